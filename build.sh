@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Set up everything the project needs (idempotently), then build, test or run.
+#   ./build.sh          set up, then build submit.zip (the contest submission archive)
+#   ./build.sh setup    set up only: system packages, virtualenv, Python packages
+#   ./build.sh test     set up, then run the test suite (pytest args may follow)
+#   ./build.sh run      set up, then run the main job
+#   ./build.sh lint     set up, then ruff
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$(pwd)
+VENV="$ROOT/.venv"
+STAMP="$VENV/.installed"
+PY_MIN="3.10"
+
+log() { printf '[build] %s\n' "$*" >&2; }
+die() { printf '[build] error: %s\n' "$*" >&2; exit 1; }
+
+as_root_install() {
+  # Debian packages, only when missing and only when we may install them.
+  if [ "$(id -u)" -ne 0 ]; then
+    die "missing system package(s) $*: install them (apt-get install $*) and run again"
+  fi
+  if [ ! -f "$ROOT/.state/.apt-updated" ]; then
+    log "apt-get update"
+    apt-get update -qq >/dev/null
+    mkdir -p "$ROOT/.state" && touch "$ROOT/.state/.apt-updated"
+  fi
+  log "apt-get install $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+pick_python() {
+  for py in python3.12 python3.11 python3.10 python3; do
+    if command -v "$py" >/dev/null 2>&1 && "$py" -c "import sys; sys.exit(sys.version_info < tuple(map(int, '$PY_MIN'.split('.'))))" 2>/dev/null; then
+      command -v "$py"; return 0
+    fi
+  done
+  return 1
+}
+
+setup_system() {
+  command -v java >/dev/null 2>&1 || as_root_install openjdk-17-jre-headless
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+    as_root_install postgresql
+  fi
+  if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+    as_root_install postgresql
+  fi
+}
+
+setup_python() {
+  local py
+  py=$(pick_python) || die "Python >= $PY_MIN not found: install python3"
+  if [ ! -x "$VENV/bin/python" ]; then
+    log "creating virtualenv $VENV"
+    "$py" -m venv "$VENV" || { as_root_install python3-venv; "$py" -m venv "$VENV"; }
+  fi
+  local want
+  want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+  if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
+    return 0
+  fi
+  log "installing Python packages into $VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+  "$VENV/bin/python" -m pip install -q -e ".[dev]"
+  echo "$want" > "$STAMP"
+}
+
+setup() {
+  setup_system
+  setup_python
+}
+
+build_archive() {
+  "$VENV/bin/python" - <<'PY'
+import zipfile, pathlib
+root = pathlib.Path(".")
+with zipfile.ZipFile("submit.zip", "w", zipfile.ZIP_DEFLATED) as z:
+    for top in ("contest", "meta", "jobs", "sql", "configs"):
+        for p in sorted((root / top).rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                z.write(p)
+    for f in ("pyproject.toml", "README.md"):
+        z.write(f)
+print("[build] wrote submit.zip")
+PY
+}
+
+cmd=${1:-build}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  build) setup; build_archive ;;
+  setup) setup ;;
+  test)
+    setup
+    exec "$VENV/bin/python" -m pytest "$@" ;;
+  run)
+    setup
+    "$VENV/bin/contest" db up
+    exec "$VENV/bin/contest" smoke "$@" ;;
+  lint) setup; exec "$VENV/bin/ruff" check . ;;
+  -h|--help|help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' ;;
+  *) die "unknown command '$cmd' (try ./build.sh help)" ;;
+esac

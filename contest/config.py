@@ -1,0 +1,193 @@
+"""One typed configuration, built in one direction: defaults, file, environment, flags.
+
+Only `load_config` looks at the environment, and only through the mapping it is
+given; every other module receives a `Config`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_type_hints
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+# The connector the project would load through spark.jars.packages; see README
+# ("Versions") for why the native engine is the default.
+CONNECTOR_COORDINATES = "com.dmetasoul:lakesoul-spark-3.5_2.12:4.0.0"
+
+
+class ConfigError(ValueError):
+    """A configuration key or value that cannot be used; the message names it."""
+
+
+@dataclass
+class PgConfig:
+    # Empty url means: use the embedded cluster started by `contest db up`.
+    url: str = ""
+    username: str = ""
+    password: str = field(default="", repr=False)
+    port: int = 54320
+    database: str = "lakesoul_contest"
+
+    @property
+    def external(self) -> bool:
+        return bool(self.url)
+
+
+@dataclass
+class SparkConfig:
+    master: str = "local[*]"
+    shuffle_partitions: int = 8
+    driver_memory: str = "4g"
+    ui: bool = True
+    log_level: str = "WARN"
+    # Loading the JVM connector is opt-in: it is not served by every registry.
+    use_connector: bool = False
+    connector: str = CONNECTOR_COORDINATES
+    conf: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class TableConfig:
+    namespace: str = "default"
+    hash_buckets: int = 4
+
+
+@dataclass
+class Config:
+    state_dir: str = str(PROJECT_DIR / ".state")
+    work_dir: str = str(PROJECT_DIR / ".work")
+    pg: PgConfig = field(default_factory=PgConfig)
+    spark: SparkConfig = field(default_factory=SparkConfig)
+    table: TableConfig = field(default_factory=TableConfig)
+
+    @property
+    def state_path(self) -> Path:
+        return Path(self.state_dir)
+
+    @property
+    def work_path(self) -> Path:
+        return Path(self.work_dir)
+
+
+# Environment variables and the config key each one sets.
+ENV_KEYS = {
+    "LAKESOUL_PG_URL": "pg.url",
+    "LAKESOUL_PG_USERNAME": "pg.username",
+    "LAKESOUL_PG_PASSWORD": "pg.password",
+    "CONTEST_STATE_DIR": "state_dir",
+    "CONTEST_WORK_DIR": "work_dir",
+    "CONTEST_SPARK_MASTER": "spark.master",
+    "CONTEST_PG_PORT": "pg.port",
+}
+
+
+def _coerce(value: Any, typ: Any, key: str) -> Any:
+    if typ is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{key}: expected true/false, got {value!r}")
+    if typ is int:
+        if isinstance(value, bool):
+            raise ConfigError(f"{key}: expected an integer, got {value!r}")
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key}: expected an integer, got {value!r}") from None
+    if typ is float:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key}: expected a number, got {value!r}") from None
+    if typ is str:
+        if isinstance(value, (dict, list)):
+            raise ConfigError(f"{key}: expected a string, got {value!r}")
+        return str(value)
+    if typ == dict[str, str]:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{key}: expected a table of strings, got {value!r}")
+        return {str(k): str(v) for k, v in value.items()}
+    raise ConfigError(f"{key}: unsupported type {typ}")
+
+
+def set_key(cfg: Any, dotted: str, value: Any) -> None:
+    """Set one dotted key (`spark.master`); unknown keys are an error naming the key."""
+    parts = dotted.split(".")
+    target = cfg
+    for i, part in enumerate(parts):
+        hints = get_type_hints(type(target))
+        if part not in hints:
+            raise ConfigError(f"unknown configuration key: {'.'.join(parts[: i + 1])}")
+        typ = hints[part]
+        if dataclasses.is_dataclass(typ):
+            if i == len(parts) - 1:
+                if not isinstance(value, Mapping):
+                    raise ConfigError(f"{dotted}: expected a table")
+                for k, v in value.items():
+                    set_key(getattr(target, part), k, v)
+                return
+            target = getattr(target, part)
+            continue
+        if i != len(parts) - 1:
+            # dict-valued keys accept one more level (spark.conf."spark.x.y").
+            if typ == dict[str, str]:
+                getattr(target, part)[".".join(parts[i + 1 :])] = str(value)
+                return
+            raise ConfigError(f"unknown configuration key: {dotted}")
+        setattr(target, part, _coerce(value, typ, dotted))
+        return
+
+
+def apply_mapping(cfg: Config, mapping: Mapping[str, Any], prefix: str = "") -> None:
+    for key, value in mapping.items():
+        dotted = f"{prefix}{key}"
+        set_key(cfg, dotted, value)
+
+
+def load_config(
+    config_file: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Defaults, then the TOML file, then the environment, then explicit overrides."""
+    cfg = Config()
+    if config_file is not None:
+        path = Path(config_file)
+        if not path.is_file():
+            raise ConfigError(f"config file not found: {path}")
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        apply_mapping(cfg, data)
+    for var, key in ENV_KEYS.items():
+        if env and env.get(var):
+            set_key(cfg, key, env[var])
+    if overrides:
+        for key, value in overrides.items():
+            set_key(cfg, key, value)
+    validate(cfg)
+    return cfg
+
+
+def validate(cfg: Config) -> None:
+    if cfg.table.hash_buckets < 1:
+        raise ConfigError(f"table.hash_buckets: must be at least 1, got {cfg.table.hash_buckets}")
+    if not 1 <= cfg.pg.port <= 65535:
+        raise ConfigError(f"pg.port: not a TCP port: {cfg.pg.port}")
+    if cfg.spark.shuffle_partitions < 1:
+        raise ConfigError("spark.shuffle_partitions: must be at least 1")
+    if cfg.pg.url and not (cfg.pg.username and cfg.pg.password):
+        raise ConfigError(
+            "pg.url is set (external PostgreSQL) but pg.username or pg.password is missing: "
+            "set LAKESOUL_PG_USERNAME and LAKESOUL_PG_PASSWORD"
+        )

@@ -1,0 +1,15 @@
+-- The project's own metadata, beside LakeSoul's tables.
+-- The user-defined version of each commit (seed 003 put it in the commit's
+-- timestamp by patching LakeSoul; a table of our own keeps LakeSoul's columns
+-- meaning what they mean). Written in the same transaction as the commit.
+CREATE TABLE IF NOT EXISTS contest_commit_version (
+    table_id       text   NOT NULL,
+    partition_desc text   NOT NULL,
+    commit_id      uuid   NOT NULL,
+    version        bigint NOT NULL,
+    batch          text,
+    committed_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_id, partition_desc, commit_id)
+);
+CREATE INDEX IF NOT EXISTS contest_commit_version_version
+    ON contest_commit_version (table_id, partition_desc, version);
