@@ -7,11 +7,12 @@ given; every other module receives a `Config`.
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
+
+import tomllib
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
@@ -133,12 +134,12 @@ def set_key(cfg: Any, dotted: str, value: Any) -> None:
                 if not isinstance(value, Mapping):
                     raise ConfigError(f"{dotted}: expected a table")
                 for k, v in value.items():
-                    set_key(getattr(target, part), k, v)
+                    set_key(cfg, f"{dotted}.{k}", v)
                 return
             target = getattr(target, part)
             continue
         if i != len(parts) - 1:
-            # dict-valued keys accept one more level (spark.conf."spark.x.y").
+            # dict-valued keys take the rest as one key (spark.conf.spark.x.y).
             if typ == dict[str, str]:
                 getattr(target, part)[".".join(parts[i + 1 :])] = str(value)
                 return

@@ -142,7 +142,8 @@ class EmbeddedCluster:
         cmd = [*self._run_as(), str(find_pg_bin() / tool), *args]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if check and proc.returncode != 0:
-            raise PgError(f"{tool} failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout}")
+            detail = proc.stderr.strip() or proc.stdout.strip()
+            raise PgError(f"{tool} failed ({proc.returncode}): {detail}")
         return proc
 
     def _own(self, path: Path) -> None:
@@ -246,7 +247,6 @@ class EmbeddedCluster:
 
     def _create_database(self, conn: PgConnection) -> None:
         import psycopg2
-
         from psycopg2 import sql
 
         pgc = psycopg2.connect(**dict(conn.dsn(), dbname="postgres"))

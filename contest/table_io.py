@@ -97,7 +97,8 @@ def write_dataframe(
     keys = list(table.primary_keys)
     staged = df.select(
         *table.schema.names,
-        F.expr(f"pmod(hash({', '.join(keys)}), {table.hash_buckets})").cast("int").alias(BUCKET_COL),
+        F.expr(f"pmod(hash({', '.join(keys)}), {table.hash_buckets})")
+        .cast("int").alias(BUCKET_COL),
         F.monotonically_increasing_id().alias(POS_COL),
     )
     if repartition:

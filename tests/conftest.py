@@ -1,0 +1,65 @@
+"""Shared fixtures: one real PostgreSQL and one real Spark session per test run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from contest.config import PROJECT_DIR, Config, load_config
+
+TEST_STATE = PROJECT_DIR / ".state" / "tests"
+
+
+def make_config(tmp: Path, **overrides: object) -> Config:
+    """Tests get their own cluster folder and port, so a user's cluster is untouched.
+    An external PostgreSQL given by LAKESOUL_PG_* is used as is."""
+    base = {
+        "state_dir": str(TEST_STATE),
+        "work_dir": str(tmp),
+        "pg.port": 54331,
+        "spark.master": "local[2]",
+        "spark.shuffle_partitions": 4,
+        "spark.ui": False,
+        "spark.driver_memory": "2g",
+    }
+    base.update(overrides)
+    return load_config(env=os.environ, overrides=base)
+
+
+@pytest.fixture(scope="session")
+def session_tmp(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("work")
+
+
+@pytest.fixture(scope="session")
+def cfg(session_tmp) -> Config:
+    return make_config(session_tmp)
+
+
+@pytest.fixture(scope="session")
+def pg(cfg):
+    from contest.pg import EmbeddedCluster, ensure_database
+
+    conn = ensure_database(cfg)
+    yield conn
+    if not cfg.pg.external:
+        EmbeddedCluster(cfg).down()
+
+
+@pytest.fixture(scope="session")
+def spark(cfg):
+    from contest.spark import build_session
+
+    session = build_session(cfg, "contest-tests")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def table_dir(tmp_path) -> Path:
+    path = tmp_path / "table"
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,16 @@
+"""The smoke pipeline against the real Spark, PostgreSQL and LakeSoul native reader."""
+
+import pytest
+
+from contest.smoke import EXPECTED, run_smoke
+
+pytestmark = [pytest.mark.spark, pytest.mark.pg]
+
+
+def test_smoke_pipeline_exact_rows(cfg, pg, spark):
+    result = run_smoke(cfg, table_name="smoke_test")
+    assert result["rows"] == EXPECTED
+    assert result["correct"]
+    # LakeSoul's own reader (PyPI lakesoul, native, no JVM) reads our commits.
+    assert result["native_reader_keys"] == ["k1", "k2", "k3", "k4", "k5"]
+    assert len(result["commits"]) == 2
