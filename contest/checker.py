@@ -87,7 +87,8 @@ def compare(result_dir: str | Path, expected: str | Path, samples: int = 5) -> C
             return report
         wrong = [f"{c[0]} is {c[1]}" for c in cols if c[1] != EXPECTED_TYPES[c[0]]]
         if wrong:
-            report.schema_error = f"result column types: {', '.join(wrong)} (requests must be int64)"
+            report.schema_error = (f"result column types: {', '.join(wrong)} "
+                                   "(requests must be int64)")
             return report
         report.expected_rows = con.execute("SELECT count(*) FROM exp").fetchone()[0]
         report.actual_rows, distinct = con.execute(

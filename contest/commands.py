@@ -124,7 +124,8 @@ def _check_sha(args: argparse.Namespace, cfg: Config) -> int:
     finally:
         spark.stop()
     ok = digest == args.sha256.strip().lower()
-    print(f"{'OK' if ok else 'FAIL'}: sha256 {digest}" + ("" if ok else f", expected {args.sha256}"))
+    tail = "" if ok else f", expected {args.sha256}"
+    print(f"{'OK' if ok else 'FAIL'}: sha256 {digest}{tail}")
     return EXIT_OK if ok else EXIT_FAIL
 
 
