@@ -125,6 +125,7 @@ def drop_table(conn: PgConnection, name: str, namespace: str = "default") -> boo
                 "DELETE FROM partition_info WHERE table_id = %s",
                 "DELETE FROM data_commit_info WHERE table_id = %s",
                 "DELETE FROM contest_commit_version WHERE table_id = %s",
+                "DELETE FROM contest_merge_checkpoint WHERE table_id = %s",
                 "DELETE FROM table_name_id WHERE table_id = %s",
                 "DELETE FROM table_path_id WHERE table_id = %s",
                 "DELETE FROM table_info WHERE table_id = %s",

@@ -44,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
     chk.set_defaults(handler=cmd_check)
 
+    register_pipeline(sub)
+
 
 def _err(msg: str) -> int:
     print(f"contest: {msg}", file=sys.stderr)
@@ -133,3 +135,172 @@ def _scratch(cfg: Config) -> str:
     path = cfg.work_path / "tmp"
     path.mkdir(parents=True, exist_ok=True)
     return str(path)
+
+
+def register_pipeline(sub: argparse._SubParsersAction) -> None:
+    """write, read and meta merge: the three jobs of the pipeline."""
+    w = sub.add_parser("write", help="upsert every batch concurrently with its version",
+                       description="The Write job: create the table and upsert base-*.parquet "
+                       "from a thread pool, each batch committed with its user-defined version.")
+    w.add_argument("--data", required=True, help="folder with base-*.parquet")
+    w.add_argument("--table", required=True, help="table path (its folder name is its name)")
+    w.add_argument("--name", help="table name (default: the path's last folder)")
+    w.add_argument("--versions", help="batch versions: INDEX=VERSION,... or @file.json")
+    w.add_argument("--threads", type=int, help="batches upserted at once")
+    w.add_argument("--buckets", type=int, help="hash buckets of a new table")
+    w.add_argument("--repartition", type=int, help="partitions for big files (0 = never)")
+    w.add_argument("--big-file-bytes", type=int, help="size from which a file is big (0 = auto)")
+    w.add_argument("--codec", help="data file codec: none, snappy, zstd, gzip, lz4")
+    w.add_argument("--drop-null-keys", action="store_true",
+                   help="drop rows whose uuid is NULL (counted) instead of failing the batch")
+    w.add_argument("--append", action="store_true",
+                   help="add to the existing table instead of recreating it")
+    w.add_argument("--only", help="write only these batch indices, e.g. 0,1,2,3,6,7")
+    w.add_argument("--delay-commit", action="append", default=[], metavar="INDEX=SECONDS",
+                   help="hold a batch's commit back (to force an out-of-order finish)")
+    w.set_defaults(handler=cmd_write)
+
+    r = sub.add_parser("read", help="merge-on-read the table and write it as parquet",
+                       description="The Read job: merge by primary key with a merge operator "
+                       "per column, in version order; write the result as parquet.")
+    r.add_argument("--table", required=True, help="table path or name")
+    r.add_argument("--out", required=True, help="result folder (overwritten)")
+    r.add_argument("--operator", action="append", default=[], metavar="COLUMN=OPERATOR",
+                   help="merge operator for a column (default: the contest's)")
+    r.add_argument("--as-of-version", type=int, metavar="V", help="the table as of version V")
+    r.add_argument("--from-version", type=int, metavar="A",
+                   help="with --to-version: only the changes after version A")
+    r.add_argument("--to-version", type=int, metavar="B", help="changes up to version B")
+    r.add_argument("--allow-unmerged", action="store_true",
+                   help="read a snapshot still in commit order (result may be wrong)")
+    r.set_defaults(handler=cmd_read)
+
+    m = sub.add_parser("meta", help="LakeSoul metadata tools (PostgreSQL)")
+    msub = m.add_subparsers(dest="meta_command", metavar="ACTION", required=True)
+    mm = msub.add_parser("merge", help="merge partition snapshots in version order",
+                         description="Replay the table's commits from PostgreSQL and write "
+                         "each partition's snapshot in user-defined version order.")
+    mm.add_argument("--table", required=True, help="table path or name")
+    mm.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
+    mm.add_argument("--json", action="store_true", help="print a JSON summary")
+    mm.set_defaults(handler=cmd_meta_merge)
+
+
+def _pairs(items: list[str], what: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise DataError(f"{what}: expected KEY=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
+    import logging
+
+    from contest.pg import resolve_connection
+    from contest.spark import build_session
+    from contest.write import run_write, timeline
+
+    for attr, key in (("versions", "versions"), ("threads", "threads"),
+                      ("repartition", "repartition"), ("big_file_bytes", "big_file_bytes"),
+                      ("codec", "codec")):
+        if getattr(args, attr) is not None:
+            setattr(cfg.write, key, getattr(args, attr))
+    if args.buckets is not None:
+        cfg.table.hash_buckets = args.buckets
+    if args.drop_null_keys:
+        cfg.write.drop_null_keys = True
+    from contest.config import ConfigError, validate
+
+    try:
+        validate(cfg)
+        delays = {int(k): float(v) for k, v in _pairs(args.delay_commit, "--delay-commit").items()}
+        only = [int(x) for x in args.only.split(",")] if args.only else None
+    except (ConfigError, DataError, ValueError) as exc:
+        return _err(str(exc))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s",
+                        stream=sys.stderr)
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    conn = resolve_connection(cfg)
+    try:
+        from contest.data import discover
+
+        discover(args.data, cfg.write.versions or None, schema=None)  # bad input: exit 2
+    except DataError as exc:
+        return _err(str(exc))
+    spark = build_session(cfg, "contest-write")
+    try:
+        report = run_write(spark, conn, cfg, args.data, _table_path(args.table), args.name,
+                           fresh=not args.append, delays=delays, indices=only)
+    finally:
+        spark.stop()
+    print(f"wrote {report.table} in {report.wall_s:.2f}s; batch timeline:", file=sys.stderr)
+    print(timeline(report), file=sys.stderr)
+    print(json.dumps(report.to_dict()))
+    return EXIT_OK if report.ok else EXIT_FAIL
+
+
+def _table_path(text: str) -> str:
+    from pathlib import Path
+
+    return text if "://" in text else str(Path(text).resolve())
+
+
+def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
+    from contest import catalog
+    from contest.merge_ops import MergeOperatorError
+    from contest.pg import resolve_connection
+    from contest.read import ReadError, run_read
+    from contest.spark import build_session
+    from contest.table_io import SchemaEvolutionError
+
+    if args.operator:
+        try:
+            cfg.read.operators = _pairs(args.operator, "--operator")
+        except DataError as exc:
+            return _err(str(exc))
+    if args.allow_unmerged:
+        cfg.read.require_merged = False
+    if args.as_of_version is not None and (args.from_version is not None
+                                           or args.to_version is not None):
+        return _err("--as-of-version excludes --from-version/--to-version")
+    conn = resolve_connection(cfg)
+    try:
+        table = catalog.find_table(conn, args.table, cfg.table.namespace)
+    except catalog.TableError as exc:
+        return _err(str(exc))
+    spark = build_session(cfg, "contest-read")
+    try:
+        report = run_read(spark, conn, cfg, table, args.out, as_of=args.as_of_version,
+                          from_version=args.from_version, to_version=args.to_version)
+    except (ReadError, MergeOperatorError) as exc:
+        return _err(str(exc))
+    except Exception as exc:  # Spark wraps task errors; surface ours in one line
+        text = str(exc)
+        if "SchemaEvolutionError: " in text:
+            return _err(text.split("SchemaEvolutionError: ", 1)[1].splitlines()[0])
+        if isinstance(exc, SchemaEvolutionError):
+            return _err(text)
+        raise
+    finally:
+        spark.stop()
+    print(json.dumps(report.__dict__))
+    return EXIT_OK
+
+
+def cmd_meta_merge(args: argparse.Namespace, cfg: Config) -> int:
+    from contest import catalog
+    from contest.pg import resolve_connection
+    from meta.merge import merge_table
+    from meta.replay import ReplayError
+
+    conn = resolve_connection(cfg)
+    try:
+        table = catalog.find_table(conn, args.table, cfg.table.namespace)
+        report = merge_table(conn, table, dry_run=args.dry_run)
+    except (catalog.TableError, ReplayError) as exc:
+        return _err(str(exc))
+    print(json.dumps(report.to_dict()) if args.json else report.render())
+    return EXIT_OK

@@ -59,12 +59,38 @@ class TableConfig:
 
 
 @dataclass
+class WriteConfig:
+    # Batches upserted at once (a driver thread pool; each thread runs Spark jobs).
+    threads: int = 4
+    # Files at least this big are repartitioned by key; 0 = auto: twice the median
+    # batch size, which picks base-0 alone on contest data.
+    big_file_bytes: int = 0
+    repartition: int = 8
+    # Parquet codec of the table's data files: none, snappy, zstd, gzip, lz4.
+    codec: str = "none"
+    # Rows with a NULL key: an error naming the batch, or dropped and counted.
+    drop_null_keys: bool = False
+    # Batch versions: "" = file index; "INDEX=VERSION,..." or "@file.json".
+    versions: str = ""
+
+
+@dataclass
+class ReadConfig:
+    # Merge operator per column; empty = the contest's operators.
+    operators: dict[str, str] = field(default_factory=dict)
+    # Refuse to read a snapshot whose commits are out of version order.
+    require_merged: bool = True
+
+
+@dataclass
 class Config:
     state_dir: str = str(PROJECT_DIR / ".state")
     work_dir: str = str(PROJECT_DIR / ".work")
     pg: PgConfig = field(default_factory=PgConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
     table: TableConfig = field(default_factory=TableConfig)
+    write: WriteConfig = field(default_factory=WriteConfig)
+    read: ReadConfig = field(default_factory=ReadConfig)
 
     @property
     def state_path(self) -> Path:
@@ -185,6 +211,13 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"table.hash_buckets: must be at least 1, got {cfg.table.hash_buckets}")
     if not 1 <= cfg.pg.port <= 65535:
         raise ConfigError(f"pg.port: not a TCP port: {cfg.pg.port}")
+    if cfg.write.threads < 1:
+        raise ConfigError(f"write.threads: must be at least 1, got {cfg.write.threads}")
+    if cfg.write.repartition < 0:
+        raise ConfigError(f"write.repartition: must be 0 (off) or more: {cfg.write.repartition}")
+    codecs = ("none", "snappy", "zstd", "gzip", "lz4")
+    if cfg.write.codec not in codecs:
+        raise ConfigError(f"write.codec: {cfg.write.codec!r} is not one of {', '.join(codecs)}")
     if cfg.spark.shuffle_partitions < 1:
         raise ConfigError("spark.shuffle_partitions: must be at least 1")
     if cfg.pg.url and not (cfg.pg.username and cfg.pg.password):

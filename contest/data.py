@@ -92,9 +92,9 @@ def check_unique_versions(versions: Mapping[int, int]) -> None:
 
 
 def discover(data_dir: str | Path, versions: str | None = None,
-             schema: pa.Schema = SCHEMA) -> list[Batch]:
+             schema: pa.Schema | None = SCHEMA) -> list[Batch]:
     """The batch files of a data folder, checked: contiguous base-0..base-N, parquet,
-    the contest schema. Raises DataError naming the file."""
+    and (unless `schema` is None) the contest schema. Raises DataError naming the file."""
     import pyarrow.parquet as pq
 
     root = Path(data_dir)
@@ -119,8 +119,8 @@ def discover(data_dir: str | Path, versions: str | None = None,
             meta = pq.read_metadata(path)
         except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for non-parquet
             raise DataError(f"{path}: not a parquet file ({exc.__class__.__name__})") from None
-        file_schema = meta.schema.to_arrow_schema()
-        check_schema(path, file_schema, schema)
+        if schema is not None:
+            check_schema(path, meta.schema.to_arrow_schema(), schema)
         batches.append(Batch(i, path, meta.num_rows, path.stat().st_size, vmap[i]))
     return batches
 

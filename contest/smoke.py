@@ -45,7 +45,7 @@ def run_smoke(cfg: Config, table_name: str = "contest_smoke") -> dict:
     commits = []
     for version, rows in enumerate(BATCHES):
         df = spark.createDataFrame(rows, "uuid string, requests bigint, name string").coalesce(1)
-        files = write_dataframe(df, table)
+        files = write_dataframe(df, table).files
         commits.append(catalog.commit_files(conn, table, files, version=version,
                                             batch=f"smoke-{version}"))
     _, snapshot = catalog.head_snapshot(conn, table)

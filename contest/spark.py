@@ -46,8 +46,16 @@ def build_session(cfg: Config, app_name: str) -> SparkSession:
     # PySpark started from Python takes its worker interpreter from this variable,
     # not from spark.pyspark.python: workers need this interpreter's packages.
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    builder = SparkSession.builder.appName(app_name).master(cfg.spark.master)
+    from pyspark import SparkConf
+
+    # Under spark-submit the command line decides master and driver memory.
+    submitted = SparkConf().contains("spark.master")
+    builder = SparkSession.builder.appName(app_name)
+    if not submitted:
+        builder = builder.master(cfg.spark.master)
     for key, value in session_conf(cfg).items():
+        if submitted and key == "spark.driver.memory":
+            continue
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(cfg.spark.log_level)

@@ -17,6 +17,7 @@ import json
 import secrets
 import string
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -83,10 +84,21 @@ def write_bucket_files(
     return out
 
 
+@dataclass(frozen=True)
+class WriteOutcome:
+    files: list[DataFile]
+    null_keys: int  # rows with a NULL key: dropped, or (not dropped) nothing was written
+    shuffled: bool  # the plan repartitions the rows (an Exchange) before writing
+
+
 def write_dataframe(
     df: DataFrame, table: TableRef, *, codec: str = "none", repartition: int | None = None,
-) -> list[DataFile]:
-    """Write a DataFrame's rows as bucket files of `table`; returns them, uncommitted."""
+    drop_null_keys: bool = False,
+) -> WriteOutcome:
+    """Write a DataFrame's rows as bucket files of `table`; they stay uncommitted.
+
+    A task that meets NULL keys writes nothing and reports them (unless they are to
+    be dropped), so the caller can refuse the whole batch."""
     from pyspark.sql import functions as F
 
     if codec not in CODECS:
@@ -103,50 +115,102 @@ def write_dataframe(
     )
     if repartition:
         staged = staged.repartition(repartition, *keys)
+    shuffled = "Exchange" in staged._jdf.queryExecution().executedPlan().toString()
     path, schema = table.path, table.schema
+    out_schema = pa.schema([("path", pa.string()), ("size", pa.int64()), ("bucket", pa.int32()),
+                            ("rows", pa.int64()), ("null_keys", pa.int64())])
 
     def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow.compute as pc
+
         batch_list = list(batches)
         if not batch_list:
             return
-        files = write_bucket_files(pa.Table.from_batches(batch_list), path, keys, schema, codec)
-        if files:
-            yield pa.RecordBatch.from_pylist(
-                files, schema=pa.schema([("path", pa.string()), ("size", pa.int64()),
-                                         ("bucket", pa.int32()), ("rows", pa.int64())]))
+        data = pa.Table.from_batches(batch_list)
+        nulls = sum(data.column(k).null_count for k in keys)
+        if nulls:
+            if not drop_null_keys:
+                yield pa.RecordBatch.from_pylist(
+                    [{"path": None, "size": 0, "bucket": -1, "rows": 0, "null_keys": nulls}],
+                    schema=out_schema)
+                return
+            valid = pc.and_kleene(*[pc.is_valid(data.column(k)) for k in keys]) \
+                if len(keys) > 1 else pc.is_valid(data.column(keys[0]))
+            data = data.filter(valid)
+        files = write_bucket_files(data, path, keys, schema, codec)
+        rows = [dict(f, null_keys=0) for f in files]
+        if nulls:
+            rows.append({"path": None, "size": 0, "bucket": -1, "rows": 0, "null_keys": nulls})
+        if rows:
+            yield pa.RecordBatch.from_pylist(rows, schema=out_schema)
 
-    rows = staged.mapInArrow(write_task, FILE_SCHEMA).collect()
+    result = staged.mapInArrow(write_task, FILE_SCHEMA + ", null_keys long").collect()
     columns = tuple(schema.names)
-    return [DataFile(r["path"], r["size"], columns, r["bucket"], r["rows"]) for r in rows]
+    files = [DataFile(r["path"], r["size"], columns, r["bucket"], r["rows"])
+             for r in result if r["path"] is not None]
+    return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled)
 
 
-def files_by_bucket(commits: Sequence[SnapshotCommit]) -> dict[int, list[str]]:
-    """Each bucket's files in snapshot order: the order merge-on-read applies them."""
-    out: dict[int, list[str]] = {}
+def delete_files(paths: Sequence[str]) -> None:
+    """Remove written files that will never be committed."""
+    for path in paths:
+        fs, local = _filesystem(path)
+        try:
+            fs.delete_file(local)
+        except FileNotFoundError:
+            pass
+
+
+def files_by_bucket(commits: Sequence[SnapshotCommit]) -> dict[int, list[tuple[str, int | None]]]:
+    """Each bucket's files (with their commit's version) in the order merge-on-read
+    applies them: the order of `commits`."""
+    out: dict[int, list[tuple[str, int | None]]] = {}
     for commit in commits:
         for f in commit.files:
-            out.setdefault(f.bucket, []).append(f.path)
+            out.setdefault(f.bucket, []).append((f.path, commit.version))
     return out
 
 
-def read_bucket(paths: Sequence[str], schema: pa.Schema) -> pa.Table:
-    """A bucket's rows in application order; columns a file lacks read as NULL."""
+class SchemaEvolutionError(ValueError):
+    """An old file that the newest schema cannot read."""
+
+
+def read_bucket(files: Sequence[tuple[str, int | None]], schema: pa.Schema) -> pa.Table:
+    """A bucket's rows in application order, read with the newest schema: a column
+    a file lacks reads as NULL; a column whose type cannot be cast is an error."""
     import pyarrow.parquet as pq
 
     parts = []
-    for path in paths:
+    for path, version in files:
         fs, local = _filesystem(path)
         t = pq.read_table(local, filesystem=fs)
         cols = []
         for f in schema:
-            if f.name in t.column_names:
-                cols.append(t.column(f.name).cast(f.type))
-            else:
+            if f.name not in t.column_names:
                 cols.append(pa.nulls(t.num_rows, f.type))
+                continue
+            have = t.column(f.name).type
+            if have != f.type and not _safe_cast(have, f.type):
+                raise SchemaEvolutionError(
+                    f"column {f.name} was {have} in the commit of version {version} "
+                    f"({path.rsplit('/', 1)[-1]}) and is {f.type} in the table's newest "
+                    "schema: old files cannot be read with it")
+            cols.append(t.column(f.name).cast(f.type))
         parts.append(pa.Table.from_arrays(cols, schema=schema))
     if not parts:
         return schema.empty_table()
     return pa.concat_tables(parts)
+
+
+def _safe_cast(have: pa.DataType, want: pa.DataType) -> bool:
+    """Widening casts that keep every value (int32 -> int64, string -> large_string...)."""
+    if pa.types.is_integer(have) and pa.types.is_integer(want):
+        return want.bit_width >= have.bit_width and (
+            pa.types.is_signed_integer(want) or not pa.types.is_signed_integer(have))
+    if pa.types.is_floating(have) and pa.types.is_floating(want):
+        return want.bit_width >= have.bit_width
+    strings = (pa.string(), pa.large_string())
+    return have in strings and want in strings
 
 
 def merged_dataframe(
@@ -154,8 +218,6 @@ def merged_dataframe(
     operators: Mapping[str, str] | None = None,
 ) -> DataFrame:
     """The table merged by primary key, one Spark task per hash bucket."""
-    from pyspark.sql.pandas.types import to_arrow_schema  # noqa: F401  (pyspark sanity)
-
     from contest.merge_ops import merge_rows, validate_operators
 
     ops = dict(operators or {})
@@ -164,15 +226,15 @@ def merged_dataframe(
     plain_schema = pa.schema([f.with_nullable(True) for f in table.schema])
     out_schema = _spark_ddl(plain_schema, ops)
     buckets = files_by_bucket(commits)
-    work = [(b, json.dumps(paths)) for b, paths in sorted(buckets.items())]
+    work = [(b, json.dumps(files)) for b, files in sorted(buckets.items())]
     if not work:
         return spark.createDataFrame([], out_schema)
 
     def merge_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            for paths in batch.column("files").to_pylist():
-                merged = merge_rows(read_bucket(json.loads(paths), plain_schema), keys, ops)
-                yield from merged.to_batches(max_chunksize=65536)
+            for files in batch.column("files").to_pylist():
+                rows = read_bucket([tuple(f) for f in json.loads(files)], plain_schema)
+                yield from merge_rows(rows, keys, ops).to_batches(max_chunksize=65536)
 
     tasks = spark.sparkContext.parallelize(work, len(work)).toDF("bucket int, files string")
     return tasks.mapInArrow(merge_task, out_schema)

@@ -13,3 +13,16 @@ CREATE TABLE IF NOT EXISTS contest_commit_version (
 );
 CREATE INDEX IF NOT EXISTS contest_commit_version_version
     ON contest_commit_version (table_id, partition_desc, version);
+
+-- The last merged state of each partition: the checkpoint incremental replay
+-- starts from. commit_ids is the merged snapshot; versions/ops run beside it.
+CREATE TABLE IF NOT EXISTS contest_merge_checkpoint (
+    table_id          text     NOT NULL,
+    partition_desc    text     NOT NULL,
+    partition_version int      NOT NULL,
+    commit_ids        uuid[]   NOT NULL,
+    versions          bigint[] NOT NULL,
+    ops               text[]   NOT NULL,
+    merged_at         timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_id, partition_desc)
+);

@@ -1,0 +1,11 @@
+"""spark-submit entry point of the Write job: `spark-submit jobs/Write.py --data D --table T`.
+
+Thin on purpose: the job is `contest write`; see `contest write --help`.
+"""
+
+import sys
+
+from contest.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(["write", *sys.argv[1:]]))

@@ -1,0 +1,180 @@
+"""`contest meta merge`: rewrite each partition's snapshot in version order.
+
+One transaction per run, holding an advisory lock per table, so two merges of one
+table never interleave (the second waits). The merged snapshot is written as a new
+partition_info version, head + 1: a writer that commits meanwhile takes head + 1
+first and the merge retries on the new head, or commits after it and is left for
+the next merge. Nothing is dropped or duplicated: the merged snapshot is a
+permutation of the head's live commits (checked before writing).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+
+import psycopg2
+import psycopg2.errors
+
+from contest.catalog import TableRef, connect
+from contest.pg import PgConnection
+from meta.replay import Commit, order_commits
+
+MAX_RETRIES = 20
+
+
+@dataclass
+class PartitionMerge:
+    partition_desc: str
+    head_version: int
+    live_commits: int
+    replayed: int  # commits read beyond the checkpoint
+    reordered: bool
+    new_version: int | None = None
+    order: list[str] = field(default_factory=list, repr=False)
+    versions: list[int | None] = field(default_factory=list, repr=False)
+
+
+@dataclass
+class MergeReport:
+    table: str
+    dry_run: bool
+    partitions: list[PartitionMerge] = field(default_factory=list)
+    seconds: float = 0.0
+    retries: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return any(p.reordered for p in self.partitions)
+
+    def to_dict(self) -> dict:
+        parts = []
+        for p in self.partitions:
+            d = asdict(p)
+            d.pop("order")
+            known = [v for v in d.pop("versions") if v is not None]
+            d["versions"] = {"count": len(known), "min": min(known, default=None),
+                             "max": max(known, default=None)}
+            parts.append(d)
+        return {"table": self.table, "dry_run": self.dry_run, "changed": self.changed,
+                "commits_replayed": sum(p.replayed for p in self.partitions),
+                "partitions": parts, "seconds": round(self.seconds, 4),
+                "retries": self.retries}
+
+    def render(self) -> str:
+        lines = []
+        for p in self.partitions:
+            what = ("already in version order, nothing to write" if not p.reordered else
+                    (f"would write version {p.head_version + 1}" if self.dry_run
+                     else f"wrote version {p.new_version}"))
+            shown = [v for v in p.versions[:12]]
+            more = " ..." if len(p.versions) > 12 else ""
+            lines.append(f"{self.table} partition {p.partition_desc}: head v{p.head_version}, "
+                         f"{p.live_commits} live commits ({p.replayed} replayed since the "
+                         f"checkpoint): {what}; version order {shown}{more}")
+        if not self.partitions:
+            lines.append(f"{self.table}: no commits yet, nothing to merge")
+        lines.append(f"{self.seconds:.3f}s")
+        return "\n".join(lines)
+
+
+def _lock_key(table_id: str) -> tuple[str, str]:
+    return ("contest.meta.merge", table_id)
+
+
+def merge_table(conn: PgConnection, table: TableRef, dry_run: bool = False) -> MergeReport:
+    started = time.perf_counter()
+    report = MergeReport(f"{table.namespace}.{table.name}", dry_run)
+    pgc = connect(conn)
+    try:
+        while True:
+            try:
+                with pgc, pgc.cursor() as cur:
+                    cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                                _lock_key(table.table_id))
+                    cur.execute("SELECT DISTINCT partition_desc FROM partition_info "
+                                "WHERE table_id = %s ORDER BY 1", (table.table_id,))
+                    descs = [r[0] for r in cur.fetchall()]
+                    report.partitions = [_merge_partition(cur, table, d, dry_run) for d in descs]
+                    if dry_run:
+                        pgc.rollback()
+                break
+            except psycopg2.errors.UniqueViolation:
+                # A writer took the next partition version: replay on the new head.
+                report.retries += 1
+                if report.retries > MAX_RETRIES:
+                    raise
+    finally:
+        pgc.close()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _merge_partition(cur, table: TableRef, desc: str, dry_run: bool) -> PartitionMerge:
+    cur.execute("SELECT version, snapshot::text[] FROM partition_info WHERE table_id = %s "
+                "AND partition_desc = %s ORDER BY version DESC LIMIT 1", (table.table_id, desc))
+    head_version, snapshot = cur.fetchone()
+    cur.execute("SELECT partition_version, commit_ids::text[], versions, ops "
+                "FROM contest_merge_checkpoint WHERE table_id = %s AND partition_desc = %s",
+                (table.table_id, desc))
+    ckpt = cur.fetchone()
+    prefix: list[Commit] = []
+    if ckpt and snapshot[: len(ckpt[1])] == ckpt[1]:
+        prefix = [Commit(c, op, v) for c, v, op in zip(ckpt[1], ckpt[2], ckpt[3], strict=True)]
+    new_ids = snapshot[len(prefix):]
+    new = _load_commits(cur, table.table_id, desc, new_ids)
+    ordered = order_commits(prefix + new)
+    order = [c.commit_id for c in ordered]
+    if sorted(order) != sorted(snapshot):
+        raise RuntimeError(f"{table.name}: merge would change the set of live commits")
+    result = PartitionMerge(desc, head_version, len(snapshot), len(new), order != snapshot,
+                            order=order, versions=[c.version for c in ordered])
+    if dry_run:
+        return result
+    written_version = head_version
+    if result.reordered:
+        written_version = head_version + 1
+        cur.execute(
+            "INSERT INTO partition_info (table_id, partition_desc, version, commit_op, "
+            "timestamp, snapshot, expression) VALUES (%s, %s, %s, 'MergeCommit', "
+            "(extract(epoch from now()) * 1000)::bigint, %s::uuid[], '')",
+            (table.table_id, desc, written_version, order),
+        )
+        result.new_version = written_version
+    cur.execute(
+        "INSERT INTO contest_merge_checkpoint (table_id, partition_desc, partition_version, "
+        "commit_ids, versions, ops) VALUES (%s, %s, %s, %s::uuid[], %s::bigint[], %s::text[]) "
+        "ON CONFLICT (table_id, partition_desc) DO UPDATE SET "
+        "partition_version = EXCLUDED.partition_version, commit_ids = EXCLUDED.commit_ids, "
+        "versions = EXCLUDED.versions, ops = EXCLUDED.ops, merged_at = now()",
+        (table.table_id, desc, written_version, order, [c.version for c in ordered],
+         [c.commit_op for c in ordered]),
+    )
+    return result
+
+
+def _load_commits(cur, table_id: str, desc: str, ids: list[str]) -> list[Commit]:
+    if not ids:
+        return []
+    cur.execute(
+        "SELECT d.commit_id::text, d.commit_op, v.version FROM data_commit_info d "
+        "LEFT JOIN contest_commit_version v ON v.table_id = d.table_id "
+        "AND v.partition_desc = d.partition_desc AND v.commit_id = d.commit_id "
+        "WHERE d.table_id = %s AND d.partition_desc = %s AND d.commit_id = ANY(%s::uuid[])",
+        (table_id, desc, ids),
+    )
+    rows = {r[0]: Commit(r[0], r[1], r[2]) for r in cur.fetchall()}
+    missing = [c for c in ids if c not in rows]
+    if missing:
+        raise RuntimeError(f"snapshot names commits with no data_commit_info row: {missing[:3]}")
+    return [rows[c] for c in ids]
+
+
+def snapshot_in_order(conn: PgConnection, table: TableRef) -> tuple[bool, str]:
+    """Is every partition's head snapshot in version order? (and why not)"""
+    report = merge_table(conn, table, dry_run=True)
+    for p in report.partitions:
+        if p.reordered:
+            return False, (f"partition {p.partition_desc}: commits are not in version order "
+                           f"(head v{p.head_version})")
+    return True, ""
