@@ -332,3 +332,31 @@ def bucket_of_path(path: str) -> int:
     if not tail.isdigit():
         raise TableError(f"data file name carries no hash bucket: {path}")
     return int(tail)
+
+
+def evolve_schema(conn: PgConnection, table: TableRef, schema: pa.Schema) -> TableRef:
+    """Give a table a newer schema (new columns; changed types are caught at read time).
+
+    The schema is serialised by LakeSoul itself: a scratch table is created with
+    it and its schema columns copied over, so every LakeSoul reader parses it."""
+    missing = [k for k in table.primary_keys if k not in schema.names]
+    if missing:
+        raise TableError(f"new schema of {table.name} drops primary key column(s) {missing}")
+    scratch = f"__contest_schema_{uuidlib.uuid4().hex[:12]}"
+    native_catalog(conn, table.namespace).create_table(
+        scratch, path=f"{table.path}/_schema_scratch_{scratch}", schema=schema,
+        primary_keys=list(table.primary_keys), hash_bucket_num=table.hash_buckets)
+    try:
+        with connect(conn) as pgc, pgc.cursor() as cur:
+            cur.execute(
+                "UPDATE table_info t SET table_schema = s.table_schema, "
+                "table_schema_arrow_ipc = s.table_schema_arrow_ipc, "
+                "table_schema_arrow_ipc_json_hash = s.table_schema_arrow_ipc_json_hash "
+                "FROM table_info s WHERE t.table_id = %s AND s.table_name = %s "
+                "AND s.table_namespace = %s",
+                (table.table_id, scratch, table.namespace),
+            )
+        pgc.close()
+    finally:
+        drop_table(conn, scratch, table.namespace)
+    return get_table(conn, table.name, table.namespace)

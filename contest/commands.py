@@ -118,13 +118,10 @@ def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
 
 def _check_sha(args: argparse.Namespace, cfg: Config) -> int:
     from contest.checker import contest_sha256
-    from contest.spark import build_session
+    from contest.spark import spark_session
 
-    spark = build_session(cfg, "contest-check")
-    try:
+    with spark_session(cfg, "contest-check") as spark:
         digest = contest_sha256(spark, args.result, cfg.work_path / "check" / "single_csv")
-    finally:
-        spark.stop()
     ok = digest == args.sha256.strip().lower()
     tail = "" if ok else f", expected {args.sha256}"
     print(f"{'OK' if ok else 'FAIL'}: sha256 {digest}{tail}")
@@ -200,7 +197,7 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
     import logging
 
     from contest.pg import resolve_connection
-    from contest.spark import build_session
+    from contest.spark import spark_session
     from contest.write import run_write, timeline
 
     for attr, key in (("versions", "versions"), ("threads", "threads"),
@@ -230,12 +227,9 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
         discover(args.data, cfg.write.versions or None, schema=None)  # bad input: exit 2
     except DataError as exc:
         return _err(str(exc))
-    spark = build_session(cfg, "contest-write")
-    try:
+    with spark_session(cfg, "contest-write") as spark:
         report = run_write(spark, conn, cfg, args.data, _table_path(args.table), args.name,
                            fresh=not args.append, delays=delays, indices=only)
-    finally:
-        spark.stop()
     print(f"wrote {report.table} in {report.wall_s:.2f}s; batch timeline:", file=sys.stderr)
     print(timeline(report), file=sys.stderr)
     print(json.dumps(report.to_dict()))
@@ -253,7 +247,7 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
     from contest.merge_ops import MergeOperatorError
     from contest.pg import resolve_connection
     from contest.read import ReadError, run_read
-    from contest.spark import build_session
+    from contest.spark import spark_session
     from contest.table_io import SchemaEvolutionError
 
     if args.operator:
@@ -271,10 +265,10 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
         table = catalog.find_table(conn, args.table, cfg.table.namespace)
     except catalog.TableError as exc:
         return _err(str(exc))
-    spark = build_session(cfg, "contest-read")
     try:
-        report = run_read(spark, conn, cfg, table, args.out, as_of=args.as_of_version,
-                          from_version=args.from_version, to_version=args.to_version)
+        with spark_session(cfg, "contest-read") as spark:
+            report = run_read(spark, conn, cfg, table, args.out, as_of=args.as_of_version,
+                              from_version=args.from_version, to_version=args.to_version)
     except (ReadError, MergeOperatorError) as exc:
         return _err(str(exc))
     except Exception as exc:  # Spark wraps task errors; surface ours in one line
@@ -284,8 +278,6 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
         if isinstance(exc, SchemaEvolutionError):
             return _err(text)
         raise
-    finally:
-        spark.stop()
     print(json.dumps(report.__dict__))
     return EXIT_OK
 

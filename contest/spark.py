@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from contest.config import Config
@@ -64,3 +66,17 @@ def build_session(cfg: Config, app_name: str) -> SparkSession:
 
 def cores_of(spark: SparkSession) -> int:
     return int(spark.sparkContext.defaultParallelism)
+
+
+@contextmanager
+def spark_session(cfg: Config, app_name: str) -> Iterator[SparkSession]:
+    """A session for one command; stopped afterwards only if this command started it."""
+    from pyspark.sql import SparkSession
+
+    existing = SparkSession.getActiveSession()
+    spark = existing or build_session(cfg, app_name)
+    try:
+        yield spark
+    finally:
+        if existing is None:
+            spark.stop()

@@ -63,3 +63,10 @@ def table_dir(tmp_path) -> Path:
     path = tmp_path / "table"
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+def cli(cfg: Config, *args: str) -> list[str]:
+    """`contest` arguments that point the command at the test cluster and work folder."""
+    return ["--set", f"state_dir={cfg.state_dir}", "--set", f"work_dir={cfg.work_dir}",
+            "--set", f"pg.port={cfg.pg.port}", "--set", f"spark.master={cfg.spark.master}",
+            "--set", "spark.ui=false", *args]
