@@ -3,7 +3,8 @@
 #   ./build.sh          set up, then build submit.zip (the contest submission archive)
 #   ./build.sh setup    set up only: system packages, virtualenv, Python packages
 #   ./build.sh test     set up, then run the test suite (pytest args may follow)
-#   ./build.sh run      set up, then run the main job
+#   ./build.sh run      set up, then run the main job: the contest evaluation
+#                       (contest evaluate; its options may follow)
 #   ./build.sh lint     set up, then ruff
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -97,8 +98,8 @@ case "$cmd" in
   run)
     setup
     "$VENV/bin/contest" db up
-    exec "$VENV/bin/contest" smoke "$@" ;;
+    exec "$VENV/bin/contest" evaluate "$@" ;;
   lint) setup; exec "$VENV/bin/ruff" check . ;;
-  -h|--help|help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' ;;
+  -h|--help|help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) die "unknown command '$cmd' (try ./build.sh help)" ;;
 esac

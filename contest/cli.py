@@ -129,5 +129,23 @@ def _connector(action: str, cfg) -> int:
     return EXIT_OK
 
 
+def job_main(command: str, argv: Sequence[str]) -> int:
+    """A spark-submit job: `command`'s arguments, with --config/--set anywhere."""
+    front, rest, i = [], [], 0
+    argv = list(argv)
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("--config", "--set") and i + 1 < len(argv):
+            front += [arg, argv[i + 1]]
+            i += 2
+            continue
+        if arg.startswith(("--config=", "--set=")):
+            front.append(arg)
+        else:
+            rest.append(arg)
+        i += 1
+    return main([*front, command, *rest])
+
+
 if __name__ == "__main__":
     sys.exit(main())

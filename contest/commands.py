@@ -45,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     chk.set_defaults(handler=cmd_check)
 
     register_pipeline(sub)
+    register_evaluation(sub)
 
 
 def _err(msg: str) -> int:
@@ -295,4 +296,134 @@ def cmd_meta_merge(args: argparse.Namespace, cfg: Config) -> int:
     except (catalog.TableError, ReplayError) as exc:
         return _err(str(exc))
     print(json.dumps(report.to_dict()) if args.json else report.render())
+    return EXIT_OK
+
+
+def register_evaluation(sub: argparse._SubParsersAction) -> None:
+    from contest.evaluate import DEFAULT_SCALE, STRATEGIES
+
+    e = sub.add_parser("evaluate", help="the contest's procedure: timed write, merge, timed "
+                       "read, oracle check, score",
+                       description="Run the contest's evaluation for one strategy. The last "
+                       "line printed is one JSON object; exit 0 only when the result is right.")
+    e.add_argument("--strategy", default="optimized", choices=sorted(STRATEGIES))
+    _eval_args(e, DEFAULT_SCALE)
+    e.set_defaults(handler=cmd_evaluate)
+
+    c = sub.add_parser("compare", help="all strategies side by side, interleaved, with medians",
+                       description="Run strategies interleaved (A B C A B C ...) and print "
+                       "medians and the ratios optimized/baseline.")
+    c.add_argument("--strategies", default=",".join(STRATEGIES),
+                   help="comma-separated (default: all)")
+    c.add_argument("--repeat", type=int, default=1, help="rounds (default 1)")
+    _eval_args(c, DEFAULT_SCALE)
+    c.set_defaults(handler=cmd_compare)
+
+    r = sub.add_parser("report", help="regenerate results/README.md and the chart from runs",
+                       description="Rebuild the results table and PNG chart from runs.jsonl.")
+    r.add_argument("--results", default=None, help="runs file (default results/runs.jsonl)")
+    r.set_defaults(handler=cmd_report)
+
+
+def _eval_args(p: argparse.ArgumentParser, default_scale: float) -> None:
+    p.add_argument("--data", help="data folder (default: generated at --scale, cached)")
+    p.add_argument("--scale", type=float, help=f"scale of generated data (default "
+                   f"{default_scale:g})")
+    p.add_argument("--seed", type=int, default=2022, help="generator seed")
+    p.add_argument("--cores", type=int, help="local[N] of the timed jobs (default: all)")
+    p.add_argument("--work", help="work folder (default: the project's .work)")
+    p.add_argument("--results", default=None,
+                   help="append records to this file (default results/runs.jsonl; "
+                   "'-' for none)")
+
+
+def _results_file(arg: str | None):
+    from contest.config import PROJECT_DIR
+
+    if arg == "-":
+        return None
+    from pathlib import Path
+
+    return Path(arg) if arg else PROJECT_DIR / "results" / "runs.jsonl"
+
+
+def _strategy_config(args: argparse.Namespace, cfg: Config, strategy: str) -> Config:
+    """The strategy's preset under the user's file, environment and flags."""
+    import os
+
+    from contest.config import load_config
+    from contest.evaluate import STRATEGIES
+
+    cfg2 = load_config(args.config, os.environ, _global_overrides(args),
+                       preset=STRATEGIES[strategy])
+    if args.work:
+        cfg2.work_dir = args.work
+    return cfg2
+
+
+def _global_overrides(args: argparse.Namespace) -> dict[str, str]:
+    from contest.cli import _overrides
+
+    return _overrides(args.overrides)
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
+    from pathlib import Path
+
+    from contest.evaluate import append_record, evaluate
+
+    if args.data and args.scale:
+        return _err("give --data or --scale, not both")
+    cfg = _strategy_config(args, cfg, args.strategy)
+    record = evaluate(cfg, args.strategy, data=Path(args.data) if args.data else None,
+                      scale=args.scale, seed=args.seed, cores=args.cores, say=_say)
+    out = _results_file(args.results)
+    if out:
+        append_record(out, record)
+    print(json.dumps({k: v for k, v in record.items() if k not in ("config", "environment")}))
+    return EXIT_OK if record["correct"] else EXIT_FAIL
+
+
+def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
+    from pathlib import Path
+
+    from contest.evaluate import STRATEGIES, append_record, evaluate
+    from contest.results import compare_table
+
+    names = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    unknown = [s for s in names if s not in STRATEGIES]
+    if unknown or not names:
+        return _err(f"unknown strategy {unknown}: choose from {', '.join(STRATEGIES)}")
+    if args.repeat < 1:
+        return _err("--repeat must be at least 1")
+    out = _results_file(args.results)
+    records = []
+    for rnd in range(args.repeat):
+        for name in names:
+            _say(f"== round {rnd + 1}/{args.repeat}: {name}")
+            rec = evaluate(_strategy_config(args, cfg, name), name,
+                           data=Path(args.data) if args.data else None, scale=args.scale,
+                           seed=args.seed, cores=args.cores, say=_say)
+            rec["compare_round"] = rnd + 1
+            records.append(rec)
+            if out:
+                append_record(out, rec)
+    table, summary = compare_table(records)
+    print(table)
+    print(json.dumps(summary))
+    return EXIT_OK if all(r["correct"] for r in records) else EXIT_FAIL
+
+
+def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
+    from contest.results import write_report
+
+    runs = _results_file(args.results or "")
+    if runs is None or not runs.exists():
+        return _err(f"no runs file at {runs}: run `contest evaluate` first")
+    readme, chart = write_report(runs)
+    print(f"wrote {readme} and {chart}")
     return EXIT_OK

@@ -60,6 +60,9 @@ class TableConfig:
 
 @dataclass
 class WriteConfig:
+    # mor: upserts as merge-on-read commits; cow: the copy-on-write baseline
+    # (per batch a full outer join with the table, then an overwrite).
+    mode: str = "mor"
     # Batches upserted at once (a driver thread pool; each thread runs Spark jobs).
     threads: int = 4
     # Files at least this big are repartitioned by key; 0 = auto: twice the median
@@ -184,9 +187,13 @@ def load_config(
     config_file: str | Path | None = None,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    preset: Mapping[str, Any] | None = None,
 ) -> Config:
-    """Defaults, then the TOML file, then the environment, then explicit overrides."""
+    """Defaults (and a strategy's preset), then the TOML file, then the environment,
+    then explicit overrides."""
     cfg = Config()
+    for key, value in (preset or {}).items():
+        set_key(cfg, key, value)
     if config_file is not None:
         path = Path(config_file)
         if not path.is_file():
@@ -215,6 +222,8 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"write.threads: must be at least 1, got {cfg.write.threads}")
     if cfg.write.repartition < 0:
         raise ConfigError(f"write.repartition: must be 0 (off) or more: {cfg.write.repartition}")
+    if cfg.write.mode not in ("mor", "cow"):
+        raise ConfigError(f"write.mode: {cfg.write.mode!r} is not mor or cow")
     codecs = ("none", "snappy", "zstd", "gzip", "lz4")
     if cfg.write.codec not in codecs:
         raise ConfigError(f"write.codec: {cfg.write.codec!r} is not one of {', '.join(codecs)}")
@@ -225,3 +234,41 @@ def validate(cfg: Config) -> None:
             "pg.url is set (external PostgreSQL) but pg.username or pg.password is missing: "
             "set LAKESOUL_PG_USERNAME and LAKESOUL_PG_PASSWORD"
         )
+
+
+def to_toml(cfg: Config, *, secrets: bool = False) -> str:
+    """The resolved configuration as TOML that `load_config` reads back (the password
+    only when asked: it travels by environment to child processes)."""
+
+    def scalar(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    top, sections = [], []
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        if not dataclasses.is_dataclass(value):
+            top.append(f"{f.name} = {scalar(value)}")
+            continue
+        lines, tables = [f"[{f.name}]"], []
+        for sub in dataclasses.fields(value):
+            v = getattr(value, sub.name)
+            if sub.name == "password" and not secrets:
+                continue
+            if isinstance(v, dict):
+                tables.append(f"[{f.name}.{sub.name}]")
+                tables.extend(f"{scalar(k)} = {scalar(x)}" for k, x in v.items())
+            else:
+                lines.append(f"{sub.name} = {scalar(v)}")
+        sections.append("\n".join(lines + tables))
+    return "\n".join(top) + "\n\n" + "\n\n".join(sections) + "\n"
+
+
+def as_dict(cfg: Config) -> dict[str, Any]:
+    """For records: everything but the password."""
+    data = dataclasses.asdict(cfg)
+    data["pg"].pop("password", None)
+    return data

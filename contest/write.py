@@ -210,4 +210,8 @@ def run_write(spark: SparkSession, conn: PgConnection, cfg: Config, data_dir: st
         if batch.index in delays:
             time.sleep(delays[batch.index])
 
+    if cfg.write.mode == "cow":
+        from contest.cow import write_cow
+
+        return write_cow(spark, conn, cfg, table, batches)
     return write_batches(spark, conn, cfg, table, batches, before_commit=delay)
