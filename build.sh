@@ -100,6 +100,6 @@ case "$cmd" in
     "$VENV/bin/contest" db up
     exec "$VENV/bin/contest" evaluate "$@" ;;
   lint) setup; exec "$VENV/bin/ruff" check . ;;
-  -h|--help|help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' ;;
+  -h|--help|help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) die "unknown command '$cmd' (try ./build.sh help)" ;;
 esac

@@ -46,6 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     register_pipeline(sub)
     register_evaluation(sub)
+    register_sweep(sub)
 
 
 def _err(msg: str) -> int:
@@ -122,7 +123,8 @@ def _check_sha(args: argparse.Namespace, cfg: Config) -> int:
     from contest.spark import spark_session
 
     with spark_session(cfg, "contest-check") as spark:
-        digest = contest_sha256(spark, args.result, cfg.work_path / "check" / "single_csv")
+        digest = contest_sha256(spark, _table_path(args.result),
+                                cfg.work_path / "check" / "single_csv")
     ok = digest == args.sha256.strip().lower()
     tail = "" if ok else f", expected {args.sha256}"
     print(f"{'OK' if ok else 'FAIL'}: sha256 {digest}{tail}")
@@ -238,9 +240,10 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _table_path(text: str) -> str:
+    """A path as Spark's JVM must see it: absolute (it may run in another folder)."""
     from pathlib import Path
 
-    return text if "://" in text else str(Path(text).resolve())
+    return text if "://" in text else str(Path(text).absolute())
 
 
 def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
@@ -268,7 +271,8 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
         return _err(str(exc))
     try:
         with spark_session(cfg, "contest-read") as spark:
-            report = run_read(spark, conn, cfg, table, args.out, as_of=args.as_of_version,
+            report = run_read(spark, conn, cfg, table, _table_path(args.out),
+                              as_of=args.as_of_version,
                               from_version=args.from_version, to_version=args.to_version)
     except (ReadError, MergeOperatorError) as exc:
         return _err(str(exc))
@@ -427,3 +431,51 @@ def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
     readme, chart = write_report(runs)
     print(f"wrote {readme} and {chart}")
     return EXIT_OK
+
+
+def register_sweep(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("sweep", help="run a parameter sweep from a TOML file",
+                       description="Run every case of a sweep file as `contest evaluate` does; "
+                       "resume where an interrupted sweep stopped; write a table, plots and "
+                       "the best configuration. See sweeps/*.toml.")
+    s.add_argument("file", help="sweep file (TOML)")
+    s.add_argument("--out", help="sweep folder (default results/sweeps/<name>)")
+    s.add_argument("--work", help="work folder (default: the project's .work)")
+    s.add_argument("--check", action="store_true", help="validate the file, run nothing")
+    s.set_defaults(handler=cmd_sweep)
+
+
+def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
+    import os
+    from pathlib import Path
+
+    from contest.config import PROJECT_DIR, ConfigError
+    from contest.sweep import (
+        best_case,
+        load_sweep,
+        render_table,
+        run_sweep,
+        summarize,
+        write_outputs,
+    )
+
+    try:
+        sweep = load_sweep(Path(args.file), os.environ, _global_overrides(args))
+    except ConfigError as exc:
+        return _err(str(exc))
+    runs = len(sweep.cases) * sweep.repeat
+    if args.check:
+        print(f"{args.file}: {len(sweep.cases)} case(s) x {sweep.repeat} = {runs} run(s), "
+              f"strategy {sweep.strategy}, varying {', '.join(sweep.varied)}")
+        return EXIT_OK
+    out = Path(args.out) if args.out else PROJECT_DIR / "results" / "sweeps" / sweep.name
+    records = run_sweep(sweep, out, os.environ, work_dir=args.work, say=_say)
+    summaries = summarize(sweep, records)
+    paths = write_outputs(sweep, summaries, out, os.environ)
+    print(render_table(summaries))
+    best = best_case(summaries)
+    if best:
+        print(f"best: {best.label} ({best.median:,.0f} rows/core/s); config {paths['best']}")
+    else:
+        print("no case gave a correct result")
+    return EXIT_OK if best else EXIT_FAIL

@@ -97,9 +97,9 @@ def discover(data_dir: str | Path, versions: str | None = None,
     and (unless `schema` is None) the contest schema. Raises DataError naming the file."""
     import pyarrow.parquet as pq
 
-    root = Path(data_dir)
+    root = Path(data_dir).absolute()  # Spark's JVM may run in another folder
     if not root.is_dir():
-        raise DataError(f"{root}: no such data folder")
+        raise DataError(f"{data_dir}: no such data folder")
     found: dict[int, Path] = {}
     for p in sorted(root.iterdir()):
         m = _FILE_RE.match(p.name)

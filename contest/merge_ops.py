@@ -56,33 +56,68 @@ def validate_operators(schema: pa.Schema, keys: list[str], ops: Mapping[str, str
 
 
 def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None = None) -> pa.Table:
-    """One row per key, columns in the table's order; columns without an operator: UseLast."""
+    """One row per key, columns in the table's order; columns without an operator: UseLast.
+
+    Rows are grouped by a stable sort of dense key codes, so inside a group they keep
+    their application order; each operator is then a segmented reduction over the
+    groups (numpy `reduceat`), which needs a few bytes a row beyond the data itself.
+    """
+    import numpy as np
+
     ops = dict(ops or {})
     validate_operators(table.schema, keys, ops)
-    aggs = []
-    work = table
+    n = table.num_rows
+    if n == 0:
+        return table.cast(_result_schema(table.schema, ops))
+    codes = _key_codes(table, keys)
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    positions = np.arange(n, dtype=np.int64)
+    columns = []
     for col in table.column_names:
+        arr = table.column(col)
         if col in keys:
+            columns.append(arr.take(pa.array(order[starts])))
             continue
         op = ops.get(col, USE_LAST)
+        if op == SUM_ALL:
+            valid = _valid(arr)[order]
+            values = pc.fill_null(arr, 0).to_numpy()[order]
+            sums = np.add.reduceat(np.where(valid, values, 0), starts)
+            seen = np.add.reduceat(valid.astype(np.int64), starts)
+            columns.append(pa.array(sums, mask=seen == 0))
+            continue
         if op == USE_LAST:
-            aggs.append((col, "last", pc.ScalarAggregateOptions(skip_nulls=False)))
+            valid = np.ones(n, dtype=bool)
         elif op == USE_LAST_NOT_NULL:
-            aggs.append((col, "last", pc.ScalarAggregateOptions(skip_nulls=True)))
-        elif op == USE_LAST_NOT_NULL_NOR_NULL_STRING:
-            arr = work.column(col)
-            cleaned = pc.if_else(pc.equal(arr, "null"), pa.scalar(None, arr.type), arr)
-            work = work.set_column(work.schema.get_field_index(col), col, cleaned)
-            aggs.append((col, "last", pc.ScalarAggregateOptions(skip_nulls=True)))
-        elif op == SUM_ALL:
-            aggs.append((col, "sum", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)))
-    # use_threads=False keeps input order, which "last" depends on.
-    grouped = work.group_by(keys, use_threads=False).aggregate(aggs)
-    renamed = grouped.rename_columns(
-        [name.rsplit("_", 1)[0] if name not in keys else name for name in grouped.column_names]
-    )
-    out = renamed.select(table.column_names)
+            valid = _valid(arr)[order]
+        else:  # USE_LAST_NOT_NULL_NOR_NULL_STRING
+            real = pc.fill_null(pc.not_equal(arr, "null"), False)
+            valid = np.asarray(real.to_numpy(zero_copy_only=False), dtype=bool)[order]
+        last = np.maximum.reduceat(np.where(valid, positions, -1), starts)
+        pick = pa.array(order[np.maximum(last, 0)], mask=last < 0)
+        columns.append(arr.take(pick))
+    out = pa.Table.from_arrays(columns, names=table.column_names)
     return out.cast(_result_schema(table.schema, ops))
+
+
+def _key_codes(table: pa.Table, keys: list[str]):
+    """Dense integer codes, one per distinct key (hashing, no sort of the keys)."""
+    import numpy as np
+
+    if len(keys) == 1:
+        enc = pc.dictionary_encode(table.column(keys[0])).combine_chunks()
+        return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    joined = pc.binary_join_element_wise(
+        *[pc.cast(table.column(k), pa.string()) for k in keys], "\x1f")
+    return _key_codes(pa.table({"k": joined}), ["k"])
+
+
+def _valid(arr):
+    import numpy as np
+
+    return np.asarray(pc.is_valid(arr).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _result_schema(schema: pa.Schema, ops: Mapping[str, str]) -> pa.Schema:

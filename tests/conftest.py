@@ -34,13 +34,51 @@ def session_tmp(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("work")
 
 
+def docker_answers() -> bool:
+    """A Docker engine that answers (none runs on the project's own machines)."""
+    import subprocess
+
+    if shutil.which("docker") is None:
+        return False
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 @pytest.fixture(scope="session")
-def cfg(session_tmp) -> Config:
-    return make_config(session_tmp)
+def _container():
+    """PostgreSQL in a container when Docker answers and no external server is set."""
+    if os.environ.get("LAKESOUL_PG_URL") or not docker_answers():
+        yield None
+        return
+    import secrets
+
+    from testcontainers.postgres import PostgresContainer
+
+    password = secrets.token_urlsafe(16)
+    with PostgresContainer("postgres:15", username="lakesoul", password=password,
+                           dbname="lakesoul_contest") as pgc:
+        host, port = pgc.get_container_host_ip(), pgc.get_exposed_port(5432)
+        env = {"LAKESOUL_PG_URL": f"jdbc:postgresql://{host}:{port}/lakesoul_contest",
+               "LAKESOUL_PG_USERNAME": "lakesoul", "LAKESOUL_PG_PASSWORD": password}
+        os.environ.update(env)  # `contest` commands run by tests read it too
+        try:
+            yield {"pg.url": env["LAKESOUL_PG_URL"], "pg.username": "lakesoul",
+                   "pg.password": password}
+        finally:
+            for key in env:
+                os.environ.pop(key, None)
+
+
+@pytest.fixture(scope="session")
+def cfg(session_tmp, _container) -> Config:
+    return make_config(session_tmp, **(_container or {}))
 
 
 @pytest.fixture(scope="session")
 def pg(cfg):
+    """Embedded cluster by default; a container or an external server when there is one."""
     from contest.pg import EmbeddedCluster, ensure_database
 
     conn = ensure_database(cfg)

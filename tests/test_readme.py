@@ -1,0 +1,35 @@
+"""The README's quick tour runs as written: every `$ contest ...` line, in order."""
+
+import os
+import re
+import shlex
+
+import pytest
+
+from contest.cli import main
+from contest.config import PROJECT_DIR
+from tests.conftest import cli
+
+pytestmark = [pytest.mark.spark, pytest.mark.pg]
+
+
+def tour_commands() -> list[list[str]]:
+    text = (PROJECT_DIR / "README.md").read_text()
+    section = text.split("## Quick tour", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```console\n(.*?)```", section, re.S).group(1)
+    return [shlex.split(line[2:]) for line in block.splitlines() if line.startswith("$ ")]
+
+
+def test_quick_tour_runs(cfg, pg, spark, tmp_path, capsys):
+    commands = tour_commands()
+    assert len(commands) >= 6 and all(c[0] == "contest" for c in commands)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for argv in commands:
+            code = main(cli(cfg, *argv[1:]))
+            out = capsys.readouterr()
+            assert code == 0, f"{' '.join(argv)} exited {code}: {out.err[-2000:]}"
+    finally:
+        os.chdir(cwd)
+    assert (tmp_path / "tour" / "result").is_dir()
