@@ -183,7 +183,17 @@ def register_pipeline(sub: argparse._SubParsersAction) -> None:
     mm.add_argument("--table", required=True, help="table path or name")
     mm.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
     mm.add_argument("--json", action="store_true", help="print a JSON summary")
+    mm.add_argument("--path", choices=("auto", "driver", "distributed"), default="auto",
+                    help="where the replay runs (auto: Spark from meta.DISTRIBUTED_THRESHOLD "
+                    "live commits)")
     mm.set_defaults(handler=cmd_meta_merge)
+    mb = msub.add_parser("bench", help="benchmark replay on long generated histories",
+                         description="Generate histories of N commits and merge each in the "
+                         "driver and through Spark; results to results/meta_replay.md.")
+    mb.add_argument("--commits", default="1000,10000,100000,1000000",
+                    help="history sizes, comma-separated")
+    mb.add_argument("--out", help="results folder (default results/)")
+    mb.set_defaults(handler=cmd_meta_bench)
 
 
 def _pairs(items: list[str], what: str) -> dict[str, str]:
@@ -290,17 +300,62 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
 def cmd_meta_merge(args: argparse.Namespace, cfg: Config) -> int:
     from contest import catalog
     from contest.pg import resolve_connection
-    from meta.merge import merge_table
+    from meta.merge import DISTRIBUTED_THRESHOLD, merge_table
     from meta.replay import ReplayError
 
     conn = resolve_connection(cfg)
     try:
         table = catalog.find_table(conn, args.table, cfg.table.namespace)
-        report = merge_table(conn, table, dry_run=args.dry_run)
+        if args.path == "driver" or (args.path == "auto" and _live_commits(conn, table)
+                                     < DISTRIBUTED_THRESHOLD):
+            report = merge_table(conn, table, dry_run=args.dry_run, force_path="driver")
+        else:
+            from contest.spark import spark_session
+            from meta.distributed import JDBC_PACKAGE
+
+            with spark_session(cfg, "contest-meta-merge", (JDBC_PACKAGE,)) as spark:
+                report = merge_table(conn, table, dry_run=args.dry_run, spark=spark,
+                                     force_path=None if args.path == "auto" else args.path)
     except (catalog.TableError, ReplayError) as exc:
         return _err(str(exc))
     print(json.dumps(report.to_dict()) if args.json else report.render())
     return EXIT_OK
+
+
+def _live_commits(conn, table) -> int:
+    from contest.catalog import connect
+
+    with connect(conn) as pgc, pgc.cursor() as cur:
+        cur.execute("SELECT coalesce(max(cardinality(p.snapshot)), 0) FROM partition_info p "
+                    "WHERE p.table_id = %s AND p.version = (SELECT max(version) FROM "
+                    "partition_info q WHERE q.table_id = p.table_id AND "
+                    "q.partition_desc = p.partition_desc)", (table.table_id,))
+        n = cur.fetchone()[0]
+    pgc.close()
+    return int(n)
+
+
+def cmd_meta_bench(args: argparse.Namespace, cfg: Config) -> int:
+    import os
+    from pathlib import Path
+
+    from contest.config import PROJECT_DIR
+    from contest.pg import resolve_connection
+    from contest.spark import spark_session
+    from meta.bench import run_bench, write_results
+    from meta.distributed import JDBC_PACKAGE
+
+    try:
+        sizes = [int(x) for x in args.commits.split(",")]
+    except ValueError:
+        return _err(f"--commits: not a list of integers: {args.commits!r}")
+    conn = resolve_connection(cfg)
+    with spark_session(cfg, "contest-meta-bench", (JDBC_PACKAGE,)) as spark:
+        records = run_bench(spark, conn, cfg, sizes, say=_say)
+    out = write_results(records, Path(args.out) if args.out else PROJECT_DIR / "results",
+                        os.cpu_count() or 1)
+    print(out.read_text())
+    return EXIT_OK if all(r["identical"] for r in records) else EXIT_FAIL
 
 
 def register_evaluation(sub: argparse._SubParsersAction) -> None:

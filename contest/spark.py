@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-def session_conf(cfg: Config) -> dict[str, str]:
+def session_conf(cfg: Config, packages: tuple[str, ...] = ()) -> dict[str, str]:
     conf = {
         "spark.sql.shuffle.partitions": str(cfg.spark.shuffle_partitions),
         "spark.driver.memory": cfg.spark.driver_memory,
@@ -25,9 +25,11 @@ def session_conf(cfg: Config) -> dict[str, str]:
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
     }
+    jars = list(packages) + ([cfg.spark.connector] if cfg.spark.use_connector else [])
+    if jars:
+        conf["spark.jars.packages"] = ",".join(jars)
     if cfg.spark.use_connector:
         conf.update({
-            "spark.jars.packages": cfg.spark.connector,
             "spark.sql.extensions": "com.dmetasoul.lakesoul.sql.LakeSoulSparkSessionExtension",
             "spark.sql.catalog.lakesoul": "org.apache.spark.sql.lakesoul.catalog.LakeSoulCatalog",
             "spark.sql.defaultCatalog": "lakesoul",
@@ -36,7 +38,9 @@ def session_conf(cfg: Config) -> dict[str, str]:
     return conf
 
 
-def build_session(cfg: Config, app_name: str) -> SparkSession:
+def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) -> SparkSession:
+    """`packages`: Maven coordinates the session needs besides the configured ones
+    (the PostgreSQL JDBC driver for the distributed replay)."""
     if cfg.spark.use_connector:
         from contest.connector import ensure_resolvable
 
@@ -55,7 +59,7 @@ def build_session(cfg: Config, app_name: str) -> SparkSession:
     builder = SparkSession.builder.appName(app_name)
     if not submitted:
         builder = builder.master(cfg.spark.master)
-    for key, value in session_conf(cfg).items():
+    for key, value in session_conf(cfg, packages).items():
         if submitted and key == "spark.driver.memory":
             continue
         builder = builder.config(key, value)
@@ -69,12 +73,13 @@ def cores_of(spark: SparkSession) -> int:
 
 
 @contextmanager
-def spark_session(cfg: Config, app_name: str) -> Iterator[SparkSession]:
+def spark_session(cfg: Config, app_name: str,
+                  packages: tuple[str, ...] = ()) -> Iterator[SparkSession]:
     """A session for one command; stopped afterwards only if this command started it."""
     from pyspark.sql import SparkSession
 
     existing = SparkSession.getActiveSession()
-    spark = existing or build_session(cfg, app_name)
+    spark = existing or build_session(cfg, app_name, packages)
     try:
         yield spark
     finally:

@@ -21,6 +21,10 @@ from contest.pg import PgConnection
 from meta.replay import Commit, order_commits
 
 MAX_RETRIES = 20
+# Live commits from which a partition is replayed through Spark (when a session is
+# given): set from results/meta_replay.md, where the driver stays ahead well past a
+# million commits on one machine; on a cluster, with a driver short of memory, lower it.
+DISTRIBUTED_THRESHOLD = 2_000_000
 
 
 @dataclass
@@ -31,6 +35,7 @@ class PartitionMerge:
     replayed: int  # commits read beyond the checkpoint
     reordered: bool
     new_version: int | None = None
+    path: str = "driver"  # where the replay ran: driver or distributed
     order: list[str] = field(default_factory=list, repr=False)
     versions: list[int | None] = field(default_factory=list, repr=False)
 
@@ -82,9 +87,15 @@ def _lock_key(table_id: str) -> tuple[str, str]:
     return ("contest.meta.merge", table_id)
 
 
-def merge_table(conn: PgConnection, table: TableRef, dry_run: bool = False) -> MergeReport:
+def merge_table(conn: PgConnection, table: TableRef, dry_run: bool = False, *,
+                spark=None, distributed_threshold: int | None = None,
+                force_path: str | None = None) -> MergeReport:
+    """Merge every partition. The replay runs in this process, or through Spark
+    (`meta.distributed`) when a session is given and a partition has at least
+    `distributed_threshold` live commits (or `force_path` says which)."""
     started = time.perf_counter()
     report = MergeReport(f"{table.namespace}.{table.name}", dry_run)
+    chooser = _chooser(conn, spark, distributed_threshold, force_path)
     pgc = connect(conn)
     try:
         while True:
@@ -95,7 +106,8 @@ def merge_table(conn: PgConnection, table: TableRef, dry_run: bool = False) -> M
                     cur.execute("SELECT DISTINCT partition_desc FROM partition_info "
                                 "WHERE table_id = %s ORDER BY 1", (table.table_id,))
                     descs = [r[0] for r in cur.fetchall()]
-                    report.partitions = [_merge_partition(cur, table, d, dry_run) for d in descs]
+                    report.partitions = [_merge_partition(cur, table, d, dry_run, chooser)
+                                         for d in descs]
                     if dry_run:
                         pgc.rollback()
                 break
@@ -110,10 +122,33 @@ def merge_table(conn: PgConnection, table: TableRef, dry_run: bool = False) -> M
     return report
 
 
-def _merge_partition(cur, table: TableRef, desc: str, dry_run: bool) -> PartitionMerge:
+def _chooser(conn: PgConnection, spark, threshold: int | None, force: str | None):
+    """Which replay a partition gets: in-process (None) or a distributed orderer."""
+    if force not in (None, "driver", "distributed"):
+        raise ValueError(f"replay path {force!r}: driver or distributed")
+    if force == "driver" or spark is None and force is None:
+        return lambda n: None
+    if spark is None:
+        raise ValueError("the distributed replay needs a Spark session")
+    from meta.distributed import SparkOrderer
+
+    orderer = SparkOrderer(spark, conn)
+    if force == "distributed":
+        return lambda n: orderer
+    limit = threshold if threshold is not None else DISTRIBUTED_THRESHOLD
+    return lambda n: orderer if n >= limit else None
+
+
+def _merge_partition(cur, table: TableRef, desc: str, dry_run: bool,
+                     chooser=lambda n: None) -> PartitionMerge:
     cur.execute("SELECT version, snapshot::text[] FROM partition_info WHERE table_id = %s "
                 "AND partition_desc = %s ORDER BY version DESC LIMIT 1", (table.table_id, desc))
     head_version, snapshot = cur.fetchone()
+    orderer = chooser(len(snapshot))
+    if orderer is not None:
+        ordered = orderer.order(table.table_id, desc, head_version, len(snapshot))
+        return _write_merge(cur, table, desc, dry_run, head_version, snapshot, ordered,
+                            replayed=len(snapshot), path="distributed")
     cur.execute("SELECT partition_version, commit_ids::text[], versions, ops "
                 "FROM contest_merge_checkpoint WHERE table_id = %s AND partition_desc = %s",
                 (table.table_id, desc))
@@ -124,11 +159,18 @@ def _merge_partition(cur, table: TableRef, desc: str, dry_run: bool) -> Partitio
     new_ids = snapshot[len(prefix):]
     new = _load_commits(cur, table.table_id, desc, new_ids)
     ordered = order_commits(prefix + new)
+    return _write_merge(cur, table, desc, dry_run, head_version, snapshot, ordered,
+                        replayed=len(new), path="driver")
+
+
+def _write_merge(cur, table: TableRef, desc: str, dry_run: bool, head_version: int,
+                 snapshot: list[str], ordered: list[Commit], replayed: int,
+                 path: str) -> PartitionMerge:
     order = [c.commit_id for c in ordered]
-    if sorted(order) != sorted(snapshot):
+    if len(order) != len(snapshot) or set(order) != set(snapshot):
         raise RuntimeError(f"{table.name}: merge would change the set of live commits")
-    result = PartitionMerge(desc, head_version, len(snapshot), len(new), order != snapshot,
-                            order=order, versions=[c.version for c in ordered])
+    result = PartitionMerge(desc, head_version, len(snapshot), replayed, order != snapshot,
+                            order=order, versions=[c.version for c in ordered], path=path)
     if dry_run:
         return result
     written_version = head_version

@@ -90,8 +90,9 @@ def pg(cfg):
 @pytest.fixture(scope="session")
 def spark(cfg):
     from contest.spark import build_session
+    from meta.distributed import JDBC_PACKAGE
 
-    session = build_session(cfg, "contest-tests")
+    session = build_session(cfg, "contest-tests", (JDBC_PACKAGE,))
     yield session
     session.stop()
 

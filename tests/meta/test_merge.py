@@ -118,3 +118,42 @@ def test_two_merges_at_once_both_finish(pg, table):
         reports = list(pool.map(lambda _: merge_table(pg, table), range(2)))
     assert sum(r.changed for r in reports) == 1  # the second waited, then had nothing to do
     assert head(pg, table) == list(range(1, 31))
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("every", [0, 7])
+def test_driver_and_distributed_paths_agree(pg, spark, tmp_path, every):
+    from meta.history import generate_history
+
+    hist = generate_history(pg, f"hist_{every}", tmp_path / "h", 3000, seed=every + 1,
+                            jitter=200, unversioned_every=every)
+    driver = merge_table(pg, hist.table, force_path="driver")
+    assert driver.changed
+    from meta.bench import _reset
+
+    _reset(pg, hist.table.table_id)
+    dist = merge_table(pg, hist.table, spark=spark, force_path="distributed")
+    assert dist.partitions[0].path == "distributed"
+    assert dist.partitions[0].order == driver.partitions[0].order
+    # The adaptive choice: under the threshold the driver replays.
+    _reset(pg, hist.table.table_id)
+    auto = merge_table(pg, hist.table, spark=spark, distributed_threshold=10**9)
+    assert auto.partitions[0].path == "driver"
+
+
+@pytest.mark.spark
+def test_distributed_path_keeps_resets_and_refuses_duplicates(pg, spark, table):
+    _commit(pg, table, 5)
+    catalog.commit_files(pg, table, [_file(table, "cmp")], commit_op="CompactionCommit")
+    _commit(pg, table, 9)
+    _commit(pg, table, 2)
+    dist = merge_table(pg, table, spark=spark, force_path="distributed")
+    _, commits = catalog.head_snapshot(pg, table)
+    assert [c.commit_op for c in commits][0] == "CompactionCommit"
+    assert [c.version for c in commits][1:] == [2, 9]
+    assert dist.partitions[0].path == "distributed"
+    _commit(pg, table, 9)
+    from meta.replay import ReplayError
+
+    with pytest.raises(ReplayError, match="version 9"):
+        merge_table(pg, table, spark=spark, force_path="distributed")
