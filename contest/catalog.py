@@ -292,15 +292,17 @@ def head_snapshot(
             return -1, []
         pversion, snapshot = head[0], [str(s) for s in head[1]]
         cur.execute(
-            "SELECT d.commit_id::text, d.commit_op, "
-            "ARRAY(SELECT ROW((f).path, (f).size, (f).file_exist_cols)::text "
-            "      FROM unnest(d.file_ops) AS f WHERE (f).file_op = 'add'), "
-            "v.version "
-            "FROM data_commit_info d LEFT JOIN contest_commit_version v "
-            "ON v.table_id = d.table_id AND v.partition_desc = d.partition_desc "
-            "AND v.commit_id = d.commit_id "
-            "WHERE d.table_id = %s AND d.partition_desc = %s AND d.commit_id = ANY(%s::uuid[])",
-            (table.table_id, partition_desc, snapshot),
+            "SELECT s.cid::text, d.commit_op, d.files, v.version "
+            "FROM unnest(%s::uuid[]) AS s(cid) "
+            "JOIN LATERAL (SELECT dc.commit_op, ARRAY(SELECT ROW((f).path, (f).size, "
+            "(f).file_exist_cols)::text FROM unnest(dc.file_ops) AS f "
+            "WHERE (f).file_op = 'add') AS files FROM data_commit_info dc "
+            "WHERE dc.table_id = %s AND dc.partition_desc = %s AND dc.commit_id = s.cid) d "
+            "ON true "
+            "LEFT JOIN LATERAL (SELECT cv.version FROM contest_commit_version cv "
+            "WHERE cv.table_id = %s AND cv.partition_desc = %s AND cv.commit_id = s.cid) v "
+            "ON true",
+            (snapshot, table.table_id, partition_desc, table.table_id, partition_desc),
         )
         rows = {r[0]: r for r in cur.fetchall()}
     pgc.close()

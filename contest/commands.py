@@ -47,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     register_pipeline(sub)
     register_evaluation(sub)
     register_sweep(sub)
+    register_bench(sub)
 
 
 def _err(msg: str) -> int:
@@ -534,3 +535,40 @@ def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
     else:
         print("no case gave a correct result")
     return EXIT_OK if best else EXIT_FAIL
+
+
+def register_bench(sub: argparse._SubParsersAction) -> None:
+    b = sub.add_parser("bench", help="benchmarks apart from the contest score")
+    bsub = b.add_subparsers(dest="bench_command", metavar="WHAT", required=True)
+    r = bsub.add_parser("read", help="merge-on-read cost per operator, against the default read",
+                        description="Write one table, then time its merged read with no "
+                        "operators, the contest's, and each operator alone (interleaved).")
+    r.add_argument("--scale", type=float, action="append",
+                   help="scale of generated data (repeatable; default 0.1)")
+    r.add_argument("--repeat", type=int, default=3, help="rounds (default 3)")
+    r.add_argument("--out", help="results folder (default results/)")
+    r.set_defaults(handler=cmd_bench_read)
+
+
+def cmd_bench_read(args: argparse.Namespace, cfg: Config) -> int:
+    from pathlib import Path
+
+    from contest.bench_read import run_read_bench, write_read_results
+    from contest.config import PROJECT_DIR
+    from contest.evaluate import cached_data
+    from contest.pg import resolve_connection
+    from contest.spark import spark_session
+
+    if args.repeat < 1:
+        return _err("--repeat must be at least 1")
+    conn = resolve_connection(cfg)
+    results = []
+    with spark_session(cfg, "contest-bench-read") as spark:
+        for scale in args.scale or [0.1]:
+            data = cached_data(cfg, scale, 2022, _say)
+            res = run_read_bench(spark, conn, cfg, data, args.repeat, say=_say)
+            res["scale"] = scale
+            results.append(res)
+    out = write_read_results(results, Path(args.out) if args.out else PROJECT_DIR / "results")
+    print(out.read_text())
+    return EXIT_OK

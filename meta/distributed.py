@@ -36,13 +36,17 @@ class SparkOrderer:
 
         tid = str(uuidlib.UUID(table_id))
         stmt = sql.SQL(
+            # Lateral index lookups per snapshot entry: a plan that stays linear
+            # whatever the table statistics say.
             "(SELECT s.pos, s.cid::text AS commit_id, d.commit_op, v.version "
             "FROM partition_info p CROSS JOIN LATERAL unnest(p.snapshot) WITH ORDINALITY "
             "AS s(cid, pos) "
-            "JOIN data_commit_info d ON d.table_id = p.table_id "
-            "AND d.partition_desc = p.partition_desc AND d.commit_id = s.cid "
-            "LEFT JOIN contest_commit_version v ON v.table_id = d.table_id "
-            "AND v.partition_desc = d.partition_desc AND v.commit_id = d.commit_id "
+            "JOIN LATERAL (SELECT dc.commit_op FROM data_commit_info dc "
+            "WHERE dc.table_id = p.table_id AND dc.partition_desc = p.partition_desc "
+            "AND dc.commit_id = s.cid) d ON true "
+            "LEFT JOIN LATERAL (SELECT cv.version FROM contest_commit_version cv "
+            "WHERE cv.table_id = p.table_id AND cv.partition_desc = p.partition_desc "
+            "AND cv.commit_id = s.cid) v ON true "
             "WHERE p.table_id = {tid} AND p.partition_desc = {desc} AND p.version = {ver}) q"
         ).format(tid=sql.Literal(tid), desc=sql.Literal(desc), ver=sql.Literal(int(version)))
         with psycopg2.connect(**self.conn.dsn()) as pgc:

@@ -61,4 +61,12 @@ def generate_history(conn: PgConnection, name: str, path: str | Path, commits: i
             "g + abs(hashtext(%(seed)s || '/' || g)) %% %(jitter)s, g), '' "
             "FROM generate_series(1, %(n)s) AS g", args)
     pgc.close()
+    analyze = connect(conn)
+    try:
+        analyze.autocommit = True  # fresh statistics, as autovacuum would give them
+        with analyze.cursor() as cur:
+            for name in ("data_commit_info", "contest_commit_version", "partition_info"):
+                cur.execute(f"ANALYZE {name}")  # fixed names, no input
+    finally:
+        analyze.close()
     return History(table, commits, time.perf_counter() - started)

@@ -198,12 +198,14 @@ def _write_merge(cur, table: TableRef, desc: str, dry_run: bool, head_version: i
 def _load_commits(cur, table_id: str, desc: str, ids: list[str]) -> list[Commit]:
     if not ids:
         return []
+    # One index lookup per commit (LATERAL): linear whatever the statistics say.
     cur.execute(
-        "SELECT d.commit_id::text, d.commit_op, v.version FROM data_commit_info d "
-        "LEFT JOIN contest_commit_version v ON v.table_id = d.table_id "
-        "AND v.partition_desc = d.partition_desc AND v.commit_id = d.commit_id "
-        "WHERE d.table_id = %s AND d.partition_desc = %s AND d.commit_id = ANY(%s::uuid[])",
-        (table_id, desc, ids),
+        "SELECT s.cid::text, d.commit_op, v.version FROM unnest(%s::uuid[]) AS s(cid) "
+        "JOIN LATERAL (SELECT dc.commit_op FROM data_commit_info dc WHERE dc.table_id = %s "
+        "AND dc.partition_desc = %s AND dc.commit_id = s.cid) d ON true "
+        "LEFT JOIN LATERAL (SELECT cv.version FROM contest_commit_version cv "
+        "WHERE cv.table_id = %s AND cv.partition_desc = %s AND cv.commit_id = s.cid) v ON true",
+        (ids, table_id, desc, table_id, desc),
     )
     rows = {r[0]: Commit(r[0], r[1], r[2]) for r in cur.fetchall()}
     missing = [c for c in ids if c not in rows]
