@@ -129,7 +129,7 @@ def evaluate(cfg: Config, strategy: str, *, data: Path | None = None, scale: flo
     """Run the procedure; returns the record (correct=False with the failing phase named)."""
     from contest import catalog
     from contest.checker import compare
-    from contest.pg import resolve_connection
+    from contest.pg import check_reachable, resolve_connection
     from meta.merge import merge_table
 
     cores = cores or os.cpu_count() or 1
@@ -158,6 +158,7 @@ def evaluate(cfg: Config, strategy: str, *, data: Path | None = None, scale: flo
 
         phase("clean")
         conn = resolve_connection(cfg)
+        check_reachable(conn)
         catalog.drop_table(conn, table_name, cfg.table.namespace)
         shutil.rmtree(table_dir, ignore_errors=True)
         shutil.rmtree(result_dir, ignore_errors=True)
