@@ -83,6 +83,11 @@ class ReadConfig:
     operators: dict[str, str] = field(default_factory=dict)
     # Refuse to read a snapshot whose commits are out of version order.
     require_merged: bool = True
+    # Who writes the result: "arrow" (each merge task writes its bucket's file) or
+    # "spark" (Spark's parquet writer over the merged DataFrame).
+    writer: str = "arrow"
+    # Result file codec: none, snappy, zstd, gzip, lz4.
+    codec: str = "none"
 
 
 @dataclass
@@ -227,6 +232,10 @@ def validate(cfg: Config) -> None:
     codecs = ("none", "snappy", "zstd", "gzip", "lz4")
     if cfg.write.codec not in codecs:
         raise ConfigError(f"write.codec: {cfg.write.codec!r} is not one of {', '.join(codecs)}")
+    if cfg.read.codec not in codecs:
+        raise ConfigError(f"read.codec: {cfg.read.codec!r} is not one of {', '.join(codecs)}")
+    if cfg.read.writer not in ("arrow", "spark"):
+        raise ConfigError(f"read.writer: {cfg.read.writer!r} is not arrow or spark")
     if cfg.spark.shuffle_partitions < 1:
         raise ConfigError("spark.shuffle_partitions: must be at least 1")
     if cfg.pg.url and not (cfg.pg.username and cfg.pg.password):

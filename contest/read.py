@@ -18,7 +18,7 @@ from contest.catalog import SnapshotCommit, TableRef
 from contest.config import Config
 from contest.merge_ops import CONTEST_OPERATORS
 from contest.pg import PgConnection
-from contest.table_io import merged_dataframe
+from contest.table_io import merged_dataframe, write_merged
 from meta.replay import Commit, in_version_order, order_commits
 
 if TYPE_CHECKING:
@@ -69,8 +69,9 @@ def select_commits(
     return out
 
 
-def merged(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRef,
-           **versions: int | None) -> tuple[DataFrame, int, int]:
+def chosen_commits(conn: PgConnection, cfg: Config, table: TableRef,
+                   **versions: int | None) -> tuple[list[SnapshotCommit], int]:
+    """The commits a read applies, in order, after the checks; and the partition version."""
     pversion, commits = catalog.head_snapshot(conn, table)
     if not commits:
         raise ReadError(f"table {table.namespace}.{table.name} has no commits: "
@@ -82,7 +83,13 @@ def merged(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRef
             f"table {table.namespace}.{table.name}: commits finished out of version order and "
             f"the snapshot was not merged since: run `contest meta merge --table {table.name}` "
             "first (or set read.require_merged=false to read in commit order)")
-    chosen = commits if not ranged else select_commits(commits, **versions)
+    return (commits if not ranged else select_commits(commits, **versions)), pversion
+
+
+def merged(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRef,
+           **versions: int | None) -> tuple[DataFrame, int, int]:
+    """The merged table as a DataFrame (for further Spark work)."""
+    chosen, pversion = chosen_commits(conn, cfg, table, **versions)
     df = merged_dataframe(spark, table, chosen, operators_for(table, cfg))
     return df, pversion, len(chosen)
 
@@ -91,8 +98,14 @@ def run_read(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableR
              out_dir: str | Path, *, as_of: int | None = None, from_version: int | None = None,
              to_version: int | None = None) -> ReadReport:
     started = time.perf_counter()
-    df, pversion, n = merged(spark, conn, cfg, table, as_of=as_of,
-                             from_version=from_version, to_version=to_version)
-    df.write.mode("overwrite").parquet(str(out_dir))
+    versions = {"as_of": as_of, "from_version": from_version, "to_version": to_version}
+    if cfg.read.writer == "spark":
+        df, pversion, n = merged(spark, conn, cfg, table, **versions)
+        df.write.mode("overwrite").option("compression", cfg.read.codec).parquet(str(out_dir))
+    else:
+        chosen, pversion = chosen_commits(conn, cfg, table, **versions)
+        n = len(chosen)
+        write_merged(spark, table, chosen, operators_for(table, cfg), str(out_dir),
+                     cfg.read.codec)
     return ReadReport(f"{table.namespace}.{table.name}", str(out_dir), n, pversion,
                       time.perf_counter() - started, operators_for(table, cfg))

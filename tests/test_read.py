@@ -121,9 +121,15 @@ def test_type_change_that_old_files_cannot_follow(spark, pg, cfg, tmp_path, caps
     assert "newest schema" in err
 
 
-def test_read_job_output_passes_the_checker(spark, pg, cfg, nulls_table, tmp_path, capsys):
+@pytest.mark.parametrize("writer", ["arrow", "spark"])
+def test_read_job_output_passes_the_checker(spark, pg, cfg, nulls_table, tmp_path, capsys,
+                                            writer):
     data, table = nulls_table
     out = Path(tmp_path / "result")
-    assert main(cli(cfg, "read", "--table", table.name, "--out", str(out))) == 0
+    out.mkdir()
+    (out / "stale.parquet").write_bytes(b"left from an earlier run")
+    assert main(cli(cfg, "--set", f"read.writer={writer}", "read", "--table", table.name,
+                    "--out", str(out))) == 0
     capsys.readouterr()
     assert main(["check", "--result", str(out), "--data", str(data)]) == 0
+    assert (out / "_SUCCESS").exists() and not (out / "stale.parquet").exists()
