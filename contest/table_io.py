@@ -49,26 +49,30 @@ def write_bucket_files(
     codec: str = "none",
 ) -> list[dict]:
     """Write one sorted parquet file per bucket present in `table` (which carries
-    BUCKET_COL and POS_COL) and describe them."""
+    BUCKET_COL, and POS_COL when its rows were shuffled) and describe them."""
+    import numpy as np
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     if table.num_rows == 0:
         return []
-    order = pc.sort_indices(
-        table,
-        sort_keys=[(BUCKET_COL, "ascending")] + [(k, "ascending") for k in key_cols]
-        + [(POS_COL, "ascending")],
-    )
-    table = table.take(order)
-    buckets = table.column(BUCKET_COL).to_numpy()
+    # One stable sort by key (and arrival position, when rows were shuffled), then a
+    # stable partition by bucket: cheaper than one sort on (bucket, key, position).
+    sort_keys = [(k, "ascending") for k in key_cols]
+    if POS_COL in table.column_names:
+        sort_keys.append((POS_COL, "ascending"))
+    by_key = pc.sort_indices(table.select([k for k, _ in sort_keys]), sort_keys=sort_keys)
+    by_key = by_key.to_numpy()
+    bucket_ids = table.column(BUCKET_COL).to_numpy()
+    order = by_key[np.argsort(bucket_ids[by_key], kind="stable")]
+    table = table.take(pa.array(order))
+    buckets = bucket_ids[order]
     fs, base = _filesystem(table_path)
     fs.create_dir(base, recursive=True)
     file_id = _file_id()
     out = []
-    # Runs of equal bucket ids after the sort.
-    starts = [0] + [i for i in range(1, len(buckets)) if buckets[i] != buckets[i - 1]]
-    ends = starts[1:] + [len(buckets)]
+    starts = np.flatnonzero(np.r_[True, buckets[1:] != buckets[:-1]])
+    ends = np.r_[starts[1:], len(buckets)]
     for start, end in zip(starts, ends, strict=True):
         bucket = int(buckets[start])
         part = table.slice(start, end - start).select(out_schema.names).cast(out_schema)
@@ -107,14 +111,15 @@ def write_dataframe(
     if missing:
         raise ValueError(f"batch lacks the table's column(s) {missing}")
     keys = list(table.primary_keys)
-    staged = df.select(
-        *table.schema.names,
-        F.expr(f"pmod(hash({', '.join(keys)}), {table.hash_buckets})")
-        .cast("int").alias(BUCKET_COL),
-        F.monotonically_increasing_id().alias(POS_COL),
-    )
+    bucket = F.expr(f"pmod(hash({', '.join(keys)}), {table.hash_buckets})").cast("int")
     if repartition:
+        # A shuffle loses the file order: carry each row's position through it.
+        staged = df.select(*table.schema.names, bucket.alias(BUCKET_COL),
+                           F.monotonically_increasing_id().alias(POS_COL))
         staged = staged.repartition(repartition, *keys)
+    else:
+        # One task reads a file's rows in order: the position is the arrival order.
+        staged = df.select(*table.schema.names, bucket.alias(BUCKET_COL))
     shuffled = "Exchange" in staged._jdf.queryExecution().executedPlan().toString()
     path, schema = table.path, table.schema
     out_schema = pa.schema([("path", pa.string()), ("size", pa.int64()), ("bucket", pa.int32()),
