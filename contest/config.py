@@ -71,6 +71,10 @@ class WriteConfig:
     repartition: int = 8
     # Parquet codec of the table's data files: none, snappy, zstd, gzip, lz4.
     codec: str = "none"
+    # Who reads a batch that is not repartitioned: "arrow" (its Spark tasks read the
+    # file with pyarrow and bucket it with Spark's hash in numpy) or "spark" (Spark's
+    # parquet reader, rows handed to Python).
+    reader: str = "arrow"
     # Rows with a NULL key: an error naming the batch, or dropped and counted.
     drop_null_keys: bool = False
     # Batch versions: "" = file index; "INDEX=VERSION,..." or "@file.json".
@@ -234,6 +238,8 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"write.codec: {cfg.write.codec!r} is not one of {', '.join(codecs)}")
     if cfg.read.codec not in codecs:
         raise ConfigError(f"read.codec: {cfg.read.codec!r} is not one of {', '.join(codecs)}")
+    if cfg.write.reader not in ("arrow", "spark"):
+        raise ConfigError(f"write.reader: {cfg.write.reader!r} is not arrow or spark")
     if cfg.read.writer not in ("arrow", "spark"):
         raise ConfigError(f"read.writer: {cfg.read.writer!r} is not arrow or spark")
     if cfg.spark.shuffle_partitions < 1:

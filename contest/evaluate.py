@@ -37,12 +37,12 @@ STRATEGIES: dict[str, dict[str, object]] = {
     # connector's defaults (every batch shuffled into the buckets; the native
     # writer's codec, zstd), and the result written by Spark (snappy, its default).
     "baseline-mor": {"write.mode": "mor", "write.threads": 1, "write.big_file_bytes": 1,
-                     "write.repartition": 4, "write.codec": "zstd", "read.writer": "spark",
-                     "read.codec": "snappy"},
+                     "write.repartition": 4, "write.codec": "zstd", "write.reader": "spark",
+                     "read.writer": "spark", "read.codec": "snappy"},
     # The contest example's main baseline: copy-on-write, a full outer join and an
     # overwrite per batch; read as baseline-mor reads.
     "baseline-cow": {"write.mode": "cow", "write.threads": 1, "write.codec": "zstd",
-                     "read.writer": "spark", "read.codec": "snappy"},
+                     "write.reader": "spark", "read.writer": "spark", "read.codec": "snappy"},
 }
 
 

@@ -156,6 +156,67 @@ def write_dataframe(
     return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled)
 
 
+def direct_read_possible(table: TableRef) -> bool:
+    """A batch can skip the JVM when its bucket is computable here: one string key."""
+    keys = table.primary_keys
+    return len(keys) == 1 and pa.types.is_string(table.schema.field(keys[0]).type)
+
+
+def write_file_direct(
+    spark: SparkSession, path: str, table: TableRef, *, codec: str = "none",
+    drop_null_keys: bool = False,
+) -> WriteOutcome:
+    """Write a batch file as bucket files of `table` without a shuffle, each Spark task
+    reading its row groups with pyarrow and bucketing with Spark's hash computed in
+    numpy: the rows never pass through the JVM. Files stay uncommitted."""
+    import pyarrow.parquet as pq
+
+    if codec not in CODECS:
+        raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
+    key = table.primary_keys[0]
+    schema, table_path, n_buckets = table.schema, table.path, table.hash_buckets
+    fs, local = _filesystem(path)
+    with fs.open_input_file(local) as fh:
+        groups = pq.ParquetFile(fh).metadata.num_row_groups
+    out_schema = pa.schema([("path", pa.string()), ("size", pa.int64()), ("bucket", pa.int32()),
+                            ("rows", pa.int64()), ("null_keys", pa.int64())])
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow.compute as pc
+
+        from contest.spark_hash import buckets
+
+        task_fs, task_local = _filesystem(path)
+        for batch in batches:
+            for group in batch.column("group").to_pylist():
+                with task_fs.open_input_file(task_local) as fh:
+                    data = pq.ParquetFile(fh).read_row_group(group, columns=schema.names)
+                nulls = data.column(key).null_count
+                if nulls and not drop_null_keys:
+                    yield pa.RecordBatch.from_pylist(
+                        [{"path": None, "size": 0, "bucket": -1, "rows": 0, "null_keys": nulls}],
+                        schema=out_schema)
+                    continue
+                if nulls:
+                    data = data.filter(pc.is_valid(data.column(key)))
+                data = data.append_column(BUCKET_COL,
+                                          pa.array(buckets(data.column(key), n_buckets)))
+                rows = [dict(f, null_keys=0) for f in
+                        write_bucket_files(data, table_path, [key], schema, codec)]
+                if nulls:
+                    rows.append({"path": None, "size": 0, "bucket": -1, "rows": 0,
+                                 "null_keys": nulls})
+                if rows:
+                    yield pa.RecordBatch.from_pylist(rows, schema=out_schema)
+
+    work = spark.sparkContext.parallelize([(g,) for g in range(groups)], max(groups, 1))
+    result = work.toDF("group int").mapInArrow(task, FILE_SCHEMA + ", null_keys long").collect()
+    columns = tuple(schema.names)
+    files = [DataFile(r["path"], r["size"], columns, r["bucket"], r["rows"])
+             for r in result if r["path"] is not None]
+    return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled=False)
+
+
 def delete_files(paths: Sequence[str]) -> None:
     """Remove written files that will never be committed."""
     for path in paths:

@@ -24,7 +24,12 @@ from contest.catalog import TableRef
 from contest.config import Config
 from contest.data import SCHEMA, Batch, DataError, check_schema, discover
 from contest.pg import PgConnection
-from contest.table_io import delete_files, write_dataframe
+from contest.table_io import (
+    delete_files,
+    direct_read_possible,
+    write_dataframe,
+    write_file_direct,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -121,15 +126,23 @@ def write_batches(
                                             f"upsert {batch.path.name} v{batch.version}")
         written: list[str] = []
         try:
-            df = spark.read.parquet(str(batch.path))
-            check_schema(batch.path, _arrow_schema(df), SCHEMA)
             big = cfg.write.repartition and batch.bytes >= threshold
             t0 = time.perf_counter()
-            outcome = write_dataframe(
-                df, table, codec=cfg.write.codec,
-                repartition=cfg.write.repartition if big else None,
-                drop_null_keys=cfg.write.drop_null_keys,
-            )
+            if not big and cfg.write.reader == "arrow" and direct_read_possible(table):
+                import pyarrow.parquet as pq
+
+                check_schema(batch.path, pq.read_schema(batch.path), SCHEMA)
+                outcome = write_file_direct(spark, str(batch.path), table,
+                                            codec=cfg.write.codec,
+                                            drop_null_keys=cfg.write.drop_null_keys)
+            else:
+                df = spark.read.parquet(str(batch.path))
+                check_schema(batch.path, _arrow_schema(df), SCHEMA)
+                outcome = write_dataframe(
+                    df, table, codec=cfg.write.codec,
+                    repartition=cfg.write.repartition if big else None,
+                    drop_null_keys=cfg.write.drop_null_keys,
+                )
             written = [f.path for f in outcome.files]
             res.write_s = time.perf_counter() - t0
             res.shuffled = outcome.shuffled

@@ -63,9 +63,10 @@ def test_eight_writers_all_commits_kept_and_big_file_rule(spark, pg, cfg, data, 
     assert meta.row_group(0).column(0).compression == "UNCOMPRESSED"
 
 
-def test_versions_mapping_changes_the_result(spark, pg, cfg, data, tmp_path):
-    cfg = with_write(cfg, versions="0=2,2=0")
-    _, table = write(spark, pg, cfg, data, tmp_path / "vmap", indices=[0, 1, 2])
+@pytest.mark.parametrize("reader", ["arrow", "spark"])
+def test_versions_mapping_changes_the_result(spark, pg, cfg, data, tmp_path, reader):
+    cfg = with_write(cfg, versions="0=2,2=0", reader=reader)
+    _, table = write(spark, pg, cfg, data, tmp_path / f"vmap_{reader}", indices=[0, 1, 2])
     assert merge_and_read(spark, pg, cfg, table) == oracle(data, "0=2,2=0", only={0, 1, 2})
 
 
@@ -89,20 +90,23 @@ def test_bad_batch_commits_nothing_others_commit(spark, pg, cfg, data, tmp_path)
     assert sorted(c.version for c in commits) == [0, 2]
 
 
-def test_null_uuid_is_an_error_or_dropped(spark, pg, cfg, data, tmp_path):
+@pytest.mark.parametrize("reader", ["arrow", "spark"])
+def test_null_uuid_is_an_error_or_dropped(spark, pg, cfg, data, tmp_path, reader):
+    cfg = with_write(cfg, reader=reader)
     d = _copy(data, tmp_path / "nulls", 2)
     t = pq.read_table(d / "base-1.parquet")
     keys = t.column("uuid").to_pylist()
     keys[0] = keys[5] = None
     pq.write_table(t.set_column(0, "uuid", pa.array(keys, pa.string())), d / "base-1.parquet")
-    report, table = write(spark, pg, cfg, d, tmp_path / "nullt")
+    report, table = write(spark, pg, cfg, d, tmp_path / f"nullt_{reader}")
     err = next(b.error for b in report.batches if b.batch == "base-1.parquet")
     assert "base-1.parquet: 2 row(s) with a NULL uuid" in err
     _, commits = catalog.head_snapshot(pg, table)
     assert [c.version for c in commits] == [0]
-    files = list((tmp_path / "nullt").glob("*.parquet"))
+    files = list((tmp_path / f"nullt_{reader}").glob("*.parquet"))
     assert len(files) == len(commits[0].files)  # the refused batch left no files behind
-    report, _ = write(spark, pg, with_write(cfg, drop_null_keys=True), d, tmp_path / "nullt")
+    report, _ = write(spark, pg, with_write(cfg, drop_null_keys=True), d,
+                      tmp_path / f"nullt_{reader}")
     assert report.ok
     assert sum(b.null_keys_dropped for b in report.batches) == 2
 

@@ -1,0 +1,70 @@
+"""Spark's `hash()` (Murmur3 x86_32, seed 42, Spark's own tail handling), vectorised in
+numpy: the bucket of a key as Spark, and so LakeSoul, computes `pmod(hash(key), n)`.
+
+Lets a task that reads a batch with pyarrow bucket it without the JVM. Checked
+against Spark itself by the tests, on strings of every length.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+SEED = 42
+_C1, _C2 = np.uint32(0xCC9E2D51), np.uint32(0x1B873593)
+
+
+def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+
+
+def _mix(h1: np.ndarray, k1: np.ndarray) -> np.ndarray:
+    k1 = _rotl(k1 * _C1, 15) * _C2
+    h1 = _rotl(h1 ^ k1, 13)
+    return h1 * np.uint32(5) + np.uint32(0xE6546B64)
+
+
+def _fmix(h1: np.ndarray, length: int) -> np.ndarray:
+    h1 = h1 ^ np.uint32(length)
+    h1 ^= h1 >> np.uint32(16)
+    h1 *= np.uint32(0x85EBCA6B)
+    h1 ^= h1 >> np.uint32(13)
+    h1 *= np.uint32(0xC2B2AE35)
+    h1 ^= h1 >> np.uint32(16)
+    return h1
+
+
+def hash_strings(arr: pa.Array | pa.ChunkedArray, seed: int = SEED) -> np.ndarray:
+    """int32 hashes of a string array's UTF-8 bytes (no NULLs)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.null_count:
+        raise ValueError("cannot hash NULL keys")
+    arr = arr.cast(pa.string())
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] else \
+        np.zeros(0, np.uint8)
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    out = np.empty(n, dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        for length in np.unique(lengths):
+            length = int(length)
+            rows = np.flatnonzero(lengths == length)
+            h1 = np.full(len(rows), seed, dtype=np.uint32)
+            if length:
+                block = data[starts[rows][:, None] + np.arange(length)]
+                aligned = length - length % 4
+                words = np.ascontiguousarray(block[:, :aligned]).view("<u4")
+                for w in range(aligned // 4):
+                    h1 = _mix(h1, words[:, w])
+                for i in range(aligned, length):  # Spark: each tail byte, sign-extended
+                    h1 = _mix(h1, block[:, i].astype(np.int8).astype(np.int32)
+                              .astype(np.uint32))
+            out[rows] = _fmix(h1, length)
+    return out.view(np.int32)
+
+
+def buckets(arr: pa.Array | pa.ChunkedArray, n: int) -> np.ndarray:
+    """pmod(hash(key), n), as Spark computes it."""
+    return np.mod(hash_strings(arr).astype(np.int64), n).astype(np.int32)
