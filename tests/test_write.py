@@ -46,9 +46,11 @@ def test_backfill_missing_versions_later(spark, pg, cfg, data, tmp_path):
     assert merge_and_read(spark, pg, cfg, table) == oracle(data, only=first | {4, 5})
 
 
-def test_eight_writers_all_commits_kept_and_big_file_rule(spark, pg, cfg, data, tmp_path):
-    cfg = with_write(cfg, threads=8)
-    report, table = write(spark, pg, cfg, data, tmp_path / "conc")
+@pytest.mark.parametrize("reader", ["arrow", "spark"])
+def test_eight_writers_all_commits_kept_and_big_file_rule(spark, pg, cfg, data, tmp_path,
+                                                          reader):
+    cfg = with_write(cfg, threads=8, reader=reader)
+    report, table = write(spark, pg, cfg, data, tmp_path / f"conc_{reader}")
     assert report.ok
     _, commits = catalog.head_snapshot(pg, table)
     assert sorted(c.commit_id for c in commits) == sorted(b.commit_id for b in report.batches)
