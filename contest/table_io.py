@@ -3,12 +3,16 @@
 Write: each Spark task buckets its rows the way LakeSoul does
 (`pmod(hash(pk), buckets)`, Spark's Murmur3 = LakeSoul's), sorts each bucket by
 primary key (stably: rows of one key keep their order) and writes one parquet file
-per bucket, `part-<id>_<bucket:04>.parquet`, with the codec asked for. The driver
-then commits the files (catalog.commit_files). A task that fails leaves files no
-commit names: nothing is half-committed.
+per bucket, `part-<id>_<bucket:04>.parquet`, with the codec asked for. A batch that
+is not repartitioned is read by its tasks with pyarrow (write_file_direct); one that
+is goes through Spark's shuffle (write_dataframe). The driver then commits the files
+(catalog.commit_files). A task that fails leaves files no commit names: nothing is
+half-committed.
 
 Read: one Spark task per bucket reads that bucket's files in snapshot order and
-collapses each key with the merge operators: merge-on-read without a shuffle.
+collapses each key with the merge operators: merge-on-read without a shuffle; the
+task writes its result file itself (write_merged) or hands it to Spark
+(merged_dataframe).
 """
 
 from __future__ import annotations

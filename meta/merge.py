@@ -212,13 +212,3 @@ def _load_commits(cur, table_id: str, desc: str, ids: list[str]) -> list[Commit]
     if missing:
         raise RuntimeError(f"snapshot names commits with no data_commit_info row: {missing[:3]}")
     return [rows[c] for c in ids]
-
-
-def snapshot_in_order(conn: PgConnection, table: TableRef) -> tuple[bool, str]:
-    """Is every partition's head snapshot in version order? (and why not)"""
-    report = merge_table(conn, table, dry_run=True)
-    for p in report.partitions:
-        if p.reordered:
-            return False, (f"partition {p.partition_desc}: commits are not in version order "
-                           f"(head v{p.head_version})")
-    return True, ""
