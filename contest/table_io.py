@@ -241,11 +241,16 @@ def files_by_bucket(commits: Sequence[SnapshotCommit]) -> dict[int, list[tuple[s
     return out
 
 
+def newest_version(commits: Sequence[SnapshotCommit]) -> int | None:
+    return max((c.version for c in commits if c.version is not None), default=None)
+
+
 class SchemaEvolutionError(ValueError):
     """An old file that the newest schema cannot read."""
 
 
-def read_bucket(files: Sequence[tuple[str, int | None]], schema: pa.Schema) -> pa.Table:
+def read_bucket(files: Sequence[tuple[str, int | None]], schema: pa.Schema,
+                newest: int | None = None) -> pa.Table:
     """A bucket's rows in application order, read with the newest schema: a column
     a file lacks reads as NULL; a column whose type cannot be cast is an error."""
     import pyarrow.parquet as pq
@@ -264,7 +269,7 @@ def read_bucket(files: Sequence[tuple[str, int | None]], schema: pa.Schema) -> p
                 raise SchemaEvolutionError(
                     f"column {f.name} was {have} in the commit of version {version} "
                     f"({path.rsplit('/', 1)[-1]}) and is {f.type} in the table's newest "
-                    "schema: old files cannot be read with it")
+                    f"schema (read at version {newest}): old files cannot be read with it")
             cols.append(t.column(f.name).cast(f.type))
         parts.append(pa.Table.from_arrays(cols, schema=schema))
     if not parts:
@@ -299,11 +304,12 @@ def merged_dataframe(
     work = [(b, json.dumps(files)) for b, files in sorted(buckets.items())]
     if not work:
         return spark.createDataFrame([], out_schema)
+    newest = newest_version(commits)
 
     def merge_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for files in batch.column("files").to_pylist():
-                rows = read_bucket([tuple(f) for f in json.loads(files)], plain_schema)
+                rows = read_bucket([tuple(f) for f in json.loads(files)], plain_schema, newest)
                 yield from merge_rows(rows, keys, ops).to_batches(max_chunksize=65536)
 
     tasks = spark.sparkContext.parallelize(work, len(work)).toDF("bucket int, files string")
@@ -336,13 +342,15 @@ def write_merged(
     fs.create_dir(base, recursive=True)
     work = [(b, json.dumps(files)) for b, files in sorted(files_by_bucket(commits).items())]
     compression = codec.upper() if codec != "none" else "NONE"
+    newest = newest_version(commits)
 
     def merge_write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         task_fs, task_base = _filesystem(out_dir)
         for batch in batches:
             for bucket, files in zip(batch.column("bucket").to_pylist(),
                                      batch.column("files").to_pylist(), strict=True):
-                rows = read_bucket([tuple(f) for f in json.loads(files)], plain_schema)
+                rows = read_bucket([tuple(f) for f in json.loads(files)], plain_schema,
+                                   newest)
                 merged = merge_rows(rows, keys, ops)
                 path = f"{task_base}/part-{bucket:05d}.parquet"
                 pq.write_table(merged, path, filesystem=task_fs, compression=compression)

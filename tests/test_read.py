@@ -112,13 +112,15 @@ def test_type_change_that_old_files_cannot_follow(spark, pg, cfg, tmp_path, caps
     t = catalog.create_table(pg, "retype_t", tmp_path / "retype_t", v1, ["uuid"], 1,
                              replace=True)
     _write_rows(spark, pg, t, [("a", 1)], "uuid string, requests bigint", 0)
-    catalog.evolve_schema(pg, t, pa.schema([("uuid", pa.string()), ("requests", pa.string())]))
+    t = catalog.evolve_schema(pg, t, pa.schema([("uuid", pa.string()),
+                                                ("requests", pa.string())]))
+    _write_rows(spark, pg, t, [("b", "2")], "uuid string, requests string", 1)
     code = main(cli(cfg, "read", "--table", "retype_t", "--out", str(tmp_path / "o"),
                     "--operator", "requests=UseLast"))
     err = capsys.readouterr().err
     assert code == 2
     assert "column requests was int64 in the commit of version 0" in err
-    assert "newest schema" in err
+    assert "newest schema (read at version 1)" in err
 
 
 @pytest.mark.parametrize("writer", ["arrow", "spark"])
