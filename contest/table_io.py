@@ -34,7 +34,23 @@ if TYPE_CHECKING:
 BUCKET_COL = "__contest_bucket"
 POS_COL = "__contest_pos"
 CODECS = ("none", "snappy", "zstd", "gzip", "lz4")
-FILE_SCHEMA = "path string, size long, bucket int, rows long"
+FILE_SCHEMA = "path string, size long, bucket int, rows long, null_keys long"
+# What a write task reports: its files, and a row counting NULL keys when it met any.
+FILE_ROWS = pa.schema([("path", pa.string()), ("size", pa.int64()), ("bucket", pa.int32()),
+                       ("rows", pa.int64()), ("null_keys", pa.int64())])
+
+
+def _report(files: list[dict], nulls: int) -> pa.RecordBatch:
+    rows = [dict(f, null_keys=0) for f in files]
+    if nulls:
+        rows.append({"path": None, "size": 0, "bucket": -1, "rows": 0, "null_keys": nulls})
+    return pa.RecordBatch.from_pylist(rows, schema=FILE_ROWS)
+
+
+def _outcome(result: list, columns: tuple[str, ...], shuffled: bool) -> WriteOutcome:
+    files = [DataFile(r["path"], r["size"], columns, r["bucket"], r["rows"])
+             for r in result if r["path"] is not None]
+    return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled)
 
 
 def _file_id() -> str:
@@ -126,8 +142,6 @@ def write_dataframe(
         staged = df.select(*table.schema.names, bucket.alias(BUCKET_COL))
     shuffled = "Exchange" in staged._jdf.queryExecution().executedPlan().toString()
     path, schema = table.path, table.schema
-    out_schema = pa.schema([("path", pa.string()), ("size", pa.int64()), ("bucket", pa.int32()),
-                            ("rows", pa.int64()), ("null_keys", pa.int64())])
 
     def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow.compute as pc
@@ -137,27 +151,17 @@ def write_dataframe(
             return
         data = pa.Table.from_batches(batch_list)
         nulls = sum(data.column(k).null_count for k in keys)
+        if nulls and not drop_null_keys:
+            yield _report([], nulls)  # the batch will be refused: write nothing
+            return
         if nulls:
-            if not drop_null_keys:
-                yield pa.RecordBatch.from_pylist(
-                    [{"path": None, "size": 0, "bucket": -1, "rows": 0, "null_keys": nulls}],
-                    schema=out_schema)
-                return
             valid = pc.and_kleene(*[pc.is_valid(data.column(k)) for k in keys]) \
                 if len(keys) > 1 else pc.is_valid(data.column(keys[0]))
             data = data.filter(valid)
-        files = write_bucket_files(data, path, keys, schema, codec)
-        rows = [dict(f, null_keys=0) for f in files]
-        if nulls:
-            rows.append({"path": None, "size": 0, "bucket": -1, "rows": 0, "null_keys": nulls})
-        if rows:
-            yield pa.RecordBatch.from_pylist(rows, schema=out_schema)
+        yield _report(write_bucket_files(data, path, keys, schema, codec), nulls)
 
-    result = staged.mapInArrow(write_task, FILE_SCHEMA + ", null_keys long").collect()
-    columns = tuple(schema.names)
-    files = [DataFile(r["path"], r["size"], columns, r["bucket"], r["rows"])
-             for r in result if r["path"] is not None]
-    return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled)
+    result = staged.mapInArrow(write_task, FILE_SCHEMA).collect()
+    return _outcome(result, tuple(schema.names), shuffled)
 
 
 def direct_read_possible(table: TableRef) -> bool:
@@ -182,9 +186,6 @@ def write_file_direct(
     fs, local = _filesystem(path)
     with fs.open_input_file(local) as fh:
         groups = pq.ParquetFile(fh).metadata.num_row_groups
-    out_schema = pa.schema([("path", pa.string()), ("size", pa.int64()), ("bucket", pa.int32()),
-                            ("rows", pa.int64()), ("null_keys", pa.int64())])
-
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow.compute as pc
 
@@ -197,28 +198,17 @@ def write_file_direct(
                     data = pq.ParquetFile(fh).read_row_group(group, columns=schema.names)
                 nulls = data.column(key).null_count
                 if nulls and not drop_null_keys:
-                    yield pa.RecordBatch.from_pylist(
-                        [{"path": None, "size": 0, "bucket": -1, "rows": 0, "null_keys": nulls}],
-                        schema=out_schema)
+                    yield _report([], nulls)  # the batch will be refused: write nothing
                     continue
                 if nulls:
                     data = data.filter(pc.is_valid(data.column(key)))
                 data = data.append_column(BUCKET_COL,
                                           pa.array(buckets(data.column(key), n_buckets)))
-                rows = [dict(f, null_keys=0) for f in
-                        write_bucket_files(data, table_path, [key], schema, codec)]
-                if nulls:
-                    rows.append({"path": None, "size": 0, "bucket": -1, "rows": 0,
-                                 "null_keys": nulls})
-                if rows:
-                    yield pa.RecordBatch.from_pylist(rows, schema=out_schema)
+                yield _report(write_bucket_files(data, table_path, [key], schema, codec), nulls)
 
     work = spark.sparkContext.parallelize([(g,) for g in range(groups)], max(groups, 1))
-    result = work.toDF("group int").mapInArrow(task, FILE_SCHEMA + ", null_keys long").collect()
-    columns = tuple(schema.names)
-    files = [DataFile(r["path"], r["size"], columns, r["bucket"], r["rows"])
-             for r in result if r["path"] is not None]
-    return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled=False)
+    result = work.toDF("group int").mapInArrow(task, FILE_SCHEMA).collect()
+    return _outcome(result, tuple(schema.names), shuffled=False)
 
 
 def delete_files(paths: Sequence[str]) -> None:
