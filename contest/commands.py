@@ -6,10 +6,9 @@ import argparse
 import json
 import sys
 
+from contest.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE
 from contest.config import Config
 from contest.data import DataError
-
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def register(sub: argparse._SubParsersAction) -> None:

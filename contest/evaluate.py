@@ -17,7 +17,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from contest.config import PROJECT_DIR, Config, as_dict, to_toml
@@ -44,12 +43,6 @@ STRATEGIES: dict[str, dict[str, object]] = {
     "baseline-cow": {"write.mode": "cow", "write.threads": 1, "write.codec": "zstd",
                      "write.reader": "spark", "read.writer": "spark", "read.codec": "snappy"},
 }
-
-
-@dataclass
-class Phase:
-    name: str
-    seconds: float = 0.0
 
 
 def scale_of(rows: int) -> float:

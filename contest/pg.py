@@ -209,8 +209,8 @@ class EmbeddedCluster:
         if self.running():
             conn = self.connection()
             self._create_database(conn)
-            self.apply_schema(conn)
-            self.write_properties(conn)
+            apply_schema(conn)
+            write_lakesoul_properties(self.properties, conn)
             return conn, f"already running on 127.0.0.1:{conn.port}"
         if not self.initialized():
             self.init()
@@ -228,8 +228,8 @@ class EmbeddedCluster:
         self.port_file.write_text(str(port))
         conn = self.connection()
         self._create_database(conn)
-        self.apply_schema(conn)
-        self.write_properties(conn)
+        apply_schema(conn)
+        write_lakesoul_properties(self.properties, conn)
         return conn, f"started on 127.0.0.1:{port}{note}"
 
     def down(self) -> str:
@@ -259,12 +259,6 @@ class EmbeddedCluster:
                     cur.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(conn.database)))
         finally:
             pgc.close()
-
-    def apply_schema(self, conn: PgConnection) -> None:
-        apply_schema(conn)
-
-    def write_properties(self, conn: PgConnection) -> None:
-        write_lakesoul_properties(self.properties, conn)
 
 
 def apply_schema(conn: PgConnection) -> None:

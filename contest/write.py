@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from contest import catalog
 from contest.catalog import TableRef
 from contest.config import Config
-from contest.data import SCHEMA, Batch, DataError, check_schema, discover
+from contest.data import SCHEMA, Batch, DataError, check_schema, check_unique_versions, discover
 from contest.pg import PgConnection
 from contest.table_io import (
     delete_files,
@@ -109,11 +109,7 @@ def write_batches(
     on_done: Callable[[BatchResult], None] | None = None,
 ) -> WriteReport:
     """Upsert the batches concurrently; a failing batch commits nothing, the others go on."""
-    versions = {b.version: b.index for b in batches}
-    if len(versions) != len(batches):
-        from contest.data import check_unique_versions
-
-        check_unique_versions({b.index: b.version for b in batches})
+    check_unique_versions({b.index: b.version for b in batches})
     threshold = big_file_threshold(batches, cfg.write.big_file_bytes)
     report = WriteReport(f"{table.namespace}.{table.name}", table.path)
     started = time.perf_counter()
