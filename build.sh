@@ -5,13 +5,14 @@
 #   ./build.sh test     set up, then run the test suite (pytest args may follow)
 #   ./build.sh run      set up, then run the main job: the contest evaluation
 #                       (contest evaluate; its options may follow)
-#   ./build.sh lint     set up, then ruff
+#   ./build.sh lint     set up, then the checks CI runs: ruff, ruff format --check, mypy
+#   ./build.sh format   set up, then ruff format (and ruff's import sorting)
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$(pwd)
 VENV="$ROOT/.venv"
 STAMP="$VENV/.installed"
-PY_MIN="3.10"
+PY_MIN="3.11"
 
 log() { printf '[build] %s\n' "$*" >&2; }
 die() { printf '[build] error: %s\n' "$*" >&2; exit 1; }
@@ -99,7 +100,12 @@ case "$cmd" in
     setup
     "$VENV/bin/contest" db up
     exec "$VENV/bin/contest" evaluate "$@" ;;
-  lint) setup; exec "$VENV/bin/ruff" check . ;;
-  -h|--help|help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' ;;
+  lint)
+    setup
+    log "ruff check"; "$VENV/bin/ruff" check .
+    log "ruff format --check"; "$VENV/bin/ruff" format --check .
+    log "mypy"; "$VENV/bin/mypy" ;;
+  format) setup; "$VENV/bin/ruff" check --select I --fix -q .; exec "$VENV/bin/ruff" format . ;;
+  -h|--help|help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) die "unknown command '$cmd' (try ./build.sh help)" ;;
 esac

@@ -1,31 +1,31 @@
 """One typed configuration, built in one direction: defaults, file, environment, flags.
 
 Only `load_config` looks at the environment, and only through the mapping it is
-given; every other module receives a `Config`.
+given; every other module receives a frozen `Config`, and makes variants with
+`dataclasses.replace` or `override`. Relative folders (state, work, results) are taken
+from the folder the command runs in, never from where the package is installed.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
-import tomllib
+from contest.errors import ConfigError
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
+CODECS = ("none", "snappy", "zstd", "gzip", "lz4")
 
 # The connector the project would load through spark.jars.packages; see README
 # ("Versions") for why the native engine is the default.
 CONNECTOR_COORDINATES = "com.dmetasoul:lakesoul-spark-3.5_2.12:4.0.0"
 
 
-class ConfigError(ValueError):
-    """A configuration key or value that cannot be used; the message names it."""
-
-
-@dataclass
+@dataclass(frozen=True)
 class PgConfig:
     # Empty url means: use the embedded cluster started by `contest db up`.
     url: str = ""
@@ -33,13 +33,18 @@ class PgConfig:
     password: str = field(default="", repr=False)
     port: int = 54320
     database: str = "lakesoul_contest"
+    # The embedded server without fsync: faster commits, but a crash can lose
+    # acknowledged commits or corrupt the cluster. For throwaway benchmark runs only.
+    unsafe_no_fsync: bool = False
+    # How long an unreachable server is retried (with backoff) before a command fails.
+    retry_seconds: float = 30.0
 
     @property
     def external(self) -> bool:
         return bool(self.url)
 
 
-@dataclass
+@dataclass(frozen=True)
 class SparkConfig:
     master: str = "local[*]"
     shuffle_partitions: int = 8
@@ -52,13 +57,13 @@ class SparkConfig:
     conf: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class TableConfig:
     namespace: str = "default"
     hash_buckets: int = 4
 
 
-@dataclass
+@dataclass(frozen=True)
 class WriteConfig:
     # mor: upserts as merge-on-read commits; cow: the copy-on-write baseline
     # (per batch a full outer join with the table, then an overwrite).
@@ -81,7 +86,7 @@ class WriteConfig:
     versions: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReadConfig:
     # Merge operator per column; empty = the contest's operators.
     operators: dict[str, str] = field(default_factory=dict)
@@ -94,10 +99,14 @@ class ReadConfig:
     codec: str = "none"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Config:
-    state_dir: str = str(PROJECT_DIR / ".state")
-    work_dir: str = str(PROJECT_DIR / ".work")
+    # Servers' data, passwords, logs (relative: to the folder the command runs in).
+    state_dir: str = ".state"
+    # Generated data, tables, results of evaluations.
+    work_dir: str = ".work"
+    # Benchmark records, tables and charts.
+    results_dir: str = "results"
     pg: PgConfig = field(default_factory=PgConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
     table: TableConfig = field(default_factory=TableConfig)
@@ -112,6 +121,10 @@ class Config:
     def work_path(self) -> Path:
         return Path(self.work_dir)
 
+    @property
+    def results_path(self) -> Path:
+        return Path(self.results_dir)
+
 
 # Environment variables and the config key each one sets.
 ENV_KEYS = {
@@ -122,7 +135,12 @@ ENV_KEYS = {
     "CONTEST_WORK_DIR": "work_dir",
     "CONTEST_SPARK_MASTER": "spark.master",
     "CONTEST_PG_PORT": "pg.port",
+    "CONTEST_RESULTS_DIR": "results_dir",
 }
+# LakeSoul's own variable: the properties file its JVM libraries read.
+LAKESOUL_HOME = "lakesoul_home"
+LAKESOUL_PROPERTIES = {"lakesoul.pg.url": "pg.url", "lakesoul.pg.username": "pg.username",
+                       "lakesoul.pg.password": "pg.password"}
 
 
 def _coerce(value: Any, typ: Any, key: str) -> Any:
@@ -159,7 +177,8 @@ def _coerce(value: Any, typ: Any, key: str) -> Any:
 
 
 def set_key(cfg: Any, dotted: str, value: Any) -> None:
-    """Set one dotted key (`spark.master`); unknown keys are an error naming the key."""
+    """Set one dotted key (`spark.master`) on a config being built (private to
+    `load_config` and `override`); unknown keys are an error naming the key."""
     parts = dotted.split(".")
     target = cfg
     for i, part in enumerate(parts):
@@ -182,14 +201,21 @@ def set_key(cfg: Any, dotted: str, value: Any) -> None:
                 getattr(target, part)[".".join(parts[i + 1 :])] = str(value)
                 return
             raise ConfigError(f"unknown configuration key: {dotted}")
-        setattr(target, part, _coerce(value, typ, dotted))
+        object.__setattr__(target, part, _coerce(value, typ, dotted))
         return
 
 
-def apply_mapping(cfg: Config, mapping: Mapping[str, Any], prefix: str = "") -> None:
+def apply_mapping(cfg: Config, mapping: Mapping[str, Any]) -> None:
     for key, value in mapping.items():
-        dotted = f"{prefix}{key}"
-        set_key(cfg, dotted, value)
+        set_key(cfg, key, value)
+
+
+def override(cfg: Config, mapping: Mapping[str, Any]) -> Config:
+    """A validated variant of `cfg` with dotted keys set (`cfg` is left as it was)."""
+    out = copy.deepcopy(cfg)
+    apply_mapping(out, mapping)
+    validate(out)
+    return out
 
 
 def load_config(
@@ -212,14 +238,27 @@ def load_config(
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         apply_mapping(cfg, data)
+    env = env or {}
+    if env.get(LAKESOUL_HOME):
+        apply_mapping(cfg, lakesoul_home_settings(Path(env[LAKESOUL_HOME])))
     for var, key in ENV_KEYS.items():
-        if env and env.get(var):
+        if env.get(var):
             set_key(cfg, key, env[var])
     if overrides:
         for key, value in overrides.items():
             set_key(cfg, key, value)
     validate(cfg)
     return cfg
+
+
+def lakesoul_home_settings(path: Path) -> dict[str, str]:
+    """PostgreSQL settings from LakeSoul's properties file (the `lakesoul_home` file)."""
+    from meta.schema import read_lakesoul_properties
+
+    if not path.is_file():
+        raise ConfigError(f"{LAKESOUL_HOME}={path}: no such properties file")
+    props = read_lakesoul_properties(path)
+    return {key: props[name] for name, key in LAKESOUL_PROPERTIES.items() if props.get(name)}
 
 
 def validate(cfg: Config) -> None:
@@ -233,11 +272,10 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"write.repartition: must be 0 (off) or more: {cfg.write.repartition}")
     if cfg.write.mode not in ("mor", "cow"):
         raise ConfigError(f"write.mode: {cfg.write.mode!r} is not mor or cow")
-    codecs = ("none", "snappy", "zstd", "gzip", "lz4")
-    if cfg.write.codec not in codecs:
-        raise ConfigError(f"write.codec: {cfg.write.codec!r} is not one of {', '.join(codecs)}")
-    if cfg.read.codec not in codecs:
-        raise ConfigError(f"read.codec: {cfg.read.codec!r} is not one of {', '.join(codecs)}")
+    if cfg.write.codec not in CODECS:
+        raise ConfigError(f"write.codec: {cfg.write.codec!r} is not one of {', '.join(CODECS)}")
+    if cfg.read.codec not in CODECS:
+        raise ConfigError(f"read.codec: {cfg.read.codec!r} is not one of {', '.join(CODECS)}")
     if cfg.write.reader not in ("arrow", "spark"):
         raise ConfigError(f"write.reader: {cfg.write.reader!r} is not arrow or spark")
     if cfg.read.writer not in ("arrow", "spark"):
@@ -280,6 +318,14 @@ def to_toml(cfg: Config, *, secrets: bool = False) -> str:
                 lines.append(f"{sub.name} = {scalar(v)}")
         sections.append("\n".join(lines + tables))
     return "\n".join(top) + "\n\n" + "\n\n".join(sections) + "\n"
+
+
+def absolute_paths(cfg: Config) -> Config:
+    """The same config with its folders absolute: for a child process in another folder."""
+    return dataclasses.replace(
+        cfg, state_dir=str(Path(cfg.state_dir).absolute()),
+        work_dir=str(Path(cfg.work_dir).absolute()),
+        results_dir=str(Path(cfg.results_dir).absolute()))
 
 
 def as_dict(cfg: Config) -> dict[str, Any]:

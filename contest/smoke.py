@@ -13,11 +13,13 @@ import time
 
 import pyarrow as pa
 
-from contest import catalog
 from contest.config import Config
-from contest.pg import ensure_database
-from contest.spark import build_session
-from contest.table_io import merged_dataframe, write_dataframe
+from contest.infra.postgres import ensure_database
+from contest.infra.spark import build_session
+from contest.read.files import merged_dataframe
+from contest.write.files import write_dataframe
+from meta import catalog
+from meta.commits import commit_files, head_snapshot
 
 SCHEMA = pa.schema([("uuid", pa.string()), ("requests", pa.int64()), ("name", pa.string())])
 BATCHES = [
@@ -46,9 +48,9 @@ def run_smoke(cfg: Config, table_name: str = "contest_smoke") -> dict:
     for version, rows in enumerate(BATCHES):
         df = spark.createDataFrame(rows, "uuid string, requests bigint, name string").coalesce(1)
         files = write_dataframe(df, table).files
-        commits.append(catalog.commit_files(conn, table, files, version=version,
+        commits.append(commit_files(conn, table, files, version=version,
                                             batch=f"smoke-{version}"))
-    _, snapshot = catalog.head_snapshot(conn, table)
+    _, snapshot = head_snapshot(conn, table)
     merged = merged_dataframe(spark, table, snapshot, {"requests": "SumAll"})
     rows = sorted((r.asDict() for r in merged.collect()), key=lambda r: r["uuid"])
     native = catalog.native_catalog(conn, cfg.table.namespace).table(table_name)

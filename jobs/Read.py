@@ -5,7 +5,7 @@ Thin on purpose: the job is `contest read`; see `contest read --help`.
 
 import sys
 
-from contest.cli import job_main
+from contest.cli.main import job_main
 
 if __name__ == "__main__":
     sys.exit(job_main("read", sys.argv[1:]))

@@ -14,12 +14,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from contest import catalog
-from contest.catalog import connect
-from contest.config import Config
-from contest.pg import PgConnection
-from meta.history import generate_history
+from meta import catalog
+from meta.connection import PgConnection, connect
 from meta.merge import merge_table
+from meta.synthetic import generate_history
 
 
 def _reset(conn: PgConnection, table_id: str) -> None:
@@ -35,10 +33,10 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run_bench(spark, conn: PgConnection, cfg: Config, sizes: Sequence[int],
+def run_bench(spark, conn: PgConnection, work_dir: Path, sizes: Sequence[int],
               say: Callable[[str], None] = print) -> list[dict]:
     records = []
-    root = cfg.work_path / "meta-bench"
+    root = work_dir / "meta-bench"
     for n in sizes:
         name = f"meta_bench_{n}"
         say(f"history of {n:,} commits")

@@ -1,6 +1,6 @@
-"""Distributed replay (seeds 000–002): the commit rows are read through Spark's JDBC
-source in parallel partitions and ordered by a distributed sort; the driver only
-receives the ordered commit ids, streamed.
+"""Distributed replay (README, "Metadata: replay in version order"): the commit rows
+are read through Spark's JDBC source in parallel partitions and ordered by a
+distributed sort; the driver only receives the ordered commit ids, streamed.
 
 Same rules as `meta.replay.order_commits` (a test checks both paths give the same
 snapshot): the newest reset commit first, the commits after it by version, a commit
@@ -12,12 +12,15 @@ from __future__ import annotations
 import uuid as uuidlib
 from typing import TYPE_CHECKING
 
-from contest.pg import PgConnection
+from meta.connection import PgConnection
+from meta.errors import MetaError
 from meta.replay import RESET_OPS, Commit, ReplayError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+# The JDBC driver the replay needs on Spark's classpath (the harness loads it by this
+# coordinate: contest.infra.packages, set "jdbc").
 JDBC_PACKAGE = "org.postgresql:postgresql:42.7.14"
 READ_PARTITIONS = 8
 
@@ -68,8 +71,9 @@ class SparkOrderer:
         try:
             found = rows.count()
             if found != expected:
-                raise RuntimeError(f"snapshot names {expected} commits, {found} have data")
-            cut = rows.filter(F.col("commit_op").isin(*RESET_OPS)).agg(F.max("pos")).first()[0]
+                raise MetaError(f"snapshot names {expected} commits, {found} have data")
+            top = rows.filter(F.col("commit_op").isin(*RESET_OPS)).agg(F.max("pos")).first()
+            cut = top[0] if top is not None else None
             live = rows if cut is None else rows.filter(F.col("pos") >= cut)
             head = F.lit(cut if cut is not None else -1)
             # The reset commit heads the snapshot: it takes no part in the ordering.

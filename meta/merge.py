@@ -13,11 +13,12 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
-import psycopg2
 import psycopg2.errors
 
-from contest.catalog import TableRef, connect
-from contest.pg import PgConnection
+from meta.catalog import TableRef
+from meta.commits import commit_rows, head_partition, insert_partition_version, partition_descs
+from meta.connection import PgConnection, connect
+from meta.errors import MetaError
 from meta.replay import Commit, order_commits
 
 MAX_RETRIES = 20
@@ -103,9 +104,7 @@ def merge_table(conn: PgConnection, table: TableRef, dry_run: bool = False, *,
                 with pgc, pgc.cursor() as cur:
                     cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
                                 _lock_key(table.table_id))
-                    cur.execute("SELECT DISTINCT partition_desc FROM partition_info "
-                                "WHERE table_id = %s ORDER BY 1", (table.table_id,))
-                    descs = [r[0] for r in cur.fetchall()]
+                    descs = partition_descs(cur, table.table_id)
                     report.partitions = [_merge_partition(cur, table, d, dry_run, chooser)
                                          for d in descs]
                     if dry_run:
@@ -141,9 +140,10 @@ def _chooser(conn: PgConnection, spark, threshold: int | None, force: str | None
 
 def _merge_partition(cur, table: TableRef, desc: str, dry_run: bool,
                      chooser=lambda n: None) -> PartitionMerge:
-    cur.execute("SELECT version, snapshot::text[] FROM partition_info WHERE table_id = %s "
-                "AND partition_desc = %s ORDER BY version DESC LIMIT 1", (table.table_id, desc))
-    head_version, snapshot = cur.fetchone()
+    head = head_partition(cur, table.table_id, desc)
+    if head is None:
+        raise MetaError(f"{table.name}: partition {desc} has no version")
+    head_version, snapshot = head
     orderer = chooser(len(snapshot))
     if orderer is not None:
         ordered = orderer.order(table.table_id, desc, head_version, len(snapshot))
@@ -168,7 +168,7 @@ def _write_merge(cur, table: TableRef, desc: str, dry_run: bool, head_version: i
                  path: str) -> PartitionMerge:
     order = [c.commit_id for c in ordered]
     if len(order) != len(snapshot) or set(order) != set(snapshot):
-        raise RuntimeError(f"{table.name}: merge would change the set of live commits")
+        raise MetaError(f"{table.name}: merge would change the set of live commits")
     result = PartitionMerge(desc, head_version, len(snapshot), replayed, order != snapshot,
                             order=order, versions=[c.version for c in ordered], path=path)
     if dry_run:
@@ -176,12 +176,8 @@ def _write_merge(cur, table: TableRef, desc: str, dry_run: bool, head_version: i
     written_version = head_version
     if result.reordered:
         written_version = head_version + 1
-        cur.execute(
-            "INSERT INTO partition_info (table_id, partition_desc, version, commit_op, "
-            "timestamp, snapshot, expression) VALUES (%s, %s, %s, 'MergeCommit', "
-            "(extract(epoch from now()) * 1000)::bigint, %s::uuid[], '')",
-            (table.table_id, desc, written_version, order),
-        )
+        insert_partition_version(cur, table.table_id, desc, written_version, "MergeCommit",
+                                 order)
         result.new_version = written_version
     cur.execute(
         "INSERT INTO contest_merge_checkpoint (table_id, partition_desc, partition_version, "
@@ -198,17 +194,8 @@ def _write_merge(cur, table: TableRef, desc: str, dry_run: bool, head_version: i
 def _load_commits(cur, table_id: str, desc: str, ids: list[str]) -> list[Commit]:
     if not ids:
         return []
-    # One index lookup per commit (LATERAL): linear whatever the statistics say.
-    cur.execute(
-        "SELECT s.cid::text, d.commit_op, v.version FROM unnest(%s::uuid[]) AS s(cid) "
-        "JOIN LATERAL (SELECT dc.commit_op FROM data_commit_info dc WHERE dc.table_id = %s "
-        "AND dc.partition_desc = %s AND dc.commit_id = s.cid) d ON true "
-        "LEFT JOIN LATERAL (SELECT cv.version FROM contest_commit_version cv "
-        "WHERE cv.table_id = %s AND cv.partition_desc = %s AND cv.commit_id = s.cid) v ON true",
-        (ids, table_id, desc, table_id, desc),
-    )
-    rows = {r[0]: Commit(r[0], r[1], r[2]) for r in cur.fetchall()}
+    rows = commit_rows(cur, table_id, desc, ids)
     missing = [c for c in ids if c not in rows]
     if missing:
-        raise RuntimeError(f"snapshot names commits with no data_commit_info row: {missing[:3]}")
-    return [rows[c] for c in ids]
+        raise MetaError(f"snapshot names commits with no data_commit_info row: {missing[:3]}")
+    return [Commit(c, rows[c][1], rows[c][2]) for c in ids]

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from meta.errors import ReplayError
+
 RESET_OPS = frozenset({"UpdateCommit", "CompactionCommit", "DeleteCommit"})
 
-
-class ReplayError(ValueError):
-    """History that cannot be ordered; the message names the commits."""
+__all__ = ["RESET_OPS", "Commit", "ReplayError", "in_version_order", "order_commits"]
 
 
 @dataclass(frozen=True)

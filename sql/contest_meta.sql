@@ -11,7 +11,9 @@ CREATE TABLE IF NOT EXISTS contest_commit_version (
     committed_at   timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (table_id, partition_desc, commit_id)
 );
-CREATE INDEX IF NOT EXISTS contest_commit_version_version
+-- A version is committed at most once per table and partition, across runs.
+DROP INDEX IF EXISTS contest_commit_version_version;
+CREATE UNIQUE INDEX IF NOT EXISTS contest_commit_version_unique
     ON contest_commit_version (table_id, partition_desc, version);
 
 -- The last merged state of each partition: the checkpoint incremental replay
@@ -25,4 +27,26 @@ CREATE TABLE IF NOT EXISTS contest_merge_checkpoint (
     ops               text[]   NOT NULL,
     merged_at         timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (table_id, partition_desc)
+);
+
+-- The versions a write set out to commit (recorded before its first batch), so
+-- `contest history` and the gap checks can name the versions that never landed.
+CREATE TABLE IF NOT EXISTS contest_expected_version (
+    table_id       text   NOT NULL,
+    partition_desc text   NOT NULL,
+    version        bigint NOT NULL,
+    batch          text,
+    planned_at     timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_id, partition_desc, version)
+);
+
+-- A compaction commit stands for the versions it merged: they count as committed (and
+-- stay taken) while it is live.
+CREATE TABLE IF NOT EXISTS contest_compaction (
+    table_id       text     NOT NULL,
+    partition_desc text     NOT NULL,
+    commit_id      uuid     NOT NULL,
+    versions       bigint[] NOT NULL,
+    compacted_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_id, partition_desc, commit_id)
 );

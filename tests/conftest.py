@@ -8,25 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from contest.config import PROJECT_DIR, Config, load_config
-
-TEST_STATE = PROJECT_DIR / ".state" / "tests"
-
-
-def make_config(tmp: Path, **overrides: object) -> Config:
-    """Tests get their own cluster folder and port, so a user's cluster is untouched.
-    An external PostgreSQL given by LAKESOUL_PG_* is used as is."""
-    base = {
-        "state_dir": str(TEST_STATE),
-        "work_dir": str(tmp),
-        "pg.port": 54331,
-        "spark.master": "local[2]",
-        "spark.shuffle_partitions": 4,
-        "spark.ui": False,
-        "spark.driver_memory": "2g",
-    }
-    base.update(overrides)
-    return load_config(env=os.environ, overrides=base)
+from contest.config import Config
+from tests.support.config import make_config
 
 
 @pytest.fixture(scope="session")
@@ -79,7 +62,7 @@ def cfg(session_tmp, _container) -> Config:
 @pytest.fixture(scope="session")
 def pg(cfg):
     """Embedded cluster by default; a container or an external server when there is one."""
-    from contest.pg import EmbeddedCluster, ensure_database
+    from contest.infra.postgres import EmbeddedCluster, ensure_database
 
     conn = ensure_database(cfg)
     yield conn
@@ -89,7 +72,7 @@ def pg(cfg):
 
 @pytest.fixture(scope="session")
 def spark(cfg):
-    from contest.spark import build_session
+    from contest.infra.spark import build_session
     from meta.distributed import JDBC_PACKAGE
 
     session = build_session(cfg, "contest-tests", (JDBC_PACKAGE,))
@@ -104,8 +87,3 @@ def table_dir(tmp_path) -> Path:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def cli(cfg: Config, *args: str) -> list[str]:
-    """`contest` arguments that point the command at the test cluster and work folder."""
-    return ["--set", f"state_dir={cfg.state_dir}", "--set", f"work_dir={cfg.work_dir}",
-            "--set", f"pg.port={cfg.pg.port}", "--set", f"spark.master={cfg.spark.master}",
-            "--set", "spark.ui=false", *args]

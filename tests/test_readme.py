@@ -6,15 +6,14 @@ import shlex
 
 import pytest
 
-from contest.cli import main
-from contest.config import PROJECT_DIR
-from tests.conftest import cli
+from contest.cli.main import main
+from tests.support.config import REPO, cli
 
 pytestmark = [pytest.mark.spark, pytest.mark.pg]
 
 
 def tour_commands() -> list[list[str]]:
-    text = (PROJECT_DIR / "README.md").read_text()
+    text = (REPO / "README.md").read_text()
     section = text.split("## Quick tour", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```console\n(.*?)```", section, re.S).group(1)
     return [shlex.split(line[2:]) for line in block.splitlines() if line.startswith("$ ")]
@@ -32,4 +31,4 @@ def test_quick_tour_runs(cfg, pg, spark, tmp_path, capsys):
             assert code == 0, f"{' '.join(argv)} exited {code}: {out.err[-2000:]}"
     finally:
         os.chdir(cwd)
-    assert (tmp_path / "tour" / "result").is_dir()
+    assert (tmp_path / ".work" / "tour" / "result" / "_SUCCESS").is_file()

@@ -1,0 +1,110 @@
+"""What every command module shares: how commands are declared, and small helpers.
+
+Every subcommand is made by `command`, so each has a description, shows its
+defaults, and accepts the shared options (`--config`, `--set`) after its name as
+well as before it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from contest.config import Config, load_config
+from contest.errors import UsageError
+
+Handler = Callable[[argparse.Namespace, Config], int]
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions keep their lines; options show their default when they have one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "%(default)" in text or action.default in (None, False, argparse.SUPPRESS, []):
+            return text
+        if action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
+            return text + " (default: %(default)s)"
+        return text
+
+
+def shared_options(top: bool) -> argparse.ArgumentParser:
+    """`--config` and `--set`, accepted before the command (top) and after it."""
+    p = argparse.ArgumentParser(add_help=False)
+    suffix = "" if top else "_sub"
+    p.add_argument("--config", dest=f"config{suffix}", metavar="FILE", default=None,
+                   help="TOML configuration file")
+    p.add_argument("--set", dest=f"overrides{suffix}", action="append", default=[],
+                   metavar="KEY=VALUE",
+                   help="override one configuration key, e.g. spark.master=local[2] "
+                   "(repeatable)")
+    return p
+
+
+def command(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
+            handler: Handler | None = None) -> argparse.ArgumentParser:
+    """A subcommand with the shared options, a description and its handler."""
+    p = sub.add_parser(name, help=summary, description=description,
+                       formatter_class=HelpFormatter, parents=[shared_options(top=False)])
+    if handler is not None:
+        p.set_defaults(handler=handler)
+    return p
+
+
+def group(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
+          dest: str) -> argparse._SubParsersAction:
+    """A command with actions of its own (`contest db up`)."""
+    p = sub.add_parser(name, help=summary, description=description,
+                       formatter_class=HelpFormatter)
+    return p.add_subparsers(dest=dest, metavar="ACTION", required=True)
+
+
+def pairs(items: Sequence[str], what: str) -> dict[str, str]:
+    """`KEY=VALUE` arguments as a dict; anything else is a usage error naming it."""
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise UsageError(f"{what}: expected KEY=VALUE, got {item!r}")
+        key, value = item.split("=", 1)
+        out[key.strip()] = value.strip()
+    return out
+
+
+def int_list(text: str, what: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"{what}: not a comma-separated list of integers: {text!r}") from None
+
+
+def absolute(text: str) -> str:
+    """A path as Spark's JVM must see it: absolute (it may run in another folder)."""
+    return text if "://" in text else str(Path(text).absolute())
+
+
+def say(msg: str) -> None:
+    """Progress for people, on stderr: stdout stays machine-readable."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class ConfigSource:
+    """Where the command's Config came from, to build variants of it (a strategy's
+    preset under the user's file, environment and flags)."""
+
+    file: str | None
+    env: Mapping[str, str]
+    overrides: Mapping[str, str]
+
+    def load(self, preset: Mapping[str, object] | None = None) -> Config:
+        return load_config(self.file, self.env, self.overrides, preset=preset)
+
+
+def config_source(args: argparse.Namespace) -> ConfigSource:
+    source = getattr(args, "config_source", None)
+    if not isinstance(source, ConfigSource):
+        raise RuntimeError("the command line did not record its configuration source")
+    return source

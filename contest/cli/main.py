@@ -1,0 +1,84 @@
+"""`contest` entry point: parse, build the one Config, dispatch, and the one place where
+errors become exit codes.
+
+Expected failures are `HarnessError`s (raised anywhere, or unwrapped from a Spark
+task by `contest.errors.unwrap_spark_error`): they end in one line on stderr and the
+error's exit code (2 bad input, 1 failed run). Anything else is a bug and keeps its
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from contest import __version__
+from contest.cli import data, evaluation, infra, metadata, pipeline
+from contest.cli.common import ConfigSource, HelpFormatter, pairs, shared_options
+from contest.config import Config
+from contest.errors import EXIT_USAGE, HarnessError, unwrap_spark_error
+
+GROUPS = (infra, data, pipeline, metadata, evaluation)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="contest",
+        description="LakeSoul upsert / merge-on-read benchmark harness (CCF BDCI 2022 "
+        "data-lake contest): generate data, write and read LakeSoul tables, merge their "
+        "metadata, evaluate, compare and sweep.",
+        formatter_class=HelpFormatter,
+        parents=[shared_options(top=True)],
+    )
+    parser.add_argument("--version", action="version", version=f"contest {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in GROUPS:
+        module.register(sub)
+    return parser
+
+
+def config_from(args: argparse.Namespace) -> Config:
+    """The Config a command runs with: defaults, file, environment, then every --set
+    (given before or after the command). Its source stays on `args` for variants."""
+    config_file = getattr(args, "config_sub", None) or args.config
+    overrides = pairs([*args.overrides, *getattr(args, "overrides_sub", [])], "--set")
+    args.config_source = ConfigSource(config_file, dict(os.environ), overrides)
+    return args.config_source.load()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        cfg = config_from(args)
+        return int(args.handler(args, cfg))
+    except KeyboardInterrupt:
+        print("contest: interrupted", file=sys.stderr)
+        return 130
+    except HarnessError as exc:
+        return _fail(exc)
+    except Exception as exc:
+        unwrapped = unwrap_spark_error(exc)
+        if unwrapped is None:
+            raise
+        return _fail(unwrapped)
+
+
+def _fail(exc: HarnessError) -> int:
+    text = " ".join(str(exc).split("\n", 1)[0].split()) or type(exc).__name__
+    print(f"contest: {text}", file=sys.stderr)
+    return exc.exit_code
+
+
+def job_main(command: str, argv: Sequence[str]) -> int:
+    """A spark-submit job (`jobs/Write.py`, `python -m contest.write`): the command's
+    arguments, with the shared options anywhere."""
+    return main([command, *argv])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+__all__ = ["EXIT_USAGE", "build_parser", "job_main", "main"]

@@ -1,0 +1,1 @@
+"""Data stage: the batches' shape and discovery, the generator, the oracle, the checker."""

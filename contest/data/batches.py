@@ -1,0 +1,144 @@
+"""The contest's data: schema, batch files, and the version each batch carries."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from contest.errors import DataError
+
+SCHEMA = pa.schema([
+    ("uuid", pa.string()),
+    ("ip", pa.string()),
+    ("hostname", pa.string()),
+    ("requests", pa.int64()),
+    ("name", pa.string()),
+    ("city", pa.string()),
+    ("job", pa.string()),
+    ("phonenum", pa.string()),
+])
+COLUMNS = tuple(SCHEMA.names)
+BATCHES = 11
+# Scale 1: base-0 has 10M rows, base-1..10 2M each; 20M distinct keys in 30M rows.
+BASE0_ROWS = 10_000_000
+UPDATE_BATCH_ROWS = 2_000_000
+_FILE_RE = re.compile(r"^base-(\d+)\.parquet$")
+
+
+@dataclass(frozen=True)
+class Batch:
+    index: int
+    path: Path
+    rows: int
+    bytes: int
+    version: int
+
+
+def batch_rows(scale: float) -> list[int]:
+    """Rows of base-0 .. base-10 at a scale (scale 1 = the contest's sizes)."""
+    if scale <= 0:
+        raise DataError(f"scale must be positive, got {scale}")
+    first = max(1, round(BASE0_ROWS * scale))
+    rest = max(1, round(UPDATE_BATCH_ROWS * scale))
+    return [first] + [rest] * (BATCHES - 1)
+
+
+def parse_versions(spec: str | None, indices: list[int]) -> dict[int, int]:
+    """Batch index -> version. `spec`: None (index = version), `0=5,1=3,...` (unlisted
+    batches keep their index), or `@file.json` holding {"0": 5, ...}."""
+    versions = {i: i for i in indices}
+    if spec:
+        items: list[tuple[Any, Any]] = []
+        if spec.startswith("@"):
+            path = Path(spec[1:])
+            try:
+                raw: Mapping = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError) as exc:
+                raise DataError(f"{path}: cannot read versions: {exc}") from None
+            items = list(raw.items())
+        else:
+            for part in spec.split(","):
+                if "=" not in part:
+                    raise DataError(f"versions: expected INDEX=VERSION, got {part!r}")
+                idx, ver = part.split("=", 1)
+                items.append((idx, ver))
+        for idx, ver in items:
+            try:
+                idx_i, ver_i = int(idx), int(ver)
+            except ValueError:
+                raise DataError(f"versions: not integers: {idx}={ver}") from None
+            if idx_i not in versions:
+                raise DataError(f"versions: no batch base-{idx_i}.parquet in the data")
+            versions[idx_i] = ver_i
+    check_unique_versions(versions)
+    return versions
+
+
+def check_unique_versions(versions: Mapping[int, int]) -> None:
+    seen: dict[int, int] = {}
+    for idx, ver in sorted(versions.items()):
+        if ver in seen:
+            raise DataError(
+                f"batches base-{seen[ver]}.parquet and base-{idx}.parquet both have version {ver}"
+            )
+        seen[ver] = idx
+
+
+def discover(data_dir: str | Path, versions: str | None = None,
+             schema: pa.Schema | None = SCHEMA) -> list[Batch]:
+    """The batch files of a data folder, checked: contiguous base-0..base-N, parquet,
+    and (unless `schema` is None) the contest schema. Raises DataError naming the file."""
+    import pyarrow.parquet as pq
+
+    root = Path(data_dir).absolute()  # Spark's JVM may run in another folder
+    if not root.is_dir():
+        raise DataError(f"{data_dir}: no such data folder")
+    found: dict[int, Path] = {}
+    for p in sorted(root.iterdir()):
+        m = _FILE_RE.match(p.name)
+        if m:
+            found[int(m.group(1))] = p
+    if not found:
+        raise DataError(f"{root}: no batch files (expected base-0.parquet, base-1.parquet, ...)")
+    for i in range(max(found) + 1):
+        if i not in found:
+            raise DataError(f"{root / f'base-{i}.parquet'}: missing (batches must be "
+                            f"base-0..base-{max(found)} without gaps)")
+    vmap = parse_versions(versions, sorted(found))
+    batches = []
+    for i in sorted(found):
+        path = found[i]
+        try:
+            meta = pq.read_metadata(path)
+        except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for non-parquet
+            raise DataError(f"{path}: not a parquet file ({exc.__class__.__name__})") from None
+        if schema is not None:
+            check_schema(path, meta.schema.to_arrow_schema(), schema)
+        batches.append(Batch(i, path, meta.num_rows, path.stat().st_size, vmap[i]))
+    return batches
+
+
+def check_schema(path: Path, actual: pa.Schema, expected: pa.Schema = SCHEMA) -> None:
+    names = [f.name for f in actual]
+    if names != list(expected.names):
+        missing = [n for n in expected.names if n not in names]
+        extra = [n for n in names if n not in expected.names]
+        detail = []
+        if missing:
+            detail.append(f"missing column(s) {', '.join(missing)}")
+        if extra:
+            detail.append(f"unexpected column(s) {', '.join(extra)}")
+        if not detail:
+            detail.append(f"columns in order {', '.join(names)}")
+        raise DataError(f"{path}: schema differs: {'; '.join(detail)} "
+                        f"(expected {', '.join(expected.names)})")
+    for f in expected:
+        got = actual.field(f.name).type
+        if got != f.type and not (pa.types.is_large_string(got) and pa.types.is_string(f.type)):
+            raise DataError(f"{path}: column {f.name} is {got}, expected {f.type}")

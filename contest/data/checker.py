@@ -1,0 +1,159 @@
+"""Check a result folder: against the oracle (DuckDB, no Spark, no LakeSoul), or by the
+contest's own SHA-256 of a canonical CSV."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contest.data.batches import COLUMNS, DataError
+from contest.data.oracle import _sql_str, connect
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+SUCCESS_MARKER = "_SUCCESS"  # written last by every result writer (Spark's too)
+EXPECTED_TYPES = {c: "VARCHAR" for c in COLUMNS} | {"requests": "BIGINT"}
+
+
+@dataclass
+class CheckReport:
+    expected_rows: int = 0
+    actual_rows: int = 0
+    duplicate_keys: int = 0
+    missing_keys: int = 0
+    extra_keys: int = 0
+    differing_keys: int = 0
+    column_diffs: dict[str, int] = field(default_factory=dict)
+    samples: list[dict] = field(default_factory=list)
+    schema_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return (self.schema_error is None and self.duplicate_keys == 0
+                and self.missing_keys == 0 and self.extra_keys == 0
+                and self.differing_keys == 0 and self.expected_rows == self.actual_rows)
+
+    def render(self) -> str:
+        if self.schema_error:
+            return f"FAIL: {self.schema_error}"
+        lines = [
+            f"{'OK' if self.ok else 'FAIL'}: expected {self.expected_rows:,} rows, "
+            f"result has {self.actual_rows:,}",
+        ]
+        if self.duplicate_keys:
+            lines.append(f"  {self.duplicate_keys:,} uuid(s) appear more than once in the result")
+        if self.missing_keys or self.extra_keys:
+            lines.append(f"  {self.missing_keys:,} expected uuid(s) missing, "
+                         f"{self.extra_keys:,} unexpected uuid(s)")
+        if self.differing_keys:
+            cols = ", ".join(f"{c} ({n:,})" for c, n in self.column_diffs.items() if n)
+            lines.append(f"  {self.differing_keys:,} uuid(s) differ; by column: {cols}")
+        for s in self.samples:
+            lines.append(f"  uuid {s['uuid']}: {s['what']}")
+        return "\n".join(lines)
+
+
+def result_files(result_dir: str | Path) -> list[Path]:
+    root = Path(result_dir)
+    if not root.is_dir():
+        raise DataError(f"{root}: no such result folder")
+    if not (root / SUCCESS_MARKER).exists():
+        raise DataError(f"{root}: no {SUCCESS_MARKER} marker: the result is incomplete (its "
+                        "read was interrupted or failed); run the read again")
+    files = sorted(p for p in root.rglob("*.parquet")
+                   if not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts))
+    if not files:
+        raise DataError(f"{root}: no parquet files in the result folder")
+    return files
+
+
+def compare(result_dir: str | Path, expected: str | Path, samples: int = 5) -> CheckReport:
+    """Compare a result folder with the oracle's expected parquet file, key by key."""
+    files = [str(p) for p in result_files(result_dir)]
+    report = CheckReport()
+    con = connect(temp_dir=str(Path(expected).parent))
+    try:
+        try:
+            listing = ", ".join(f"'{_sql_str(f)}'" for f in files)  # views take no parameters
+            con.execute(f"CREATE VIEW act AS SELECT * FROM read_parquet([{listing}])")
+        except Exception as exc:  # duckdb.Error: unreadable or mismatched files
+            raise DataError(f"{result_dir}: cannot read the result: {exc}") from None
+        con.execute(f"CREATE VIEW exp AS SELECT * FROM read_parquet('{_sql_str(expected)}')")
+        cols = con.execute("DESCRIBE act").fetchall()
+        names = [c[0] for c in cols]
+        if names != list(COLUMNS):
+            report.schema_error = (f"result columns are {', '.join(names)}; expected exactly "
+                                   f"{', '.join(COLUMNS)}")
+            return report
+        wrong = [f"{c[0]} is {c[1]}" for c in cols if c[1] != EXPECTED_TYPES[c[0]]]
+        if wrong:
+            report.schema_error = (f"result column types: {', '.join(wrong)} "
+                                   "(requests must be int64)")
+            return report
+        report.expected_rows = con.execute("SELECT count(*) FROM exp").fetchone()[0]
+        report.actual_rows, distinct = con.execute(
+            "SELECT count(*), count(DISTINCT uuid) FROM act").fetchone()
+        report.duplicate_keys = con.execute(
+            "SELECT count(*) FROM (SELECT uuid FROM act GROUP BY uuid HAVING count(*) > 1)"
+        ).fetchone()[0]
+        differs = " OR ".join(f"e.{c} IS DISTINCT FROM a.{c}" for c in COLUMNS[1:])
+        con.execute(
+            "CREATE TEMP TABLE diff AS SELECT e.uuid AS e_uuid, a.uuid AS a_uuid, "
+            + ", ".join(f"e.{c} AS e_{c}, a.{c} AS a_{c}" for c in COLUMNS[1:])
+            + " FROM exp e FULL OUTER JOIN (SELECT DISTINCT ON (uuid) * FROM act) a "
+            f"ON e.uuid = a.uuid WHERE e.uuid IS NULL OR a.uuid IS NULL OR {differs}"
+        )
+        report.missing_keys = con.execute(
+            "SELECT count(*) FROM diff WHERE a_uuid IS NULL").fetchone()[0]
+        report.extra_keys = con.execute(
+            "SELECT count(*) FROM diff WHERE e_uuid IS NULL").fetchone()[0]
+        both = "e_uuid IS NOT NULL AND a_uuid IS NOT NULL"
+        report.differing_keys = con.execute(
+            f"SELECT count(*) FROM diff WHERE {both}").fetchone()[0]
+        for c in COLUMNS[1:]:
+            report.column_diffs[c] = con.execute(
+                f"SELECT count(*) FROM diff WHERE {both} AND e_{c} IS DISTINCT FROM a_{c}"
+            ).fetchone()[0]
+        rows = con.execute(
+            "SELECT * FROM diff ORDER BY coalesce(e_uuid, a_uuid) LIMIT $n", {"n": samples}
+        ).fetchall()
+        names = [d[0] for d in con.description]
+        for row in rows:
+            r = dict(zip(names, row, strict=True))
+            report.samples.append({"uuid": r["e_uuid"] or r["a_uuid"], "what": _describe(r)})
+    finally:
+        con.close()
+    return report
+
+
+def _describe(r: dict) -> str:
+    if r["a_uuid"] is None:
+        return "missing from the result"
+    if r["e_uuid"] is None:
+        return "not expected"
+    parts = [f"{c}: expected {r['e_' + c]!r}, got {r['a_' + c]!r}"
+             for c in COLUMNS[1:] if r["e_" + c] != r["a_" + c]]
+    return "; ".join(parts)
+
+
+def contest_sha256(spark: SparkSession, result_dir: str | Path, csv_dir: str | Path) -> str:
+    """The contest's check: the result sorted by uuid as one CSV file with a header,
+    written by Spark's CSV writer with default options; SHA-256 of that file."""
+    result_files(result_dir)  # a clear error for an empty or missing folder
+    csv_dir = Path(csv_dir)
+    shutil.rmtree(csv_dir, ignore_errors=True)
+    df = spark.read.parquet(str(result_dir)).select(*COLUMNS)
+    # Sort, then one partition: coalesce concatenates the range partitions in order.
+    df.sort("uuid").coalesce(1).write.mode("overwrite").csv(str(csv_dir), header=True)
+    parts = sorted(csv_dir.glob("part-*.csv"))
+    if len(parts) != 1:
+        raise DataError(f"{csv_dir}: expected one CSV file, found {len(parts)}")
+    digest = hashlib.sha256()
+    with parts[0].open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,162 @@
+"""Contest-shaped data at any scale, deterministic, streamed in bounded memory.
+
+base-0 introduces its keys; each later batch is half new keys and half updates of
+keys drawn uniformly from every earlier batch, shuffled together. Scale 1 gives
+30,000,000 rows and 20,000,000 distinct keys, like the contest's files.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
+from contest.data.batches import SCHEMA, batch_rows
+
+CHUNK_ROWS = 1_000_000
+# Rows per row group: a whole file up to scale 1 (one row group, as in the contest),
+# bounded above so memory stays bounded at any scale.
+MAX_ROW_GROUP_ROWS = 10_000_000
+NULL_NAME_SHARE = 0.15  # rows whose name is the literal string "null"
+SQL_NULL_SHARE = 0.02  # with --nulls: share of SQL NULLs per non-key column
+# Low-cardinality columns dictionary-encoded: ~90 bytes a row, as the contest files.
+DICT_COLUMNS = ["hostname", "name", "city", "job"]
+
+_FIRST = ("ava bo chen dai eli fei gus hana ivan jun kai lena mo nia oskar pia quinn rui "
+          "sara tao uma vic wei xia yan zoe").split()
+_LAST = ("li wang zhang liu chen yang zhao huang zhou wu xu sun hu zhu gao lin he guo ma luo "
+         "smith jones brown lee kim").split()
+_CITIES = ("beijing shanghai shenzhen hangzhou chengdu wuhan xian nanjing tianjin suzhou "
+           "chongqing qingdao xiamen dalian harbin kunming lanzhou urumqi lhasa haikou").split()
+_JOBS = ("engineer teacher doctor nurse driver chef clerk artist lawyer farmer pilot "
+         "analyst designer manager writer").split()
+
+
+@dataclass(frozen=True)
+class GenReport:
+    files: list[Path]
+    rows: int
+    distinct_keys: int
+    seconds: float
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    """A bijection on uint64: distinct key indices give distinct uuids."""
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+_HEX = np.array([f"{i:02x}".encode() for i in range(256)], dtype="S2")
+
+
+def uuids(key_index: np.ndarray, seed: int) -> pa.Array:
+    """Canonical 36-character version-4 UUID strings, one per key index."""
+    idx = key_index.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        hi = _splitmix64(idx ^ np.uint64(seed * 0x5851F42D4C957F2D & 0xFFFFFFFFFFFFFFFF))
+        lo = _splitmix64(hi ^ np.uint64(0xD6E8FEB86659FD93))
+    raw = np.empty((len(idx), 16), dtype=np.uint8)
+    raw[:, :8] = hi.astype(">u8").view(np.uint8).reshape(-1, 8)
+    raw[:, 8:] = lo.astype(">u8").view(np.uint8).reshape(-1, 8)
+    raw[:, 6] = (raw[:, 6] & 0x0F) | 0x40  # version 4
+    raw[:, 8] = (raw[:, 8] & 0x3F) | 0x80  # RFC 4122 variant
+    hexed = _HEX[raw].view("S1").reshape(len(idx), 32)
+    out = np.full((len(idx), 36), b"-", dtype="S1")
+    for dst, src in ((slice(0, 8), slice(0, 8)), (slice(9, 13), slice(8, 12)),
+                     (slice(14, 18), slice(12, 16)), (slice(19, 23), slice(16, 20)),
+                     (slice(24, 36), slice(20, 32))):
+        out[:, dst] = hexed[:, src]
+    return pa.array(out.view("S36").ravel(), type=pa.binary()).cast(pa.string())
+
+
+def _pool(words_a: list[str], words_b: list[str], sep: str) -> pa.Array:
+    return pa.array([f"{a}{sep}{b}" for a in words_a for b in words_b], pa.string())
+
+
+_NAMES = _pool(_FIRST, _LAST, " ")
+_HOSTS = pa.array([f"{w}-{n:03d}.{d}" for w in _JOBS for n in range(40)
+                   for d in ("lake.io", "soul.cn")], pa.string())
+_CITY = pa.array(_CITIES, pa.string())
+_JOB = pa.array(_JOBS, pa.string())
+
+
+def _with_nulls(arr: pa.Array, rng: np.random.Generator) -> pa.Array:
+    mask = pa.array(rng.random(len(arr)) < SQL_NULL_SHARE)
+    return pc.if_else(mask, pa.scalar(None, arr.type), arr)
+
+
+def chunk_table(keys: np.ndarray, rng: np.random.Generator, seed: int, nulls: bool) -> pa.Table:
+    n = len(keys)
+    octets = [pc.cast(pa.array(rng.integers(1, 255, n, dtype=np.int64)), pa.string())
+              for _ in range(4)]
+    ip = pc.binary_join_element_wise(*octets, ".")
+    hostname = _HOSTS.take(pa.array(rng.integers(0, len(_HOSTS), n)))
+    requests = pa.array(rng.integers(1, 1000, n, dtype=np.int64))
+    names = _NAMES.take(pa.array(rng.integers(0, len(_NAMES), n)))
+    name = pc.if_else(pa.array(rng.random(n) < NULL_NAME_SHARE), "null", names)
+    city = _CITY.take(pa.array(rng.integers(0, len(_CITY), n)))
+    job = _JOB.take(pa.array(rng.integers(0, len(_JOB), n)))
+    phonenum = pc.cast(pa.array(rng.integers(13_000_000_000, 19_999_999_999, n, dtype=np.int64)),
+                       pa.string())
+    cols = [uuids(keys, seed), ip, hostname, requests, name, city, job, phonenum]
+    if nulls:
+        cols = [cols[0]] + [_with_nulls(c, rng) for c in cols[1:]]
+    return pa.Table.from_arrays(cols, schema=SCHEMA)
+
+
+def batch_keys(batch: int, rows: int, next_key: int, rng: np.random.Generator) -> np.ndarray:
+    """Key indices of one batch in file order; new keys are next_key, next_key+1, ..."""
+    if batch == 0:
+        return np.arange(next_key, next_key + rows, dtype=np.int64)
+    new = rows // 2
+    updates = rng.integers(0, next_key, rows - new, dtype=np.int64)
+    keys = np.concatenate([np.arange(next_key, next_key + new, dtype=np.int64), updates])
+    rng.shuffle(keys)
+    return keys
+
+
+def generate(out_dir: str | Path, scale: float, seed: int = 2022, nulls: bool = False,
+             progress: bool | None = None) -> GenReport:
+    import time
+
+    started = time.perf_counter()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    sizes = batch_rows(scale)
+    bar = tqdm(total=sum(sizes), desc="gen", unit="rows", unit_scale=True,
+               disable=not (sys.stderr.isatty() if progress is None else progress))
+    files, next_key = [], 0
+    for b, rows in enumerate(sizes):
+        rng = np.random.Generator(np.random.PCG64([seed, b]))
+        keys = batch_keys(b, rows, next_key, rng)
+        next_key += rows if b == 0 else rows // 2
+        path = out / f"base-{b}.parquet"
+        tmp = path.with_suffix(".parquet.tmp")
+        with pq.ParquetWriter(tmp, SCHEMA, compression="NONE", use_dictionary=DICT_COLUMNS,
+                              write_statistics=False) as writer:
+            for start in range(0, rows, MAX_ROW_GROUP_ROWS):
+                group_keys = keys[start:start + MAX_ROW_GROUP_ROWS]
+                parts = []
+                for c in range(0, len(group_keys), CHUNK_ROWS):
+                    crng = np.random.Generator(np.random.PCG64([seed, b, start + c, 1]))
+                    parts.append(chunk_table(group_keys[c:c + CHUNK_ROWS], crng, seed, nulls))
+                    bar.set_postfix_str(f"base-{b}", refresh=False)
+                    bar.update(len(parts[-1]))
+                # Chunked (no copy): the writer streams it out as one row group.
+                group = pa.concat_tables(parts)
+                del parts
+                writer.write_table(group, row_group_size=len(group))
+                del group
+        tmp.replace(path)
+        files.append(path)
+    bar.close()
+    return GenReport(files, sum(sizes), next_key, time.perf_counter() - started)

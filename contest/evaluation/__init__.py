@@ -1,0 +1,1 @@
+"""Evaluation: strategies, the contest's timed procedure, comparisons, results and sweeps."""

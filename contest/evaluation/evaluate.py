@@ -1,0 +1,234 @@
+"""`contest evaluate`: the contest's procedure on this machine, for one strategy.
+
+1 data (given, or generated and cached), 2 a clean table and metadata, 3 the Write
+job timed as a whole spark-submit process, 4 the stored-size rule, 5 the metadata
+merge, then the Read job timed as a whole process, 6 the oracle's check,
+7 rows / (cores x (write s + read s)).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from contest.config import Config, absolute_paths, as_dict, to_toml
+from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discover
+from contest.evaluation.strategies import DEFAULT_SCALE
+
+SCALE1_ROWS = BASE0_ROWS + (BATCHES - 1) * UPDATE_BATCH_ROWS
+SIZE_RULE_BYTES = 2_000_000_000  # the contest's stored-size floor at scale 1
+
+
+def scale_of(rows: int) -> float:
+    return rows / SCALE1_ROWS
+
+
+def cached_data(cfg: Config, scale: float, seed: int, say: Callable[[str], None]) -> Path:
+    from contest.data.generator import generate
+
+    folder = cfg.work_path / "data" / f"scale-{scale:g}-seed-{seed}"
+    marker = folder / ".complete"
+    if not marker.exists():
+        say(f"generating scale {scale:g} data into {folder}")
+        generate(folder, scale, seed)
+        marker.write_text("ok\n")
+    return folder
+
+
+def cached_expected(cfg: Config, data: Path, versions: str,
+                    say: Callable[[str], None]) -> Path:
+    from contest.data.oracle import expected_result
+
+    batches = discover(data, versions or None)
+    ident = json.dumps([str(data.resolve()), versions] +
+                       [[b.path.name, b.bytes, b.path.stat().st_mtime_ns] for b in batches])
+    key = hashlib.sha256(ident.encode()).hexdigest()[:16]
+    out = cfg.work_path / "oracle" / f"{key}.parquet"
+    if not out.exists():
+        say("computing the expected result (oracle)")
+        expected_result(batches, out)
+    return out
+
+
+def job_script(stage: str) -> Path:
+    """The spark-submit entry point of a stage (`write` or `read`) inside the package."""
+    module = importlib.import_module(f"contest.{stage}")
+    return Path(module.__file__ or "").parent / "__main__.py"
+
+
+def spark_submit(cfg: Config, stage: str, cores: int, config_file: Path,
+                 args: list[str]) -> list[str]:
+    exe = Path(sys.executable).parent / "spark-submit"
+    from contest.infra.spark import log_java_option
+
+    return [str(exe), "--master", f"local[{cores}]", "--driver-memory",
+            cfg.spark.driver_memory, "--driver-java-options", log_java_option(),
+            str(job_script(stage)),
+            "--config", str(config_file), *args]
+
+
+def child_env(cfg: Config) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYSPARK_PYTHON"] = sys.executable
+    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if cfg.pg.external:
+        env["LAKESOUL_PG_PASSWORD"] = cfg.pg.password
+    return env
+
+
+def environment() -> dict:
+    import pyarrow
+    import pyspark
+
+    try:
+        from importlib.metadata import version
+
+        lakesoul = version("lakesoul")
+    except Exception:
+        lakesoul = "unknown"
+    try:
+        source = Path(__file__).resolve().parent
+        commit = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    mem = 0
+    try:
+        with open("/proc/meminfo") as fh:
+            mem = int(fh.readline().split()[1]) * 1024
+    except OSError:
+        pass
+    return {"spark": pyspark.__version__, "lakesoul_python": lakesoul,
+            "pyarrow": pyarrow.__version__, "python": platform.python_version(),
+            "machine_cores": os.cpu_count(), "machine_memory_bytes": mem,
+            "git_commit": commit}
+
+
+def evaluate(cfg: Config, strategy: str, *, data: Path | None = None, scale: float | None = None,
+             seed: int = 2022, cores: int | None = None, say: Callable[[str], None] = print,
+             ) -> dict:
+    """Run the procedure; returns the record (correct=False with the failing phase named)."""
+    from contest.data.checker import compare
+    from contest.infra.postgres import resolve_connection
+    from meta import catalog
+    from meta.commits import head_snapshot
+    from meta.connection import check_reachable
+    from meta.merge import merge_table
+
+    cores = cores or os.cpu_count() or 1
+    record: dict = {"strategy": strategy, "cores": cores, "correct": False, "size_ok": False,
+                    "write_s": None, "read_s": None, "merge_s": None, "failed_phase": None}
+    eval_dir = cfg.work_path / "eval"
+    table_name = f"ccf_{strategy.replace('-', '_')}"
+    table_dir = eval_dir / "tables" / table_name
+    result_dir = eval_dir / "result" / "ccf"
+    logs = eval_dir / "logs"
+    record["result_dir"] = str(result_dir)
+    started = time.perf_counter()
+
+    def phase(name: str) -> None:
+        record["failed_phase"] = name
+        say(f"[{time.perf_counter() - started:7.1f}s] {strategy}: {name}")
+
+    try:
+        phase("data")
+        if data is None:
+            data = cached_data(cfg, scale if scale is not None else DEFAULT_SCALE, seed, say)
+        batches = discover(data, cfg.write.versions or None)
+        rows = sum(b.rows for b in batches)
+        record.update(data=str(data), rows=rows, scale=round(scale_of(rows), 6))
+        expected = cached_expected(cfg, data, cfg.write.versions, say)
+
+        phase("clean")
+        conn = resolve_connection(cfg)
+        check_reachable(conn)
+        catalog.drop_table(conn, table_name, cfg.table.namespace)
+        shutil.rmtree(table_dir, ignore_errors=True)
+        shutil.rmtree(result_dir, ignore_errors=True)
+        eval_dir.mkdir(parents=True, exist_ok=True)
+        config_file = eval_dir / f"{strategy}.toml"
+        config_file.write_text(to_toml(absolute_paths(cfg)))
+        env = child_env(cfg)
+
+        phase(f"write ({rows:,} rows, spark-submit local[{cores}])")
+        w = run_job(cfg, "write", cores, config_file, env, logs / f"{strategy}-write.log",
+                    ["--data", str(data), "--table", str(table_dir), "--name", table_name])
+        record.update(write_s=round(w.seconds, 3), write_peak_rss_bytes=w.peak_rss_bytes,
+                      write_peak_process_rss_bytes=w.peak_process_rss_bytes)
+        if not w.ok:
+            raise PhaseError(f"write job exited {w.returncode}: {w.last_line} (log {w.log})")
+
+        phase("size check")
+        table = catalog.get_table(conn, table_name, cfg.table.namespace)
+        _, commits = head_snapshot(conn, table)
+        stored = sum(f.size for c in commits for f in c.files)
+        floor = int(SIZE_RULE_BYTES * scale_of(rows))
+        record.update(stored_bytes=stored, size_floor_bytes=floor, size_ok=stored > floor)
+
+        phase("metadata merge")
+        t0 = time.perf_counter()
+        merge_table(conn, table)
+        record["merge_s"] = round(time.perf_counter() - t0, 4)
+
+        phase("read (spark-submit)")
+        r = run_job(cfg, "read", cores, config_file, env, logs / f"{strategy}-read.log",
+                    ["--table", table_name, "--out", str(result_dir)])
+        record.update(read_s=round(r.seconds, 3), read_peak_rss_bytes=r.peak_rss_bytes,
+                      read_peak_process_rss_bytes=r.peak_process_rss_bytes)
+        if not r.ok:
+            raise PhaseError(f"read job exited {r.returncode}: {r.last_line} (log {r.log})")
+
+        phase("check (oracle)")
+        report = compare(result_dir, expected)
+        record["check"] = report.render().splitlines()[0]
+        record["correct"] = report.ok
+        if not report.ok:
+            raise PhaseError(report.render())
+        record["failed_phase"] = None
+    except PhaseError as exc:
+        record["error"] = str(exc)
+    except Exception as exc:  # any failure still yields the record, naming the phase
+        record["error"] = f"{exc.__class__.__name__}: {exc}"
+    total = (record["write_s"] or 0) + (record["read_s"] or 0)
+    n = record.get("rows") or 0
+    record["rows_per_core_s"] = round(n / (cores * total), 1) if total and record["correct"] \
+        else None
+    record["write_rows_per_core_s"] = round(n / (cores * record["write_s"]), 1) \
+        if record["write_s"] else None
+    record["read_rows_per_core_s"] = round(n / (cores * record["read_s"]), 1) \
+        if record["read_s"] else None
+    record["total_s"] = round(time.perf_counter() - started, 3)
+    say(f"[{record['total_s']:7.1f}s] {strategy}: "
+        + ("correct" if record["correct"] else f"FAILED in {record['failed_phase']}"))
+    record.update(environment=environment(), config=as_dict(cfg),
+                  when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    return record
+
+
+class PhaseError(RuntimeError):
+    pass
+
+
+def run_job(cfg: Config, stage: str, cores: int, config_file: Path, env: dict, log: Path,
+            args: list[str]):
+    """A timed spark-submit process, run in the evaluation's folder (not the checkout)."""
+    from contest.infra.proc import run_timed
+
+    return run_timed(spark_submit(cfg, stage, cores, config_file, args), log, env=env,
+                     cwd=config_file.parent)
+
+
+def append_record(path: Path, record: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as fh:
+        fh.write(json.dumps(record, sort_keys=True) + "\n")

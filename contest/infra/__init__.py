@@ -1,0 +1,1 @@
+"""Infrastructure the stages run on: PostgreSQL, Spark, storage, processes, JVM packages."""

@@ -1,0 +1,122 @@
+"""The Spark session, built from the config and nothing else."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contest.config import Config
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def log_config() -> Path:
+    """The log4j2 configuration shipped with the package (warnings only)."""
+    return Path(__file__).resolve().parent / "log4j2.properties"
+
+
+def log_java_option() -> str:
+    return f"-Dlog4j2.configurationFile=file:{log_config()}"
+
+
+def session_conf(cfg: Config, packages: tuple[str, ...] = ()) -> dict[str, str]:
+    conf = {
+        "spark.driver.extraJavaOptions": log_java_option(),
+        "spark.sql.shuffle.partitions": str(cfg.spark.shuffle_partitions),
+        "spark.driver.memory": cfg.spark.driver_memory,
+        "spark.ui.enabled": str(cfg.spark.ui).lower(),
+        "spark.ui.showConsoleProgress": "false",
+        # Python workers must import the same packages (lakesoul, pyarrow) as the driver.
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    jars = list(packages) + ([cfg.spark.connector] if cfg.spark.use_connector else [])
+    if jars:
+        conf["spark.jars.packages"] = ",".join(jars)
+    if cfg.spark.use_connector:
+        conf.update({
+            "spark.sql.extensions": "com.dmetasoul.lakesoul.sql.LakeSoulSparkSessionExtension",
+            "spark.sql.catalog.lakesoul": "org.apache.spark.sql.lakesoul.catalog.LakeSoulCatalog",
+            "spark.sql.defaultCatalog": "lakesoul",
+        })
+    conf.update(cfg.spark.conf)
+    return conf
+
+
+# Settings that only take effect when the driver's JVM starts: under spark-submit they
+# are its command line's (--driver-memory, --packages, --driver-java-options).
+JVM_START_KEYS = frozenset({"spark.driver.memory", "spark.jars.packages",
+                            "spark.driver.extraJavaOptions", "spark.driver.extraClassPath"})
+
+
+def submitted_conf() -> dict[str, str] | None:
+    """The settings spark-submit gave this driver, or None when not run by spark-submit.
+
+    spark-submit starts the JVM first and hands PySpark its gateway port; the JVM's
+    system properties then hold --master, --conf, --driver-memory... Reading them needs
+    the gateway, which only exists under spark-submit (elsewhere it would start a JVM
+    before the session's settings are known)."""
+    import os
+
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return None
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()
+    return dict(SparkConf().getAll())
+
+
+def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) -> SparkSession:
+    """A session from the config. Under spark-submit, what the command line set wins
+    over the config's defaults (master, driver memory, any --conf).
+
+    `packages`: Maven coordinates the session needs besides the configured ones."""
+    if cfg.spark.use_connector:
+        from contest.infra.connector import ensure_resolvable
+
+        ensure_resolvable(cfg.spark.connector)
+    import os
+
+    from pyspark.sql import SparkSession
+
+    # PySpark started from Python takes its worker interpreter from this variable,
+    # not from spark.pyspark.python: workers need this interpreter's packages.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # Local sessions stay on loopback unless the user says otherwise.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    submitted = submitted_conf()
+    builder = SparkSession.builder.appName(app_name)
+    if submitted is None:
+        builder = builder.master(cfg.spark.master)
+    for key, value in session_conf(cfg, packages).items():
+        if submitted is not None and (key in submitted or key in JVM_START_KEYS):
+            continue
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(cfg.spark.log_level)
+    return spark
+
+
+def cores_of(spark: SparkSession) -> int:
+    return int(spark.sparkContext.defaultParallelism)
+
+
+@contextmanager
+def spark_session(cfg: Config, app_name: str,
+                  packages: tuple[str, ...] = ()) -> Iterator[SparkSession]:
+    """A session for one command; stopped afterwards only if this command started it."""
+    from pyspark.sql import SparkSession
+
+    existing = SparkSession.getActiveSession()
+    spark = existing or build_session(cfg, app_name, packages)
+    try:
+        yield spark
+    finally:
+        if existing is None:
+            spark.stop()

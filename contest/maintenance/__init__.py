@@ -1,0 +1,1 @@
+"""Table maintenance, as users of lakehouse tables expect it: vacuum and compaction."""

@@ -1,0 +1,99 @@
+"""`contest compact`: rewrite each bucket's files into one merged file with the table's
+merge operators, committed as a LakeSoul CompactionCommit that replaces the snapshot.
+
+The merged rows are what a read would produce, so reading the compacted table gives
+the same result with one file per bucket to scan. The compaction stands for the
+versions it merged (they stay committed, and taken). It commits only if the table
+did not change while it ran; otherwise nothing is committed and it says so.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from contest.config import Config
+from contest.errors import ReadError
+from contest.read.files import files_by_bucket, newest_version, read_bucket
+from contest.read.job import operators_for
+from contest.read.operators import merge_rows, validate_operators
+from contest.write.files import BUCKET_COL, FILE_SCHEMA, delete_files, write_bucket_files
+from meta.catalog import TableRef
+from meta.commits import DataFile, commit_files, committed_versions, head_snapshot
+from meta.connection import PgConnection
+from meta.replay import Commit, in_version_order
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+@dataclass
+class CompactReport:
+    table: str
+    files_before: int
+    files_after: int
+    rows: int
+    versions: int
+    commit_id: str | None
+    seconds: float
+
+    def to_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["seconds"] = round(self.seconds, 3)
+        return d
+
+
+def compact(spark: SparkSession, conn: PgConnection, cfg: Config,
+            table: TableRef) -> CompactReport:
+    started = time.perf_counter()
+    pversion, commits = head_snapshot(conn, table)
+    name = f"{table.namespace}.{table.name}"
+    if not commits:
+        raise ReadError(f"table {name} has no commits: nothing to compact")
+    if not in_version_order([Commit(c.commit_id, c.commit_op, c.version) for c in commits]):
+        raise ReadError(f"table {name}: the snapshot is not in version order: run "
+                        f"`contest meta merge --table {table.name}` first")
+    ops = operators_for(table, cfg)
+    keys = list(table.primary_keys)
+    validate_operators(table.schema, keys, ops)
+    covered = sorted(committed_versions(conn, table))
+    before = sum(len(c.files) for c in commits)
+    work = [(b, json.dumps(f)) for b, f in sorted(files_by_bucket(commits).items())]
+    plain = pa.schema([f.with_nullable(True) for f in table.schema])
+    newest, path, schema, codec = newest_version(commits), table.path, table.schema, \
+        cfg.write.codec
+
+    def task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        import pyarrow.compute as pc
+
+        from contest.write.files import _report
+
+        for batch in batches:
+            for bucket, files in zip(batch.column("bucket").to_pylist(),
+                                     batch.column("files").to_pylist(), strict=True):
+                rows = read_bucket([tuple(f) for f in json.loads(files)], plain, newest)
+                merged = merge_rows(rows, keys, ops)
+                order = pc.sort_indices(merged, sort_keys=[(k, "ascending") for k in keys])
+                merged = merged.take(order).cast(schema)
+                merged = merged.append_column(BUCKET_COL,
+                                              pa.array([bucket] * merged.num_rows, pa.int32()))
+                yield _report(write_bucket_files(merged, path, keys, schema, codec), 0)
+
+    tasks = spark.sparkContext.parallelize(work, max(len(work), 1)).toDF(
+        "bucket int, files string")
+    result = tasks.mapInArrow(task, FILE_SCHEMA).collect()
+    files = [DataFile(r["path"], r["size"], tuple(schema.names), r["bucket"], r["rows"])
+             for r in result if r["path"] is not None]
+    try:
+        committed = commit_files(conn, table, files, commit_op="CompactionCommit",
+                                 covers=covered, expect_head=pversion)
+    except BaseException:
+        delete_files([f.path for f in files])
+        raise
+    return CompactReport(name, before, len(files), sum(f.rows for f in files), len(covered),
+                         committed.commit_id, time.perf_counter() - started)

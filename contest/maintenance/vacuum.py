@@ -1,0 +1,84 @@
+"""`contest vacuum`: delete data files that no live commit names (Delta's VACUUM,
+Iceberg's remove_orphan_files): left by killed writes, failed Spark tasks, rolled-back
+or compacted commits, replaced tables.
+
+Only files older than the retention window go, so a write in progress (its files are
+written before they are committed) is never touched; the table's files are listed
+before its live commits are read, so a commit that lands meanwhile is seen.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import pyarrow.fs as pafs
+
+from contest.errors import UsageError
+from contest.infra.storage import filesystem
+from contest.write.files import is_data_file
+from meta.catalog import TableRef
+from meta.commits import live_files
+from meta.connection import PgConnection
+
+DEFAULT_RETAIN_HOURS = 168.0  # Delta's default: a week
+
+
+@dataclass
+class VacuumReport:
+    table: str
+    dry_run: bool
+    retain_hours: float
+    live_files: int
+    orphans: list[str] = field(default_factory=list)
+    orphan_bytes: int = 0
+    too_young: int = 0  # orphans inside the retention window, kept
+
+    def to_dict(self) -> dict:
+        return {"table": self.table, "dry_run": self.dry_run, "retain_hours": self.retain_hours,
+                "live_files": self.live_files, "orphan_files": len(self.orphans),
+                "orphan_bytes": self.orphan_bytes, "kept_too_young": self.too_young,
+                "deleted": [] if self.dry_run else self.orphans}
+
+    def render(self) -> str:
+        verb = "would delete" if self.dry_run else "deleted"
+        return (f"{self.table}: {verb} {len(self.orphans)} orphan file(s), "
+                f"{self.orphan_bytes:,} bytes; {self.live_files} live file(s) kept"
+                + (f"; {self.too_young} orphan(s) younger than {self.retain_hours:g} h kept"
+                   if self.too_young else ""))
+
+
+def _local(path: str) -> str:
+    return path.removeprefix("file://")
+
+
+def vacuum(conn: PgConnection, table: TableRef, retain_hours: float = DEFAULT_RETAIN_HOURS,
+           dry_run: bool = False, now: float | None = None) -> VacuumReport:
+    if retain_hours < 0:
+        raise UsageError(f"--retain must be 0 or more hours, got {retain_hours:g}")
+    fs, base = filesystem(table.path)
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(base, recursive=True))
+    except FileNotFoundError:
+        infos = []
+    files = [i for i in infos if i.type == pafs.FileType.File and is_data_file(i.base_name)]
+    live = {_local(p) for p in live_files(conn, table)}  # read after listing: see above
+    cutoff = (time.time() if now is None else now) - retain_hours * 3600
+    report = VacuumReport(f"{table.namespace}.{table.name}", dry_run, retain_hours, 0)
+    for info in files:
+        if _local(info.path) in live:
+            report.live_files += 1
+            continue
+        mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
+        if mtime > cutoff:
+            report.too_young += 1
+            continue
+        report.orphans.append(info.path)
+        report.orphan_bytes += info.size or 0
+    if not dry_run:
+        for path in report.orphans:
+            try:
+                fs.delete_file(path)
+            except FileNotFoundError:
+                pass
+    return report

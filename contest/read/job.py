@@ -1,0 +1,193 @@
+"""The Read job: the table merged by primary key with a merge operator per column,
+in version order, written out as parquet.
+
+Reads honour the merged snapshot of `contest meta merge`. A snapshot still in
+commit order (writes finished out of version order and no merge ran since) is
+refused, because its merge-on-read result would silently be wrong; so is a table
+whose committed versions have holes (a batch that never landed), unless asked.
+Every check runs in `plan_read`, before Spark starts.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
+
+from contest.config import Config
+from contest.errors import ReadError
+from contest.read import output
+from contest.read.files import merged_dataframe, write_merged
+from contest.read.operators import CONTEST_OPERATORS, validate_operators
+from meta import catalog
+from meta.catalog import TableRef
+from meta.commits import SnapshotCommit, head_snapshot
+from meta.connection import PgConnection
+from meta.replay import Commit, in_version_order, order_commits
+from meta.versions import gaps_of
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    out_dir: str
+    as_of: int | None = None
+    from_version: int | None = None
+    to_version: int | None = None
+    overwrite: bool = False
+    allow_gaps: bool = False
+
+    @property
+    def versions(self) -> dict[str, int | None]:
+        return {"as_of": self.as_of, "from_version": self.from_version,
+                "to_version": self.to_version}
+
+
+@dataclass
+class ReadPlan:
+    table: TableRef
+    commits: list[SnapshotCommit]
+    partition_version: int
+    operators: dict[str, str]
+    out: output.Output
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReadReport:
+    table: str
+    out: str
+    rows: int
+    commits: int
+    partition_version: int
+    seconds: float
+    operators: dict[str, str]
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["seconds"] = round(self.seconds, 3)
+        return d
+
+
+def operators_for(table: TableRef, cfg: Config) -> dict[str, str]:
+    """The configured operators, or the contest's for the columns the table has."""
+    if cfg.read.operators:
+        return dict(cfg.read.operators)
+    return {c: op for c, op in CONTEST_OPERATORS.items() if c in table.schema.names}
+
+
+def select_commits(
+    commits: list[SnapshotCommit], *, as_of: int | None = None,
+    from_version: int | None = None, to_version: int | None = None,
+) -> list[SnapshotCommit]:
+    """Live commits in merge order, limited to a version range: as of V (<= V), or
+    the changes between A and B (A < version <= B)."""
+    by_id = {c.commit_id: c for c in commits}
+    ordered = [by_id[c.commit_id] for c in
+               order_commits([Commit(c.commit_id, c.commit_op, c.version) for c in commits])]
+    if as_of is None and from_version is None and to_version is None:
+        return ordered
+    low = from_version
+    high = as_of if as_of is not None else to_version
+    out = []
+    for c in ordered:
+        if c.version is None:
+            raise ReadError(f"commit {c.commit_id} ({c.commit_op}) carries no version: "
+                            "history by version cannot be read across it")
+        if (low is None or c.version > low) and (high is None or c.version <= high):
+            out.append(c)
+    return out
+
+
+def check_range(newest: int | None, *, as_of: int | None = None,
+                from_version: int | None = None, to_version: int | None = None) -> None:
+    """Version ranges that name versions the table has (Delta refuses a version past
+    the latest too): an error naming the newest version otherwise."""
+    if as_of is None and from_version is None and to_version is None:
+        return
+    if newest is None:
+        raise ReadError("the table's commits carry no versions: read it without a version range")
+    if as_of is not None and as_of > newest:
+        raise ReadError(f"--as-of-version {as_of} is past the newest version, {newest}")
+    if to_version is not None and to_version > newest:
+        raise ReadError(f"--to-version {to_version} is past the newest version, {newest}")
+    if from_version is not None and to_version is not None and from_version >= to_version:
+        raise ReadError(f"--from-version {from_version} --to-version {to_version} is an empty "
+                        "or reversed range: changes after A up to B need A < B")
+    if from_version is not None and from_version >= newest:
+        raise ReadError(f"--from-version {from_version}: no changes after it, the newest "
+                        f"version is {newest}")
+
+
+def chosen_commits(conn: PgConnection, cfg: Config, table: TableRef,
+                   versions: dict[str, int | None]) -> tuple[list[SnapshotCommit], int,
+                                                             dict[str, str]]:
+    """The commits a read applies, in order, after the checks every read makes (commits
+    exist, operators fit, the version range exists, the snapshot is in version order);
+    the partition version; the operators."""
+    pversion, commits = head_snapshot(conn, table)
+    if not commits:
+        raise ReadError(f"table {table.namespace}.{table.name} has no commits: "
+                        "write to it first (contest write)")
+    ops = operators_for(table, cfg)
+    validate_operators(table.schema, list(table.primary_keys), ops)
+    newest = max((c.version for c in commits if c.version is not None), default=None)
+    check_range(newest, **versions)
+    ranged = any(v is not None for v in versions.values())
+    if not ranged and cfg.read.require_merged and not in_version_order(
+            [Commit(c.commit_id, c.commit_op, c.version) for c in commits]):
+        raise ReadError(
+            f"table {table.namespace}.{table.name}: commits finished out of version order and "
+            f"the snapshot was not merged since: run `contest meta merge --table {table.name}` "
+            "first (or --allow-unmerged to read in commit order)")
+    return (select_commits(commits, **versions) if ranged else commits), pversion, ops
+
+
+def plan_read(conn: PgConnection, cfg: Config, table: TableRef,
+              request: ReadRequest) -> ReadPlan:
+    """Everything a read needs, checked: commits, order, versions, gaps, operators,
+    and the result folder. Runs before Spark starts."""
+    chosen, pversion, ops = chosen_commits(conn, cfg, table, request.versions)
+    warnings = []
+    gaps = gaps_of(conn, table)
+    if gaps.holes and not request.allow_gaps:
+        raise ReadError(f"table {table.namespace}.{table.name}: {gaps.describe()}: the result "
+                        "would lack those batches; finish the write (contest write --resume) "
+                        "or read anyway with --allow-gaps")
+    if gaps.holes or gaps.pending:
+        warnings.append(f"table {table.namespace}.{table.name}: {gaps.describe()}")
+    out = output.prepare(request.out_dir, [t.path for t in catalog.list_tables(conn)],
+                         request.overwrite)
+    return ReadPlan(table, chosen, pversion, ops, out, warnings)
+
+
+def merged(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRef,
+           **versions: int | None) -> tuple[DataFrame, int, int]:
+    """The merged table as a DataFrame (for further Spark work: the copy-on-write
+    baseline, tests), after the same checks as a read."""
+    chosen, pversion, ops = chosen_commits(conn, cfg, table, versions)
+    return merged_dataframe(spark, table, chosen, ops), pversion, len(chosen)
+
+
+def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
+    """Merge and write the result into the staging folder, then publish it."""
+    started = time.perf_counter()
+    table, staging = plan.table, str(plan.out.staging)
+    try:
+        if cfg.read.writer == "spark":
+            df = merged_dataframe(spark, table, plan.commits, plan.operators)
+            df.write.option("compression", cfg.read.codec).parquet(staging)
+            rows = spark.read.parquet(staging).count()
+        else:
+            rows = write_merged(spark, table, plan.commits, plan.operators, staging,
+                                cfg.read.codec)
+        name = f"{table.namespace}.{table.name}"
+        output.publish(plan.out, {"table": name, "rows": rows,
+                                  "partition_version": plan.partition_version})
+    except BaseException:
+        output.discard(plan.out)
+        raise
+    return ReadReport(name, str(plan.out.target), rows, len(plan.commits),
+                      plan.partition_version, time.perf_counter() - started, plan.operators)

@@ -1,0 +1,251 @@
+"""Batch rows written as LakeSoul bucket files; PostgreSQL holds the commits.
+
+Each Spark task buckets its rows the way LakeSoul does (`pmod(hash(pk), buckets)`,
+Spark's Murmur3 = LakeSoul's), sorts each bucket by primary key (stably: rows of one
+key keep their order) and writes one parquet file per bucket,
+`part-<id>_<bucket:04>.parquet`, with the codec asked for. A batch that is not
+repartitioned is read by its tasks with pyarrow (write_file_direct); one that is goes
+through Spark's shuffle (write_dataframe). The driver then commits the files
+(meta.commits.commit_files). A task that fails leaves files no commit names: nothing
+is half-committed, and `contest vacuum` removes them.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from contest.config import CODECS
+from contest.errors import DataError
+from contest.infra.storage import filesystem
+from meta.catalog import TableRef
+from meta.commits import DataFile
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+BUCKET_COL = "__contest_bucket"
+POS_COL = "__contest_pos"
+FILE_SCHEMA = "path string, size long, bucket int, rows long, null_keys long"
+# What a write task reports: its files, and a row counting NULL keys when it met any.
+FILE_ROWS = pa.schema([("path", pa.string()), ("size", pa.int64()), ("bucket", pa.int32()),
+                       ("rows", pa.int64()), ("null_keys", pa.int64())])
+
+
+def _report(files: list[dict], nulls: int) -> pa.RecordBatch:
+    rows = [dict(f, null_keys=0) for f in files]
+    if nulls:
+        rows.append({"path": None, "size": 0, "bucket": -1, "rows": 0, "null_keys": nulls})
+    return pa.RecordBatch.from_pylist(rows, schema=FILE_ROWS)
+
+
+def _outcome(result: list, columns: tuple[str, ...], shuffled: bool) -> WriteOutcome:
+    files = [DataFile(r["path"], r["size"], columns, r["bucket"], r["rows"])
+             for r in result if r["path"] is not None]
+    return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled)
+
+
+def _file_id() -> str:
+    alphabet = string.ascii_letters
+    return "".join(secrets.choice(alphabet) for _ in range(16))
+
+
+def write_bucket_files(
+    table: pa.Table, table_path: str, key_cols: Sequence[str], out_schema: pa.Schema,
+    codec: str = "none",
+) -> list[dict]:
+    """Write one sorted parquet file per bucket present in `table` (which carries
+    BUCKET_COL, and POS_COL when its rows were shuffled) and describe them."""
+    import numpy as np
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if table.num_rows == 0:
+        return []
+    # One stable sort by key (and arrival position, when rows were shuffled), then a
+    # stable partition by bucket: cheaper than one sort on (bucket, key, position).
+    sort_keys = [(k, "ascending") for k in key_cols]
+    if POS_COL in table.column_names:
+        sort_keys.append((POS_COL, "ascending"))
+    by_key = pc.sort_indices(table.select([k for k, _ in sort_keys]), sort_keys=sort_keys)
+    by_key = by_key.to_numpy()
+    bucket_ids = table.column(BUCKET_COL).to_numpy()
+    order = by_key[np.argsort(bucket_ids[by_key], kind="stable")]
+    table = table.take(pa.array(order))
+    buckets = bucket_ids[order]
+    fs, base = filesystem(table_path)
+    fs.create_dir(base, recursive=True)
+    file_id = _file_id()
+    out = []
+    starts = np.flatnonzero(np.r_[True, buckets[1:] != buckets[:-1]])
+    ends = np.r_[starts[1:], len(buckets)]
+    for start, end in zip(starts, ends, strict=True):
+        bucket = int(buckets[start])
+        part = table.slice(start, end - start).select(out_schema.names).cast(out_schema)
+        name = f"part-{file_id}_{bucket:04d}.parquet"
+        path = f"{base}/{name}"
+        pq.write_table(
+            part, path, filesystem=fs, compression=codec.upper() if codec != "none" else "NONE",
+            row_group_size=max(part.num_rows, 1), write_statistics=False,
+        )
+        size = fs.get_file_info(path).size
+        out.append({"path": f"{table_path}/{name}", "size": size, "bucket": bucket,
+                    "rows": part.num_rows})
+    return out
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    files: list[DataFile]
+    null_keys: int  # rows with a NULL key: dropped, or (not dropped) nothing was written
+    shuffled: bool  # the plan repartitions the rows (an Exchange) before writing
+
+
+def write_dataframe(
+    df: DataFrame, table: TableRef, *, codec: str = "none", repartition: int | None = None,
+    drop_null_keys: bool = False,
+) -> WriteOutcome:
+    """Write a DataFrame's rows as bucket files of `table`; they stay uncommitted.
+
+    A task that meets NULL keys writes nothing and reports them (unless they are to
+    be dropped), so the caller can refuse the whole batch."""
+    from pyspark.sql import functions as F
+
+    if codec not in CODECS:
+        raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
+    missing = [c for c in table.schema.names if c not in df.columns]
+    if missing:
+        raise ValueError(f"batch lacks the table's column(s) {missing}")
+    keys = list(table.primary_keys)
+    bucket = F.expr(f"pmod(hash({', '.join(keys)}), {table.hash_buckets})").cast("int")
+    if repartition:
+        # A shuffle loses the file order: carry each row's position through it.
+        staged = df.select(*table.schema.names, bucket.alias(BUCKET_COL),
+                           F.monotonically_increasing_id().alias(POS_COL))
+        staged = staged.repartition(repartition, *keys)
+    else:
+        # One task reads a file's rows in order: the position is the arrival order.
+        staged = df.select(*table.schema.names, bucket.alias(BUCKET_COL))
+    shuffled = "Exchange" in staged._jdf.queryExecution().executedPlan().toString()
+    path, schema = table.path, table.schema
+
+    def write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        import pyarrow.compute as pc
+
+        batch_list = list(batches)
+        if not batch_list:
+            return
+        data = pa.Table.from_batches(batch_list)
+        nulls = sum(data.column(k).null_count for k in keys)
+        if nulls and not drop_null_keys:
+            yield _report([], nulls)  # the batch will be refused: write nothing
+            return
+        if nulls:
+            valid = pc.and_kleene(*[pc.is_valid(data.column(k)) for k in keys]) \
+                if len(keys) > 1 else pc.is_valid(data.column(keys[0]))
+            data = data.filter(valid)
+        yield _report(write_bucket_files(data, path, keys, schema, codec), nulls)
+
+    result = staged.mapInArrow(write_task, FILE_SCHEMA).collect()
+    return _outcome(result, tuple(schema.names), shuffled)
+
+
+def direct_read_possible(table: TableRef) -> bool:
+    """A batch can skip the JVM when its bucket is computable here: one string key."""
+    keys = table.primary_keys
+    return len(keys) == 1 and pa.types.is_string(table.schema.field(keys[0]).type)
+
+
+def write_file_direct(
+    spark: SparkSession, path: str, table: TableRef, *, codec: str = "none",
+    drop_null_keys: bool = False,
+) -> WriteOutcome:
+    """Write a batch file as bucket files of `table` without a shuffle, each Spark task
+    reading its row groups with pyarrow and bucketing with Spark's hash computed in
+    numpy: the rows never pass through the JVM. Files stay uncommitted."""
+    import pyarrow.parquet as pq
+
+    if codec not in CODECS:
+        raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
+    key = table.primary_keys[0]
+    schema, table_path, n_buckets = table.schema, table.path, table.hash_buckets
+    fs, local = filesystem(path)
+    with fs.open_input_file(local) as fh:
+        groups = pq.ParquetFile(fh).metadata.num_row_groups
+
+    def task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        import pyarrow.compute as pc
+
+        from contest.write.spark_hash import buckets
+
+        task_fs, task_local = filesystem(path)
+        for batch in batches:
+            for group in batch.column("group").to_pylist():
+                try:
+                    with task_fs.open_input_file(task_local) as fh:
+                        data = pq.ParquetFile(fh).read_row_group(group, columns=schema.names)
+                except (OSError, pa.ArrowException) as exc:
+                    raise DataError(f"{path}: row group {group} cannot be read, the file is "
+                                    f"damaged ({type(exc).__name__}: {exc})") from None
+                nulls = data.column(key).null_count
+                if nulls and not drop_null_keys:
+                    yield _report([], nulls)  # the batch will be refused: write nothing
+                    continue
+                if nulls:
+                    data = data.filter(pc.is_valid(data.column(key)))
+                data = data.append_column(BUCKET_COL,
+                                          pa.array(buckets(data.column(key), n_buckets)))
+                yield _report(write_bucket_files(data, table_path, [key], schema, codec), nulls)
+
+    work = spark.sparkContext.parallelize([(g,) for g in range(groups)], max(groups, 1))
+    result = work.toDF("group int").mapInArrow(task, FILE_SCHEMA).collect()
+    return _outcome(result, tuple(schema.names), shuffled=False)
+
+
+def is_data_file(name: str) -> bool:
+    """A table data file as LakeSoul names them: `part-<id>_<bucket:04>.<ext>`."""
+    return name.startswith("part-") and name.endswith((".parquet", ".vortex"))
+
+
+def delete_table_files(table_path: str) -> tuple[int, list[str]]:
+    """Delete the data files of a dropped table's folder (and the folder when it is
+    then empty); returns how many were deleted and the other files that were kept."""
+    import pyarrow.fs as pafs
+
+    fs, base = filesystem(table_path)
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(base, recursive=True))
+    except FileNotFoundError:
+        return 0, []
+    removed, kept = 0, []
+    for info in infos:
+        if info.type != pafs.FileType.File:
+            continue
+        if is_data_file(info.base_name):
+            fs.delete_file(info.path)
+            removed += 1
+        else:
+            kept.append(info.path)
+    if not kept:
+        try:
+            fs.delete_dir(base)
+        except (FileNotFoundError, OSError):
+            pass
+    return removed, kept
+
+
+def delete_files(paths: Sequence[str]) -> None:
+    """Remove written files that will never be committed."""
+    for path in paths:
+        fs, local = filesystem(path)
+        try:
+            fs.delete_file(local)
+        except FileNotFoundError:
+            pass
+
+

@@ -1,0 +1,191 @@
+"""The Write job: every batch upserted concurrently, each with its user-defined version.
+
+Batches run on a driver thread pool, so their Spark jobs overlap and commits land
+in whatever order the writes finish. Each commit records its batch's version in
+the same PostgreSQL transaction; `contest meta merge` later orders the snapshot
+by version, so the result never depends on completion order (README, "Write: concurrent upserts").
+Only big files are repartitioned by key; the rest are written without a shuffle.
+"""
+
+from __future__ import annotations
+
+import enum
+import statistics
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contest.config import Config
+from contest.data.batches import (
+    SCHEMA,
+    Batch,
+    check_schema,
+    check_unique_versions,
+    discover,
+)
+from contest.errors import DataError
+from contest.write.files import (
+    delete_files,
+    delete_table_files,
+    direct_read_possible,
+    write_dataframe,
+    write_file_direct,
+)
+from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
+from meta import catalog
+from meta.catalog import TableRef
+from meta.commits import commit_files, committed_versions
+from meta.connection import PgConnection
+from meta.versions import plan_versions
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+class WriteMode(enum.Enum):
+    """What to do with a table that holds the name or path already."""
+
+    CREATE = "create"  # none may: error naming it
+    APPEND = "append"  # the same table (same name and path) is added to; else created
+    RESUME = "resume"  # as APPEND, and batches whose version is committed are skipped
+    REPLACE = "replace"  # drop whatever holds the name or path, and its files
+
+
+def big_file_threshold(batches: Sequence[Batch], configured: int) -> int:
+    """Bytes from which a batch is repartitioned: configured, or twice the median."""
+    if configured > 0:
+        return configured
+    return int(2 * statistics.median(b.bytes for b in batches)) if batches else 0
+
+
+def prepare_table(conn: PgConnection, cfg: Config, path: str | Path, name: str,
+                  mode: WriteMode) -> TableRef:
+    """The target table, by `mode`; a replaced table's data files are deleted."""
+
+    def remove_files(old: TableRef) -> None:
+        removed, kept = delete_table_files(old.path)
+        log.info("replaced table %s.%s at %s: removed %d data files%s", old.namespace, old.name,
+                 old.path, removed, f", kept {len(kept)} other files: {kept[:3]}" if kept else "")
+
+    return catalog.create_table(
+        conn, name, path, SCHEMA, ["uuid"], cfg.table.hash_buckets, cfg.table.namespace,
+        replace=mode is WriteMode.REPLACE, reuse=mode in (WriteMode.APPEND, WriteMode.RESUME),
+        on_replaced=remove_files)
+
+
+def write_batches(
+    spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRef,
+    batches: Sequence[Batch], *, before_commit: Callable[[Batch], None] | None = None,
+    on_done: Callable[[BatchResult], None] | None = None,
+) -> WriteReport:
+    """Upsert the batches concurrently; a failing batch commits nothing, the others go on."""
+    check_unique_versions({b.index: b.version for b in batches})
+    threshold = big_file_threshold(batches, cfg.write.big_file_bytes)
+    report = WriteReport(f"{table.namespace}.{table.name}", table.path)
+    started = time.perf_counter()
+    lock = threading.Lock()
+
+    def one(batch: Batch) -> BatchResult:
+        res = BatchResult(batch.path.name, batch.version,
+                          start_s=time.perf_counter() - started)
+        spark.sparkContext.setLocalProperty("spark.job.description",
+                                            f"upsert {batch.path.name} v{batch.version}")
+        written: list[str] = []
+        try:
+            big = cfg.write.repartition and batch.bytes >= threshold
+            t0 = time.perf_counter()
+            if not big and cfg.write.reader == "arrow" and direct_read_possible(table):
+                import pyarrow.parquet as pq
+
+                check_schema(batch.path, pq.read_schema(batch.path), SCHEMA)
+                outcome = write_file_direct(spark, str(batch.path), table,
+                                            codec=cfg.write.codec,
+                                            drop_null_keys=cfg.write.drop_null_keys)
+            else:
+                df = spark.read.parquet(str(batch.path))
+                check_schema(batch.path, _arrow_schema(df), SCHEMA)
+                outcome = write_dataframe(
+                    df, table, codec=cfg.write.codec,
+                    repartition=cfg.write.repartition if big else None,
+                    drop_null_keys=cfg.write.drop_null_keys,
+                )
+            written = [f.path for f in outcome.files]
+            res.write_s = time.perf_counter() - t0
+            res.shuffled = outcome.shuffled
+            if outcome.null_keys and not cfg.write.drop_null_keys:
+                raise DataError(f"{batch.path}: {outcome.null_keys} row(s) with a NULL uuid "
+                                "(set write.drop_null_keys=true to drop and count them)")
+            res.null_keys_dropped = outcome.null_keys
+            res.rows = sum(f.rows for f in outcome.files)
+            res.files = len(outcome.files)
+            res.bytes = sum(f.size for f in outcome.files)
+            if before_commit:
+                before_commit(batch)
+            committed = commit_files(conn, table, outcome.files, version=batch.version,
+                                     batch=batch.path.name)
+            written = []
+            res.commit_s = committed.seconds
+            res.commit_id = committed.commit_id
+            res.commit_retries = committed.retries
+        except Exception as exc:  # one batch's failure must not stop the others
+            fail(res, exc)
+            delete_files(written)
+        res.end_s = time.perf_counter() - started
+        with lock:
+            report.batches.append(res)
+            log_batch(res)
+            if on_done:
+                on_done(res)
+        return res
+
+    with ThreadPoolExecutor(max_workers=cfg.write.threads, thread_name_prefix="upsert") as pool:
+        list(pool.map(one, batches))
+    report.wall_s = time.perf_counter() - started
+    return report
+
+
+def _arrow_schema(df) -> object:
+    import pyarrow as pa
+
+    mapping = {"string": pa.string(), "bigint": pa.int64(), "int": pa.int32(),
+               "double": pa.float64(), "boolean": pa.bool_()}
+    return pa.schema([(f.name, mapping.get(f.dataType.simpleString(), pa.null()))
+                      for f in df.schema.fields])
+
+
+def run_write(spark: SparkSession, conn: PgConnection, cfg: Config, data_dir: str | Path,
+              table_path: str | Path, table_name: str | None = None,
+              mode: WriteMode = WriteMode.CREATE, delays: Mapping[int, float] | None = None,
+              indices: Sequence[int] | None = None) -> WriteReport:
+    """discover, create the table, upsert everything: the whole Write job."""
+    batches = discover(data_dir, cfg.write.versions or None, schema=None)
+    if indices is not None:
+        batches = [b for b in batches if b.index in set(indices)]
+    name = table_name or Path(str(table_path)).name
+    table = prepare_table(conn, cfg, table_path, name, mode)
+    plan_versions(conn, table, {b.version: b.path.name for b in batches})
+    skipped: list[BatchResult] = []
+    if mode is WriteMode.RESUME:
+        done = committed_versions(conn, table)
+        skipped = [BatchResult(b.path.name, b.version, skipped=True, commit_id=None)
+                   for b in batches if b.version in done]
+        batches = [b for b in batches if b.version not in done]
+        for res in skipped:
+            log_batch(res)
+    delays = dict(delays or {})
+
+    def delay(batch: Batch) -> None:
+        if batch.index in delays:
+            time.sleep(delays[batch.index])
+
+    if cfg.write.mode == "cow":
+        from contest.write.cow import write_cow
+
+        report = write_cow(spark, conn, cfg, table, batches)
+    else:
+        report = write_batches(spark, conn, cfg, table, batches, before_commit=delay)
+    report.batches = skipped + report.batches
+    return report

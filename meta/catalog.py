@@ -1,0 +1,237 @@
+"""LakeSoul tables in PostgreSQL: create, look up, drop, evolve the schema.
+
+Tables are created through LakeSoul's own metadata client (PyPI `lakesoul`), so
+`table_info` is exactly what LakeSoul writes. Creation is serialised per name by an
+advisory lock, so writers racing to create one table end with one table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid as uuidlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from meta.connection import PgConnection, connect
+from meta.errors import TableError
+
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+CREATE_LOCK = "contest.meta.create_table"
+
+
+@dataclass(frozen=True)
+class TableRef:
+    table_id: str
+    name: str
+    namespace: str
+    path: str
+    primary_keys: tuple[str, ...]
+    hash_buckets: int
+    schema: pa.Schema = field(repr=False)
+
+
+def table_uri(path: str | Path) -> str:
+    text = str(path)
+    if "://" in text:
+        return text.rstrip("/")
+    return "file://" + str(Path(text).resolve())
+
+
+def native_catalog(conn: PgConnection, namespace: str = "default"):
+    from lakesoul import LakeSoulCatalog
+
+    return LakeSoulCatalog(
+        pg_url=conn.jdbc_url.split("?")[0],
+        pg_username=conn.username,
+        pg_password=conn.password,
+        namespace=namespace,
+    )
+
+
+def check_name(name: str) -> str:
+    """Table names are identifiers: letters, digits and underscores."""
+    if not NAME_RE.fullmatch(name):
+        raise TableError(f"table name {name!r}: use letters, digits and underscores "
+                         "(starting with a letter or underscore)")
+    return name
+
+
+def create_table(
+    conn: PgConnection,
+    name: str,
+    path: str | Path,
+    schema: pa.Schema,
+    primary_keys: Sequence[str],
+    hash_buckets: int,
+    namespace: str = "default",
+    replace: bool = False,
+    reuse: bool = False,
+    on_replaced: Callable[[TableRef], None] | None = None,
+) -> TableRef:
+    """Create a primary-keyed, hash-bucketed LakeSoul table.
+
+    A name or path already taken is an error naming both, unless `replace` (drop
+    them first; `on_replaced` is called with each, to remove its files) or, for the
+    same name at the same path, `reuse` (return it)."""
+    check_name(name)
+    missing = [k for k in primary_keys if k not in schema.names]
+    if missing:
+        raise TableError(f"primary key column(s) {missing} not in the schema {schema.names}")
+    uri = table_uri(path)
+    lock = connect(conn)
+    lock.autocommit = True
+    try:
+        with lock.cursor() as cur:
+            cur.execute("SELECT pg_advisory_lock(hashtext(%s), hashtext(%s))",
+                        (CREATE_LOCK, f"{namespace}.{name}"))
+        taken = _taken(conn, name, namespace, uri)
+        if taken and reuse and all(t.name == name and t.path == uri for t in taken):
+            return taken[0]
+        if taken and not replace:
+            what = "; ".join(f"table {t.namespace}.{t.name} at {t.path}" for t in taken)
+            raise TableError(f"cannot create {namespace}.{name} at {uri}: taken by {what} "
+                             "(--append adds to the same table, --replace recreates it)")
+        for t in taken:
+            drop_table(conn, t.name, t.namespace)
+            if on_replaced is not None:
+                on_replaced(t)
+        cat = native_catalog(conn, namespace)
+        try:
+            cat.create_table(name, path=uri, schema=schema, primary_keys=list(primary_keys),
+                             hash_bucket_num=hash_buckets)
+        except Exception as exc:  # lakesoul raises its own AlreadyExistsError and friends
+            raise TableError(f"cannot create table {namespace}.{name}: {exc}") from None
+        return get_table(conn, name, namespace)
+    finally:
+        lock.close()  # ends the session: releases the advisory lock
+
+
+def _taken(conn: PgConnection, name: str, namespace: str, uri: str) -> list[TableRef]:
+    """The tables holding this name or this path."""
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            cur.execute(f"SELECT {_TABLE_COLS} FROM table_info WHERE (table_name = %s AND "
+                        "table_namespace = %s) OR table_path = %s", (name, namespace, uri))
+            return [_table_from_row(r) for r in cur.fetchall()]
+    finally:
+        pgc.close()
+
+
+def drop_table(conn: PgConnection, name: str, namespace: str = "default") -> bool:
+    """Remove a table's metadata (all of it: LakeSoul's and ours). Files are the caller's."""
+    pgc = connect(conn)
+    with pgc, pgc.cursor() as cur:
+        cur.execute(
+            "SELECT table_id FROM table_info WHERE table_name = %s AND table_namespace = %s",
+            (name, namespace),
+        )
+        rows = [r[0] for r in cur.fetchall()]
+        for table_id in rows:
+            for stmt in (
+                "DELETE FROM partition_info WHERE table_id = %s",
+                "DELETE FROM data_commit_info WHERE table_id = %s",
+                "DELETE FROM contest_commit_version WHERE table_id = %s",
+                "DELETE FROM contest_merge_checkpoint WHERE table_id = %s",
+                "DELETE FROM contest_expected_version WHERE table_id = %s",
+                "DELETE FROM contest_compaction WHERE table_id = %s",
+                "DELETE FROM table_name_id WHERE table_id = %s",
+                "DELETE FROM table_path_id WHERE table_id = %s",
+                "DELETE FROM table_info WHERE table_id = %s",
+            ):
+                cur.execute(stmt, (table_id,))
+    pgc.close()
+    return bool(rows)
+
+
+def _table_from_row(row: tuple) -> TableRef:
+    from lakesoul._lib._utils import _schema_from_metadata_str
+
+    table_id, name, namespace, path, schema_json, props, partitions = row
+    props = props if isinstance(props, dict) else json.loads(props or "{}")
+    hash_cols = (partitions or ";").split(";", 1)[1]
+    pks = tuple(c for c in hash_cols.split(",") if c)
+    return TableRef(
+        table_id=table_id,
+        name=name,
+        namespace=namespace,
+        path=path,
+        primary_keys=pks,
+        hash_buckets=int(props.get("hashBucketNum", "1")),
+        schema=_schema_from_metadata_str(schema_json),
+    )
+
+
+_TABLE_COLS = (
+    "table_id, table_name, table_namespace, table_path, table_schema, properties, partitions"
+)
+
+
+def get_table(conn: PgConnection, name: str, namespace: str = "default") -> TableRef:
+    with connect(conn) as pgc, pgc.cursor() as cur:
+        cur.execute(
+            f"SELECT {_TABLE_COLS} FROM table_info WHERE table_name = %s AND table_namespace = %s",
+            (name, namespace),
+        )
+        row = cur.fetchone()
+    pgc.close()
+    if row is None:
+        raise TableError(f"no LakeSoul table named {namespace}.{name}")
+    return _table_from_row(row)
+
+
+def list_tables(conn: PgConnection) -> list[TableRef]:
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            cur.execute(f"SELECT {_TABLE_COLS} FROM table_info ORDER BY table_namespace, "
+                        "table_name")
+            return [_table_from_row(r) for r in cur.fetchall()]
+    finally:
+        pgc.close()
+
+
+def find_table(conn: PgConnection, name_or_path: str, namespace: str = "default") -> TableRef:
+    """A table by name, or by path (anything with a slash)."""
+    if "/" not in name_or_path:
+        return get_table(conn, name_or_path, namespace)
+    uri = table_uri(name_or_path)
+    with connect(conn) as pgc, pgc.cursor() as cur:
+        cur.execute(f"SELECT {_TABLE_COLS} FROM table_info WHERE table_path = %s", (uri,))
+        row = cur.fetchone()
+    pgc.close()
+    if row is None:
+        raise TableError(f"no LakeSoul table at {uri}")
+    return _table_from_row(row)
+
+
+def evolve_schema(conn: PgConnection, table: TableRef, schema: pa.Schema) -> TableRef:
+    """Give a table a newer schema (new columns; changed types are caught at read time).
+
+    The schema is serialised by LakeSoul itself: a scratch table is created with
+    it and its schema columns copied over, so every LakeSoul reader parses it."""
+    missing = [k for k in table.primary_keys if k not in schema.names]
+    if missing:
+        raise TableError(f"new schema of {table.name} drops primary key column(s) {missing}")
+    scratch = f"__contest_schema_{uuidlib.uuid4().hex[:12]}"
+    native_catalog(conn, table.namespace).create_table(
+        scratch, path=f"{table.path}/_schema_scratch_{scratch}", schema=schema,
+        primary_keys=list(table.primary_keys), hash_bucket_num=table.hash_buckets)
+    try:
+        with connect(conn) as pgc, pgc.cursor() as cur:
+            cur.execute(
+                "UPDATE table_info t SET table_schema = s.table_schema, "
+                "table_schema_arrow_ipc = s.table_schema_arrow_ipc, "
+                "table_schema_arrow_ipc_json_hash = s.table_schema_arrow_ipc_json_hash "
+                "FROM table_info s WHERE t.table_id = %s AND s.table_name = %s "
+                "AND s.table_namespace = %s",
+                (table.table_id, scratch, table.namespace),
+            )
+        pgc.close()
+    finally:
+        drop_table(conn, scratch, table.namespace)
+    return get_table(conn, table.name, table.namespace)

@@ -1,0 +1,325 @@
+"""Commits of LakeSoul tables: make one, list a snapshot, and the queries both need.
+
+A commit follows LakeSoul's protocol: a data_commit_info row, then partition_info
+version n+1 whose snapshot lists the live commits (a version taken by a concurrent
+writer is a primary-key conflict, and the commit is retried on the new head), plus
+the commit's user-defined version in `contest_commit_version`, all in one
+transaction. Every statement against these tables that more than one module needs
+is a function here.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+import time
+import uuid as uuidlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg2
+import psycopg2.errors
+
+from meta.catalog import TableRef
+from meta.connection import TRANSIENT, PgConnection, connect
+from meta.errors import CommitError, MetaError, TableError
+from meta.replay import RESET_OPS
+
+NO_PARTITION = "-5"  # LakeSoul's partition_desc for a table without range partitions
+MAX_COMMIT_RETRIES = 50
+COMMIT_OPS = ("MergeCommit", "AppendCommit", "UpdateCommit", "CompactionCommit")
+VERSION_UNIQUE = "contest_commit_version_unique"
+
+
+@dataclass(frozen=True)
+class DataFile:
+    path: str
+    size: int
+    columns: tuple[str, ...]
+    bucket: int
+    rows: int = 0
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    commit_id: str
+    partition_version: int
+    retries: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SnapshotCommit:
+    commit_id: str
+    commit_op: str
+    files: tuple[DataFile, ...]
+    version: int | None
+
+
+# -- queries shared by the modules of this package ---------------------------------
+
+def head_partition(cur: Any, table_id: str, desc: str) -> tuple[int, list[str]] | None:
+    """The newest partition version and its snapshot (commit ids in order), or None."""
+    cur.execute(
+        "SELECT version, snapshot::text[] FROM partition_info "
+        "WHERE table_id = %s AND partition_desc = %s ORDER BY version DESC LIMIT 1",
+        (table_id, desc),
+    )
+    row = cur.fetchone()
+    return None if row is None else (int(row[0]), [str(s) for s in row[1]])
+
+
+def partition_descs(cur: Any, table_id: str) -> list[str]:
+    cur.execute("SELECT DISTINCT partition_desc FROM partition_info WHERE table_id = %s "
+                "ORDER BY 1", (table_id,))
+    return [r[0] for r in cur.fetchall()]
+
+
+def commit_rows(cur: Any, table_id: str, desc: str, ids: Sequence[str],
+                files: bool = False) -> dict[str, tuple]:
+    """commit id -> (commit id, commit_op, version or None[, added files as text rows]).
+
+    One index lookup per commit (LATERAL): linear whatever the statistics say."""
+    file_col = (", ARRAY(SELECT ROW((f).path, (f).size, (f).file_exist_cols)::text "
+                "FROM unnest(d.file_ops) AS f WHERE (f).file_op = 'add')") if files else ""
+    cur.execute(
+        f"SELECT s.cid::text, d.commit_op, v.version{file_col} "
+        "FROM unnest(%s::uuid[]) AS s(cid) "
+        "JOIN LATERAL (SELECT dc.commit_op, dc.file_ops FROM data_commit_info dc "
+        "WHERE dc.table_id = %s AND dc.partition_desc = %s AND dc.commit_id = s.cid) d ON true "
+        "LEFT JOIN LATERAL (SELECT cv.version FROM contest_commit_version cv "
+        "WHERE cv.table_id = %s AND cv.partition_desc = %s AND cv.commit_id = s.cid) v ON true",
+        (list(ids), table_id, desc, table_id, desc),
+    )
+    return {r[0]: r for r in cur.fetchall()}
+
+
+def insert_partition_version(cur: Any, table_id: str, desc: str, version: int, commit_op: str,
+                             snapshot: Sequence[str], timestamp_ms: int | None = None) -> None:
+    """A new partition_info version (a primary-key conflict when another took it)."""
+    cur.execute(
+        "INSERT INTO partition_info (table_id, partition_desc, version, commit_op, "
+        "timestamp, snapshot, expression) VALUES (%s, %s, %s, %s, %s, %s::uuid[], '')",
+        (table_id, desc, version, commit_op,
+         int(time.time() * 1000) if timestamp_ms is None else timestamp_ms, list(snapshot)),
+    )
+
+
+def live_commit_count(conn: PgConnection, table: TableRef) -> int:
+    """The most live commits of any partition of `table` (its head snapshots' size)."""
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            heads = [head_partition(cur, table.table_id, d)
+                     for d in partition_descs(cur, table.table_id)]
+    finally:
+        pgc.close()
+    return max((len(h[1]) for h in heads if h), default=0)
+
+
+# -- commits ---------------------------------------------------------------------------
+
+def file_ops(files: Iterable[DataFile]) -> list[tuple[str, str, int, str]]:
+    return [(f.path, "add", f.size, ",".join(f.columns)) for f in files]
+
+
+def commit_files(
+    conn: PgConnection,
+    table: TableRef,
+    files: Sequence[DataFile],
+    *,
+    version: int | None = None,
+    batch: str | None = None,
+    commit_op: str = "MergeCommit",
+    partition_desc: str = NO_PARTITION,
+    covers: Sequence[int] = (),
+    expect_head: int | None = None,
+) -> CommitResult:
+    """Commit files as one LakeSoul commit; never lost under concurrent writers.
+
+    MergeCommit/AppendCommit append the commit to the head snapshot; an UpdateCommit
+    or CompactionCommit replaces the snapshot (it holds everything). The table must
+    still exist (checked under a share lock in the commit's transaction), and a
+    version is committed at most once per partition (a unique index). A compaction
+    records the versions it `covers`. With `expect_head`, the commit lands only on that
+    partition version (a compaction of what it read), else it fails naming the change."""
+    if commit_op not in COMMIT_OPS:
+        raise CommitError(f"unknown commit_op {commit_op!r}")
+    commit_id = str(uuidlib.uuid4())
+    started = time.perf_counter()
+    now_ms = int(time.time() * 1000)
+    ops = file_ops(files)
+    retries = 0
+    pgc = connect(conn)
+    try:
+        while True:
+            try:
+                with pgc, pgc.cursor() as cur:
+                    cur.execute("SELECT 1 FROM table_info WHERE table_id = %s FOR SHARE",
+                                (table.table_id,))
+                    if cur.fetchone() is None:
+                        raise CommitError(
+                            f"table {table.namespace}.{table.name} was dropped while it was "
+                            "being written: nothing committed")
+                    cur.execute(
+                        "INSERT INTO data_commit_info (table_id, partition_desc, commit_id, "
+                        "file_ops, commit_op, committed, timestamp) "
+                        "VALUES (%s, %s, %s, %s::data_file_op[], %s, true, %s)",
+                        (table.table_id, partition_desc, commit_id, ops, commit_op, now_ms),
+                    )
+                    if version is not None:
+                        cur.execute(
+                            "INSERT INTO contest_commit_version "
+                            "(table_id, partition_desc, commit_id, version, batch) "
+                            "VALUES (%s, %s, %s, %s, %s)",
+                            (table.table_id, partition_desc, commit_id, version, batch),
+                        )
+                    if covers:
+                        cur.execute(
+                            "INSERT INTO contest_compaction (table_id, partition_desc, "
+                            "commit_id, versions) VALUES (%s, %s, %s, %s::bigint[])",
+                            (table.table_id, partition_desc, commit_id, list(covers)))
+                    head = head_partition(cur, table.table_id, partition_desc)
+                    if expect_head is not None and (head is None or head[0] != expect_head):
+                        raise CommitError(
+                            f"table {table.namespace}.{table.name} changed while it was being "
+                            f"compacted (version {expect_head} -> "
+                            f"{head[0] if head else 'none'}): nothing committed; run it again")
+                    if head is None:
+                        new_version, snapshot = 0, [commit_id]
+                    elif commit_op in RESET_OPS:
+                        new_version, snapshot = head[0] + 1, [commit_id]
+                    else:
+                        new_version, snapshot = head[0] + 1, [*head[1], commit_id]
+                    insert_partition_version(cur, table.table_id, partition_desc, new_version,
+                                             commit_op, snapshot, now_ms)
+                return CommitResult(commit_id, new_version, retries, time.perf_counter() - started)
+            except TRANSIENT:
+                # The server went away mid-commit: reconnect (retried with backoff), and
+                # if the commit did land before the answer was lost, it is done.
+                pgc.close()
+                pgc = connect(conn)
+                if _landed(pgc, table.table_id, partition_desc, commit_id):
+                    landed = _head_version_with(pgc, table.table_id, partition_desc, commit_id)
+                    return CommitResult(commit_id, landed, retries,
+                                        time.perf_counter() - started)
+                retries += 1
+            except psycopg2.errors.UniqueViolation as exc:
+                if exc.diag.constraint_name == VERSION_UNIQUE:
+                    raise CommitError(
+                        f"version {version} is already committed to table "
+                        f"{table.namespace}.{table.name}: nothing committed (use "
+                        "`contest write --resume` to skip committed versions, or `contest meta "
+                        "rollback` to undo them)") from None
+                # Another writer took version n+1 first: rebase on the new head.
+                retries += 1
+                if retries > MAX_COMMIT_RETRIES:
+                    raise CommitError(
+                        f"commit to {table.name} gave up after {MAX_COMMIT_RETRIES} conflicts"
+                    ) from None
+                time.sleep(random.uniform(0.001, 0.02) * min(retries, 10))
+    finally:
+        pgc.close()
+
+
+def _landed(pgc: Any, table_id: str, desc: str, commit_id: str) -> bool:
+    with pgc, pgc.cursor() as cur:
+        cur.execute("SELECT 1 FROM data_commit_info WHERE table_id = %s AND partition_desc = %s "
+                    "AND commit_id = %s", (table_id, desc, commit_id))
+        return cur.fetchone() is not None
+
+
+def _head_version_with(pgc: Any, table_id: str, desc: str, commit_id: str) -> int:
+    with pgc, pgc.cursor() as cur:
+        cur.execute("SELECT min(version) FROM partition_info WHERE table_id = %s AND "
+                    "partition_desc = %s AND %s::uuid = ANY(snapshot)",
+                    (table_id, desc, commit_id))
+        row = cur.fetchone()
+    return int(row[0]) if row and row[0] is not None else -1
+
+
+def head_snapshot(conn: PgConnection, table: TableRef,
+                  partition_desc: str = NO_PARTITION) -> tuple[int, list[SnapshotCommit]]:
+    """The commits of the newest partition version, in snapshot order."""
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            head = head_partition(cur, table.table_id, partition_desc)
+            if head is None:
+                return -1, []
+            pversion, snapshot = head
+            rows = commit_rows(cur, table.table_id, partition_desc, snapshot, files=True)
+    finally:
+        pgc.close()
+    missing = [c for c in snapshot if c not in rows]
+    if missing:
+        raise MetaError(f"table {table.name}: snapshot names commits with no data: {missing[:3]}")
+    commits = []
+    for cid in snapshot:
+        _, op, version, raw_files = rows[cid]
+        files = tuple(_parse_file_row(text) for text in raw_files)
+        commits.append(SnapshotCommit(cid, op, files, version))
+    return pversion, commits
+
+
+def _parse_file_row(text: str) -> DataFile:
+    """Parse PostgreSQL's text form of ROW(path, size, cols): `(path,123,"a,b")`."""
+    inner = text[1:-1]
+    path, size, cols = next(csv.reader([inner], quotechar='"', escapechar="\\"))
+    return DataFile(path=path, size=int(size), columns=tuple(c for c in cols.split(",") if c),
+                    bucket=bucket_of_path(path))
+
+
+def bucket_of_path(path: str) -> int:
+    """LakeSoul names bucket files `part-<id>_<bucket:04>.<ext>`."""
+    stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    tail = stem.rsplit("_", 1)[-1]
+    if not tail.isdigit():
+        raise TableError(f"data file name carries no hash bucket: {path}")
+    return int(tail)
+
+
+def live_versions(cur: Any, table_id: str, desc: str) -> dict[int, str]:
+    """version -> commit id of the live commits: their own versions, and the versions a
+    live compaction covers."""
+    head = head_partition(cur, table_id, desc)
+    if head is None:
+        return {}
+    rows = commit_rows(cur, table_id, desc, head[1])
+    out = {int(r[2]): r[0] for r in rows.values() if r[2] is not None}
+    cur.execute("SELECT commit_id::text, versions FROM contest_compaction WHERE table_id = %s "
+                "AND partition_desc = %s AND commit_id = ANY(%s::uuid[])",
+                (table_id, desc, head[1]))
+    for cid, versions in cur.fetchall():
+        out.update({int(v): cid for v in versions})
+    return out
+
+
+def committed_versions(conn: PgConnection, table: TableRef,
+                       partition_desc: str = NO_PARTITION) -> dict[int, str]:
+    """version -> commit id of what is live (see `live_versions`)."""
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            return live_versions(cur, table.table_id, partition_desc)
+    finally:
+        pgc.close()
+
+
+def live_files(conn: PgConnection, table: TableRef) -> set[str]:
+    """Every data file that a live commit (in any partition's head snapshot) names."""
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            out: set[str] = set()
+            for desc in partition_descs(cur, table.table_id):
+                head = head_partition(cur, table.table_id, desc)
+                if head is None:
+                    continue
+                rows = commit_rows(cur, table.table_id, desc, head[1], files=True)
+                for r in rows.values():
+                    out.update(_parse_file_row(text).path for text in r[3])
+            return out
+    finally:
+        pgc.close()

@@ -1,0 +1,73 @@
+"""Synthetic commit histories for replay benchmarks (README, "Metadata: replay in
+version order": long histories from streaming ingestion).
+
+N commits, each with one data file and a version 1..N, arriving nearly in version
+order (concurrent writers): arrival position = version + a deterministic jitter of
+up to `jitter` places. Generated inside PostgreSQL (generate_series), so a million
+commits take seconds, and stored as LakeSoul stores them: data_commit_info rows, our
+version rows, and a head partition_info version whose snapshot lists every commit
+in arrival order.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from meta import catalog
+from meta.catalog import TableRef
+from meta.commits import NO_PARTITION
+from meta.connection import PgConnection, connect
+
+SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
+
+
+@dataclass(frozen=True)
+class History:
+    table: TableRef
+    commits: int
+    seconds: float
+
+
+def generate_history(conn: PgConnection, name: str, path: str | Path, commits: int,
+                     seed: int = 1, jitter: int = 64, unversioned_every: int = 0) -> History:
+    """Create table `name` with a history of `commits` commits (replacing any)."""
+    if commits < 1:
+        raise ValueError("commits must be at least 1")
+    started = time.perf_counter()
+    table = catalog.create_table(conn, name, path, SCHEMA, ["uuid"], 1, replace=True)
+    args = {"tid": table.table_id, "desc": NO_PARTITION, "n": commits, "seed": str(seed),
+            "jitter": max(jitter, 1), "path": table.path, "every": unversioned_every}
+    with connect(conn) as pgc, pgc.cursor() as cur:
+        cur.execute(
+            "INSERT INTO data_commit_info (table_id, partition_desc, commit_id, file_ops, "
+            "commit_op, committed, timestamp) "
+            "SELECT %(tid)s, %(desc)s, md5(%(seed)s || ':' || g)::uuid, "
+            "ARRAY[ROW(%(path)s || '/part-' || lpad(g::text, 16, '0') || '_0000.parquet', "
+            "'add', 1024, 'uuid,v')::data_file_op], 'MergeCommit', true, g "
+            "FROM generate_series(1, %(n)s) AS g", args)
+        cur.execute(
+            "INSERT INTO contest_commit_version (table_id, partition_desc, commit_id, version) "
+            "SELECT %(tid)s, %(desc)s, md5(%(seed)s || ':' || g)::uuid, g "
+            "FROM generate_series(1, %(n)s) AS g "
+            "WHERE %(every)s = 0 OR g %% %(every)s <> 0", args)
+        cur.execute(
+            "INSERT INTO partition_info (table_id, partition_desc, version, commit_op, "
+            "timestamp, snapshot, expression) "
+            "SELECT %(tid)s, %(desc)s, 0, 'MergeCommit', 0, "
+            "array_agg(md5(%(seed)s || ':' || g)::uuid ORDER BY "
+            "g + abs(hashtext(%(seed)s || '/' || g)) %% %(jitter)s, g), '' "
+            "FROM generate_series(1, %(n)s) AS g", args)
+    pgc.close()
+    analyze = connect(conn)
+    try:
+        analyze.autocommit = True  # fresh statistics, as autovacuum would give them
+        with analyze.cursor() as cur:
+            for name in ("data_commit_info", "contest_commit_version", "partition_info"):
+                cur.execute(f"ANALYZE {name}")  # fixed names, no input
+    finally:
+        analyze.close()
+    return History(table, commits, time.perf_counter() - started)

@@ -1,0 +1,62 @@
+"""contest evaluate / compare: whole spark-submit processes, the oracle's verdict, the
+JSON line, the record; a failing phase is named and the exit code is non-zero."""
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from contest.cli.main import main
+from contest.data.generator import generate
+from tests.support.config import cli
+
+pytestmark = [pytest.mark.spark, pytest.mark.pg]
+
+KEYS = {"strategy", "scale", "rows", "cores", "write_s", "read_s", "merge_s", "size_ok",
+        "correct", "rows_per_core_s", "result_dir"}
+
+
+def _last_json(out: str) -> dict:
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_evaluate_optimized_end_to_end(cfg, pg, tmp_path, capsys):
+    runs = tmp_path / "runs.jsonl"
+    code = main(cli(cfg, "evaluate", "--scale", "0.0005", "--cores", "2",
+                    "--results", str(runs)))
+    out, err = capsys.readouterr()
+    rec = _last_json(out)
+    assert code == 0, err[-3000:]
+    assert KEYS <= set(rec)
+    assert rec["correct"] and rec["size_ok"] and rec["rows"] == 15_000
+    assert rec["rows_per_core_s"] == pytest.approx(
+        15_000 / (2 * (rec["write_s"] + rec["read_s"])), rel=0.01)
+    assert "optimized: write (15,000 rows" in err  # phases are shown as they run
+    stored = json.loads(runs.read_text().splitlines()[-1])
+    assert stored["environment"]["spark"] == "3.5.8" and "config" in stored
+    assert "password" not in json.dumps(stored["config"]["pg"])
+
+
+def test_failing_write_names_the_phase(cfg, pg, tmp_path, capsys):
+    data = tmp_path / "data"
+    generate(data, 0.0005, seed=4, progress=False)
+    t = pq.read_table(data / "base-3.parquet")
+    keys = t.column("uuid").to_pylist()
+    keys[0] = None
+    pq.write_table(t.set_column(0, "uuid", pa.array(keys, pa.string())), data / "base-3.parquet")
+    code = main(cli(cfg, "evaluate", "--data", str(data), "--cores", "2", "--results", "-"))
+    rec = _last_json(capsys.readouterr().out)
+    assert code == 1
+    assert rec["correct"] is False and rec["failed_phase"].startswith("write")
+    assert rec["rows_per_core_s"] is None
+
+
+def test_missing_batch_fails_in_the_data_phase(cfg, pg, tmp_path, capsys):
+    data = tmp_path / "gap"
+    generate(data, 0.0005, seed=4, progress=False)
+    (data / "base-4.parquet").unlink()
+    code = main(cli(cfg, "evaluate", "--data", str(data), "--results", "-"))
+    rec = _last_json(capsys.readouterr().out)
+    assert code == 1 and rec["failed_phase"] == "data"
+    assert "base-4.parquet: missing" in rec["error"]

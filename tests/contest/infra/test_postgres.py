@@ -1,0 +1,78 @@
+"""The embedded cluster, for real: initdb, pg_ctl, a port, the schema."""
+
+import socket
+
+import psycopg2
+import pytest
+
+from contest.infra.postgres import EmbeddedCluster, resolve_connection
+from meta.connection import parse_jdbc_url
+from meta.errors import PgError
+from tests.support.config import REPO, make_config
+
+pytestmark = pytest.mark.pg
+
+
+def test_up_twice_reports_the_running_cluster(cfg, pg):
+    if cfg.pg.external:
+        pytest.skip("external PostgreSQL configured")
+    conn, what = EmbeddedCluster(cfg).up()
+    assert what.startswith("already running")
+    assert conn.port == pg.port
+    assert "running on 127.0.0.1" in EmbeddedCluster(cfg).status()
+
+
+def test_schema_has_lakesoul_and_project_tables(pg):
+    with psycopg2.connect(**pg.dsn()) as c, c.cursor() as cur:
+        cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        tables = {r[0] for r in cur.fetchall()}
+    assert {"table_info", "partition_info", "data_commit_info", "namespace",
+            "contest_commit_version"} <= tables
+
+
+def test_properties_file_is_private_and_names_the_cluster(cfg, pg):
+    if cfg.pg.external:
+        pytest.skip("external PostgreSQL configured")
+    props = EmbeddedCluster(cfg).properties
+    assert oct(props.stat().st_mode & 0o777) == "0o600"
+    text = props.read_text()
+    assert f"lakesoul.pg.url=jdbc:postgresql://127.0.0.1:{pg.port}/" in text
+
+
+def test_port_in_use_moves_to_another(tmp_path, pg):
+    # A second cluster in its own folder, asked for a port that is taken.
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        other = make_config(tmp_path, state_dir=str(pg_state(tmp_path)),
+                            **{"pg.port": taken, "pg.url": ""})  # always embedded here
+        cluster = EmbeddedCluster(other)
+        try:
+            conn, what = cluster.up()
+            assert conn.port != taken
+            assert f"port {taken} in use" in what
+        finally:
+            cluster.down()
+
+
+def pg_state(tmp_path):
+    # postgres (the server's user when we are root) must reach the folder.
+    path = REPO / ".state" / f"tests-{tmp_path.name}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def test_not_running_says_what_to_run(tmp_path):
+    cfg = make_config(tmp_path, state_dir=str(tmp_path / "none"), **{"pg.url": ""})
+    with pytest.raises(PgError, match="contest db up"):
+        resolve_connection(cfg)
+
+
+def test_jdbc_urls():
+    assert parse_jdbc_url("jdbc:postgresql://db.example:6543/meta?x=1") == ("db.example", 6543,
+                                                                             "meta")
+    with pytest.raises(PgError, match="database"):
+        parse_jdbc_url("jdbc:postgresql://h:1/")
+    with pytest.raises(PgError):
+        parse_jdbc_url("mysql://h/db")

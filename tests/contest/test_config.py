@@ -1,0 +1,75 @@
+import dataclasses
+
+import pytest
+
+from contest.config import load_config, override
+from contest.errors import ConfigError
+
+
+def test_defaults_file_env_flags_in_that_order(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text(
+        '[spark]\nmaster = "local[3]"\nshuffle_partitions = 3\n[table]\nhash_buckets = 8\n'
+    )
+    cfg = load_config(f, env={"CONTEST_SPARK_MASTER": "local[5]"},
+                      overrides={"table.hash_buckets": "2"})
+    assert cfg.spark.master == "local[5]"  # env beats file
+    assert cfg.spark.shuffle_partitions == 3  # file beats default
+    assert cfg.table.hash_buckets == 2  # flag beats file
+    assert load_config().spark.master == "local[*]"
+
+
+def test_unknown_key_is_named(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text("[spark]\nmastr = 1\n")
+    with pytest.raises(ConfigError, match="spark.mastr"):
+        load_config(f)
+    with pytest.raises(ConfigError, match="nope"):
+        load_config(overrides={"nope": 1})
+
+
+def test_bad_values_are_rejected():
+    with pytest.raises(ConfigError, match="table.hash_buckets"):
+        load_config(overrides={"table.hash_buckets": "many"})
+    with pytest.raises(ConfigError, match="hash_buckets"):
+        load_config(overrides={"table.hash_buckets": 0})
+    with pytest.raises(ConfigError, match="LAKESOUL_PG_USERNAME"):
+        load_config(env={"LAKESOUL_PG_URL": "jdbc:postgresql://h:5432/db"})
+
+
+def test_spark_conf_takes_dotted_keys():
+    cfg = load_config(overrides={"spark.conf.spark.sql.adaptive.enabled": "false"})
+    assert cfg.spark.conf == {"spark.sql.adaptive.enabled": "false"}
+
+
+def test_password_never_in_repr():
+    cfg = load_config(env={"LAKESOUL_PG_URL": "jdbc:postgresql://h/db",
+                           "LAKESOUL_PG_USERNAME": "u", "LAKESOUL_PG_PASSWORD": "s3cret"})
+    assert cfg.pg.external
+    assert "s3cret" not in repr(cfg)
+
+
+def test_config_is_frozen_and_variants_are_new_objects():
+    cfg = load_config()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.write.threads = 9  # type: ignore[misc]
+    variant = override(cfg, {"write.threads": 9, "read.operators": {"requests": "SumAll"}})
+    assert variant.write.threads == 9 and cfg.write.threads == 4
+    assert variant.read.operators == {"requests": "SumAll"} and cfg.read.operators == {}
+    with pytest.raises(ConfigError, match="write.threads: must be at least 1"):
+        override(cfg, {"write.threads": 0})
+
+
+def test_lakesoul_home_is_a_source_of_postgres_settings(tmp_path):
+    props = tmp_path / "lakesoul.properties"
+    props.write_text("# LakeSoul's own file\nlakesoul.pg.driver=org.postgresql.Driver\n"
+                     "lakesoul.pg.url=jdbc:postgresql://db.internal:6543/meta\n"
+                     "lakesoul.pg.username = alice\nlakesoul.pg.password=pw=with=equals\n")
+    cfg = load_config(env={"lakesoul_home": str(props)})
+    assert cfg.pg.url == "jdbc:postgresql://db.internal:6543/meta"
+    assert (cfg.pg.username, cfg.pg.password) == ("alice", "pw=with=equals")
+    # LakeSoul's own variables still win over the file.
+    cfg = load_config(env={"lakesoul_home": str(props), "LAKESOUL_PG_USERNAME": "bob"})
+    assert cfg.pg.username == "bob"
+    with pytest.raises(ConfigError, match="no such properties file"):
+        load_config(env={"lakesoul_home": str(tmp_path / "missing")})

@@ -1,0 +1,71 @@
+"""One error boundary: Spark failures unwrapped to the harness's own errors, one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from contest.errors import (
+    DataError,
+    HarnessError,
+    TaskError,
+    UsageError,
+    unwrap_spark_error,
+)
+
+WORKER_TRACE = """An exception was thrown from the Python worker. Please see the stack trace below.
+Traceback (most recent call last):
+  File "/x/pyspark/worker.py", line 1247, in main
+    process()
+  File "/work/contest/write/files.py", line 190, in task
+    raise DataError(f"{path}: cannot read row group 0: bad")
+contest.errors.DataError: /data/base-3.parquet: cannot read row group 0: bad
+
+\tat org.apache.spark.api.python.BasePythonRunner$ReaderIterator.handlePythonException(...)
+\tat org.apache.spark.sql.execution.python.PythonArrowOutput$$anon$1.read(...)
+"""
+
+OS_TRACE = """An exception was thrown from the Python worker.
+Traceback (most recent call last):
+  File "/x/pyspark/worker.py", line 1247, in main
+    process()
+OSError: [Errno 28] No space left on device
+\tat org.apache.spark.api.python.BasePythonRunner$ReaderIterator.handlePythonException(...)
+"""
+
+
+class PythonException(Exception):
+    """Stands in for pyspark.errors.PythonException's type name only: the text is real."""
+
+
+def test_harness_error_from_a_worker_keeps_its_class_and_message():
+    err = unwrap_spark_error(PythonException(WORKER_TRACE))
+    assert isinstance(err, DataError) and isinstance(err, UsageError)
+    assert str(err) == "/data/base-3.parquet: cannot read row group 0: bad"
+    assert err.exit_code == 2
+
+
+def test_other_worker_errors_become_one_task_line():
+    err = unwrap_spark_error(PythonException(OS_TRACE))
+    assert isinstance(err, TaskError)
+    assert str(err) == "in a Spark task: OSError: [Errno 28] No space left on device"
+    assert err.exit_code == 1
+
+
+def test_not_a_spark_error_is_left_alone():
+    assert unwrap_spark_error(ValueError("plain bug")) is None
+    same = DataError("x")
+    assert unwrap_spark_error(same) is same
+
+
+@pytest.mark.spark
+def test_real_task_error_is_unwrapped(spark):
+    def boom(it):
+        for _ in it:
+            raise DataError("batch base-7.parquet: 3 rows with a NULL uuid")
+        yield from ()
+
+    with pytest.raises(Exception) as info:
+        spark.sparkContext.parallelize([1, 2], 1).mapPartitions(boom).collect()
+    err = unwrap_spark_error(info.value)
+    assert isinstance(err, DataError) and isinstance(err, HarnessError)
+    assert str(err) == "batch base-7.parquet: 3 rows with a NULL uuid"

@@ -1,0 +1,146 @@
+"""Nothing lost, nothing silently wrong: versions committed once, commits only to live
+tables, concurrent creators, resume and rollback to the oracle's result, gaps refused."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from contest.cli.main import main
+from contest.data.generator import generate
+from contest.write.job import WriteMode
+from meta import catalog
+from meta.commits import DataFile, commit_files, committed_versions, head_snapshot
+from meta.errors import CommitError, TableError
+from meta.versions import rollback
+from tests.support.config import cli
+from tests.support.pipeline import merge_and_read, oracle, write
+
+pytestmark = [pytest.mark.spark, pytest.mark.pg]
+SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sdata")
+    generate(out, 0.0003, seed=5, progress=False)
+    return out
+
+
+def test_a_version_is_committed_once_across_runs(spark, pg, cfg, data, tmp_path):
+    report, table = write(spark, pg, cfg, data, tmp_path / "once", indices=[0, 1, 2, 3])
+    assert report.ok
+    again, _ = write(spark, pg, cfg, data, tmp_path / "once", indices=[3],
+                     mode=WriteMode.APPEND)
+    assert not again.ok and again.exit_code == 1
+    assert "version 3 is already committed" in again.batches[0].error
+    assert sorted(committed_versions(pg, table)) == [0, 1, 2, 3]
+    files = [f.path for c in head_snapshot(pg, table)[1] for f in c.files]
+    assert all(Path(p.removeprefix("file://")).exists() for p in files)
+
+
+def test_resume_finishes_an_interrupted_write(spark, pg, cfg, data, tmp_path):
+    _, table = write(spark, pg, cfg, data, tmp_path / "res", indices=[0, 1, 2, 5])
+    report, table = write(spark, pg, cfg, data, tmp_path / "res", mode=WriteMode.RESUME)
+    assert report.ok
+    assert sorted(b.batch for b in report.batches if b.skipped) == [
+        "base-0.parquet", "base-1.parquet", "base-2.parquet", "base-5.parquet"]
+    assert merge_and_read(spark, pg, cfg, table) == oracle(data)
+
+
+def test_rollback_then_resume_reaches_the_oracle(spark, pg, cfg, data, tmp_path):
+    _, table = write(spark, pg, cfg, data, tmp_path / "rb")
+    done = rollback(pg, table, 6)
+    assert len(done.removed) == 4
+    assert merge_and_read(spark, pg, cfg, table) == oracle(data, only=set(range(7)))
+    report, _ = write(spark, pg, cfg, data, tmp_path / "rb", mode=WriteMode.RESUME)
+    assert report.ok and sum(1 for b in report.batches if not b.skipped) == 4
+    assert merge_and_read(spark, pg, cfg, table) == oracle(data)
+
+
+def test_read_refuses_holes_unless_asked(spark, pg, cfg, data, tmp_path, capsys):
+    _, table = write(spark, pg, cfg, data, tmp_path / "holes", indices=[1, 2, 3])
+    assert sorted(committed_versions(pg, table)) == [1, 2, 3]
+    # The write planned 1, 2, 3 only: no hole. Plan 0 as well (as a full write does).
+    from meta.versions import plan_versions
+
+    plan_versions(pg, table, {0: "base-0.parquet"})
+    assert main(cli(cfg, "meta", "merge", "--table", table.name)) == 0
+    out = str(tmp_path / "out")
+    read = cli(cfg, "read", "--table", table.name, "--out", out)
+    assert main(read) == 2
+    assert "missing version(s) 0 below the newest committed" in capsys.readouterr().err
+    assert main([*read, "--allow-gaps"]) == 0
+    assert "warning: table" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--as-of-version", "99"], "past the newest version, 10"),
+    (["--from-version", "5", "--to-version", "5"], "empty or reversed range"),
+    (["--from-version", "6", "--to-version", "2"], "empty or reversed range"),
+    (["--to-version", "11"], "past the newest version, 10"),
+])
+def test_version_ranges_outside_the_table_are_errors(spark, pg, cfg, data, tmp_path, capsys,
+                                                     args, needle):
+    _, table = write(spark, pg, cfg, data, tmp_path / "rng")
+    merge_and_read(spark, pg, cfg, table)
+    code = main(cli(cfg, "read", "--table", table.name, "--out", str(tmp_path / "o"), *args))
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and err.count("\n") == 1
+
+
+def test_taken_name_or_path_is_an_error_unless_replace(pg, tmp_path):
+    a = catalog.create_table(pg, "taken_a", tmp_path / "a", SCHEMA, ["uuid"], 1, replace=True)
+    with pytest.raises(TableError, match="taken by table default.taken_a"):
+        catalog.create_table(pg, "taken_b", tmp_path / "a", SCHEMA, ["uuid"], 1)
+    with pytest.raises(TableError, match="taken by table default.taken_a"):
+        catalog.create_table(pg, "taken_a", tmp_path / "elsewhere", SCHEMA, ["uuid"], 1)
+    assert catalog.create_table(pg, "taken_a", tmp_path / "a", SCHEMA, ["uuid"], 1,
+                                reuse=True).table_id == a.table_id
+    gone = []
+    b = catalog.create_table(pg, "taken_b", tmp_path / "a", SCHEMA, ["uuid"], 1, replace=True,
+                             on_replaced=gone.append)
+    assert [t.name for t in gone] == ["taken_a"] and b.name == "taken_b"
+    for bad in ("x'; DROP TABLE table_info; --", "a b", "1abc", ""):
+        with pytest.raises(TableError, match="letters, digits and underscores"):
+            catalog.create_table(pg, bad, tmp_path / "bad", SCHEMA, ["uuid"], 1)
+
+
+def test_a_commit_to_a_dropped_table_fails(pg, tmp_path):
+    t = catalog.create_table(pg, "dropped_t", tmp_path / "d", SCHEMA, ["uuid"], 1, replace=True)
+    catalog.drop_table(pg, "dropped_t")
+    f = DataFile(f"{t.path}/part-x_0000.parquet", 1, ("uuid", "v"), 0)
+    with pytest.raises(CommitError, match="was dropped while it was being written"):
+        commit_files(pg, t, [f], version=0)
+
+
+def _racer(conn, path: str, versions: list[int], barrier, out) -> None:
+    barrier.wait()
+    t = catalog.create_table(conn, "race_t", path, SCHEMA, ["uuid"], 1, reuse=True)
+    for v in versions:
+        f = DataFile(f"{t.path}/part-r{v:04d}_0000.parquet", 1, ("uuid", "v"), 0)
+        commit_files(conn, t, [f], version=v)
+    out.put(t.table_id)
+
+
+def test_four_processes_creating_one_table_all_commit(pg, tmp_path):
+    catalog.drop_table(pg, "race_t")
+    ctx = mp.get_context("spawn")
+    barrier, out = ctx.Barrier(4), ctx.Queue()
+    procs = [ctx.Process(target=_racer, args=(pg, str(tmp_path / "race_t"),
+                                              list(range(i, 40, 4)), barrier, out))
+             for i in range(4)]
+    for p in procs:
+        p.start()
+    deadline = time.monotonic() + 120
+    for p in procs:
+        p.join(max(1, deadline - time.monotonic()))
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    ids = {out.get(timeout=5) for _ in procs}
+    assert len(ids) == 1  # one table
+    t = catalog.get_table(pg, "race_t")
+    assert sorted(committed_versions(pg, t)) == list(range(40))  # every batch committed

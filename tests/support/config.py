@@ -1,0 +1,36 @@
+"""Configuration for tests: their own PostgreSQL folder and port, small Spark."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from contest.config import Config, load_config
+
+REPO = Path(__file__).resolve().parents[2]
+TEST_STATE = REPO / ".state" / "tests"
+
+
+def make_config(tmp: Path, **overrides: object) -> Config:
+    """Tests get their own cluster folder and port, so a user's cluster is untouched.
+    An external PostgreSQL given by LAKESOUL_PG_* is used as is."""
+    base = {
+        "state_dir": str(TEST_STATE),
+        "work_dir": str(tmp),
+        "results_dir": str(tmp / "results"),
+        "pg.port": 54331,
+        "spark.master": "local[2]",
+        "spark.shuffle_partitions": 4,
+        "spark.ui": False,
+        "spark.driver_memory": "2g",
+    }
+    base.update(overrides)
+    return load_config(env=os.environ, overrides=base)
+
+
+def cli(cfg: Config, *args: str) -> list[str]:
+    """`contest` arguments that point the command at the test cluster and work folder."""
+    return ["--set", f"state_dir={cfg.state_dir}", "--set", f"work_dir={cfg.work_dir}",
+            "--set", f"results_dir={cfg.results_dir}",
+            "--set", f"pg.port={cfg.pg.port}", "--set", f"spark.master={cfg.spark.master}",
+            "--set", "spark.ui=false", *args]
