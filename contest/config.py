@@ -139,8 +139,11 @@ ENV_KEYS = {
 }
 # LakeSoul's own variable: the properties file its JVM libraries read.
 LAKESOUL_HOME = "lakesoul_home"
-LAKESOUL_PROPERTIES = {"lakesoul.pg.url": "pg.url", "lakesoul.pg.username": "pg.username",
-                       "lakesoul.pg.password": "pg.password"}
+LAKESOUL_PROPERTIES = {
+    "lakesoul.pg.url": "pg.url",
+    "lakesoul.pg.username": "pg.username",
+    "lakesoul.pg.password": "pg.password",
+}
 
 
 def _coerce(value: Any, typ: Any, key: str) -> Any:
@@ -323,9 +326,11 @@ def to_toml(cfg: Config, *, secrets: bool = False) -> str:
 def absolute_paths(cfg: Config) -> Config:
     """The same config with its folders absolute: for a child process in another folder."""
     return dataclasses.replace(
-        cfg, state_dir=str(Path(cfg.state_dir).absolute()),
+        cfg,
+        state_dir=str(Path(cfg.state_dir).absolute()),
         work_dir=str(Path(cfg.work_dir).absolute()),
-        results_dir=str(Path(cfg.results_dir).absolute()))
+        results_dir=str(Path(cfg.results_dir).absolute()),
+    )
 
 
 def as_dict(cfg: Config) -> dict[str, Any]:

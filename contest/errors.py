@@ -25,9 +25,24 @@ from meta.errors import (
 )
 
 __all__ = [
-    "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "CommitError", "ConfigError", "ConnectorError",
-    "DataError", "HarnessError", "MergeOperatorError", "MetaError", "PgError", "ReadError",
-    "ReplayError", "RunError", "SchemaEvolutionError", "TableError", "TaskError", "UsageError",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CommitError",
+    "ConfigError",
+    "ConnectorError",
+    "DataError",
+    "HarnessError",
+    "MergeOperatorError",
+    "MetaError",
+    "PgError",
+    "ReadError",
+    "ReplayError",
+    "RunError",
+    "SchemaEvolutionError",
+    "TableError",
+    "TaskError",
+    "UsageError",
     "unwrap_spark_error",
 ]
 
@@ -90,9 +105,18 @@ def unwrap_spark_error(exc: BaseException) -> HarnessError | None:
         return exc
     text = str(exc)
     name = type(exc).__name__
-    if not (name in ("Py4JJavaError", "PythonException", "IllegalArgumentException",
-                     "AnalysisException", "SparkRuntimeException", "SparkException")
-            or "Traceback (most recent call last)" in text):
+    if not (
+        name
+        in (
+            "Py4JJavaError",
+            "PythonException",
+            "IllegalArgumentException",
+            "AnalysisException",
+            "SparkRuntimeException",
+            "SparkException",
+        )
+        or "Traceback (most recent call last)" in text
+    ):
         return None
     known = _harness_classes()
     lines = text.splitlines()

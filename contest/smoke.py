@@ -41,15 +41,22 @@ def run_smoke(cfg: Config, table_name: str = "contest_smoke") -> dict:
     conn = ensure_database(cfg)
     path = cfg.work_path / "tables" / table_name
     shutil.rmtree(path, ignore_errors=True)
-    table = catalog.create_table(conn, table_name, path, SCHEMA, ["uuid"],
-                                 cfg.table.hash_buckets, cfg.table.namespace, replace=True)
+    table = catalog.create_table(
+        conn,
+        table_name,
+        path,
+        SCHEMA,
+        ["uuid"],
+        cfg.table.hash_buckets,
+        cfg.table.namespace,
+        replace=True,
+    )
     spark = build_session(cfg, "contest-smoke")
     commits = []
     for version, rows in enumerate(BATCHES):
         df = spark.createDataFrame(rows, "uuid string, requests bigint, name string").coalesce(1)
         files = write_dataframe(df, table).files
-        commits.append(commit_files(conn, table, files, version=version,
-                                            batch=f"smoke-{version}"))
+        commits.append(commit_files(conn, table, files, version=version, batch=f"smoke-{version}"))
     _, snapshot = head_snapshot(conn, table)
     merged = merged_dataframe(spark, table, snapshot, {"requests": "SumAll"})
     rows = sorted((r.asDict() for r in merged.collect()), key=lambda r: r["uuid"])

@@ -23,8 +23,7 @@ from meta.synthetic import generate_history
 def _reset(conn: PgConnection, table_id: str) -> None:
     """Back to the generated history: drop merged versions and the checkpoint."""
     with connect(conn) as pgc, pgc.cursor() as cur:
-        cur.execute("DELETE FROM partition_info WHERE table_id = %s AND version > 0",
-                    (table_id,))
+        cur.execute("DELETE FROM partition_info WHERE table_id = %s AND version > 0", (table_id,))
         cur.execute("DELETE FROM contest_merge_checkpoint WHERE table_id = %s", (table_id,))
     pgc.close()
 
@@ -33,8 +32,13 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run_bench(spark, conn: PgConnection, work_dir: Path, sizes: Sequence[int],
-              say: Callable[[str], None] = print) -> list[dict]:
+def run_bench(
+    spark,
+    conn: PgConnection,
+    work_dir: Path,
+    sizes: Sequence[int],
+    say: Callable[[str], None] = print,
+) -> list[dict]:
     records = []
     root = work_dir / "meta-bench"
     for n in sizes:
@@ -68,9 +72,16 @@ def write_results(records: list[dict], out_dir: Path, cores: int) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     with (out_dir / "meta_replay.jsonl").open("a") as fh:
         for r in records:
-            fh.write(json.dumps({**r, "cores": cores,
-                                 "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-                     + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        **r,
+                        "cores": cores,
+                        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    }
+                )
+                + "\n"
+            )
     lines = [
         "# Metadata replay: driver against distributed",
         "",
@@ -85,9 +96,11 @@ def write_results(records: list[dict], out_dir: Path, cores: int) -> Path:
         "|---|---|---|---|---|---|---|",
     ]
     for r in records:
-        lines.append(f"| {r['commits']:,} | {r['generate_s']} | {r['driver_s']} "
-                     f"| {r['driver_peak_rss_mb']} | {r['distributed_s']} | {r['identical']} "
-                     f"| {r['second_run_s']} |")
+        lines.append(
+            f"| {r['commits']:,} | {r['generate_s']} | {r['driver_s']} "
+            f"| {r['driver_peak_rss_mb']} | {r['distributed_s']} | {r['identical']} "
+            f"| {r['second_run_s']} |"
+        )
     out = out_dir / "meta_replay.md"
     out.write_text("\n".join(lines) + "\n")
     return out

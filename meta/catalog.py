@@ -55,8 +55,10 @@ def native_catalog(conn: PgConnection, namespace: str = "default"):
 def check_name(name: str) -> str:
     """Table names are identifiers: letters, digits and underscores."""
     if not NAME_RE.fullmatch(name):
-        raise TableError(f"table name {name!r}: use letters, digits and underscores "
-                         "(starting with a letter or underscore)")
+        raise TableError(
+            f"table name {name!r}: use letters, digits and underscores "
+            "(starting with a letter or underscore)"
+        )
     return name
 
 
@@ -86,23 +88,32 @@ def create_table(
     lock.autocommit = True
     try:
         with lock.cursor() as cur:
-            cur.execute("SELECT pg_advisory_lock(hashtext(%s), hashtext(%s))",
-                        (CREATE_LOCK, f"{namespace}.{name}"))
+            cur.execute(
+                "SELECT pg_advisory_lock(hashtext(%s), hashtext(%s))",
+                (CREATE_LOCK, f"{namespace}.{name}"),
+            )
         taken = _taken(conn, name, namespace, uri)
         if taken and reuse and all(t.name == name and t.path == uri for t in taken):
             return taken[0]
         if taken and not replace:
             what = "; ".join(f"table {t.namespace}.{t.name} at {t.path}" for t in taken)
-            raise TableError(f"cannot create {namespace}.{name} at {uri}: taken by {what} "
-                             "(--append adds to the same table, --replace recreates it)")
+            raise TableError(
+                f"cannot create {namespace}.{name} at {uri}: taken by {what} "
+                "(--append adds to the same table, --replace recreates it)"
+            )
         for t in taken:
             drop_table(conn, t.name, t.namespace)
             if on_replaced is not None:
                 on_replaced(t)
         cat = native_catalog(conn, namespace)
         try:
-            cat.create_table(name, path=uri, schema=schema, primary_keys=list(primary_keys),
-                             hash_bucket_num=hash_buckets)
+            cat.create_table(
+                name,
+                path=uri,
+                schema=schema,
+                primary_keys=list(primary_keys),
+                hash_bucket_num=hash_buckets,
+            )
         except Exception as exc:  # lakesoul raises its own AlreadyExistsError and friends
             raise TableError(f"cannot create table {namespace}.{name}: {exc}") from None
         return get_table(conn, name, namespace)
@@ -115,8 +126,11 @@ def _taken(conn: PgConnection, name: str, namespace: str, uri: str) -> list[Tabl
     pgc = connect(conn)
     try:
         with pgc, pgc.cursor() as cur:
-            cur.execute(f"SELECT {_TABLE_COLS} FROM table_info WHERE (table_name = %s AND "
-                        "table_namespace = %s) OR table_path = %s", (name, namespace, uri))
+            cur.execute(
+                f"SELECT {_TABLE_COLS} FROM table_info WHERE (table_name = %s AND "
+                "table_namespace = %s) OR table_path = %s",
+                (name, namespace, uri),
+            )
             return [_table_from_row(r) for r in cur.fetchall()]
     finally:
         pgc.close()
@@ -188,8 +202,9 @@ def list_tables(conn: PgConnection) -> list[TableRef]:
     pgc = connect(conn)
     try:
         with pgc, pgc.cursor() as cur:
-            cur.execute(f"SELECT {_TABLE_COLS} FROM table_info ORDER BY table_namespace, "
-                        "table_name")
+            cur.execute(
+                f"SELECT {_TABLE_COLS} FROM table_info ORDER BY table_namespace, table_name"
+            )
             return [_table_from_row(r) for r in cur.fetchall()]
     finally:
         pgc.close()
@@ -219,8 +234,12 @@ def evolve_schema(conn: PgConnection, table: TableRef, schema: pa.Schema) -> Tab
         raise TableError(f"new schema of {table.name} drops primary key column(s) {missing}")
     scratch = f"__contest_schema_{uuidlib.uuid4().hex[:12]}"
     native_catalog(conn, table.namespace).create_table(
-        scratch, path=f"{table.path}/_schema_scratch_{scratch}", schema=schema,
-        primary_keys=list(table.primary_keys), hash_bucket_num=table.hash_buckets)
+        scratch,
+        path=f"{table.path}/_schema_scratch_{scratch}",
+        schema=schema,
+        primary_keys=list(table.primary_keys),
+        hash_bucket_num=table.hash_buckets,
+    )
     try:
         with connect(conn) as pgc, pgc.cursor() as cur:
             cur.execute(

@@ -59,6 +59,7 @@ class SnapshotCommit:
 
 # -- queries shared by the modules of this package ---------------------------------
 
+
 def head_partition(cur: Any, table_id: str, desc: str) -> tuple[int, list[str]] | None:
     """The newest partition version and its snapshot (commit ids in order), or None."""
     cur.execute(
@@ -71,18 +72,27 @@ def head_partition(cur: Any, table_id: str, desc: str) -> tuple[int, list[str]] 
 
 
 def partition_descs(cur: Any, table_id: str) -> list[str]:
-    cur.execute("SELECT DISTINCT partition_desc FROM partition_info WHERE table_id = %s "
-                "ORDER BY 1", (table_id,))
+    cur.execute(
+        "SELECT DISTINCT partition_desc FROM partition_info WHERE table_id = %s ORDER BY 1",
+        (table_id,),
+    )
     return [r[0] for r in cur.fetchall()]
 
 
-def commit_rows(cur: Any, table_id: str, desc: str, ids: Sequence[str],
-                files: bool = False) -> dict[str, tuple]:
+def commit_rows(
+    cur: Any, table_id: str, desc: str, ids: Sequence[str], files: bool = False
+) -> dict[str, tuple]:
     """commit id -> (commit id, commit_op, version or None[, added files as text rows]).
 
     One index lookup per commit (LATERAL): linear whatever the statistics say."""
-    file_col = (", ARRAY(SELECT ROW((f).path, (f).size, (f).file_exist_cols)::text "
-                "FROM unnest(d.file_ops) AS f WHERE (f).file_op = 'add')") if files else ""
+    file_col = (
+        (
+            ", ARRAY(SELECT ROW((f).path, (f).size, (f).file_exist_cols)::text "
+            "FROM unnest(d.file_ops) AS f WHERE (f).file_op = 'add')"
+        )
+        if files
+        else ""
+    )
     cur.execute(
         f"SELECT s.cid::text, d.commit_op, v.version{file_col} "
         "FROM unnest(%s::uuid[]) AS s(cid) "
@@ -95,14 +105,27 @@ def commit_rows(cur: Any, table_id: str, desc: str, ids: Sequence[str],
     return {r[0]: r for r in cur.fetchall()}
 
 
-def insert_partition_version(cur: Any, table_id: str, desc: str, version: int, commit_op: str,
-                             snapshot: Sequence[str], timestamp_ms: int | None = None) -> None:
+def insert_partition_version(
+    cur: Any,
+    table_id: str,
+    desc: str,
+    version: int,
+    commit_op: str,
+    snapshot: Sequence[str],
+    timestamp_ms: int | None = None,
+) -> None:
     """A new partition_info version (a primary-key conflict when another took it)."""
     cur.execute(
         "INSERT INTO partition_info (table_id, partition_desc, version, commit_op, "
         "timestamp, snapshot, expression) VALUES (%s, %s, %s, %s, %s, %s::uuid[], '')",
-        (table_id, desc, version, commit_op,
-         int(time.time() * 1000) if timestamp_ms is None else timestamp_ms, list(snapshot)),
+        (
+            table_id,
+            desc,
+            version,
+            commit_op,
+            int(time.time() * 1000) if timestamp_ms is None else timestamp_ms,
+            list(snapshot),
+        ),
     )
 
 
@@ -111,14 +134,16 @@ def live_commit_count(conn: PgConnection, table: TableRef) -> int:
     pgc = connect(conn)
     try:
         with pgc, pgc.cursor() as cur:
-            heads = [head_partition(cur, table.table_id, d)
-                     for d in partition_descs(cur, table.table_id)]
+            heads = [
+                head_partition(cur, table.table_id, d) for d in partition_descs(cur, table.table_id)
+            ]
     finally:
         pgc.close()
     return max((len(h[1]) for h in heads if h), default=0)
 
 
 # -- commits ---------------------------------------------------------------------------
+
 
 def file_ops(files: Iterable[DataFile]) -> list[tuple[str, str, int, str]]:
     return [(f.path, "add", f.size, ",".join(f.columns)) for f in files]
@@ -156,12 +181,14 @@ def commit_files(
         while True:
             try:
                 with pgc, pgc.cursor() as cur:
-                    cur.execute("SELECT 1 FROM table_info WHERE table_id = %s FOR SHARE",
-                                (table.table_id,))
+                    cur.execute(
+                        "SELECT 1 FROM table_info WHERE table_id = %s FOR SHARE", (table.table_id,)
+                    )
                     if cur.fetchone() is None:
                         raise CommitError(
                             f"table {table.namespace}.{table.name} was dropped while it was "
-                            "being written: nothing committed")
+                            "being written: nothing committed"
+                        )
                     cur.execute(
                         "INSERT INTO data_commit_info (table_id, partition_desc, commit_id, "
                         "file_ops, commit_op, committed, timestamp) "
@@ -179,21 +206,30 @@ def commit_files(
                         cur.execute(
                             "INSERT INTO contest_compaction (table_id, partition_desc, "
                             "commit_id, versions) VALUES (%s, %s, %s, %s::bigint[])",
-                            (table.table_id, partition_desc, commit_id, list(covers)))
+                            (table.table_id, partition_desc, commit_id, list(covers)),
+                        )
                     head = head_partition(cur, table.table_id, partition_desc)
                     if expect_head is not None and (head is None or head[0] != expect_head):
                         raise CommitError(
                             f"table {table.namespace}.{table.name} changed while it was being "
                             f"compacted (version {expect_head} -> "
-                            f"{head[0] if head else 'none'}): nothing committed; run it again")
+                            f"{head[0] if head else 'none'}): nothing committed; run it again"
+                        )
                     if head is None:
                         new_version, snapshot = 0, [commit_id]
                     elif commit_op in RESET_OPS:
                         new_version, snapshot = head[0] + 1, [commit_id]
                     else:
                         new_version, snapshot = head[0] + 1, [*head[1], commit_id]
-                    insert_partition_version(cur, table.table_id, partition_desc, new_version,
-                                             commit_op, snapshot, now_ms)
+                    insert_partition_version(
+                        cur,
+                        table.table_id,
+                        partition_desc,
+                        new_version,
+                        commit_op,
+                        snapshot,
+                        now_ms,
+                    )
                 return CommitResult(commit_id, new_version, retries, time.perf_counter() - started)
             except TRANSIENT:
                 # The server went away mid-commit: reconnect (retried with backoff), and
@@ -202,8 +238,7 @@ def commit_files(
                 pgc = connect(conn)
                 if _landed(pgc, table.table_id, partition_desc, commit_id):
                     landed = _head_version_with(pgc, table.table_id, partition_desc, commit_id)
-                    return CommitResult(commit_id, landed, retries,
-                                        time.perf_counter() - started)
+                    return CommitResult(commit_id, landed, retries, time.perf_counter() - started)
                 retries += 1
             except psycopg2.errors.UniqueViolation as exc:
                 if exc.diag.constraint_name == VERSION_UNIQUE:
@@ -211,7 +246,8 @@ def commit_files(
                         f"version {version} is already committed to table "
                         f"{table.namespace}.{table.name}: nothing committed (use "
                         "`contest write --resume` to skip committed versions, or `contest meta "
-                        "rollback` to undo them)") from None
+                        "rollback` to undo them)"
+                    ) from None
                 # Another writer took version n+1 first: rebase on the new head.
                 retries += 1
                 if retries > MAX_COMMIT_RETRIES:
@@ -225,22 +261,28 @@ def commit_files(
 
 def _landed(pgc: Any, table_id: str, desc: str, commit_id: str) -> bool:
     with pgc, pgc.cursor() as cur:
-        cur.execute("SELECT 1 FROM data_commit_info WHERE table_id = %s AND partition_desc = %s "
-                    "AND commit_id = %s", (table_id, desc, commit_id))
+        cur.execute(
+            "SELECT 1 FROM data_commit_info WHERE table_id = %s AND partition_desc = %s "
+            "AND commit_id = %s",
+            (table_id, desc, commit_id),
+        )
         return cur.fetchone() is not None
 
 
 def _head_version_with(pgc: Any, table_id: str, desc: str, commit_id: str) -> int:
     with pgc, pgc.cursor() as cur:
-        cur.execute("SELECT min(version) FROM partition_info WHERE table_id = %s AND "
-                    "partition_desc = %s AND %s::uuid = ANY(snapshot)",
-                    (table_id, desc, commit_id))
+        cur.execute(
+            "SELECT min(version) FROM partition_info WHERE table_id = %s AND "
+            "partition_desc = %s AND %s::uuid = ANY(snapshot)",
+            (table_id, desc, commit_id),
+        )
         row = cur.fetchone()
     return int(row[0]) if row and row[0] is not None else -1
 
 
-def head_snapshot(conn: PgConnection, table: TableRef,
-                  partition_desc: str = NO_PARTITION) -> tuple[int, list[SnapshotCommit]]:
+def head_snapshot(
+    conn: PgConnection, table: TableRef, partition_desc: str = NO_PARTITION
+) -> tuple[int, list[SnapshotCommit]]:
     """The commits of the newest partition version, in snapshot order."""
     pgc = connect(conn)
     try:
@@ -267,8 +309,12 @@ def _parse_file_row(text: str) -> DataFile:
     """Parse PostgreSQL's text form of ROW(path, size, cols): `(path,123,"a,b")`."""
     inner = text[1:-1]
     path, size, cols = next(csv.reader([inner], quotechar='"', escapechar="\\"))
-    return DataFile(path=path, size=int(size), columns=tuple(c for c in cols.split(",") if c),
-                    bucket=bucket_of_path(path))
+    return DataFile(
+        path=path,
+        size=int(size),
+        columns=tuple(c for c in cols.split(",") if c),
+        bucket=bucket_of_path(path),
+    )
 
 
 def bucket_of_path(path: str) -> int:
@@ -288,16 +334,19 @@ def live_versions(cur: Any, table_id: str, desc: str) -> dict[int, str]:
         return {}
     rows = commit_rows(cur, table_id, desc, head[1])
     out = {int(r[2]): r[0] for r in rows.values() if r[2] is not None}
-    cur.execute("SELECT commit_id::text, versions FROM contest_compaction WHERE table_id = %s "
-                "AND partition_desc = %s AND commit_id = ANY(%s::uuid[])",
-                (table_id, desc, head[1]))
+    cur.execute(
+        "SELECT commit_id::text, versions FROM contest_compaction WHERE table_id = %s "
+        "AND partition_desc = %s AND commit_id = ANY(%s::uuid[])",
+        (table_id, desc, head[1]),
+    )
     for cid, versions in cur.fetchall():
         out.update({int(v): cid for v in versions})
     return out
 
 
-def committed_versions(conn: PgConnection, table: TableRef,
-                       partition_desc: str = NO_PARTITION) -> dict[int, str]:
+def committed_versions(
+    conn: PgConnection, table: TableRef, partition_desc: str = NO_PARTITION
+) -> dict[int, str]:
     """version -> commit id of what is live (see `live_versions`)."""
     pgc = connect(conn)
     try:

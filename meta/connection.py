@@ -79,16 +79,22 @@ def connect(conn: PgConnection, **kw: Any) -> Any:
             attempt += 1
             if time.monotonic() >= deadline or not _transient(exc):
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else "no answer"
-                raise PgError(f"cannot reach PostgreSQL at {conn.describe()} (tried for "
-                              f"{conn.retry_s:g} s): {first}") from None
+                raise PgError(
+                    f"cannot reach PostgreSQL at {conn.describe()} (tried for "
+                    f"{conn.retry_s:g} s): {first}"
+                ) from None
             time.sleep(backoff(attempt))
 
 
 def _transient(exc: psycopg2.OperationalError) -> bool:
     """Worth retrying: the server is down or starting, not refusing us for good."""
     text = str(exc).lower()
-    permanent = ("password authentication failed", "does not exist", "no pg_hba.conf entry",
-                 "role ")
+    permanent = (
+        "password authentication failed",
+        "does not exist",
+        "no pg_hba.conf entry",
+        "role ",
+    )
     return not any(p in text for p in permanent)
 
 

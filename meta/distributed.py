@@ -62,11 +62,16 @@ class SparkOrderer:
         from pyspark.sql import functions as F
 
         url = f"jdbc:postgresql://{self.conn.host}:{self.conn.port}/{self.conn.database}"
-        props = {"user": self.conn.username, "password": self.conn.password,
-                 "driver": "org.postgresql.Driver", "fetchsize": "50000"}
+        props = {
+            "user": self.conn.username,
+            "password": self.conn.password,
+            "driver": "org.postgresql.Driver",
+            "fetchsize": "50000",
+        }
         predicates = [f"pos % {self.partitions} = {i}" for i in range(self.partitions)]
-        rows = self.spark.read.jdbc(url, self._query(table_id, desc, version),
-                                    predicates=predicates, properties=props)
+        rows = self.spark.read.jdbc(
+            url, self._query(table_id, desc, version), predicates=predicates, properties=props
+        )
         rows = rows.cache()
         try:
             found = rows.count()
@@ -78,25 +83,38 @@ class SparkOrderer:
             head = F.lit(cut if cut is not None else -1)
             # The reset commit heads the snapshot: it takes no part in the ordering.
             tail_version = F.when(F.col("pos") == head, None).otherwise(F.col("version"))
-            dup = (live.filter(tail_version.isNotNull()).groupBy("version")
-                   .agg(F.count("*").alias("n"), F.sort_array(F.collect_list("commit_id"))
-                        .alias("ids")).filter("n > 1").orderBy("version").first())
+            dup = (
+                live.filter(tail_version.isNotNull())
+                .groupBy("version")
+                .agg(
+                    F.count("*").alias("n"), F.sort_array(F.collect_list("commit_id")).alias("ids")
+                )
+                .filter("n > 1")
+                .orderBy("version")
+                .first()
+            )
             if dup is not None:
-                raise ReplayError(f"commits {dup['ids'][0]} and {dup['ids'][1]} both have "
-                                  f"version {dup['version']}")
+                raise ReplayError(
+                    f"commits {dup['ids'][0]} and {dup['ids'][1]} both have "
+                    f"version {dup['version']}"
+                )
             first = F.when(F.col("pos") == head, 0).otherwise(1)
             if live.filter(F.col("version").isNull() & (F.col("pos") != head)).first():
                 # Unversioned commits: the highest version arrived before them (a
                 # running max over arrival order, one ordered window).
                 seen = F.max(tail_version).over(
-                    Window.orderBy("pos").rowsBetween(Window.unboundedPreceding, -1))
+                    Window.orderBy("pos").rowsBetween(Window.unboundedPreceding, -1)
+                )
                 live = live.withColumn("__base", seen)
             else:
                 live = live.withColumn("__base", F.lit(None).cast("bigint"))
             key = F.coalesce(F.col("version"), F.col("__base"), F.lit(-(2**63)))
             ordered = live.orderBy(first, key, F.col("version").isNull(), F.col("pos"))
-            return [Commit(r["commit_id"], r["commit_op"], r["version"])
-                    for r in ordered.select("commit_id", "commit_op", "version")
-                    .toLocalIterator(prefetchPartitions=True)]
+            return [
+                Commit(r["commit_id"], r["commit_op"], r["version"])
+                for r in ordered.select("commit_id", "commit_op", "version").toLocalIterator(
+                    prefetchPartitions=True
+                )
+            ]
         finally:
             rows.unpersist()

@@ -59,25 +59,41 @@ class MergeReport:
             d = asdict(p)
             d.pop("order")
             known = [v for v in d.pop("versions") if v is not None]
-            d["versions"] = {"count": len(known), "min": min(known, default=None),
-                             "max": max(known, default=None)}
+            d["versions"] = {
+                "count": len(known),
+                "min": min(known, default=None),
+                "max": max(known, default=None),
+            }
             parts.append(d)
-        return {"table": self.table, "dry_run": self.dry_run, "changed": self.changed,
-                "commits_replayed": sum(p.replayed for p in self.partitions),
-                "partitions": parts, "seconds": round(self.seconds, 4),
-                "retries": self.retries}
+        return {
+            "table": self.table,
+            "dry_run": self.dry_run,
+            "changed": self.changed,
+            "commits_replayed": sum(p.replayed for p in self.partitions),
+            "partitions": parts,
+            "seconds": round(self.seconds, 4),
+            "retries": self.retries,
+        }
 
     def render(self) -> str:
         lines = []
         for p in self.partitions:
-            what = ("already in version order, nothing to write" if not p.reordered else
-                    (f"would write version {p.head_version + 1}" if self.dry_run
-                     else f"wrote version {p.new_version}"))
+            what = (
+                "already in version order, nothing to write"
+                if not p.reordered
+                else (
+                    f"would write version {p.head_version + 1}"
+                    if self.dry_run
+                    else f"wrote version {p.new_version}"
+                )
+            )
             shown = [v for v in p.versions[:12]]
             more = " ..." if len(p.versions) > 12 else ""
-            lines.append(f"{self.table} partition {p.partition_desc}: head v{p.head_version}, "
-                         f"{p.live_commits} live commits ({p.replayed} replayed since the "
-                         f"checkpoint): {what}; version order {shown}{more}")
+            lines.append(
+                f"{self.table} partition {p.partition_desc}: head v{p.head_version}, "
+                f"{p.live_commits} live commits ({p.replayed} replayed since the "
+                f"checkpoint): {what}; version order {shown}{more}"
+            )
         if not self.partitions:
             lines.append(f"{self.table}: no commits yet, nothing to merge")
         lines.append(f"{self.seconds:.3f}s")
@@ -88,9 +104,15 @@ def _lock_key(table_id: str) -> tuple[str, str]:
     return ("contest.meta.merge", table_id)
 
 
-def merge_table(conn: PgConnection, table: TableRef, dry_run: bool = False, *,
-                spark=None, distributed_threshold: int | None = None,
-                force_path: str | None = None) -> MergeReport:
+def merge_table(
+    conn: PgConnection,
+    table: TableRef,
+    dry_run: bool = False,
+    *,
+    spark=None,
+    distributed_threshold: int | None = None,
+    force_path: str | None = None,
+) -> MergeReport:
     """Merge every partition. The replay runs in this process, or through Spark
     (`meta.distributed`) when a session is given and a partition has at least
     `distributed_threshold` live commits (or `force_path` says which)."""
@@ -102,11 +124,14 @@ def merge_table(conn: PgConnection, table: TableRef, dry_run: bool = False, *,
         while True:
             try:
                 with pgc, pgc.cursor() as cur:
-                    cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
-                                _lock_key(table.table_id))
+                    cur.execute(
+                        "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                        _lock_key(table.table_id),
+                    )
                     descs = partition_descs(cur, table.table_id)
-                    report.partitions = [_merge_partition(cur, table, d, dry_run, chooser)
-                                         for d in descs]
+                    report.partitions = [
+                        _merge_partition(cur, table, d, dry_run, chooser) for d in descs
+                    ]
                     if dry_run:
                         pgc.rollback()
                 break
@@ -138,8 +163,9 @@ def _chooser(conn: PgConnection, spark, threshold: int | None, force: str | None
     return lambda n: orderer if n >= limit else None
 
 
-def _merge_partition(cur, table: TableRef, desc: str, dry_run: bool,
-                     chooser=lambda n: None) -> PartitionMerge:
+def _merge_partition(
+    cur, table: TableRef, desc: str, dry_run: bool, chooser=lambda n: None
+) -> PartitionMerge:
     head = head_partition(cur, table.table_id, desc)
     if head is None:
         raise MetaError(f"{table.name}: partition {desc} has no version")
@@ -147,37 +173,64 @@ def _merge_partition(cur, table: TableRef, desc: str, dry_run: bool,
     orderer = chooser(len(snapshot))
     if orderer is not None:
         ordered = orderer.order(table.table_id, desc, head_version, len(snapshot))
-        return _write_merge(cur, table, desc, dry_run, head_version, snapshot, ordered,
-                            replayed=len(snapshot), path="distributed")
-    cur.execute("SELECT partition_version, commit_ids::text[], versions, ops "
-                "FROM contest_merge_checkpoint WHERE table_id = %s AND partition_desc = %s",
-                (table.table_id, desc))
+        return _write_merge(
+            cur,
+            table,
+            desc,
+            dry_run,
+            head_version,
+            snapshot,
+            ordered,
+            replayed=len(snapshot),
+            path="distributed",
+        )
+    cur.execute(
+        "SELECT partition_version, commit_ids::text[], versions, ops "
+        "FROM contest_merge_checkpoint WHERE table_id = %s AND partition_desc = %s",
+        (table.table_id, desc),
+    )
     ckpt = cur.fetchone()
     prefix: list[Commit] = []
     if ckpt and snapshot[: len(ckpt[1])] == ckpt[1]:
         prefix = [Commit(c, op, v) for c, v, op in zip(ckpt[1], ckpt[2], ckpt[3], strict=True)]
-    new_ids = snapshot[len(prefix):]
+    new_ids = snapshot[len(prefix) :]
     new = _load_commits(cur, table.table_id, desc, new_ids)
     ordered = order_commits(prefix + new)
-    return _write_merge(cur, table, desc, dry_run, head_version, snapshot, ordered,
-                        replayed=len(new), path="driver")
+    return _write_merge(
+        cur, table, desc, dry_run, head_version, snapshot, ordered, replayed=len(new), path="driver"
+    )
 
 
-def _write_merge(cur, table: TableRef, desc: str, dry_run: bool, head_version: int,
-                 snapshot: list[str], ordered: list[Commit], replayed: int,
-                 path: str) -> PartitionMerge:
+def _write_merge(
+    cur,
+    table: TableRef,
+    desc: str,
+    dry_run: bool,
+    head_version: int,
+    snapshot: list[str],
+    ordered: list[Commit],
+    replayed: int,
+    path: str,
+) -> PartitionMerge:
     order = [c.commit_id for c in ordered]
     if len(order) != len(snapshot) or set(order) != set(snapshot):
         raise MetaError(f"{table.name}: merge would change the set of live commits")
-    result = PartitionMerge(desc, head_version, len(snapshot), replayed, order != snapshot,
-                            order=order, versions=[c.version for c in ordered], path=path)
+    result = PartitionMerge(
+        desc,
+        head_version,
+        len(snapshot),
+        replayed,
+        order != snapshot,
+        order=order,
+        versions=[c.version for c in ordered],
+        path=path,
+    )
     if dry_run:
         return result
     written_version = head_version
     if result.reordered:
         written_version = head_version + 1
-        insert_partition_version(cur, table.table_id, desc, written_version, "MergeCommit",
-                                 order)
+        insert_partition_version(cur, table.table_id, desc, written_version, "MergeCommit", order)
         result.new_version = written_version
     cur.execute(
         "INSERT INTO contest_merge_checkpoint (table_id, partition_desc, partition_version, "
@@ -185,8 +238,14 @@ def _write_merge(cur, table: TableRef, desc: str, dry_run: bool, head_version: i
         "ON CONFLICT (table_id, partition_desc) DO UPDATE SET "
         "partition_version = EXCLUDED.partition_version, commit_ids = EXCLUDED.commit_ids, "
         "versions = EXCLUDED.versions, ops = EXCLUDED.ops, merged_at = now()",
-        (table.table_id, desc, written_version, order, [c.version for c in ordered],
-         [c.commit_op for c in ordered]),
+        (
+            table.table_id,
+            desc,
+            written_version,
+            order,
+            [c.version for c in ordered],
+            [c.commit_op for c in ordered],
+        ),
     )
     return result
 

@@ -37,7 +37,7 @@ def last_reset(commits: Sequence[Commit]) -> int:
 def order_commits(commits: Sequence[Commit]) -> list[Commit]:
     """The live commits of a snapshot in merge order (see the module docstring)."""
     cut = last_reset(commits)
-    head, tail = list(commits[: cut + 1]), list(commits[cut + 1:])
+    head, tail = list(commits[: cut + 1]), list(commits[cut + 1 :])
     if cut > 0:
         head = head[cut:]  # a reset's snapshot starts with it; older entries are stale
     check_unique(tail)
@@ -59,8 +59,9 @@ def check_unique(commits: Sequence[Commit]) -> None:
         if c.version is None:
             continue
         if c.version in seen:
-            raise ReplayError(f"commits {seen[c.version]} and {c.commit_id} both have "
-                              f"version {c.version}")
+            raise ReplayError(
+                f"commits {seen[c.version]} and {c.commit_id} both have version {c.version}"
+            )
         seen[c.version] = c.commit_id
 
 

@@ -32,15 +32,29 @@ class History:
     seconds: float
 
 
-def generate_history(conn: PgConnection, name: str, path: str | Path, commits: int,
-                     seed: int = 1, jitter: int = 64, unversioned_every: int = 0) -> History:
+def generate_history(
+    conn: PgConnection,
+    name: str,
+    path: str | Path,
+    commits: int,
+    seed: int = 1,
+    jitter: int = 64,
+    unversioned_every: int = 0,
+) -> History:
     """Create table `name` with a history of `commits` commits (replacing any)."""
     if commits < 1:
         raise ValueError("commits must be at least 1")
     started = time.perf_counter()
     table = catalog.create_table(conn, name, path, SCHEMA, ["uuid"], 1, replace=True)
-    args = {"tid": table.table_id, "desc": NO_PARTITION, "n": commits, "seed": str(seed),
-            "jitter": max(jitter, 1), "path": table.path, "every": unversioned_every}
+    args = {
+        "tid": table.table_id,
+        "desc": NO_PARTITION,
+        "n": commits,
+        "seed": str(seed),
+        "jitter": max(jitter, 1),
+        "path": table.path,
+        "every": unversioned_every,
+    }
     with connect(conn) as pgc, pgc.cursor() as cur:
         cur.execute(
             "INSERT INTO data_commit_info (table_id, partition_desc, commit_id, file_ops, "
@@ -48,19 +62,25 @@ def generate_history(conn: PgConnection, name: str, path: str | Path, commits: i
             "SELECT %(tid)s, %(desc)s, md5(%(seed)s || ':' || g)::uuid, "
             "ARRAY[ROW(%(path)s || '/part-' || lpad(g::text, 16, '0') || '_0000.parquet', "
             "'add', 1024, 'uuid,v')::data_file_op], 'MergeCommit', true, g "
-            "FROM generate_series(1, %(n)s) AS g", args)
+            "FROM generate_series(1, %(n)s) AS g",
+            args,
+        )
         cur.execute(
             "INSERT INTO contest_commit_version (table_id, partition_desc, commit_id, version) "
             "SELECT %(tid)s, %(desc)s, md5(%(seed)s || ':' || g)::uuid, g "
             "FROM generate_series(1, %(n)s) AS g "
-            "WHERE %(every)s = 0 OR g %% %(every)s <> 0", args)
+            "WHERE %(every)s = 0 OR g %% %(every)s <> 0",
+            args,
+        )
         cur.execute(
             "INSERT INTO partition_info (table_id, partition_desc, version, commit_op, "
             "timestamp, snapshot, expression) "
             "SELECT %(tid)s, %(desc)s, 0, 'MergeCommit', 0, "
             "array_agg(md5(%(seed)s || ':' || g)::uuid ORDER BY "
             "g + abs(hashtext(%(seed)s || '/' || g)) %% %(jitter)s, g), '' "
-            "FROM generate_series(1, %(n)s) AS g", args)
+            "FROM generate_series(1, %(n)s) AS g",
+            args,
+        )
     pgc.close()
     analyze = connect(conn)
     try:

@@ -83,8 +83,9 @@ class History:
     gaps: Gaps = field(default_factory=Gaps)
 
 
-def plan_versions(conn: PgConnection, table: TableRef, versions: Mapping[int, str],
-                  desc: str = NO_PARTITION) -> None:
+def plan_versions(
+    conn: PgConnection, table: TableRef, versions: Mapping[int, str], desc: str = NO_PARTITION
+) -> None:
     """Record the versions a write sets out to commit (a re-plan keeps earlier rows)."""
     if not versions:
         return
@@ -94,14 +95,18 @@ def plan_versions(conn: PgConnection, table: TableRef, versions: Mapping[int, st
             cur.executemany(
                 "INSERT INTO contest_expected_version (table_id, partition_desc, version, batch)"
                 " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                [(table.table_id, desc, v, b) for v, b in versions.items()])
+                [(table.table_id, desc, v, b) for v, b in versions.items()],
+            )
     finally:
         pgc.close()
 
 
 def planned_versions(cur, table_id: str, desc: str) -> list[int]:
-    cur.execute("SELECT version FROM contest_expected_version WHERE table_id = %s AND "
-                "partition_desc = %s ORDER BY version", (table_id, desc))
+    cur.execute(
+        "SELECT version FROM contest_expected_version WHERE table_id = %s AND "
+        "partition_desc = %s ORDER BY version",
+        (table_id, desc),
+    )
     return [int(r[0]) for r in cur.fetchall()]
 
 
@@ -134,17 +139,24 @@ def history(conn: PgConnection, table: TableRef, desc: str = NO_PARTITION) -> Hi
                 "ON cv.table_id = dc.table_id AND cv.partition_desc = dc.partition_desc "
                 "AND cv.commit_id = dc.commit_id "
                 "WHERE dc.table_id = %s AND dc.partition_desc = %s",
-                (table.table_id, desc))
+                (table.table_id, desc),
+            )
             rows = cur.fetchall()
             plan = planned_versions(cur, table.table_id, desc)
             committed = live_versions(cur, table.table_id, desc)
     finally:
         pgc.close()
-    entries = [HistoryEntry(r[3], r[4], r[0], r[1], int(r[2]), int(r[5]), int(r[6]),
-                            r[0] in live) for r in rows]
+    entries = [
+        HistoryEntry(r[3], r[4], r[0], r[1], int(r[2]), int(r[5]), int(r[6]), r[0] in live)
+        for r in rows
+    ]
     entries.sort(key=lambda e: (e.version is None, -(e.version or 0), -e.timestamp_ms))
-    return History(f"{table.namespace}.{table.name}", head[0] if head else -1, entries,
-                   version_gaps(committed, plan))
+    return History(
+        f"{table.namespace}.{table.name}",
+        head[0] if head else -1,
+        entries,
+        version_gaps(committed, plan),
+    )
 
 
 @dataclass(frozen=True)
@@ -155,16 +167,23 @@ class Rollback:
     partition_version: int | None  # the new partition version (None: nothing to do)
 
 
-def rollback(conn: PgConnection, table: TableRef, to_version: int,
-             desc: str = NO_PARTITION, dry_run: bool = False) -> Rollback:
+def rollback(
+    conn: PgConnection,
+    table: TableRef,
+    to_version: int,
+    desc: str = NO_PARTITION,
+    dry_run: bool = False,
+) -> Rollback:
     """Undo the commits whose version is above `to_version`: a new partition version
     without them (their files stay until `contest vacuum`), and their versions free to
     be committed again. Unversioned commits stay."""
     pgc = connect(conn)
     try:
         with pgc, pgc.cursor() as cur:
-            cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
-                        (ROLLBACK_LOCK, table.table_id))
+            cur.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                (ROLLBACK_LOCK, table.table_id),
+            )
             head = head_partition(cur, table.table_id, desc)
             if head is None:
                 raise UsageError(f"table {table.namespace}.{table.name} has no commits")
@@ -174,23 +193,31 @@ def rollback(conn: PgConnection, table: TableRef, to_version: int,
                 raise MetaError(f"snapshot names commits with no data: {missing[:3]}")
             versions = [rows[c][2] for c in head[1] if rows[c][2] is not None]
             if versions and to_version < min(versions) - 1:
-                raise UsageError(f"--to-version {to_version}: the oldest committed version is "
-                                 f"{min(versions)}; roll back to {min(versions)} or later")
+                raise UsageError(
+                    f"--to-version {to_version}: the oldest committed version is "
+                    f"{min(versions)}; roll back to {min(versions)} or later"
+                )
             removed = [c for c in head[1] if rows[c][2] is not None and rows[c][2] > to_version]
             if not removed or dry_run:
-                return Rollback(f"{table.namespace}.{table.name}", to_version, tuple(removed),
-                                None)
+                return Rollback(f"{table.namespace}.{table.name}", to_version, tuple(removed), None)
             keep = [c for c in head[1] if c not in set(removed)]
-            insert_partition_version(cur, table.table_id, desc, head[0] + 1, "MergeCommit",
-                                     keep, int(time.time() * 1000))
-            cur.execute("DELETE FROM contest_commit_version WHERE table_id = %s AND "
-                        "partition_desc = %s AND commit_id = ANY(%s::uuid[])",
-                        (table.table_id, desc, removed))
-            cur.execute("DELETE FROM contest_expected_version WHERE table_id = %s AND "
-                        "partition_desc = %s AND version > %s",
-                        (table.table_id, desc, to_version))
-            cur.execute("DELETE FROM contest_merge_checkpoint WHERE table_id = %s AND "
-                        "partition_desc = %s", (table.table_id, desc))
+            insert_partition_version(
+                cur, table.table_id, desc, head[0] + 1, "MergeCommit", keep, int(time.time() * 1000)
+            )
+            cur.execute(
+                "DELETE FROM contest_commit_version WHERE table_id = %s AND "
+                "partition_desc = %s AND commit_id = ANY(%s::uuid[])",
+                (table.table_id, desc, removed),
+            )
+            cur.execute(
+                "DELETE FROM contest_expected_version WHERE table_id = %s AND "
+                "partition_desc = %s AND version > %s",
+                (table.table_id, desc, to_version),
+            )
+            cur.execute(
+                "DELETE FROM contest_merge_checkpoint WHERE table_id = %s AND partition_desc = %s",
+                (table.table_id, desc),
+            )
     finally:
         pgc.close()
     return Rollback(f"{table.namespace}.{table.name}", to_version, tuple(removed), head[0] + 1)

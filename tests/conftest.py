@@ -40,15 +40,22 @@ def _container():
     from testcontainers.postgres import PostgresContainer
 
     password = secrets.token_urlsafe(16)
-    with PostgresContainer("postgres:15", username="lakesoul", password=password,
-                           dbname="lakesoul_contest") as pgc:
+    with PostgresContainer(
+        "postgres:15", username="lakesoul", password=password, dbname="lakesoul_contest"
+    ) as pgc:
         host, port = pgc.get_container_host_ip(), pgc.get_exposed_port(5432)
-        env = {"LAKESOUL_PG_URL": f"jdbc:postgresql://{host}:{port}/lakesoul_contest",
-               "LAKESOUL_PG_USERNAME": "lakesoul", "LAKESOUL_PG_PASSWORD": password}
+        env = {
+            "LAKESOUL_PG_URL": f"jdbc:postgresql://{host}:{port}/lakesoul_contest",
+            "LAKESOUL_PG_USERNAME": "lakesoul",
+            "LAKESOUL_PG_PASSWORD": password,
+        }
         os.environ.update(env)  # `contest` commands run by tests read it too
         try:
-            yield {"pg.url": env["LAKESOUL_PG_URL"], "pg.username": "lakesoul",
-                   "pg.password": password}
+            yield {
+                "pg.url": env["LAKESOUL_PG_URL"],
+                "pg.username": "lakesoul",
+                "pg.password": password,
+            }
         finally:
             for key in env:
                 os.environ.pop(key, None)
@@ -85,5 +92,3 @@ def table_dir(tmp_path) -> Path:
     path = tmp_path / "table"
     yield path
     shutil.rmtree(path, ignore_errors=True)
-
-

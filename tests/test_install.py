@@ -27,8 +27,19 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 def installed(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("install")
     wheels = root / "wheels"
-    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                  "-w", str(wheels), str(REPO)])
+    built = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(wheels),
+            str(REPO),
+        ]
+    )
     assert built.returncode == 0, built.stderr[-2000:]
     venv = root / "venv"
     assert _run([sys.executable, "-m", "venv", str(venv)]).returncode == 0
@@ -45,13 +56,21 @@ def installed(tmp_path_factory) -> Path:
 
 def test_installed_package_runs_the_tour_outside_the_checkout(installed, cfg, pg, tmp_path):
     py = installed / "bin" / "python"
-    where = _run([str(py), "-c", "import contest, meta.schema as s; print(contest.__file__); "
-                  "print(s.schema_sql('lakesoul_meta.sql')[:20])"], cwd=tmp_path)
+    where = _run(
+        [
+            str(py),
+            "-c",
+            "import contest, meta.schema as s; print(contest.__file__); "
+            "print(s.schema_sql('lakesoul_meta.sql')[:20])",
+        ],
+        cwd=tmp_path,
+    )
     assert where.returncode == 0, where.stderr
     assert str(installed) in where.stdout and str(REPO) not in where.stdout
     env = {**os.environ, "PATH": f"{installed / 'bin'}:{os.environ['PATH']}"}
     for argv in tour_commands():
-        proc = _run([str(installed / "bin" / "contest"), *cli(cfg, *argv[1:])], cwd=tmp_path,
-                    env=env)
+        proc = _run(
+            [str(installed / "bin" / "contest"), *cli(cfg, *argv[1:])], cwd=tmp_path, env=env
+        )
         assert proc.returncode == 0, f"{' '.join(argv)}: {proc.stderr[-2000:]}"
     assert (tmp_path / ".work" / "tour" / "result" / "_SUCCESS").is_file()

@@ -35,30 +35,49 @@ def shared_options(top: bool) -> argparse.ArgumentParser:
     """`--config` and `--set`, accepted before the command (top) and after it."""
     p = argparse.ArgumentParser(add_help=False)
     suffix = "" if top else "_sub"
-    p.add_argument("--config", dest=f"config{suffix}", metavar="FILE", default=None,
-                   help="TOML configuration file")
-    p.add_argument("--set", dest=f"overrides{suffix}", action="append", default=[],
-                   metavar="KEY=VALUE",
-                   help="override one configuration key, e.g. spark.master=local[2] "
-                   "(repeatable)")
+    p.add_argument(
+        "--config",
+        dest=f"config{suffix}",
+        metavar="FILE",
+        default=None,
+        help="TOML configuration file",
+    )
+    p.add_argument(
+        "--set",
+        dest=f"overrides{suffix}",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one configuration key, e.g. spark.master=local[2] (repeatable)",
+    )
     return p
 
 
-def command(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
-            handler: Handler | None = None) -> argparse.ArgumentParser:
+def command(
+    sub: argparse._SubParsersAction,
+    name: str,
+    summary: str,
+    description: str,
+    handler: Handler | None = None,
+) -> argparse.ArgumentParser:
     """A subcommand with the shared options, a description and its handler."""
-    p = sub.add_parser(name, help=summary, description=description,
-                       formatter_class=HelpFormatter, parents=[shared_options(top=False)])
+    p = sub.add_parser(
+        name,
+        help=summary,
+        description=description,
+        formatter_class=HelpFormatter,
+        parents=[shared_options(top=False)],
+    )
     if handler is not None:
         p.set_defaults(handler=handler)
     return p
 
 
-def group(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
-          dest: str) -> argparse._SubParsersAction:
+def group(
+    sub: argparse._SubParsersAction, name: str, summary: str, description: str, dest: str
+) -> argparse._SubParsersAction:
     """A command with actions of its own (`contest db up`)."""
-    p = sub.add_parser(name, help=summary, description=description,
-                       formatter_class=HelpFormatter)
+    p = sub.add_parser(name, help=summary, description=description, formatter_class=HelpFormatter)
     return p.add_subparsers(dest=dest, metavar="ACTION", required=True)
 
 

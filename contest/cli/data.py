@@ -13,31 +13,56 @@ from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    gen = command(sub, "gen", "generate contest-shaped batches base-0..base-10",
-                  "Write base-0.parquet .. base-10.parquet: uncompressed, one row group each, "
-                  "deterministic for a scale and seed.", cmd_gen)
-    gen.add_argument("--scale", type=float, required=True,
-                     help="1 = the contest's 30M rows; 0.001 = a tiny smoke set")
+    gen = command(
+        sub,
+        "gen",
+        "generate contest-shaped batches base-0..base-10",
+        "Write base-0.parquet .. base-10.parquet: uncompressed, one row group each, "
+        "deterministic for a scale and seed.",
+        cmd_gen,
+    )
+    gen.add_argument(
+        "--scale",
+        type=float,
+        required=True,
+        help="1 = the contest's 30M rows; 0.001 = a tiny smoke set",
+    )
     gen.add_argument("--out", required=True, help="folder to write the batch files to")
     gen.add_argument("--seed", type=int, default=2022, help="random seed")
-    gen.add_argument("--nulls", action="store_true",
-                     help="put some SQL NULLs in every non-key column (tests the contract)")
+    gen.add_argument(
+        "--nulls",
+        action="store_true",
+        help="put some SQL NULLs in every non-key column (tests the contract)",
+    )
 
-    orc = command(sub, "oracle", "compute the expected merged result without Spark",
-                  "Apply the contract to a data folder with DuckDB and write the expected "
-                  "result as one parquet file sorted by uuid.", cmd_oracle)
+    orc = command(
+        sub,
+        "oracle",
+        "compute the expected merged result without Spark",
+        "Apply the contract to a data folder with DuckDB and write the expected "
+        "result as one parquet file sorted by uuid.",
+        cmd_oracle,
+    )
     orc.add_argument("--data", required=True, help="folder with base-*.parquet")
     orc.add_argument("--out", required=True, help="output parquet file (or folder)")
     orc.add_argument("--versions", help="batch versions: INDEX=VERSION,... or @file.json")
 
-    chk = command(sub, "check", "check a result folder against the oracle or a hash",
-                  "Exit 0 when the result is right, 1 when it is wrong (with a report), "
-                  "2 for bad input. The result folder must be complete (_SUCCESS).", cmd_check)
+    chk = command(
+        sub,
+        "check",
+        "check a result folder against the oracle or a hash",
+        "Exit 0 when the result is right, 1 when it is wrong (with a report), "
+        "2 for bad input. The result folder must be complete (_SUCCESS).",
+        cmd_check,
+    )
     chk.add_argument("--result", required=True, help="result folder (parquet files)")
     chk.add_argument("--data", help="data folder: compare with the oracle's result")
     chk.add_argument("--versions", help="batch versions: INDEX=VERSION,... or @file.json")
-    chk.add_argument("--sha256", metavar="HEX",
-                     help="the contest's check: SHA-256 of the uuid-sorted CSV with header")
+    chk.add_argument(
+        "--sha256",
+        metavar="HEX",
+        help="the contest's check: SHA-256 of the uuid-sorted CSV with header",
+    )
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -46,9 +71,18 @@ def cmd_gen(args: argparse.Namespace, cfg: Config) -> int:
 
     report = generate(args.out, args.scale, args.seed, args.nulls)
     size = sum(p.stat().st_size for p in report.files)
-    print(json.dumps({"out": args.out, "files": len(report.files), "rows": report.rows,
-                      "distinct_keys": report.distinct_keys, "bytes": size,
-                      "seconds": round(report.seconds, 3)}))
+    print(
+        json.dumps(
+            {
+                "out": args.out,
+                "files": len(report.files),
+                "rows": report.rows,
+                "distinct_keys": report.distinct_keys,
+                "bytes": size,
+                "seconds": round(report.seconds, 3),
+            }
+        )
+    )
     return EXIT_OK
 
 
@@ -65,8 +99,11 @@ def cmd_oracle(args: argparse.Namespace, cfg: Config) -> int:
     report = expected_result(batches, out)
     if folder:  # a complete result folder, as `contest check` expects one
         (out.parent / SUCCESS_MARKER).touch()
-    print(json.dumps({"out": str(report.path), "rows": report.rows,
-                      "seconds": round(report.seconds, 3)}))
+    print(
+        json.dumps(
+            {"out": str(report.path), "rows": report.rows, "seconds": round(report.seconds, 3)}
+        )
+    )
     return EXIT_OK
 
 
@@ -105,8 +142,9 @@ def _check_sha(args: argparse.Namespace, cfg: Config) -> int:
     from contest.infra.spark import spark_session
 
     with spark_session(cfg, "contest-check") as spark:
-        digest = contest_sha256(spark, absolute(args.result),
-                                cfg.work_path / "check" / "single_csv")
+        digest = contest_sha256(
+            spark, absolute(args.result), cfg.work_path / "check" / "single_csv"
+        )
     ok = digest == args.sha256.strip().lower()
     tail = "" if ok else f", expected {args.sha256}"
     print(f"{'OK' if ok else 'FAIL'}: sha256 {digest}{tail}")

@@ -14,57 +14,93 @@ from contest.evaluation.strategies import DEFAULT_SCALE, STRATEGIES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    e = command(sub, "evaluate", "the contest's procedure for one strategy: timed write, "
-                "merge, timed read, oracle check, score",
-                "Run the contest's evaluation for one strategy. The last line printed is one "
-                "JSON object; exit 0 only when the result is right.", cmd_evaluate)
-    e.add_argument("--strategy", default="optimized", choices=sorted(STRATEGIES),
-                   help="what to evaluate")
+    e = command(
+        sub,
+        "evaluate",
+        "the contest's procedure for one strategy: timed write, "
+        "merge, timed read, oracle check, score",
+        "Run the contest's evaluation for one strategy. The last line printed is one "
+        "JSON object; exit 0 only when the result is right.",
+        cmd_evaluate,
+    )
+    e.add_argument(
+        "--strategy", default="optimized", choices=sorted(STRATEGIES), help="what to evaluate"
+    )
     _eval_args(e)
 
-    c = command(sub, "compare", "strategies side by side, interleaved, with medians",
-                "Run strategies interleaved (A B C A B C ...) and print medians and the "
-                "ratios of optimized to each.", cmd_compare)
-    c.add_argument("--strategies", default=",".join(STRATEGIES),
-                   help="comma-separated strategies")
+    c = command(
+        sub,
+        "compare",
+        "strategies side by side, interleaved, with medians",
+        "Run strategies interleaved (A B C A B C ...) and print medians and the "
+        "ratios of optimized to each.",
+        cmd_compare,
+    )
+    c.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated strategies")
     c.add_argument("--repeat", type=int, default=1, help="rounds")
     _eval_args(c)
 
-    r = command(sub, "report", "rebuild the results table and chart from the runs file",
-                "Rebuild <results>/README.md and the PNG chart from runs.jsonl.", cmd_report)
-    r.add_argument("--results", default=None,
-                   help="runs file (default: runs.jsonl in results_dir)")
+    r = command(
+        sub,
+        "report",
+        "rebuild the results table and chart from the runs file",
+        "Rebuild <results>/README.md and the PNG chart from runs.jsonl.",
+        cmd_report,
+    )
+    r.add_argument("--results", default=None, help="runs file (default: runs.jsonl in results_dir)")
 
-    s = command(sub, "sweep", "run a parameter sweep from a TOML file",
-                "Run every case of a sweep file as `contest evaluate` does; resume where an "
-                "interrupted sweep stopped; write a table, plots and the best configuration. "
-                "See sweeps/*.toml.", cmd_sweep)
+    s = command(
+        sub,
+        "sweep",
+        "run a parameter sweep from a TOML file",
+        "Run every case of a sweep file as `contest evaluate` does; resume where an "
+        "interrupted sweep stopped; write a table, plots and the best configuration. "
+        "See sweeps/*.toml.",
+        cmd_sweep,
+    )
     s.add_argument("file", help="sweep file (TOML)")
     s.add_argument("--out", help="sweep folder (default: <results_dir>/sweeps/<name>)")
     s.add_argument("--work", help="work folder (default: work_dir)")
     s.add_argument("--check", action="store_true", help="validate the file, run nothing")
 
-    bench = group(sub, "bench", "benchmarks apart from the contest score",
-                  "Benchmarks that are not the contest's score.", "bench_command")
-    br = command(bench, "read", "merge-on-read cost per operator, against the default read",
-                 "Write one table, then time its merged read with no operators, the contest's, "
-                 "and each operator alone (interleaved).", cmd_bench_read)
-    br.add_argument("--scale", type=float, action="append",
-                    help="scale of generated data (repeatable; default 0.1)")
+    bench = group(
+        sub,
+        "bench",
+        "benchmarks apart from the contest score",
+        "Benchmarks that are not the contest's score.",
+        "bench_command",
+    )
+    br = command(
+        bench,
+        "read",
+        "merge-on-read cost per operator, against the default read",
+        "Write one table, then time its merged read with no operators, the contest's, "
+        "and each operator alone (interleaved).",
+        cmd_bench_read,
+    )
+    br.add_argument(
+        "--scale",
+        type=float,
+        action="append",
+        help="scale of generated data (repeatable; default 0.1)",
+    )
     br.add_argument("--repeat", type=int, default=3, help="rounds")
     br.add_argument("--out", help="results folder (default: results_dir)")
 
 
 def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", help="data folder (default: generated at --scale, cached)")
-    p.add_argument("--scale", type=float,
-                   help=f"scale of generated data (default {DEFAULT_SCALE:g})")
+    p.add_argument(
+        "--scale", type=float, help=f"scale of generated data (default {DEFAULT_SCALE:g})"
+    )
     p.add_argument("--seed", type=int, default=2022, help="generator seed")
     p.add_argument("--cores", type=int, help="local[N] of the timed jobs (default: all)")
     p.add_argument("--work", help="work folder (default: work_dir)")
-    p.add_argument("--results", default=None,
-                   help="append records to this file (default: runs.jsonl in results_dir; "
-                   "'-' for none)")
+    p.add_argument(
+        "--results",
+        default=None,
+        help="append records to this file (default: runs.jsonl in results_dir; '-' for none)",
+    )
 
 
 def _results_file(arg: str | None, cfg: Config) -> Path | None:
@@ -93,8 +129,15 @@ def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
 
     _check_eval_args(args)
     cfg = strategy_config(args, args.strategy)
-    record = evaluate(cfg, args.strategy, data=Path(args.data) if args.data else None,
-                      scale=args.scale, seed=args.seed, cores=args.cores, say=say)
+    record = evaluate(
+        cfg,
+        args.strategy,
+        data=Path(args.data) if args.data else None,
+        scale=args.scale,
+        seed=args.seed,
+        cores=args.cores,
+        say=say,
+    )
     out = _results_file(args.results, cfg)
     if out:
         append_record(out, record)
@@ -110,8 +153,10 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     names = [s.strip() for s in args.strategies.split(",") if s.strip()]
     unknown = [s for s in names if s not in STRATEGIES]
     if unknown or not names:
-        raise UsageError(f"unknown strategy {', '.join(unknown) or '(none given)'}: choose from "
-                         f"{', '.join(STRATEGIES)}")
+        raise UsageError(
+            f"unknown strategy {', '.join(unknown) or '(none given)'}: choose from "
+            f"{', '.join(STRATEGIES)}"
+        )
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
     out = _results_file(args.results, cfg)
@@ -119,9 +164,15 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     for rnd in range(args.repeat):
         for name in names:
             say(f"== round {rnd + 1}/{args.repeat}: {name}")
-            rec = evaluate(strategy_config(args, name), name,
-                           data=Path(args.data) if args.data else None, scale=args.scale,
-                           seed=args.seed, cores=args.cores, say=say)
+            rec = evaluate(
+                strategy_config(args, name),
+                name,
+                data=Path(args.data) if args.data else None,
+                scale=args.scale,
+                seed=args.seed,
+                cores=args.cores,
+                say=say,
+            )
             rec["compare_round"] = rnd + 1
             records.append(rec)
             if out:
@@ -157,8 +208,10 @@ def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
     sweep = load_sweep(Path(args.file), source.env, source.overrides)
     runs = len(sweep.cases) * sweep.repeat
     if args.check:
-        print(f"{args.file}: {len(sweep.cases)} case(s) x {sweep.repeat} = {runs} run(s), "
-              f"strategy {sweep.strategy}, varying {', '.join(sweep.varied)}")
+        print(
+            f"{args.file}: {len(sweep.cases)} case(s) x {sweep.repeat} = {runs} run(s), "
+            f"strategy {sweep.strategy}, varying {', '.join(sweep.varied)}"
+        )
         return EXIT_OK
     out = Path(args.out) if args.out else cfg.results_path / "sweeps" / sweep.name
     records = run_sweep(sweep, out, source.env, work_dir=args.work, say=say)
@@ -192,5 +245,3 @@ def cmd_bench_read(args: argparse.Namespace, cfg: Config) -> int:
     out = write_read_results(results, Path(args.out) if args.out else cfg.results_path)
     print(out.read_text())
     return EXIT_OK
-
-

@@ -12,44 +12,102 @@ from contest.errors import EXIT_FAILED, EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    db = group(sub, "db", "the PostgreSQL that holds LakeSoul's metadata",
-               "Start, stop or inspect the embedded PostgreSQL (created on first use under "
-               "the state folder), or check an external one set by LAKESOUL_PG_URL or "
-               "lakesoul_home.", "db_command")
-    command(db, "up", "start the embedded cluster (create it on first use)",
-            "Start the embedded PostgreSQL, create the database and apply LakeSoul's schema; "
-            "with an external server, check it and apply the schema.", cmd_db)
-    command(db, "down", "stop the embedded cluster",
-            "Stop the embedded PostgreSQL (an external one is left running).", cmd_db)
-    command(db, "status", "say whether it runs, and where",
-            "Print whether the metadata database runs, and where.", cmd_db)
+    db = group(
+        sub,
+        "db",
+        "the PostgreSQL that holds LakeSoul's metadata",
+        "Start, stop or inspect the embedded PostgreSQL (created on first use under "
+        "the state folder), or check an external one set by LAKESOUL_PG_URL or "
+        "lakesoul_home.",
+        "db_command",
+    )
+    command(
+        db,
+        "up",
+        "start the embedded cluster (create it on first use)",
+        "Start the embedded PostgreSQL, create the database and apply LakeSoul's schema; "
+        "with an external server, check it and apply the schema.",
+        cmd_db,
+    )
+    command(
+        db,
+        "down",
+        "stop the embedded cluster",
+        "Stop the embedded PostgreSQL (an external one is left running).",
+        cmd_db,
+    )
+    command(
+        db,
+        "status",
+        "say whether it runs, and where",
+        "Print whether the metadata database runs, and where.",
+        cmd_db,
+    )
 
-    conn = group(sub, "connector", "the LakeSoul Spark connector (spark.jars.packages)",
-                 "The LakeSoul Spark connector: check the local Maven/Ivy cache for it, or "
-                 "pre-fetch it with Maven.", "connector_command")
-    command(conn, "check", "is the connector in the local Maven/Ivy cache?",
-            "Exit 0 when the configured connector jar is in the local cache.", cmd_connector)
-    command(conn, "fetch", "pre-fetch the connector with Maven",
-            "Download the configured connector into the local Maven repository.",
-            cmd_connector)
+    conn = group(
+        sub,
+        "connector",
+        "the LakeSoul Spark connector (spark.jars.packages)",
+        "The LakeSoul Spark connector: check the local Maven/Ivy cache for it, or "
+        "pre-fetch it with Maven.",
+        "connector_command",
+    )
+    command(
+        conn,
+        "check",
+        "is the connector in the local Maven/Ivy cache?",
+        "Exit 0 when the configured connector jar is in the local cache.",
+        cmd_connector,
+    )
+    command(
+        conn,
+        "fetch",
+        "pre-fetch the connector with Maven",
+        "Download the configured connector into the local Maven repository.",
+        cmd_connector,
+    )
 
-    pk = group(sub, "packages", "JVM libraries loaded through spark.jars.packages",
-               "List or pre-fetch (into Spark's Ivy cache) the JVM libraries the harness "
-               "loads: PostgreSQL's JDBC driver, the peer table formats, S3 support, "
-               "LakeSoul's own libraries.", "packages_command")
-    command(pk, "list", "each set of coordinates, and whether it is fetched",
-            "Print each named set of Maven coordinates and whether its jars are in the "
-            "Ivy cache.", cmd_packages)
-    pf = command(pk, "fetch", "resolve them into the Ivy cache now",
-                 "Resolve the named sets (default: all) with Spark's Ivy, so no timed run "
-                 "downloads.", cmd_packages)
-    pf.add_argument("--name", dest="sets", action="append", default=[], metavar="NAME",
-                    help="a named set (repeatable; default: all)")
+    pk = group(
+        sub,
+        "packages",
+        "JVM libraries loaded through spark.jars.packages",
+        "List or pre-fetch (into Spark's Ivy cache) the JVM libraries the harness "
+        "loads: PostgreSQL's JDBC driver, the peer table formats, S3 support, "
+        "LakeSoul's own libraries.",
+        "packages_command",
+    )
+    command(
+        pk,
+        "list",
+        "each set of coordinates, and whether it is fetched",
+        "Print each named set of Maven coordinates and whether its jars are in the Ivy cache.",
+        cmd_packages,
+    )
+    pf = command(
+        pk,
+        "fetch",
+        "resolve them into the Ivy cache now",
+        "Resolve the named sets (default: all) with Spark's Ivy, so no timed run downloads.",
+        cmd_packages,
+    )
+    pf.add_argument(
+        "--name",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a named set (repeatable; default: all)",
+    )
     pf.add_argument("--coordinates", help="comma-separated coordinates instead of sets")
 
-    command(sub, "smoke", "write and read a small table through every real component",
-            "Create a table, write two small batches with Spark, commit them in PostgreSQL, "
-            "read them merged, and read the table with LakeSoul's native reader.", cmd_smoke)
+    command(
+        sub,
+        "smoke",
+        "write and read a small table through every real component",
+        "Create a table, write two small batches with Spark, commit them in PostgreSQL, "
+        "read them merged, and read the table with LakeSoul's native reader.",
+        cmd_smoke,
+    )
 
 
 def cmd_db(args: argparse.Namespace, cfg: Config) -> int:
@@ -69,8 +127,10 @@ def cmd_db(args: argparse.Namespace, cfg: Config) -> int:
     cluster = EmbeddedCluster(cfg)
     if action == "up":
         conn, what = cluster.up()
-        print(f"embedded PostgreSQL {what}: {conn.describe()}; "
-              f"LakeSoul settings in {cluster.properties} (use as lakesoul_home)")
+        print(
+            f"embedded PostgreSQL {what}: {conn.describe()}; "
+            f"LakeSoul settings in {cluster.properties} (use as lakesoul_home)"
+        )
     elif action == "down":
         print(f"embedded PostgreSQL: {cluster.down()}")
     else:

@@ -12,57 +12,103 @@ from contest.errors import EXIT_FAILED, EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    meta = group(sub, "meta", "LakeSoul metadata tools (PostgreSQL)",
-                 "Tools on LakeSoul's metadata in PostgreSQL: merge snapshots in version "
-                 "order, benchmark the replay.", "meta_command")
-    mm = command(meta, "merge", "merge partition snapshots in version order",
-                 "Replay the table's commits from PostgreSQL and write each partition's "
-                 "snapshot in user-defined version order.", cmd_meta_merge)
+    meta = group(
+        sub,
+        "meta",
+        "LakeSoul metadata tools (PostgreSQL)",
+        "Tools on LakeSoul's metadata in PostgreSQL: merge snapshots in version "
+        "order, benchmark the replay.",
+        "meta_command",
+    )
+    mm = command(
+        meta,
+        "merge",
+        "merge partition snapshots in version order",
+        "Replay the table's commits from PostgreSQL and write each partition's "
+        "snapshot in user-defined version order.",
+        cmd_meta_merge,
+    )
     mm.add_argument("--table", required=True, help="table path or name")
     mm.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
     mm.add_argument("--json", action="store_true", help="print a JSON summary")
-    mm.add_argument("--path", choices=("auto", "driver", "distributed"), default="auto",
-                    help="where the replay runs (auto: through Spark from "
-                    "meta.merge.DISTRIBUTED_THRESHOLD live commits)")
-    rb = command(meta, "rollback", "undo the commits after a version",
-                 "Write a new snapshot without the commits whose version is above V (like "
-                 "Delta's RESTORE); their versions can be committed again, their files stay "
-                 "until `contest vacuum`.", cmd_meta_rollback)
+    mm.add_argument(
+        "--path",
+        choices=("auto", "driver", "distributed"),
+        default="auto",
+        help="where the replay runs (auto: through Spark from "
+        "meta.merge.DISTRIBUTED_THRESHOLD live commits)",
+    )
+    rb = command(
+        meta,
+        "rollback",
+        "undo the commits after a version",
+        "Write a new snapshot without the commits whose version is above V (like "
+        "Delta's RESTORE); their versions can be committed again, their files stay "
+        "until `contest vacuum`.",
+        cmd_meta_rollback,
+    )
     rb.add_argument("--table", required=True, help="table path or name")
-    rb.add_argument("--to-version", type=int, required=True, metavar="V",
-                    help="the newest version to keep")
+    rb.add_argument(
+        "--to-version", type=int, required=True, metavar="V", help="the newest version to keep"
+    )
     rb.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
-    mb = command(meta, "bench", "benchmark replay on long generated histories",
-                 "Generate histories of N commits and merge each in the driver and through "
-                 "Spark; results to <results>/meta_replay.md.", cmd_meta_bench)
-    mb.add_argument("--commits", default="1000,10000,100000,1000000",
-                    help="history sizes, comma-separated")
+    mb = command(
+        meta,
+        "bench",
+        "benchmark replay on long generated histories",
+        "Generate histories of N commits and merge each in the driver and through "
+        "Spark; results to <results>/meta_replay.md.",
+        cmd_meta_bench,
+    )
+    mb.add_argument(
+        "--commits", default="1000,10000,100000,1000000", help="history sizes, comma-separated"
+    )
     mb.add_argument("--out", help="results folder (default: results_dir)")
     register_maintenance(sub)
 
 
 def register_maintenance(sub: argparse._SubParsersAction) -> None:
-    h = command(sub, "history", "the table's commits: versions, batches, files, gaps",
-                "List every commit of the table, newest version first (like Delta's DESCRIBE "
-                "HISTORY): version, batch, commit id, time, files, bytes, whether it is live; "
-                "then the versions a write planned that are missing.", cmd_history)
+    h = command(
+        sub,
+        "history",
+        "the table's commits: versions, batches, files, gaps",
+        "List every commit of the table, newest version first (like Delta's DESCRIBE "
+        "HISTORY): version, batch, commit id, time, files, bytes, whether it is live; "
+        "then the versions a write planned that are missing.",
+        cmd_history,
+    )
     h.add_argument("--table", required=True, help="table path or name")
     h.add_argument("--json", action="store_true", help="print JSON")
 
-    v = command(sub, "vacuum", "delete data files no live commit names",
-                "Delete the table's data files that no live commit names (killed writes, "
-                "failed tasks, rolled-back or compacted commits), older than the retention "
-                "window so a write in progress is never touched.", cmd_vacuum)
+    v = command(
+        sub,
+        "vacuum",
+        "delete data files no live commit names",
+        "Delete the table's data files that no live commit names (killed writes, "
+        "failed tasks, rolled-back or compacted commits), older than the retention "
+        "window so a write in progress is never touched.",
+        cmd_vacuum,
+    )
     v.add_argument("--table", required=True, help="table path or name")
-    v.add_argument("--retain", type=float, default=168.0, metavar="HOURS",
-                   help="keep orphans younger than this")
+    v.add_argument(
+        "--retain",
+        type=float,
+        default=168.0,
+        metavar="HOURS",
+        help="keep orphans younger than this",
+    )
     v.add_argument("--dry-run", action="store_true", help="list what would go, delete nothing")
     v.add_argument("--json", action="store_true", help="print JSON")
 
-    c = command(sub, "compact", "rewrite each bucket into one merged file",
-                "Merge each bucket's files with the table's merge operators into one file and "
-                "commit it as a LakeSoul CompactionCommit; reads give the same result, faster. "
-                "The old files stay until `contest vacuum`.", cmd_compact)
+    c = command(
+        sub,
+        "compact",
+        "rewrite each bucket into one merged file",
+        "Merge each bucket's files with the table's merge operators into one file and "
+        "commit it as a LakeSoul CompactionCommit; reads give the same result, faster. "
+        "The old files stay until `contest vacuum`.",
+        cmd_compact,
+    )
     c.add_argument("--table", required=True, help="table path or name")
 
 
@@ -83,21 +129,31 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     conn, table = _table(cfg, args.table)
     h = history(conn, table)
     if args.json:
-        print(json.dumps({"table": h.table, "partition_version": h.partition_version,
-                          "commits": [dataclasses.asdict(e) for e in h.entries],
-                          "missing_versions": list(h.gaps.holes),
-                          "pending_versions": list(h.gaps.pending)}))
+        print(
+            json.dumps(
+                {
+                    "table": h.table,
+                    "partition_version": h.partition_version,
+                    "commits": [dataclasses.asdict(e) for e in h.entries],
+                    "missing_versions": list(h.gaps.holes),
+                    "pending_versions": list(h.gaps.pending),
+                }
+            )
+        )
         return EXIT_OK
     print(f"{h.table}: partition version {h.partition_version}, {len(h.entries)} commit(s)")
-    print(f"{'version':>7}  {'batch':<18} {'commit id':<36}  {'committed (UTC)':<19} "
-          f"{'files':>5} {'bytes':>13}  live")
+    print(
+        f"{'version':>7}  {'batch':<18} {'commit id':<36}  {'committed (UTC)':<19} "
+        f"{'files':>5} {'bytes':>13}  live"
+    )
     for e in h.entries:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(e.timestamp_ms / 1000))
         ver = "-" if e.version is None else str(e.version)
-        print(f"{ver:>7}  {(e.batch or e.commit_op):<18} {e.commit_id:<36}  {when:<19} "
-              f"{e.files:>5} {e.bytes:>13,}  {'yes' if e.live else 'no'}")
-    print(f"missing: {h.gaps.describe()}" if h.gaps.holes or h.gaps.pending
-          else "missing: none")
+        print(
+            f"{ver:>7}  {(e.batch or e.commit_op):<18} {e.commit_id:<36}  {when:<19} "
+            f"{e.files:>5} {e.bytes:>13,}  {'yes' if e.live else 'no'}"
+        )
+    print(f"missing: {h.gaps.describe()}" if h.gaps.holes or h.gaps.pending else "missing: none")
     return EXIT_OK
 
 
@@ -109,12 +165,16 @@ def cmd_meta_rollback(args: argparse.Namespace, cfg: Config) -> int:
     if not done.removed:
         print(f"{done.table}: nothing above version {args.to_version}: nothing to do")
     elif args.dry_run:
-        print(f"{done.table}: would remove {len(done.removed)} commit(s) above version "
-              f"{args.to_version}")
+        print(
+            f"{done.table}: would remove {len(done.removed)} commit(s) above version "
+            f"{args.to_version}"
+        )
     else:
-        print(f"{done.table}: removed {len(done.removed)} commit(s) above version "
-              f"{args.to_version}; partition version {done.partition_version}; their files "
-              "stay until `contest vacuum`")
+        print(
+            f"{done.table}: removed {len(done.removed)} commit(s) above version "
+            f"{args.to_version}; partition version {done.partition_version}; their files "
+            "stay until `contest vacuum`"
+        )
     return EXIT_OK
 
 
@@ -134,8 +194,10 @@ def cmd_compact(args: argparse.Namespace, cfg: Config) -> int:
     conn, table = _table(cfg, args.table)
     with spark_session(cfg, "contest-compact") as spark:
         report = compact(spark, conn, cfg, table)
-    say(f"compacted {report.table}: {report.files_before} files -> {report.files_after}, "
-        f"{report.rows:,} rows, {report.versions} versions, {report.seconds:.3f} s")
+    say(
+        f"compacted {report.table}: {report.files_before} files -> {report.files_after}, "
+        f"{report.rows:,} rows, {report.versions} versions, {report.seconds:.3f} s"
+    )
     print(json.dumps(report.to_dict()))
     return EXIT_OK
 
@@ -148,16 +210,22 @@ def cmd_meta_merge(args: argparse.Namespace, cfg: Config) -> int:
 
     conn = resolve_connection(cfg)
     table = catalog.find_table(conn, args.table, cfg.table.namespace)
-    if args.path == "driver" or (args.path == "auto"
-                                 and live_commit_count(conn, table) < DISTRIBUTED_THRESHOLD):
+    if args.path == "driver" or (
+        args.path == "auto" and live_commit_count(conn, table) < DISTRIBUTED_THRESHOLD
+    ):
         report = merge_table(conn, table, dry_run=args.dry_run, force_path="driver")
     else:
         from contest.infra.spark import spark_session
         from meta.distributed import JDBC_PACKAGE
 
         with spark_session(cfg, "contest-meta-merge", (JDBC_PACKAGE,)) as spark:
-            report = merge_table(conn, table, dry_run=args.dry_run, spark=spark,
-                                 force_path=None if args.path == "auto" else args.path)
+            report = merge_table(
+                conn,
+                table,
+                dry_run=args.dry_run,
+                spark=spark,
+                force_path=None if args.path == "auto" else args.path,
+            )
     print(json.dumps(report.to_dict()) if args.json else report.render())
     return EXIT_OK
 
@@ -175,7 +243,8 @@ def cmd_meta_bench(args: argparse.Namespace, cfg: Config) -> int:
     conn = resolve_connection(cfg)
     with spark_session(cfg, "contest-meta-bench", (JDBC_PACKAGE,)) as spark:
         records = run_bench(spark, conn, cfg.work_path, sizes, say=say)
-    out = write_results(records, Path(args.out) if args.out else cfg.results_path,
-                        os.cpu_count() or 1)
+    out = write_results(
+        records, Path(args.out) if args.out else cfg.results_path, os.cpu_count() or 1
+    )
     print(out.read_text())
     return EXIT_OK if all(r["identical"] for r in records) else EXIT_FAILED

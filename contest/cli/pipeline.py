@@ -13,56 +13,101 @@ from contest.errors import EXIT_OK, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    w = command(sub, "write", "upsert every batch concurrently with its version",
-                "The Write job: create the table and upsert base-*.parquet from a thread pool, "
-                "each batch committed with its user-defined version. A table name or path "
-                "already taken is an error unless --append, --resume or --replace.", cmd_write)
+    w = command(
+        sub,
+        "write",
+        "upsert every batch concurrently with its version",
+        "The Write job: create the table and upsert base-*.parquet from a thread pool, "
+        "each batch committed with its user-defined version. A table name or path "
+        "already taken is an error unless --append, --resume or --replace.",
+        cmd_write,
+    )
     w.add_argument("--data", required=True, help="folder with base-*.parquet")
     w.add_argument("--table", required=True, help="table path (its folder name is its name)")
     w.add_argument("--name", help="table name (default: the path's last folder)")
     w.add_argument("--versions", help="batch versions: INDEX=VERSION,... or @file.json")
     w.add_argument("--threads", type=int, help="batches upserted at once (write.threads)")
-    w.add_argument("--buckets", type=int, help="hash buckets of a new table "
-                   "(table.hash_buckets)")
-    w.add_argument("--repartition", type=int,
-                   help="partitions for big files, 0 = never (write.repartition)")
-    w.add_argument("--big-file-bytes", type=int,
-                   help="size from which a file is big, 0 = auto (write.big_file_bytes)")
-    w.add_argument("--codec", help="data file codec: none, snappy, zstd, gzip, lz4 "
-                   "(write.codec)")
-    w.add_argument("--drop-null-keys", action="store_true",
-                   help="drop rows whose uuid is NULL (counted) instead of failing the batch")
+    w.add_argument("--buckets", type=int, help="hash buckets of a new table (table.hash_buckets)")
+    w.add_argument(
+        "--repartition", type=int, help="partitions for big files, 0 = never (write.repartition)"
+    )
+    w.add_argument(
+        "--big-file-bytes",
+        type=int,
+        help="size from which a file is big, 0 = auto (write.big_file_bytes)",
+    )
+    w.add_argument("--codec", help="data file codec: none, snappy, zstd, gzip, lz4 (write.codec)")
+    w.add_argument(
+        "--drop-null-keys",
+        action="store_true",
+        help="drop rows whose uuid is NULL (counted) instead of failing the batch",
+    )
     mode = w.add_mutually_exclusive_group()
-    mode.add_argument("--append", action="store_true",
-                      help="add to the table if it exists (create it otherwise)")
-    mode.add_argument("--resume", action="store_true",
-                      help="finish an interrupted write: skip batches whose version is "
-                      "already committed, write the rest")
-    mode.add_argument("--replace", action="store_true",
-                      help="drop the table holding this name or path (and its files) first")
+    mode.add_argument(
+        "--append", action="store_true", help="add to the table if it exists (create it otherwise)"
+    )
+    mode.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish an interrupted write: skip batches whose version is "
+        "already committed, write the rest",
+    )
+    mode.add_argument(
+        "--replace",
+        action="store_true",
+        help="drop the table holding this name or path (and its files) first",
+    )
     w.add_argument("--only", help="write only these batch indices, e.g. 0,1,2,3,6,7")
-    w.add_argument("--delay-commit", action="append", default=[], metavar="INDEX=SECONDS",
-                   help="hold a batch's commit back (to force an out-of-order finish)")
+    w.add_argument(
+        "--delay-commit",
+        action="append",
+        default=[],
+        metavar="INDEX=SECONDS",
+        help="hold a batch's commit back (to force an out-of-order finish)",
+    )
 
-    r = command(sub, "read", "merge-on-read the table and write it as parquet",
-                "The Read job: merge by primary key with a merge operator per column, in "
-                "version order; write the result as parquet into a fresh folder that replaces "
-                "--out only when complete.", cmd_read)
+    r = command(
+        sub,
+        "read",
+        "merge-on-read the table and write it as parquet",
+        "The Read job: merge by primary key with a merge operator per column, in "
+        "version order; write the result as parquet into a fresh folder that replaces "
+        "--out only when complete.",
+        cmd_read,
+    )
     r.add_argument("--table", required=True, help="table path or name")
     r.add_argument("--out", required=True, help="result folder")
-    r.add_argument("--operator", action="append", default=[], metavar="COLUMN=OPERATOR",
-                   help="merge operator for a column (default: the contest's); operators: "
-                   + ", ".join(_operators()))
+    r.add_argument(
+        "--operator",
+        action="append",
+        default=[],
+        metavar="COLUMN=OPERATOR",
+        help="merge operator for a column (default: the contest's); operators: "
+        + ", ".join(_operators()),
+    )
     r.add_argument("--as-of-version", type=int, metavar="V", help="the table as of version V")
-    r.add_argument("--from-version", type=int, metavar="A",
-                   help="with --to-version: only the changes after version A")
+    r.add_argument(
+        "--from-version",
+        type=int,
+        metavar="A",
+        help="with --to-version: only the changes after version A",
+    )
     r.add_argument("--to-version", type=int, metavar="B", help="changes up to version B")
-    r.add_argument("--overwrite", action="store_true",
-                   help="replace --out even when it is not a previous result of this tool")
-    r.add_argument("--allow-gaps", action="store_true",
-                   help="read even when committed versions have gaps (a batch is missing)")
-    r.add_argument("--allow-unmerged", action="store_true",
-                   help="read a snapshot still in commit order (result may be wrong)")
+    r.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace --out even when it is not a previous result of this tool",
+    )
+    r.add_argument(
+        "--allow-gaps",
+        action="store_true",
+        help="read even when committed versions have gaps (a batch is missing)",
+    )
+    r.add_argument(
+        "--allow-unmerged",
+        action="store_true",
+        help="read a snapshot still in commit order (result may be wrong)",
+    )
 
 
 def _operators() -> list[str]:
@@ -72,19 +117,26 @@ def _operators() -> list[str]:
 
 
 def _write_config(args: argparse.Namespace, cfg: Config) -> Config:
-    keys = {"versions": "write.versions", "threads": "write.threads",
-            "repartition": "write.repartition", "big_file_bytes": "write.big_file_bytes",
-            "codec": "write.codec", "buckets": "table.hash_buckets"}
-    values = {key: getattr(args, attr) for attr, key in keys.items()
-              if getattr(args, attr) is not None}
+    keys = {
+        "versions": "write.versions",
+        "threads": "write.threads",
+        "repartition": "write.repartition",
+        "big_file_bytes": "write.big_file_bytes",
+        "codec": "write.codec",
+        "buckets": "table.hash_buckets",
+    }
+    values = {
+        key: getattr(args, attr) for attr, key in keys.items() if getattr(args, attr) is not None
+    }
     if args.drop_null_keys:
         values["write.drop_null_keys"] = True
     return override(cfg, values) if values else cfg
 
 
 def _logging() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s",
-                        stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr
+    )
     logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
@@ -99,13 +151,29 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
     delays = {int(k): float(v) for k, v in pairs(args.delay_commit, "--delay-commit").items()}
     only = int_list(args.only, "--only") if args.only else None
     discover(args.data, cfg.write.versions or None, schema=None)  # bad input: before Spark
-    mode = (WriteMode.RESUME if args.resume else WriteMode.APPEND if args.append
-            else WriteMode.REPLACE if args.replace else WriteMode.CREATE)
+    mode = (
+        WriteMode.RESUME
+        if args.resume
+        else WriteMode.APPEND
+        if args.append
+        else WriteMode.REPLACE
+        if args.replace
+        else WriteMode.CREATE
+    )
     conn = resolve_connection(cfg)
     _logging()
     with spark_session(cfg, "contest-write") as spark:
-        report = run_write(spark, conn, cfg, args.data, absolute(args.table), args.name,
-                           mode=mode, delays=delays, indices=only)
+        report = run_write(
+            spark,
+            conn,
+            cfg,
+            args.data,
+            absolute(args.table),
+            args.name,
+            mode=mode,
+            delays=delays,
+            indices=only,
+        )
     print(timeline(report), file=sys.stderr)
     print(json.dumps(report.to_dict()))
     print(("" if report.ok else "contest: ") + report.summary(), file=sys.stderr)
@@ -118,8 +186,9 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
     from contest.read.job import ReadRequest, plan_read, run_read
     from meta import catalog
 
-    if args.as_of_version is not None and (args.from_version is not None
-                                           or args.to_version is not None):
+    if args.as_of_version is not None and (
+        args.from_version is not None or args.to_version is not None
+    ):
         raise UsageError("--as-of-version excludes --from-version/--to-version")
     values: dict[str, object] = {}
     if args.operator:
@@ -129,15 +198,22 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
     cfg = override(cfg, values) if values else cfg
     conn = resolve_connection(cfg)
     table = catalog.find_table(conn, args.table, cfg.table.namespace)
-    request = ReadRequest(out_dir=absolute(args.out), as_of=args.as_of_version,
-                          from_version=args.from_version, to_version=args.to_version,
-                          overwrite=args.overwrite, allow_gaps=args.allow_gaps)
+    request = ReadRequest(
+        out_dir=absolute(args.out),
+        as_of=args.as_of_version,
+        from_version=args.from_version,
+        to_version=args.to_version,
+        overwrite=args.overwrite,
+        allow_gaps=args.allow_gaps,
+    )
     plan = plan_read(conn, cfg, table, request)  # every check before Spark starts
     for warning in plan.warnings:
         print(f"contest: warning: {warning}", file=sys.stderr)
     with spark_session(cfg, "contest-read") as spark:
         report = run_read(spark, cfg, plan)
-    print(f"read {report.table}: {report.rows:,} rows in {report.seconds:.3f} s -> {report.out}",
-          file=sys.stderr)
+    print(
+        f"read {report.table}: {report.rows:,} rows in {report.seconds:.3f} s -> {report.out}",
+        file=sys.stderr,
+    )
     print(json.dumps(report.to_dict()))
     return EXIT_OK

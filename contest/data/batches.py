@@ -13,16 +13,18 @@ import pyarrow as pa
 
 from contest.errors import DataError
 
-SCHEMA = pa.schema([
-    ("uuid", pa.string()),
-    ("ip", pa.string()),
-    ("hostname", pa.string()),
-    ("requests", pa.int64()),
-    ("name", pa.string()),
-    ("city", pa.string()),
-    ("job", pa.string()),
-    ("phonenum", pa.string()),
-])
+SCHEMA = pa.schema(
+    [
+        ("uuid", pa.string()),
+        ("ip", pa.string()),
+        ("hostname", pa.string()),
+        ("requests", pa.int64()),
+        ("name", pa.string()),
+        ("city", pa.string()),
+        ("job", pa.string()),
+        ("phonenum", pa.string()),
+    ]
+)
 COLUMNS = tuple(SCHEMA.names)
 BATCHES = 11
 # Scale 1: base-0 has 10M rows, base-1..10 2M each; 20M distinct keys in 30M rows.
@@ -90,8 +92,9 @@ def check_unique_versions(versions: Mapping[int, int]) -> None:
         seen[ver] = idx
 
 
-def discover(data_dir: str | Path, versions: str | None = None,
-             schema: pa.Schema | None = SCHEMA) -> list[Batch]:
+def discover(
+    data_dir: str | Path, versions: str | None = None, schema: pa.Schema | None = SCHEMA
+) -> list[Batch]:
     """The batch files of a data folder, checked: contiguous base-0..base-N, parquet,
     and (unless `schema` is None) the contest schema. Raises DataError naming the file."""
     import pyarrow.parquet as pq
@@ -108,8 +111,10 @@ def discover(data_dir: str | Path, versions: str | None = None,
         raise DataError(f"{root}: no batch files (expected base-0.parquet, base-1.parquet, ...)")
     for i in range(max(found) + 1):
         if i not in found:
-            raise DataError(f"{root / f'base-{i}.parquet'}: missing (batches must be "
-                            f"base-0..base-{max(found)} without gaps)")
+            raise DataError(
+                f"{root / f'base-{i}.parquet'}: missing (batches must be "
+                f"base-0..base-{max(found)} without gaps)"
+            )
     vmap = parse_versions(versions, sorted(found))
     batches = []
     for i in sorted(found):
@@ -136,8 +141,9 @@ def check_schema(path: Path, actual: pa.Schema, expected: pa.Schema = SCHEMA) ->
             detail.append(f"unexpected column(s) {', '.join(extra)}")
         if not detail:
             detail.append(f"columns in order {', '.join(names)}")
-        raise DataError(f"{path}: schema differs: {'; '.join(detail)} "
-                        f"(expected {', '.join(expected.names)})")
+        raise DataError(
+            f"{path}: schema differs: {'; '.join(detail)} (expected {', '.join(expected.names)})"
+        )
     for f in expected:
         got = actual.field(f.name).type
         if got != f.type and not (pa.types.is_large_string(got) and pa.types.is_string(f.type)):

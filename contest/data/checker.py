@@ -33,9 +33,14 @@ class CheckReport:
 
     @property
     def ok(self) -> bool:
-        return (self.schema_error is None and self.duplicate_keys == 0
-                and self.missing_keys == 0 and self.extra_keys == 0
-                and self.differing_keys == 0 and self.expected_rows == self.actual_rows)
+        return (
+            self.schema_error is None
+            and self.duplicate_keys == 0
+            and self.missing_keys == 0
+            and self.extra_keys == 0
+            and self.differing_keys == 0
+            and self.expected_rows == self.actual_rows
+        )
 
     def render(self) -> str:
         if self.schema_error:
@@ -47,8 +52,10 @@ class CheckReport:
         if self.duplicate_keys:
             lines.append(f"  {self.duplicate_keys:,} uuid(s) appear more than once in the result")
         if self.missing_keys or self.extra_keys:
-            lines.append(f"  {self.missing_keys:,} expected uuid(s) missing, "
-                         f"{self.extra_keys:,} unexpected uuid(s)")
+            lines.append(
+                f"  {self.missing_keys:,} expected uuid(s) missing, "
+                f"{self.extra_keys:,} unexpected uuid(s)"
+            )
         if self.differing_keys:
             cols = ", ".join(f"{c} ({n:,})" for c, n in self.column_diffs.items() if n)
             lines.append(f"  {self.differing_keys:,} uuid(s) differ; by column: {cols}")
@@ -62,10 +69,15 @@ def result_files(result_dir: str | Path) -> list[Path]:
     if not root.is_dir():
         raise DataError(f"{root}: no such result folder")
     if not (root / SUCCESS_MARKER).exists():
-        raise DataError(f"{root}: no {SUCCESS_MARKER} marker: the result is incomplete (its "
-                        "read was interrupted or failed); run the read again")
-    files = sorted(p for p in root.rglob("*.parquet")
-                   if not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts))
+        raise DataError(
+            f"{root}: no {SUCCESS_MARKER} marker: the result is incomplete (its "
+            "read was interrupted or failed); run the read again"
+        )
+    files = sorted(
+        p
+        for p in root.rglob("*.parquet")
+        if not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
+    )
     if not files:
         raise DataError(f"{root}: no parquet files in the result folder")
     return files
@@ -86,17 +98,20 @@ def compare(result_dir: str | Path, expected: str | Path, samples: int = 5) -> C
         cols = con.execute("DESCRIBE act").fetchall()
         names = [c[0] for c in cols]
         if names != list(COLUMNS):
-            report.schema_error = (f"result columns are {', '.join(names)}; expected exactly "
-                                   f"{', '.join(COLUMNS)}")
+            report.schema_error = (
+                f"result columns are {', '.join(names)}; expected exactly {', '.join(COLUMNS)}"
+            )
             return report
         wrong = [f"{c[0]} is {c[1]}" for c in cols if c[1] != EXPECTED_TYPES[c[0]]]
         if wrong:
-            report.schema_error = (f"result column types: {', '.join(wrong)} "
-                                   "(requests must be int64)")
+            report.schema_error = (
+                f"result column types: {', '.join(wrong)} (requests must be int64)"
+            )
             return report
         report.expected_rows = con.execute("SELECT count(*) FROM exp").fetchone()[0]
         report.actual_rows, distinct = con.execute(
-            "SELECT count(*), count(DISTINCT uuid) FROM act").fetchone()
+            "SELECT count(*), count(DISTINCT uuid) FROM act"
+        ).fetchone()
         report.duplicate_keys = con.execute(
             "SELECT count(*) FROM (SELECT uuid FROM act GROUP BY uuid HAVING count(*) > 1)"
         ).fetchone()[0]
@@ -108,12 +123,13 @@ def compare(result_dir: str | Path, expected: str | Path, samples: int = 5) -> C
             f"ON e.uuid = a.uuid WHERE e.uuid IS NULL OR a.uuid IS NULL OR {differs}"
         )
         report.missing_keys = con.execute(
-            "SELECT count(*) FROM diff WHERE a_uuid IS NULL").fetchone()[0]
+            "SELECT count(*) FROM diff WHERE a_uuid IS NULL"
+        ).fetchone()[0]
         report.extra_keys = con.execute(
-            "SELECT count(*) FROM diff WHERE e_uuid IS NULL").fetchone()[0]
+            "SELECT count(*) FROM diff WHERE e_uuid IS NULL"
+        ).fetchone()[0]
         both = "e_uuid IS NOT NULL AND a_uuid IS NOT NULL"
-        report.differing_keys = con.execute(
-            f"SELECT count(*) FROM diff WHERE {both}").fetchone()[0]
+        report.differing_keys = con.execute(f"SELECT count(*) FROM diff WHERE {both}").fetchone()[0]
         for c in COLUMNS[1:]:
             report.column_diffs[c] = con.execute(
                 f"SELECT count(*) FROM diff WHERE {both} AND e_{c} IS DISTINCT FROM a_{c}"
@@ -135,8 +151,11 @@ def _describe(r: dict) -> str:
         return "missing from the result"
     if r["e_uuid"] is None:
         return "not expected"
-    parts = [f"{c}: expected {r['e_' + c]!r}, got {r['a_' + c]!r}"
-             for c in COLUMNS[1:] if r["e_" + c] != r["a_" + c]]
+    parts = [
+        f"{c}: expected {r['e_' + c]!r}, got {r['a_' + c]!r}"
+        for c in COLUMNS[1:]
+        if r["e_" + c] != r["a_" + c]
+    ]
     return "; ".join(parts)
 
 

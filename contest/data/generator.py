@@ -28,14 +28,22 @@ SQL_NULL_SHARE = 0.02  # with --nulls: share of SQL NULLs per non-key column
 # Low-cardinality columns dictionary-encoded: ~90 bytes a row, as the contest files.
 DICT_COLUMNS = ["hostname", "name", "city", "job"]
 
-_FIRST = ("ava bo chen dai eli fei gus hana ivan jun kai lena mo nia oskar pia quinn rui "
-          "sara tao uma vic wei xia yan zoe").split()
-_LAST = ("li wang zhang liu chen yang zhao huang zhou wu xu sun hu zhu gao lin he guo ma luo "
-         "smith jones brown lee kim").split()
-_CITIES = ("beijing shanghai shenzhen hangzhou chengdu wuhan xian nanjing tianjin suzhou "
-           "chongqing qingdao xiamen dalian harbin kunming lanzhou urumqi lhasa haikou").split()
-_JOBS = ("engineer teacher doctor nurse driver chef clerk artist lawyer farmer pilot "
-         "analyst designer manager writer").split()
+_FIRST = (
+    "ava bo chen dai eli fei gus hana ivan jun kai lena mo nia oskar pia quinn rui "
+    "sara tao uma vic wei xia yan zoe"
+).split()
+_LAST = (
+    "li wang zhang liu chen yang zhao huang zhou wu xu sun hu zhu gao lin he guo ma luo "
+    "smith jones brown lee kim"
+).split()
+_CITIES = (
+    "beijing shanghai shenzhen hangzhou chengdu wuhan xian nanjing tianjin suzhou "
+    "chongqing qingdao xiamen dalian harbin kunming lanzhou urumqi lhasa haikou"
+).split()
+_JOBS = (
+    "engineer teacher doctor nurse driver chef clerk artist lawyer farmer pilot "
+    "analyst designer manager writer"
+).split()
 
 
 @dataclass(frozen=True)
@@ -71,9 +79,13 @@ def uuids(key_index: np.ndarray, seed: int) -> pa.Array:
     raw[:, 8] = (raw[:, 8] & 0x3F) | 0x80  # RFC 4122 variant
     hexed = _HEX[raw].view("S1").reshape(len(idx), 32)
     out = np.full((len(idx), 36), b"-", dtype="S1")
-    for dst, src in ((slice(0, 8), slice(0, 8)), (slice(9, 13), slice(8, 12)),
-                     (slice(14, 18), slice(12, 16)), (slice(19, 23), slice(16, 20)),
-                     (slice(24, 36), slice(20, 32))):
+    for dst, src in (
+        (slice(0, 8), slice(0, 8)),
+        (slice(9, 13), slice(8, 12)),
+        (slice(14, 18), slice(12, 16)),
+        (slice(19, 23), slice(16, 20)),
+        (slice(24, 36), slice(20, 32)),
+    ):
         out[:, dst] = hexed[:, src]
     return pa.array(out.view("S36").ravel(), type=pa.binary()).cast(pa.string())
 
@@ -83,8 +95,10 @@ def _pool(words_a: list[str], words_b: list[str], sep: str) -> pa.Array:
 
 
 _NAMES = _pool(_FIRST, _LAST, " ")
-_HOSTS = pa.array([f"{w}-{n:03d}.{d}" for w in _JOBS for n in range(40)
-                   for d in ("lake.io", "soul.cn")], pa.string())
+_HOSTS = pa.array(
+    [f"{w}-{n:03d}.{d}" for w in _JOBS for n in range(40) for d in ("lake.io", "soul.cn")],
+    pa.string(),
+)
 _CITY = pa.array(_CITIES, pa.string())
 _JOB = pa.array(_JOBS, pa.string())
 
@@ -96,8 +110,9 @@ def _with_nulls(arr: pa.Array, rng: np.random.Generator) -> pa.Array:
 
 def chunk_table(keys: np.ndarray, rng: np.random.Generator, seed: int, nulls: bool) -> pa.Table:
     n = len(keys)
-    octets = [pc.cast(pa.array(rng.integers(1, 255, n, dtype=np.int64)), pa.string())
-              for _ in range(4)]
+    octets = [
+        pc.cast(pa.array(rng.integers(1, 255, n, dtype=np.int64)), pa.string()) for _ in range(4)
+    ]
     ip = pc.binary_join_element_wise(*octets, ".")
     hostname = _HOSTS.take(pa.array(rng.integers(0, len(_HOSTS), n)))
     requests = pa.array(rng.integers(1, 1000, n, dtype=np.int64))
@@ -105,8 +120,9 @@ def chunk_table(keys: np.ndarray, rng: np.random.Generator, seed: int, nulls: bo
     name = pc.if_else(pa.array(rng.random(n) < NULL_NAME_SHARE), "null", names)
     city = _CITY.take(pa.array(rng.integers(0, len(_CITY), n)))
     job = _JOB.take(pa.array(rng.integers(0, len(_JOB), n)))
-    phonenum = pc.cast(pa.array(rng.integers(13_000_000_000, 19_999_999_999, n, dtype=np.int64)),
-                       pa.string())
+    phonenum = pc.cast(
+        pa.array(rng.integers(13_000_000_000, 19_999_999_999, n, dtype=np.int64)), pa.string()
+    )
     cols = [uuids(keys, seed), ip, hostname, requests, name, city, job, phonenum]
     if nulls:
         cols = [cols[0]] + [_with_nulls(c, rng) for c in cols[1:]]
@@ -124,16 +140,26 @@ def batch_keys(batch: int, rows: int, next_key: int, rng: np.random.Generator) -
     return keys
 
 
-def generate(out_dir: str | Path, scale: float, seed: int = 2022, nulls: bool = False,
-             progress: bool | None = None) -> GenReport:
+def generate(
+    out_dir: str | Path,
+    scale: float,
+    seed: int = 2022,
+    nulls: bool = False,
+    progress: bool | None = None,
+) -> GenReport:
     import time
 
     started = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sizes = batch_rows(scale)
-    bar = tqdm(total=sum(sizes), desc="gen", unit="rows", unit_scale=True,
-               disable=not (sys.stderr.isatty() if progress is None else progress))
+    bar = tqdm(
+        total=sum(sizes),
+        desc="gen",
+        unit="rows",
+        unit_scale=True,
+        disable=not (sys.stderr.isatty() if progress is None else progress),
+    )
     files, next_key = [], 0
     for b, rows in enumerate(sizes):
         rng = np.random.Generator(np.random.PCG64([seed, b]))
@@ -141,14 +167,15 @@ def generate(out_dir: str | Path, scale: float, seed: int = 2022, nulls: bool = 
         next_key += rows if b == 0 else rows // 2
         path = out / f"base-{b}.parquet"
         tmp = path.with_suffix(".parquet.tmp")
-        with pq.ParquetWriter(tmp, SCHEMA, compression="NONE", use_dictionary=DICT_COLUMNS,
-                              write_statistics=False) as writer:
+        with pq.ParquetWriter(
+            tmp, SCHEMA, compression="NONE", use_dictionary=DICT_COLUMNS, write_statistics=False
+        ) as writer:
             for start in range(0, rows, MAX_ROW_GROUP_ROWS):
-                group_keys = keys[start:start + MAX_ROW_GROUP_ROWS]
+                group_keys = keys[start : start + MAX_ROW_GROUP_ROWS]
                 parts = []
                 for c in range(0, len(group_keys), CHUNK_ROWS):
                     crng = np.random.Generator(np.random.PCG64([seed, b, start + c, 1]))
-                    parts.append(chunk_table(group_keys[c:c + CHUNK_ROWS], crng, seed, nulls))
+                    parts.append(chunk_table(group_keys[c : c + CHUNK_ROWS], crng, seed, nulls))
                     bar.set_postfix_str(f"base-{b}", refresh=False)
                     bar.update(len(parts[-1]))
                 # Chunked (no copy): the writer streams it out as one row group.

@@ -55,13 +55,15 @@ def connect(memory_limit: str = "2GB", threads: int = 2, temp_dir: str | None = 
 def register_batches(con, batches: Sequence[Batch]) -> list[str]:
     files = [str(b.path) for b in batches]
     con.execute("CREATE OR REPLACE TEMP TABLE batch_versions (file VARCHAR, version BIGINT)")
-    con.executemany("INSERT INTO batch_versions VALUES (?, ?)",
-                    [(str(b.path), b.version) for b in batches])
+    con.executemany(
+        "INSERT INTO batch_versions VALUES (?, ?)", [(str(b.path), b.version) for b in batches]
+    )
     return files
 
 
-def expected_result(batches: Sequence[Batch], out_path: str | Path, *,
-                    memory_limit: str = "2GB", threads: int = 2) -> OracleReport:
+def expected_result(
+    batches: Sequence[Batch], out_path: str | Path, *, memory_limit: str = "2GB", threads: int = 2
+) -> OracleReport:
     """Write the expected merged table (one parquet file, sorted by uuid)."""
     started = time.perf_counter()
     out = Path(out_path)
@@ -96,4 +98,3 @@ def expected_rows(batches: Sequence[Batch]) -> list[dict]:
 def _sql_str(path: str | Path) -> str:
     """A path as the body of a SQL string literal (COPY takes no parameters)."""
     return str(path).replace("'", "''")
-

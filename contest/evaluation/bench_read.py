@@ -22,16 +22,19 @@ from contest.read.operators import CONTEST_OPERATORS
 
 
 def variants() -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {"default (UseLast)": {}, "contest operators":
-                                      dict(CONTEST_OPERATORS)}
+    out: dict[str, dict[str, str]] = {
+        "default (UseLast)": {},
+        "contest operators": dict(CONTEST_OPERATORS),
+    }
     for op in sorted(set(CONTEST_OPERATORS.values())):
         cols = {c: o for c, o in CONTEST_OPERATORS.items() if o == op}
         out[f"{op} only ({', '.join(cols)})"] = cols
     return out
 
 
-def run_read_bench(spark, conn, cfg: Config, data: Path, repeat: int,
-                   say: Callable[[str], None] = print) -> dict:
+def run_read_bench(
+    spark, conn, cfg: Config, data: Path, repeat: int, say: Callable[[str], None] = print
+) -> dict:
     from contest.infra.spark import cores_of
     from contest.read.job import merged
     from contest.write.job import WriteMode, run_write
@@ -40,8 +43,9 @@ def run_read_bench(spark, conn, cfg: Config, data: Path, repeat: int,
 
     table_dir = cfg.work_path / "bench" / "read_bench"
     say(f"writing the table from {data}")
-    report = run_write(spark, conn, cfg, data, str(table_dir.absolute()), "read_bench",
-                       mode=WriteMode.REPLACE)
+    report = run_write(
+        spark, conn, cfg, data, str(table_dir.absolute()), "read_bench", mode=WriteMode.REPLACE
+    )
     if not report.ok:
         raise RunError(report.summary())
     table = catalog.get_table(conn, "read_bench", cfg.table.namespace)
@@ -61,10 +65,13 @@ def run_read_bench(spark, conn, cfg: Config, data: Path, repeat: int,
     result: dict[str, Any] = {"rows": rows, "cores": cores, "repeat": repeat, "variants": {}}
     for name, ts in times.items():
         med = statistics.median(ts)
-        result["variants"][name] = {"median_s": round(med, 3), "min_s": round(min(ts), 3),
-                                    "max_s": round(max(ts), 3),
-                                    "rows_per_core_s": round(rows / (cores * med), 1),
-                                    "vs_default": round(med / base, 3)}
+        result["variants"][name] = {
+            "median_s": round(med, 3),
+            "min_s": round(min(ts), 3),
+            "max_s": round(max(ts), 3),
+            "rows_per_core_s": round(rows / (cores * med), 1),
+            "vs_default": round(med / base, 3),
+        }
     return result
 
 
@@ -73,19 +80,28 @@ def write_read_results(results: list[dict], out_dir: Path) -> Path:
     with (out_dir / "read_bench.jsonl").open("a") as fh:
         for r in results:
             fh.write(json.dumps(r) + "\n")
-    lines = ["# Read benchmark: merge-on-read and the cost of each operator", "",
-             "`contest bench read`: the merged read of one table, timed in-process into",
-             "Spark's `noop` sink (no JVM start, no output writing), variants interleaved;",
-             "medians, and the time relative to the default read (every column UseLast,",
-             "what the connector reads with no operator registered).", ""]
+    lines = [
+        "# Read benchmark: merge-on-read and the cost of each operator",
+        "",
+        "`contest bench read`: the merged read of one table, timed in-process into",
+        "Spark's `noop` sink (no JVM start, no output writing), variants interleaved;",
+        "medians, and the time relative to the default read (every column UseLast,",
+        "what the connector reads with no operator registered).",
+        "",
+    ]
     for r in results:
-        lines += [f"## {r['rows']:,} rows ({r.get('scale', '?')} scale), {r['cores']} cores, "
-                  f"{r['repeat']} rounds", "",
-                  "| variant | median s | min–max s | rows/core/s | vs default |",
-                  "|---|---|---|---|---|"]
+        lines += [
+            f"## {r['rows']:,} rows ({r.get('scale', '?')} scale), {r['cores']} cores, "
+            f"{r['repeat']} rounds",
+            "",
+            "| variant | median s | min–max s | rows/core/s | vs default |",
+            "|---|---|---|---|---|",
+        ]
         for name, v in r["variants"].items():
-            lines.append(f"| {name} | {v['median_s']} | {v['min_s']}–{v['max_s']} "
-                         f"| {v['rows_per_core_s']:,.0f} | {v['vs_default']}x |")
+            lines.append(
+                f"| {name} | {v['median_s']} | {v['min_s']}–{v['max_s']} "
+                f"| {v['rows_per_core_s']:,.0f} | {v['vs_default']}x |"
+            )
         lines.append("")
     out = out_dir / "read_bench.md"
     out.write_text("\n".join(lines))

@@ -44,13 +44,14 @@ def cached_data(cfg: Config, scale: float, seed: int, say: Callable[[str], None]
     return folder
 
 
-def cached_expected(cfg: Config, data: Path, versions: str,
-                    say: Callable[[str], None]) -> Path:
+def cached_expected(cfg: Config, data: Path, versions: str, say: Callable[[str], None]) -> Path:
     from contest.data.oracle import expected_result
 
     batches = discover(data, versions or None)
-    ident = json.dumps([str(data.resolve()), versions] +
-                       [[b.path.name, b.bytes, b.path.stat().st_mtime_ns] for b in batches])
+    ident = json.dumps(
+        [str(data.resolve()), versions]
+        + [[b.path.name, b.bytes, b.path.stat().st_mtime_ns] for b in batches]
+    )
     key = hashlib.sha256(ident.encode()).hexdigest()[:16]
     out = cfg.work_path / "oracle" / f"{key}.parquet"
     if not out.exists():
@@ -65,15 +66,25 @@ def job_script(stage: str) -> Path:
     return Path(module.__file__ or "").parent / "__main__.py"
 
 
-def spark_submit(cfg: Config, stage: str, cores: int, config_file: Path,
-                 args: list[str]) -> list[str]:
+def spark_submit(
+    cfg: Config, stage: str, cores: int, config_file: Path, args: list[str]
+) -> list[str]:
     exe = Path(sys.executable).parent / "spark-submit"
     from contest.infra.spark import log_java_option
 
-    return [str(exe), "--master", f"local[{cores}]", "--driver-memory",
-            cfg.spark.driver_memory, "--driver-java-options", log_java_option(),
-            str(job_script(stage)),
-            "--config", str(config_file), *args]
+    return [
+        str(exe),
+        "--master",
+        f"local[{cores}]",
+        "--driver-memory",
+        cfg.spark.driver_memory,
+        "--driver-java-options",
+        log_java_option(),
+        str(job_script(stage)),
+        "--config",
+        str(config_file),
+        *args,
+    ]
 
 
 def child_env(cfg: Config) -> dict[str, str]:
@@ -98,8 +109,12 @@ def environment() -> dict:
         lakesoul = "unknown"
     try:
         source = Path(__file__).resolve().parent
-        commit = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True, timeout=10).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(source), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = ""
     mem = 0
@@ -108,15 +123,27 @@ def environment() -> dict:
             mem = int(fh.readline().split()[1]) * 1024
     except OSError:
         pass
-    return {"spark": pyspark.__version__, "lakesoul_python": lakesoul,
-            "pyarrow": pyarrow.__version__, "python": platform.python_version(),
-            "machine_cores": os.cpu_count(), "machine_memory_bytes": mem,
-            "git_commit": commit}
+    return {
+        "spark": pyspark.__version__,
+        "lakesoul_python": lakesoul,
+        "pyarrow": pyarrow.__version__,
+        "python": platform.python_version(),
+        "machine_cores": os.cpu_count(),
+        "machine_memory_bytes": mem,
+        "git_commit": commit,
+    }
 
 
-def evaluate(cfg: Config, strategy: str, *, data: Path | None = None, scale: float | None = None,
-             seed: int = 2022, cores: int | None = None, say: Callable[[str], None] = print,
-             ) -> dict:
+def evaluate(
+    cfg: Config,
+    strategy: str,
+    *,
+    data: Path | None = None,
+    scale: float | None = None,
+    seed: int = 2022,
+    cores: int | None = None,
+    say: Callable[[str], None] = print,
+) -> dict:
     """Run the procedure; returns the record (correct=False with the failing phase named)."""
     from contest.data.checker import compare
     from contest.infra.postgres import resolve_connection
@@ -126,8 +153,16 @@ def evaluate(cfg: Config, strategy: str, *, data: Path | None = None, scale: flo
     from meta.merge import merge_table
 
     cores = cores or os.cpu_count() or 1
-    record: dict = {"strategy": strategy, "cores": cores, "correct": False, "size_ok": False,
-                    "write_s": None, "read_s": None, "merge_s": None, "failed_phase": None}
+    record: dict = {
+        "strategy": strategy,
+        "cores": cores,
+        "correct": False,
+        "size_ok": False,
+        "write_s": None,
+        "read_s": None,
+        "merge_s": None,
+        "failed_phase": None,
+    }
     eval_dir = cfg.work_path / "eval"
     table_name = f"ccf_{strategy.replace('-', '_')}"
     table_dir = eval_dir / "tables" / table_name
@@ -161,10 +196,20 @@ def evaluate(cfg: Config, strategy: str, *, data: Path | None = None, scale: flo
         env = child_env(cfg)
 
         phase(f"write ({rows:,} rows, spark-submit local[{cores}])")
-        w = run_job(cfg, "write", cores, config_file, env, logs / f"{strategy}-write.log",
-                    ["--data", str(data), "--table", str(table_dir), "--name", table_name])
-        record.update(write_s=round(w.seconds, 3), write_peak_rss_bytes=w.peak_rss_bytes,
-                      write_peak_process_rss_bytes=w.peak_process_rss_bytes)
+        w = run_job(
+            cfg,
+            "write",
+            cores,
+            config_file,
+            env,
+            logs / f"{strategy}-write.log",
+            ["--data", str(data), "--table", str(table_dir), "--name", table_name],
+        )
+        record.update(
+            write_s=round(w.seconds, 3),
+            write_peak_rss_bytes=w.peak_rss_bytes,
+            write_peak_process_rss_bytes=w.peak_process_rss_bytes,
+        )
         if not w.ok:
             raise PhaseError(f"write job exited {w.returncode}: {w.last_line} (log {w.log})")
 
@@ -181,10 +226,20 @@ def evaluate(cfg: Config, strategy: str, *, data: Path | None = None, scale: flo
         record["merge_s"] = round(time.perf_counter() - t0, 4)
 
         phase("read (spark-submit)")
-        r = run_job(cfg, "read", cores, config_file, env, logs / f"{strategy}-read.log",
-                    ["--table", table_name, "--out", str(result_dir)])
-        record.update(read_s=round(r.seconds, 3), read_peak_rss_bytes=r.peak_rss_bytes,
-                      read_peak_process_rss_bytes=r.peak_process_rss_bytes)
+        r = run_job(
+            cfg,
+            "read",
+            cores,
+            config_file,
+            env,
+            logs / f"{strategy}-read.log",
+            ["--table", table_name, "--out", str(result_dir)],
+        )
+        record.update(
+            read_s=round(r.seconds, 3),
+            read_peak_rss_bytes=r.peak_rss_bytes,
+            read_peak_process_rss_bytes=r.peak_process_rss_bytes,
+        )
         if not r.ok:
             raise PhaseError(f"read job exited {r.returncode}: {r.last_line} (log {r.log})")
 
@@ -201,17 +256,25 @@ def evaluate(cfg: Config, strategy: str, *, data: Path | None = None, scale: flo
         record["error"] = f"{exc.__class__.__name__}: {exc}"
     total = (record["write_s"] or 0) + (record["read_s"] or 0)
     n = record.get("rows") or 0
-    record["rows_per_core_s"] = round(n / (cores * total), 1) if total and record["correct"] \
-        else None
-    record["write_rows_per_core_s"] = round(n / (cores * record["write_s"]), 1) \
-        if record["write_s"] else None
-    record["read_rows_per_core_s"] = round(n / (cores * record["read_s"]), 1) \
-        if record["read_s"] else None
+    record["rows_per_core_s"] = (
+        round(n / (cores * total), 1) if total and record["correct"] else None
+    )
+    record["write_rows_per_core_s"] = (
+        round(n / (cores * record["write_s"]), 1) if record["write_s"] else None
+    )
+    record["read_rows_per_core_s"] = (
+        round(n / (cores * record["read_s"]), 1) if record["read_s"] else None
+    )
     record["total_s"] = round(time.perf_counter() - started, 3)
-    say(f"[{record['total_s']:7.1f}s] {strategy}: "
-        + ("correct" if record["correct"] else f"FAILED in {record['failed_phase']}"))
-    record.update(environment=environment(), config=as_dict(cfg),
-                  when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    say(
+        f"[{record['total_s']:7.1f}s] {strategy}: "
+        + ("correct" if record["correct"] else f"FAILED in {record['failed_phase']}")
+    )
+    record.update(
+        environment=environment(),
+        config=as_dict(cfg),
+        when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
     return record
 
 
@@ -219,13 +282,15 @@ class PhaseError(RuntimeError):
     pass
 
 
-def run_job(cfg: Config, stage: str, cores: int, config_file: Path, env: dict, log: Path,
-            args: list[str]):
+def run_job(
+    cfg: Config, stage: str, cores: int, config_file: Path, env: dict, log: Path, args: list[str]
+):
     """A timed spark-submit process, run in the evaluation's folder (not the checkout)."""
     from contest.infra.proc import run_timed
 
-    return run_timed(spark_submit(cfg, stage, cores, config_file, args), log, env=env,
-                     cwd=config_file.parent)
+    return run_timed(
+        spark_submit(cfg, stage, cores, config_file, args), log, env=env, cwd=config_file.parent
+    )
 
 
 def append_record(path: Path, record: dict) -> None:

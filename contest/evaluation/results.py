@@ -33,16 +33,21 @@ def compare_table(records: Sequence[dict]) -> tuple[str, dict]:
     for r in records:
         by[r["strategy"]].append(r)
     summary: dict = {"strategies": {}}
-    lines = [f"{'strategy':<14} {'runs':>4} {'ok':>3} {'write s':>9} {'read s':>8} "
-             f"{'merge s':>8} {'rows/core/s':>12}"]
+    lines = [
+        f"{'strategy':<14} {'runs':>4} {'ok':>3} {'write s':>9} {'read s':>8} "
+        f"{'merge s':>8} {'rows/core/s':>12}"
+    ]
     for name, recs in by.items():
         good = [r for r in recs if r["correct"]]
         med = {k: median_of(good, k) for k in METRICS}
         summary["strategies"][name] = {"runs": len(recs), "correct": len(good), **med}
-        lines.append(f"{name:<14} {len(recs):>4} {len(good):>3} "
-                     + " ".join(_fmt(med[k], w) for k, w in
-                                (("write_s", 9), ("read_s", 8), ("merge_s", 8),
-                                 ("rows_per_core_s", 12))))
+        lines.append(
+            f"{name:<14} {len(recs):>4} {len(good):>3} "
+            + " ".join(
+                _fmt(med[k], w)
+                for k, w in (("write_s", 9), ("read_s", 8), ("merge_s", 8), ("rows_per_core_s", 12))
+            )
+        )
     opt = summary["strategies"].get("optimized", {}).get("rows_per_core_s")
     ratios = {}
     for name, s in summary["strategies"].items():
@@ -50,8 +55,9 @@ def compare_table(records: Sequence[dict]) -> tuple[str, dict]:
             ratios[f"optimized/{name}"] = round(opt / s["rows_per_core_s"], 2)
     summary["ratios"] = ratios
     if ratios:
-        lines.append("ratios (median rows/core/s): "
-                     + ", ".join(f"{k} = {v}x" for k, v in ratios.items()))
+        lines.append(
+            "ratios (median rows/core/s): " + ", ".join(f"{k} = {v}x" for k, v in ratios.items())
+        )
     return "\n".join(lines), summary
 
 
@@ -116,8 +122,10 @@ def _chart(groups: dict[tuple[float, str], list[dict]], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     width = 0.8 / max(len(strategies), 1)
     for i, st in enumerate(strategies):
-        values = [median_of([r for r in groups.get((s, st), []) if r["correct"]],
-                            "rows_per_core_s") or 0 for s in scales]
+        values = [
+            median_of([r for r in groups.get((s, st), []) if r["correct"]], "rows_per_core_s") or 0
+            for s in scales
+        ]
         xs = [j + i * width for j in range(len(scales))]
         bars = ax.bar(xs, values, width, label=st)
         ax.bar_label(bars, labels=[f"{v:,.0f}" if v else "" for v in values], fontsize=8)

@@ -14,11 +14,24 @@ STRATEGIES: dict[str, dict[str, object]] = {
     # The contest example's merge-on-read path: sequential upserts with the
     # connector's defaults (every batch shuffled into the buckets; the native
     # writer's codec, zstd), and the result written by Spark (snappy, its default).
-    "baseline-mor": {"write.mode": "mor", "write.threads": 1, "write.big_file_bytes": 1,
-                     "write.repartition": 4, "write.codec": "zstd", "write.reader": "spark",
-                     "read.writer": "spark", "read.codec": "snappy"},
+    "baseline-mor": {
+        "write.mode": "mor",
+        "write.threads": 1,
+        "write.big_file_bytes": 1,
+        "write.repartition": 4,
+        "write.codec": "zstd",
+        "write.reader": "spark",
+        "read.writer": "spark",
+        "read.codec": "snappy",
+    },
     # The contest example's main baseline: copy-on-write, a full outer join and an
     # overwrite per batch; read as baseline-mor reads.
-    "baseline-cow": {"write.mode": "cow", "write.threads": 1, "write.codec": "zstd",
-                     "write.reader": "spark", "read.writer": "spark", "read.codec": "snappy"},
+    "baseline-cow": {
+        "write.mode": "cow",
+        "write.threads": 1,
+        "write.codec": "zstd",
+        "write.reader": "spark",
+        "read.writer": "spark",
+        "read.codec": "snappy",
+    },
 }

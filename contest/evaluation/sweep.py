@@ -26,8 +26,7 @@ from tqdm import tqdm
 from contest.config import Config, load_config, override, to_toml
 from contest.errors import ConfigError
 
-TOP_KEYS = {"name", "scale", "repeat", "strategy", "seed", "cores", "data", "grid", "case",
-            "base"}
+TOP_KEYS = {"name", "scale", "repeat", "strategy", "seed", "cores", "data", "grid", "case", "base"}
 
 
 @dataclass
@@ -46,8 +45,9 @@ class Sweep:
     overrides: dict[str, Any] = field(default_factory=dict)
 
 
-def load_sweep(path: Path, env: Mapping[str, str],
-               overrides: Mapping[str, Any] | None = None) -> Sweep:
+def load_sweep(
+    path: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None
+) -> Sweep:
     """Parse and check a sweep file; every case is validated before anything runs."""
     from contest.evaluation.strategies import STRATEGIES
 
@@ -59,9 +59,11 @@ def load_sweep(path: Path, env: Mapping[str, str],
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
-        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (known: "
-                          f"{', '.join(sorted(TOP_KEYS))}; settings go under [grid], [[case]] "
-                          "or [base])")
+        raise ConfigError(
+            f"{path}: unknown key {unknown[0]!r} (known: "
+            f"{', '.join(sorted(TOP_KEYS))}; settings go under [grid], [[case]] "
+            "or [base])"
+        )
     strategy = raw.get("strategy", "optimized")
     if strategy not in STRATEGIES:
         raise ConfigError(f"{path}: strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
@@ -71,10 +73,17 @@ def load_sweep(path: Path, env: Mapping[str, str],
     repeat = raw.get("repeat", 1)
     if not isinstance(repeat, int) or repeat < 1:
         raise ConfigError(f"{path}: repeat must be a positive integer, got {repeat!r}")
-    sweep = Sweep(name=str(raw.get("name") or path.stem), scale=float(scale or 0),
-                  repeat=repeat, strategy=strategy, seed=int(raw.get("seed", 2022)),
-                  cores=raw.get("cores"), data=raw.get("data"), base=dict(raw.get("base", {})),
-                  overrides=dict(overrides or {}))
+    sweep = Sweep(
+        name=str(raw.get("name") or path.stem),
+        scale=float(scale or 0),
+        repeat=repeat,
+        strategy=strategy,
+        seed=int(raw.get("seed", 2022)),
+        cores=raw.get("cores"),
+        data=raw.get("data"),
+        base=dict(raw.get("base", {})),
+        overrides=dict(overrides or {}),
+    )
     grid = raw.get("grid", {})
     explicit = raw.get("case", [])
     if not grid and not explicit:
@@ -117,9 +126,18 @@ def case_label(case: Mapping[str, Any]) -> str:
 
 
 def case_key(sweep: Sweep, case: Mapping[str, Any], rep: int) -> str:
-    return json.dumps({"strategy": sweep.strategy, "scale": sweep.scale, "data": sweep.data,
-                       "seed": sweep.seed, "cores": sweep.cores,
-                       "settings": case_settings(sweep, case), "rep": rep}, sort_keys=True)
+    return json.dumps(
+        {
+            "strategy": sweep.strategy,
+            "scale": sweep.scale,
+            "data": sweep.data,
+            "seed": sweep.seed,
+            "cores": sweep.cores,
+            "settings": case_settings(sweep, case),
+            "rep": rep,
+        },
+        sort_keys=True,
+    )
 
 
 def recorded(path: Path) -> dict[str, dict]:
@@ -132,20 +150,30 @@ def recorded(path: Path) -> dict[str, dict]:
     return out
 
 
-def run_sweep(sweep: Sweep, out_dir: Path, env: Mapping[str, str],
-              work_dir: str | None = None, say: Callable[[str], None] = print) -> list[dict]:
+def run_sweep(
+    sweep: Sweep,
+    out_dir: Path,
+    env: Mapping[str, str],
+    work_dir: str | None = None,
+    say: Callable[[str], None] = print,
+) -> list[dict]:
     from contest.evaluation.evaluate import evaluate
 
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = out_dir / "runs.jsonl"
     done = recorded(runs)
-    todo = [(c, r) for c in sweep.cases for r in range(sweep.repeat)
-            if case_key(sweep, c, r) not in done]
+    todo = [
+        (c, r)
+        for c in sweep.cases
+        for r in range(sweep.repeat)
+        if case_key(sweep, c, r) not in done
+    ]
     skipped = len(sweep.cases) * sweep.repeat - len(todo)
     if skipped:
         say(f"{skipped} run(s) already recorded in {runs}: skipped")
-    bar = tqdm(total=len(todo), desc=f"sweep {sweep.name}", unit="runs",
-               disable=not sys.stderr.isatty())
+    bar = tqdm(
+        total=len(todo), desc=f"sweep {sweep.name}", unit="runs", disable=not sys.stderr.isatty()
+    )
     for case, rep in todo:
         label = case_label(case)
         say(f"case {label} (run {rep + 1}/{sweep.repeat})")
@@ -154,23 +182,40 @@ def run_sweep(sweep: Sweep, out_dir: Path, env: Mapping[str, str],
             cfg = case_config(sweep, case, env)
             if work_dir:
                 cfg = dataclasses.replace(cfg, work_dir=work_dir)
-            rec = evaluate(cfg, sweep.strategy, data=Path(sweep.data) if sweep.data else None,
-                              scale=sweep.scale or None, seed=sweep.seed, cores=sweep.cores,
-                              say=say)
+            rec = evaluate(
+                cfg,
+                sweep.strategy,
+                data=Path(sweep.data) if sweep.data else None,
+                scale=sweep.scale or None,
+                seed=sweep.seed,
+                cores=sweep.cores,
+                say=say,
+            )
         except Exception as exc:  # recorded, and the sweep goes on
-            rec = {"strategy": sweep.strategy, "correct": False, "rows_per_core_s": None,
-                   "error": f"{exc.__class__.__name__}: {exc}",
-                   "total_s": round(time.perf_counter() - started, 3)}
-        rec.update(case_key=case_key(sweep, case, rep), case=label, rep=rep,
-                   settings=case_settings(sweep, case))
+            rec = {
+                "strategy": sweep.strategy,
+                "correct": False,
+                "rows_per_core_s": None,
+                "error": f"{exc.__class__.__name__}: {exc}",
+                "total_s": round(time.perf_counter() - started, 3),
+            }
+        rec.update(
+            case_key=case_key(sweep, case, rep),
+            case=label,
+            rep=rep,
+            settings=case_settings(sweep, case),
+        )
         with runs.open("a") as fh:
             fh.write(json.dumps(rec, sort_keys=True, default=str) + "\n")
         bar.set_postfix_str(label, refresh=False)
         bar.update(1)
     bar.close()
-    return [r for r in recorded(runs).values()
-            if r["case_key"] in {case_key(sweep, c, i) for c in sweep.cases
-                                 for i in range(sweep.repeat)}]
+    return [
+        r
+        for r in recorded(runs).values()
+        if r["case_key"]
+        in {case_key(sweep, c, i) for c in sweep.cases for i in range(sweep.repeat)}
+    ]
 
 
 @dataclass
@@ -191,18 +236,26 @@ def summarize(sweep: Sweep, records: list[dict]) -> list[CaseSummary]:
         keys = {case_key(sweep, case, r) for r in range(sweep.repeat)}
         recs = [r for r in records if r["case_key"] in keys]
         # A wrong result has no score: only correct runs are ranked.
-        scores = [r["rows_per_core_s"] for r in recs
-                  if r.get("correct") and r.get("rows_per_core_s")]
-        out.append(CaseSummary(case_label(case), case_settings(sweep, case), len(recs),
-                               len(scores), statistics.median(scores) if scores else None,
-                               min(scores, default=None), max(scores, default=None),
-                               [r["error"] for r in recs if r.get("error")]))
+        scores = [
+            r["rows_per_core_s"] for r in recs if r.get("correct") and r.get("rows_per_core_s")
+        ]
+        out.append(
+            CaseSummary(
+                case_label(case),
+                case_settings(sweep, case),
+                len(recs),
+                len(scores),
+                statistics.median(scores) if scores else None,
+                min(scores, default=None),
+                max(scores, default=None),
+                [r["error"] for r in recs if r.get("error")],
+            )
+        )
     return out
 
 
 def render_table(summaries: list[CaseSummary]) -> str:
-    lines = ["| case | runs | correct | median rows/core/s | min–max |",
-             "|---|---|---|---|---|"]
+    lines = ["| case | runs | correct | median rows/core/s | min–max |", "|---|---|---|---|---|"]
     for s in summaries:
         med = f"{s.median:,.0f}" if s.median else "-"
         rng = f"{s.low:,.0f}–{s.high:,.0f}" if s.low else "-"
@@ -216,21 +269,31 @@ def best_case(summaries: list[CaseSummary]) -> CaseSummary | None:
     return max(ranked, key=lambda s: s.median or 0.0) if ranked else None
 
 
-def write_outputs(sweep: Sweep, summaries: list[CaseSummary], out_dir: Path,
-                  env: Mapping[str, str]) -> dict[str, Path]:
+def write_outputs(
+    sweep: Sweep, summaries: list[CaseSummary], out_dir: Path, env: Mapping[str, str]
+) -> dict[str, Path]:
     paths = {"table": out_dir / "README.md"}
     best = best_case(summaries)
-    lines = [f"# Sweep {sweep.name}", "",
-             f"Strategy `{sweep.strategy}`, scale {sweep.scale:g}, {sweep.repeat} run(s) a case;"
-             " rows/core/s of correct runs only.", "", render_table(summaries), ""]
+    lines = [
+        f"# Sweep {sweep.name}",
+        "",
+        f"Strategy `{sweep.strategy}`, scale {sweep.scale:g}, {sweep.repeat} run(s) a case;"
+        " rows/core/s of correct runs only.",
+        "",
+        render_table(summaries),
+        "",
+    ]
     if best:
-        cfg = case_config(sweep, next(c for c in sweep.cases if case_label(c) == best.label),
-                          env)
+        cfg = case_config(sweep, next(c for c in sweep.cases if case_label(c) == best.label), env)
         paths["best"] = out_dir / "best.toml"
-        paths["best"].write_text(f"# best case of sweep {sweep.name}: {best.label} "
-                                 f"({best.median:,.0f} rows/core/s)\n" + to_toml(cfg))
-        lines.append(f"Best: **{best.label}**, median {best.median:,.0f} rows/core/s "
-                     f"(`contest evaluate --config {paths['best'].name}`).")
+        paths["best"].write_text(
+            f"# best case of sweep {sweep.name}: {best.label} "
+            f"({best.median:,.0f} rows/core/s)\n" + to_toml(cfg)
+        )
+        lines.append(
+            f"Best: **{best.label}**, median {best.median:,.0f} rows/core/s "
+            f"(`contest evaluate --config {paths['best'].name}`)."
+        )
     for key in sweep.varied:
         png = out_dir / f"{key.replace('.', '_')}.png"
         if _plot(summaries, key, png):
@@ -241,8 +304,7 @@ def write_outputs(sweep: Sweep, summaries: list[CaseSummary], out_dir: Path,
 
 
 def _plot(summaries: list[CaseSummary], key: str, path: Path) -> bool:
-    points = [(s.settings.get(key), s.median) for s in summaries
-              if key in s.settings and s.median]
+    points = [(s.settings.get(key), s.median) for s in summaries if key in s.settings and s.median]
     if not points:
         return False
     import matplotlib
@@ -250,9 +312,10 @@ def _plot(summaries: list[CaseSummary], key: str, path: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = sorted({str(v) for v, _ in points},
-                    key=lambda x: (not x.lstrip("-").isdigit(), int(x) if x.lstrip("-").isdigit()
-                                   else 0, x))
+    labels = sorted(
+        {str(v) for v, _ in points},
+        key=lambda x: (not x.lstrip("-").isdigit(), int(x) if x.lstrip("-").isdigit() else 0, x),
+    )
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for v, m in points:
         ax.scatter(labels.index(str(v)), m, color="tab:blue")

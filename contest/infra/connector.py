@@ -19,7 +19,12 @@ def local_jar(coordinates: str, home: Path | None = None) -> Path | None:
     group, artifact, version = parse(coordinates)
     home = home or Path.home()
     candidates = [
-        home / ".m2" / "repository" / Path(*group.split(".")) / artifact / version
+        home
+        / ".m2"
+        / "repository"
+        / Path(*group.split("."))
+        / artifact
+        / version
         / f"{artifact}-{version}.jar",
         home / ".ivy2" / "jars" / f"{group}_{artifact}-{version}.jar",
     ]
@@ -41,8 +46,9 @@ def fetch(coordinates: str) -> Path:
     """Pre-fetch the connector into the local Maven repository."""
     parse(coordinates)
     if shutil.which("mvn") is None:
-        raise ConnectorError("Maven (`mvn`) is not installed: it is needed to pre-fetch "
-                             f"{coordinates}")
+        raise ConnectorError(
+            f"Maven (`mvn`) is not installed: it is needed to pre-fetch {coordinates}"
+        )
     proc = subprocess.run(fetch_command(coordinates), capture_output=True, text=True)
     jar = local_jar(coordinates)
     if proc.returncode != 0 or jar is None:

@@ -29,8 +29,9 @@ def coordinates(names: Iterable[str]) -> tuple[str, ...]:
     out: list[str] = []
     for name in names:
         if name not in PACKAGES:
-            raise ConnectorError(f"unknown JVM package set {name!r} (known: "
-                                 f"{', '.join(sorted(PACKAGES))})")
+            raise ConnectorError(
+                f"unknown JVM package set {name!r} (known: {', '.join(sorted(PACKAGES))})"
+            )
         out.extend(c for c in PACKAGES[name] if c not in out)
     return tuple(out)
 
@@ -66,12 +67,21 @@ def fetch(coords: Sequence[str], excludes: Sequence[str] = ()) -> None:
         "    b = b.config('spark.jars.excludes', sys.argv[2])\n"
         "b.getOrCreate().stop()\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code, ",".join(coords), ",".join(excludes)],
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, ",".join(coords), ",".join(excludes)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if proc.returncode != 0:
-        reason = next((ln.strip() for ln in proc.stderr.splitlines()
-                       if "not found" in ln or "UNRESOLVED" in ln or "unresolved" in ln),
-                      "the Maven repositories did not serve it")
+        reason = next(
+            (
+                ln.strip()
+                for ln in proc.stderr.splitlines()
+                if "not found" in ln or "UNRESOLVED" in ln or "unresolved" in ln
+            ),
+            "the Maven repositories did not serve it",
+        )
         raise ConnectorError(f"cannot resolve {', '.join(coords)}: {reason}")
 
 
@@ -84,5 +94,6 @@ def require(coords: Sequence[str]) -> None:
     try:
         fetch(absent)
     except ConnectorError as exc:
-        raise ConnectorError(f"{exc}; pre-fetch with `{fetch_command(absent)}` where a Maven "
-                             "repository is reachable") from None
+        raise ConnectorError(
+            f"{exc}; pre-fetch with `{fetch_command(absent)}` where a Maven repository is reachable"
+        ) from None

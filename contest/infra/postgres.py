@@ -139,8 +139,14 @@ class EmbeddedCluster:
         port = self.port()
         if port is None:
             raise PgError("embedded PostgreSQL was never started: run `contest db up`")
-        return PgConnection("127.0.0.1", port, self.cfg.pg.database, SUPERUSER, self.password(),
-                            self.cfg.pg.retry_seconds)
+        return PgConnection(
+            "127.0.0.1",
+            port,
+            self.cfg.pg.database,
+            SUPERUSER,
+            self.password(),
+            self.cfg.pg.retry_seconds,
+        )
 
     # -- lifecycle -------------------------------------------------------
     def init(self) -> None:
@@ -158,9 +164,18 @@ class EmbeddedCluster:
         self._own(pwfile)
         try:
             self._pg(
-                "initdb", "-D", str(self.data), "-U", SUPERUSER, f"--pwfile={pwfile}",
-                "--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8",
-                "--locale=C", "--no-sync",
+                "initdb",
+                "-D",
+                str(self.data),
+                "-U",
+                SUPERUSER,
+                f"--pwfile={pwfile}",
+                "--auth-host=scram-sha-256",
+                "--auth-local=peer",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
             )
         finally:
             pwfile.unlink(missing_ok=True)
@@ -185,8 +200,19 @@ class EmbeddedCluster:
         )
         if self.cfg.pg.unsafe_no_fsync:
             opts += " " + UNSAFE_OPTS
-        self._pg("pg_ctl", "start", "-w", "-t", "60", "-D", str(self.data), "-l", str(self.log),
-                 "-o", opts)
+        self._pg(
+            "pg_ctl",
+            "start",
+            "-w",
+            "-t",
+            "60",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-o",
+            opts,
+        )
         self.port_file.write_text(str(port))
         conn = self.connection()
         create_database(conn)
@@ -212,8 +238,9 @@ def resolve_connection(cfg: Config) -> PgConnection:
     """External server when configured, else the embedded cluster, which must be running."""
     if cfg.pg.external:
         host, port, database = parse_jdbc_url(cfg.pg.url)
-        return PgConnection(host, port, database, cfg.pg.username, cfg.pg.password,
-                            cfg.pg.retry_seconds)
+        return PgConnection(
+            host, port, database, cfg.pg.username, cfg.pg.password, cfg.pg.retry_seconds
+        )
     cluster = EmbeddedCluster(cfg)
     if not cluster.running():
         raise PgError(
@@ -232,5 +259,3 @@ def ensure_database(cfg: Config) -> PgConnection:
         return conn
     conn, _ = EmbeddedCluster(cfg).up()
     return conn
-
-

@@ -44,15 +44,25 @@ def tree_rss(root: int) -> tuple[int, int]:
     return sum(sizes), max(sizes, default=0)
 
 
-def run_timed(cmd: Sequence[str], log: Path, env: Mapping[str, str] | None = None,
-              cwd: str | Path | None = None, poll_s: float = 0.25) -> ProcResult:
+def run_timed(
+    cmd: Sequence[str],
+    log: Path,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    poll_s: float = 0.25,
+) -> ProcResult:
     """Run `cmd` with output to `log`; time it and sample its tree's memory."""
     log.parent.mkdir(parents=True, exist_ok=True)
     peak = [0, 0]
     with log.open("wb") as out:
         started = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), stdout=out, stderr=subprocess.STDOUT,
-                                env=dict(env) if env is not None else None, cwd=cwd)
+        proc = subprocess.Popen(
+            list(cmd),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+        )
         done = threading.Event()
 
         def sample() -> None:

@@ -40,19 +40,27 @@ def session_conf(cfg: Config, packages: tuple[str, ...] = ()) -> dict[str, str]:
     if jars:
         conf["spark.jars.packages"] = ",".join(jars)
     if cfg.spark.use_connector:
-        conf.update({
-            "spark.sql.extensions": "com.dmetasoul.lakesoul.sql.LakeSoulSparkSessionExtension",
-            "spark.sql.catalog.lakesoul": "org.apache.spark.sql.lakesoul.catalog.LakeSoulCatalog",
-            "spark.sql.defaultCatalog": "lakesoul",
-        })
+        conf.update(
+            {
+                "spark.sql.extensions": "com.dmetasoul.lakesoul.sql.LakeSoulSparkSessionExtension",
+                "spark.sql.catalog.lakesoul": "org.apache.spark.sql.lakesoul.catalog.LakeSoulCatalog",
+                "spark.sql.defaultCatalog": "lakesoul",
+            }
+        )
     conf.update(cfg.spark.conf)
     return conf
 
 
 # Settings that only take effect when the driver's JVM starts: under spark-submit they
 # are its command line's (--driver-memory, --packages, --driver-java-options).
-JVM_START_KEYS = frozenset({"spark.driver.memory", "spark.jars.packages",
-                            "spark.driver.extraJavaOptions", "spark.driver.extraClassPath"})
+JVM_START_KEYS = frozenset(
+    {
+        "spark.driver.memory",
+        "spark.jars.packages",
+        "spark.driver.extraJavaOptions",
+        "spark.driver.extraClassPath",
+    }
+)
 
 
 def submitted_conf() -> dict[str, str] | None:
@@ -108,8 +116,9 @@ def cores_of(spark: SparkSession) -> int:
 
 
 @contextmanager
-def spark_session(cfg: Config, app_name: str,
-                  packages: tuple[str, ...] = ()) -> Iterator[SparkSession]:
+def spark_session(
+    cfg: Config, app_name: str, packages: tuple[str, ...] = ()
+) -> Iterator[SparkSession]:
     """A session for one command; stopped afterwards only if this command started it."""
     from pyspark.sql import SparkSession
 

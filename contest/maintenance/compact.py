@@ -48,16 +48,17 @@ class CompactReport:
         return d
 
 
-def compact(spark: SparkSession, conn: PgConnection, cfg: Config,
-            table: TableRef) -> CompactReport:
+def compact(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRef) -> CompactReport:
     started = time.perf_counter()
     pversion, commits = head_snapshot(conn, table)
     name = f"{table.namespace}.{table.name}"
     if not commits:
         raise ReadError(f"table {name} has no commits: nothing to compact")
     if not in_version_order([Commit(c.commit_id, c.commit_op, c.version) for c in commits]):
-        raise ReadError(f"table {name}: the snapshot is not in version order: run "
-                        f"`contest meta merge --table {table.name}` first")
+        raise ReadError(
+            f"table {name}: the snapshot is not in version order: run "
+            f"`contest meta merge --table {table.name}` first"
+        )
     ops = operators_for(table, cfg)
     keys = list(table.primary_keys)
     validate_operators(table.schema, keys, ops)
@@ -65,8 +66,7 @@ def compact(spark: SparkSession, conn: PgConnection, cfg: Config,
     before = sum(len(c.files) for c in commits)
     work = [(b, json.dumps(f)) for b, f in sorted(files_by_bucket(commits).items())]
     plain = pa.schema([f.with_nullable(True) for f in table.schema])
-    newest, path, schema, codec = newest_version(commits), table.path, table.schema, \
-        cfg.write.codec
+    newest, path, schema, codec = newest_version(commits), table.path, table.schema, cfg.write.codec
 
     def task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         import pyarrow.compute as pc
@@ -74,26 +74,38 @@ def compact(spark: SparkSession, conn: PgConnection, cfg: Config,
         from contest.write.files import _report
 
         for batch in batches:
-            for bucket, files in zip(batch.column("bucket").to_pylist(),
-                                     batch.column("files").to_pylist(), strict=True):
+            for bucket, files in zip(
+                batch.column("bucket").to_pylist(), batch.column("files").to_pylist(), strict=True
+            ):
                 rows = read_bucket([tuple(f) for f in json.loads(files)], plain, newest)
                 merged = merge_rows(rows, keys, ops)
                 order = pc.sort_indices(merged, sort_keys=[(k, "ascending") for k in keys])
                 merged = merged.take(order).cast(schema)
-                merged = merged.append_column(BUCKET_COL,
-                                              pa.array([bucket] * merged.num_rows, pa.int32()))
+                merged = merged.append_column(
+                    BUCKET_COL, pa.array([bucket] * merged.num_rows, pa.int32())
+                )
                 yield _report(write_bucket_files(merged, path, keys, schema, codec), 0)
 
-    tasks = spark.sparkContext.parallelize(work, max(len(work), 1)).toDF(
-        "bucket int, files string")
+    tasks = spark.sparkContext.parallelize(work, max(len(work), 1)).toDF("bucket int, files string")
     result = tasks.mapInArrow(task, FILE_SCHEMA).collect()
-    files = [DataFile(r["path"], r["size"], tuple(schema.names), r["bucket"], r["rows"])
-             for r in result if r["path"] is not None]
+    files = [
+        DataFile(r["path"], r["size"], tuple(schema.names), r["bucket"], r["rows"])
+        for r in result
+        if r["path"] is not None
+    ]
     try:
-        committed = commit_files(conn, table, files, commit_op="CompactionCommit",
-                                 covers=covered, expect_head=pversion)
+        committed = commit_files(
+            conn, table, files, commit_op="CompactionCommit", covers=covered, expect_head=pversion
+        )
     except BaseException:
         delete_files([f.path for f in files])
         raise
-    return CompactReport(name, before, len(files), sum(f.rows for f in files), len(covered),
-                         committed.commit_id, time.perf_counter() - started)
+    return CompactReport(
+        name,
+        before,
+        len(files),
+        sum(f.rows for f in files),
+        len(covered),
+        committed.commit_id,
+        time.perf_counter() - started,
+    )

@@ -35,25 +35,41 @@ class VacuumReport:
     too_young: int = 0  # orphans inside the retention window, kept
 
     def to_dict(self) -> dict:
-        return {"table": self.table, "dry_run": self.dry_run, "retain_hours": self.retain_hours,
-                "live_files": self.live_files, "orphan_files": len(self.orphans),
-                "orphan_bytes": self.orphan_bytes, "kept_too_young": self.too_young,
-                "deleted": [] if self.dry_run else self.orphans}
+        return {
+            "table": self.table,
+            "dry_run": self.dry_run,
+            "retain_hours": self.retain_hours,
+            "live_files": self.live_files,
+            "orphan_files": len(self.orphans),
+            "orphan_bytes": self.orphan_bytes,
+            "kept_too_young": self.too_young,
+            "deleted": [] if self.dry_run else self.orphans,
+        }
 
     def render(self) -> str:
         verb = "would delete" if self.dry_run else "deleted"
-        return (f"{self.table}: {verb} {len(self.orphans)} orphan file(s), "
-                f"{self.orphan_bytes:,} bytes; {self.live_files} live file(s) kept"
-                + (f"; {self.too_young} orphan(s) younger than {self.retain_hours:g} h kept"
-                   if self.too_young else ""))
+        return (
+            f"{self.table}: {verb} {len(self.orphans)} orphan file(s), "
+            f"{self.orphan_bytes:,} bytes; {self.live_files} live file(s) kept"
+            + (
+                f"; {self.too_young} orphan(s) younger than {self.retain_hours:g} h kept"
+                if self.too_young
+                else ""
+            )
+        )
 
 
 def _local(path: str) -> str:
     return path.removeprefix("file://")
 
 
-def vacuum(conn: PgConnection, table: TableRef, retain_hours: float = DEFAULT_RETAIN_HOURS,
-           dry_run: bool = False, now: float | None = None) -> VacuumReport:
+def vacuum(
+    conn: PgConnection,
+    table: TableRef,
+    retain_hours: float = DEFAULT_RETAIN_HOURS,
+    dry_run: bool = False,
+    now: float | None = None,
+) -> VacuumReport:
     if retain_hours < 0:
         raise UsageError(f"--retain must be 0 or more hours, got {retain_hours:g}")
     fs, base = filesystem(table.path)

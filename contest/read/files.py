@@ -37,8 +37,9 @@ def newest_version(commits: Sequence[SnapshotCommit]) -> int | None:
     return max((c.version for c in commits if c.version is not None), default=None)
 
 
-def read_bucket(files: Sequence[tuple[str, int | None]], schema: pa.Schema,
-                newest: int | None = None) -> pa.Table:
+def read_bucket(
+    files: Sequence[tuple[str, int | None]], schema: pa.Schema, newest: int | None = None
+) -> pa.Table:
     """A bucket's rows in application order, read with the newest schema: a column
     a file lacks reads as NULL; a column whose type cannot be cast is an error."""
     import pyarrow.parquet as pq
@@ -57,7 +58,8 @@ def read_bucket(files: Sequence[tuple[str, int | None]], schema: pa.Schema,
                 raise SchemaEvolutionError(
                     f"column {f.name} was {have} in the commit of version {version} "
                     f"({path.rsplit('/', 1)[-1]}) and is {f.type} in the table's newest "
-                    f"schema (read at version {newest}): old files cannot be read with it")
+                    f"schema (read at version {newest}): old files cannot be read with it"
+                )
             cols.append(t.column(f.name).cast(f.type))
         parts.append(pa.Table.from_arrays(cols, schema=schema))
     if not parts:
@@ -69,7 +71,8 @@ def _safe_cast(have: pa.DataType, want: pa.DataType) -> bool:
     """Widening casts that keep every value (int32 -> int64, string -> large_string...)."""
     if pa.types.is_integer(have) and pa.types.is_integer(want):
         return want.bit_width >= have.bit_width and (
-            pa.types.is_signed_integer(want) or not pa.types.is_signed_integer(have))
+            pa.types.is_signed_integer(want) or not pa.types.is_signed_integer(have)
+        )
     if pa.types.is_floating(have) and pa.types.is_floating(want):
         return want.bit_width >= have.bit_width
     strings = (pa.string(), pa.large_string())
@@ -77,7 +80,9 @@ def _safe_cast(have: pa.DataType, want: pa.DataType) -> bool:
 
 
 def merged_dataframe(
-    spark: SparkSession, table: TableRef, commits: Sequence[SnapshotCommit],
+    spark: SparkSession,
+    table: TableRef,
+    commits: Sequence[SnapshotCommit],
     operators: Mapping[str, str] | None = None,
 ) -> DataFrame:
     """The table merged by primary key, one Spark task per hash bucket."""
@@ -105,8 +110,12 @@ def merged_dataframe(
 
 
 def write_merged(
-    spark: SparkSession, table: TableRef, commits: Sequence[SnapshotCommit],
-    operators: Mapping[str, str] | None, out_dir: str, codec: str = "none",
+    spark: SparkSession,
+    table: TableRef,
+    commits: Sequence[SnapshotCommit],
+    operators: Mapping[str, str] | None,
+    out_dir: str,
+    codec: str = "none",
 ) -> int:
     """Merge each bucket in its Spark task and write it straight to `out_dir` as
     `part-<bucket>.parquet` with pyarrow: no Arrow-to-row conversion and no second
@@ -131,20 +140,20 @@ def write_merged(
     def merge_write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         task_fs, task_base = filesystem(out_dir)
         for batch in batches:
-            for bucket, files in zip(batch.column("bucket").to_pylist(),
-                                     batch.column("files").to_pylist(), strict=True):
-                rows = read_bucket([tuple(f) for f in json.loads(files)], plain_schema,
-                                   newest)
+            for bucket, files in zip(
+                batch.column("bucket").to_pylist(), batch.column("files").to_pylist(), strict=True
+            ):
+                rows = read_bucket([tuple(f) for f in json.loads(files)], plain_schema, newest)
                 merged = merge_rows(rows, keys, ops)
                 path = f"{task_base}/part-{bucket:05d}.parquet"
                 pq.write_table(merged, path, filesystem=task_fs, compression=compression)
-                yield pa.RecordBatch.from_pylist([{"rows": merged.num_rows}],
-                                                 schema=pa.schema([("rows", pa.int64())]))
+                yield pa.RecordBatch.from_pylist(
+                    [{"rows": merged.num_rows}], schema=pa.schema([("rows", pa.int64())])
+                )
 
     if work:
         tasks = spark.sparkContext.parallelize(work, len(work)).toDF("bucket int, files string")
-        written = sum(r["rows"] for r in tasks.mapInArrow(merge_write_task, "rows long")
-                      .collect())
+        written = sum(r["rows"] for r in tasks.mapInArrow(merge_write_task, "rows long").collect())
     else:
         pq.write_table(result_schema.empty_table(), f"{base}/part-00000.parquet", filesystem=fs)
         written = 0
@@ -152,8 +161,12 @@ def write_merged(
 
 
 _ARROW_TO_SPARK = {
-    pa.string(): "string", pa.large_string(): "string", pa.int64(): "bigint",
-    pa.int32(): "int", pa.float64(): "double", pa.bool_(): "boolean",
+    pa.string(): "string",
+    pa.large_string(): "string",
+    pa.int64(): "bigint",
+    pa.int32(): "int",
+    pa.float64(): "double",
+    pa.bool_(): "boolean",
 }
 
 

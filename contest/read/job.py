@@ -41,8 +41,11 @@ class ReadRequest:
 
     @property
     def versions(self) -> dict[str, int | None]:
-        return {"as_of": self.as_of, "from_version": self.from_version,
-                "to_version": self.to_version}
+        return {
+            "as_of": self.as_of,
+            "from_version": self.from_version,
+            "to_version": self.to_version,
+        }
 
 
 @dataclass
@@ -79,14 +82,19 @@ def operators_for(table: TableRef, cfg: Config) -> dict[str, str]:
 
 
 def select_commits(
-    commits: list[SnapshotCommit], *, as_of: int | None = None,
-    from_version: int | None = None, to_version: int | None = None,
+    commits: list[SnapshotCommit],
+    *,
+    as_of: int | None = None,
+    from_version: int | None = None,
+    to_version: int | None = None,
 ) -> list[SnapshotCommit]:
     """Live commits in merge order, limited to a version range: as of V (<= V), or
     the changes between A and B (A < version <= B)."""
     by_id = {c.commit_id: c for c in commits}
-    ordered = [by_id[c.commit_id] for c in
-               order_commits([Commit(c.commit_id, c.commit_op, c.version) for c in commits])]
+    ordered = [
+        by_id[c.commit_id]
+        for c in order_commits([Commit(c.commit_id, c.commit_op, c.version) for c in commits])
+    ]
     if as_of is None and from_version is None and to_version is None:
         return ordered
     low = from_version
@@ -94,15 +102,22 @@ def select_commits(
     out = []
     for c in ordered:
         if c.version is None:
-            raise ReadError(f"commit {c.commit_id} ({c.commit_op}) carries no version: "
-                            "history by version cannot be read across it")
+            raise ReadError(
+                f"commit {c.commit_id} ({c.commit_op}) carries no version: "
+                "history by version cannot be read across it"
+            )
         if (low is None or c.version > low) and (high is None or c.version <= high):
             out.append(c)
     return out
 
 
-def check_range(newest: int | None, *, as_of: int | None = None,
-                from_version: int | None = None, to_version: int | None = None) -> None:
+def check_range(
+    newest: int | None,
+    *,
+    as_of: int | None = None,
+    from_version: int | None = None,
+    to_version: int | None = None,
+) -> None:
     """Version ranges that name versions the table has (Delta refuses a version past
     the latest too): an error naming the newest version otherwise."""
     if as_of is None and from_version is None and to_version is None:
@@ -114,57 +129,69 @@ def check_range(newest: int | None, *, as_of: int | None = None,
     if to_version is not None and to_version > newest:
         raise ReadError(f"--to-version {to_version} is past the newest version, {newest}")
     if from_version is not None and to_version is not None and from_version >= to_version:
-        raise ReadError(f"--from-version {from_version} --to-version {to_version} is an empty "
-                        "or reversed range: changes after A up to B need A < B")
+        raise ReadError(
+            f"--from-version {from_version} --to-version {to_version} is an empty "
+            "or reversed range: changes after A up to B need A < B"
+        )
     if from_version is not None and from_version >= newest:
-        raise ReadError(f"--from-version {from_version}: no changes after it, the newest "
-                        f"version is {newest}")
+        raise ReadError(
+            f"--from-version {from_version}: no changes after it, the newest version is {newest}"
+        )
 
 
-def chosen_commits(conn: PgConnection, cfg: Config, table: TableRef,
-                   versions: dict[str, int | None]) -> tuple[list[SnapshotCommit], int,
-                                                             dict[str, str]]:
+def chosen_commits(
+    conn: PgConnection, cfg: Config, table: TableRef, versions: dict[str, int | None]
+) -> tuple[list[SnapshotCommit], int, dict[str, str]]:
     """The commits a read applies, in order, after the checks every read makes (commits
     exist, operators fit, the version range exists, the snapshot is in version order);
     the partition version; the operators."""
     pversion, commits = head_snapshot(conn, table)
     if not commits:
-        raise ReadError(f"table {table.namespace}.{table.name} has no commits: "
-                        "write to it first (contest write)")
+        raise ReadError(
+            f"table {table.namespace}.{table.name} has no commits: "
+            "write to it first (contest write)"
+        )
     ops = operators_for(table, cfg)
     validate_operators(table.schema, list(table.primary_keys), ops)
     newest = max((c.version for c in commits if c.version is not None), default=None)
     check_range(newest, **versions)
     ranged = any(v is not None for v in versions.values())
-    if not ranged and cfg.read.require_merged and not in_version_order(
-            [Commit(c.commit_id, c.commit_op, c.version) for c in commits]):
+    if (
+        not ranged
+        and cfg.read.require_merged
+        and not in_version_order([Commit(c.commit_id, c.commit_op, c.version) for c in commits])
+    ):
         raise ReadError(
             f"table {table.namespace}.{table.name}: commits finished out of version order and "
             f"the snapshot was not merged since: run `contest meta merge --table {table.name}` "
-            "first (or --allow-unmerged to read in commit order)")
+            "first (or --allow-unmerged to read in commit order)"
+        )
     return (select_commits(commits, **versions) if ranged else commits), pversion, ops
 
 
-def plan_read(conn: PgConnection, cfg: Config, table: TableRef,
-              request: ReadRequest) -> ReadPlan:
+def plan_read(conn: PgConnection, cfg: Config, table: TableRef, request: ReadRequest) -> ReadPlan:
     """Everything a read needs, checked: commits, order, versions, gaps, operators,
     and the result folder. Runs before Spark starts."""
     chosen, pversion, ops = chosen_commits(conn, cfg, table, request.versions)
     warnings = []
     gaps = gaps_of(conn, table)
     if gaps.holes and not request.allow_gaps:
-        raise ReadError(f"table {table.namespace}.{table.name}: {gaps.describe()}: the result "
-                        "would lack those batches; finish the write (contest write --resume) "
-                        "or read anyway with --allow-gaps")
+        raise ReadError(
+            f"table {table.namespace}.{table.name}: {gaps.describe()}: the result "
+            "would lack those batches; finish the write (contest write --resume) "
+            "or read anyway with --allow-gaps"
+        )
     if gaps.holes or gaps.pending:
         warnings.append(f"table {table.namespace}.{table.name}: {gaps.describe()}")
-    out = output.prepare(request.out_dir, [t.path for t in catalog.list_tables(conn)],
-                         request.overwrite)
+    out = output.prepare(
+        request.out_dir, [t.path for t in catalog.list_tables(conn)], request.overwrite
+    )
     return ReadPlan(table, chosen, pversion, ops, out, warnings)
 
 
-def merged(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRef,
-           **versions: int | None) -> tuple[DataFrame, int, int]:
+def merged(
+    spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRef, **versions: int | None
+) -> tuple[DataFrame, int, int]:
     """The merged table as a DataFrame (for further Spark work: the copy-on-write
     baseline, tests), after the same checks as a read."""
     chosen, pversion, ops = chosen_commits(conn, cfg, table, versions)
@@ -181,13 +208,20 @@ def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
             df.write.option("compression", cfg.read.codec).parquet(staging)
             rows = spark.read.parquet(staging).count()
         else:
-            rows = write_merged(spark, table, plan.commits, plan.operators, staging,
-                                cfg.read.codec)
+            rows = write_merged(spark, table, plan.commits, plan.operators, staging, cfg.read.codec)
         name = f"{table.namespace}.{table.name}"
-        output.publish(plan.out, {"table": name, "rows": rows,
-                                  "partition_version": plan.partition_version})
+        output.publish(
+            plan.out, {"table": name, "rows": rows, "partition_version": plan.partition_version}
+        )
     except BaseException:
         output.discard(plan.out)
         raise
-    return ReadReport(name, str(plan.out.target), rows, len(plan.commits),
-                      plan.partition_version, time.perf_counter() - started, plan.operators)
+    return ReadReport(
+        name,
+        str(plan.out.target),
+        rows,
+        len(plan.commits),
+        plan.partition_version,
+        time.perf_counter() - started,
+        plan.operators,
+    )

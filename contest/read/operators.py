@@ -41,15 +41,20 @@ def validate_operators(schema: pa.Schema, keys: list[str], ops: Mapping[str, str
                 f"column {col!r}: unknown merge operator {op!r} (known: {', '.join(OPERATORS)})"
             )
         if col not in schema.names:
-            raise MergeOperatorError(f"merge operator {op} set for column {col!r}, "
-                                     f"which the table does not have ({', '.join(schema.names)})")
+            raise MergeOperatorError(
+                f"merge operator {op} set for column {col!r}, "
+                f"which the table does not have ({', '.join(schema.names)})"
+            )
         if col in keys:
             raise MergeOperatorError(f"column {col!r} is a primary key: it takes no operator")
         typ = schema.field(col).type
         if op == SUM_ALL and not pa.types.is_integer(typ) and not pa.types.is_floating(typ):
             raise MergeOperatorError(f"column {col!r}: {op} needs a numeric column, not {typ}")
-        if op == USE_LAST_NOT_NULL_NOR_NULL_STRING and not pa.types.is_string(typ) \
-                and not pa.types.is_large_string(typ):
+        if (
+            op == USE_LAST_NOT_NULL_NOR_NULL_STRING
+            and not pa.types.is_string(typ)
+            and not pa.types.is_large_string(typ)
+        ):
             raise MergeOperatorError(f"column {col!r}: {op} needs a string column, not {typ}")
 
 
@@ -108,7 +113,8 @@ def _key_codes(table: pa.Table, keys: list[str]):
         enc = pc.dictionary_encode(table.column(keys[0])).combine_chunks()
         return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     joined = pc.binary_join_element_wise(
-        *[pc.cast(table.column(k), pa.string()) for k in keys], "\x1f")
+        *[pc.cast(table.column(k), pa.string()) for k in keys], "\x1f"
+    )
     return _key_codes(pa.table({"k": joined}), ["k"])
 
 

@@ -48,14 +48,22 @@ def prepare(out_dir: str, table_paths: Iterable[str], overwrite: bool = False) -
             continue
         table = Path(tp.removeprefix("file://")).absolute()
         if target == table or table in target.parents or target in table.parents:
-            raise UsageError(f"--out {target}: overlaps the folder of a table ({table}); "
-                             "choose a folder outside every table")
+            raise UsageError(
+                f"--out {target}: overlaps the folder of a table ({table}); "
+                "choose a folder outside every table"
+            )
     if target.exists() and not target.is_dir():
         raise UsageError(f"--out {target}: exists and is not a folder")
-    if (target.is_dir() and any(target.iterdir()) and not is_previous_result(target)
-            and not overwrite):
-        raise UsageError(f"--out {target}: holds files that are not a previous result of "
-                         "this tool; choose another folder, or --overwrite to replace them")
+    if (
+        target.is_dir()
+        and any(target.iterdir())
+        and not is_previous_result(target)
+        and not overwrite
+    ):
+        raise UsageError(
+            f"--out {target}: holds files that are not a previous result of "
+            "this tool; choose another folder, or --overwrite to replace them"
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     recover(target)
     staging = target.parent / f".{target.name}.staging-{secrets.token_hex(4)}"
@@ -80,8 +88,9 @@ def recover(target: Path, stale_s: float = 600.0) -> None:
 def publish(out: Output, info: dict) -> None:
     """Mark the staged result complete and move it into place."""
     (out.staging / SUCCESS_MARKER).touch()
-    (out.staging / RESULT_MARKER).write_text(json.dumps({**info, "when": time.strftime(
-        "%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n")
+    (out.staging / RESULT_MARKER).write_text(
+        json.dumps({**info, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n"
+    )
     old = None
     if out.target.exists():
         old = out.target.parent / f".{out.target.name}.old-{secrets.token_hex(4)}"

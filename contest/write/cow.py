@@ -33,10 +33,10 @@ def collapse_batch(df: DataFrame) -> DataFrame:
 
     pos = F.monotonically_increasing_id()
     ranked = df.withColumn("__pos", pos).withColumn(
-        "name", F.when(F.col("name") == "null", F.lit(None)).otherwise(F.col("name")))
+        "name", F.when(F.col("name") == "null", F.lit(None)).otherwise(F.col("name"))
+    )
     aggs = [F.sum("requests").alias("requests")]
-    aggs += [F.max_by(c, F.when(F.col(c).isNotNull(), F.col("__pos"))).alias(c)
-             for c in VALUE_COLS]
+    aggs += [F.max_by(c, F.when(F.col(c).isNotNull(), F.col("__pos"))).alias(c) for c in VALUE_COLS]
     return ranked.groupBy("uuid").agg(*aggs)
 
 
@@ -50,16 +50,19 @@ def upsert_cow(current: DataFrame | None, batch: DataFrame) -> DataFrame:
         return new.select(*COLUMNS)
     t, b = current.alias("t"), new.alias("b")
     joined = t.join(b, F.col("t.uuid") == F.col("b.uuid"), "full_outer")
-    req = F.when(F.col("t.requests").isNull(), F.col("b.requests")).when(
-        F.col("b.requests").isNull(), F.col("t.requests")).otherwise(
-        F.col("t.requests") + F.col("b.requests"))
+    req = (
+        F.when(F.col("t.requests").isNull(), F.col("b.requests"))
+        .when(F.col("b.requests").isNull(), F.col("t.requests"))
+        .otherwise(F.col("t.requests") + F.col("b.requests"))
+    )
     cols = {"uuid": F.coalesce(F.col("b.uuid"), F.col("t.uuid")), "requests": req}
     cols.update({c: F.coalesce(F.col(f"b.{c}"), F.col(f"t.{c}")) for c in VALUE_COLS})
     return joined.select(*[cols[c].alias(c) for c in COLUMNS])
 
 
-def write_cow(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRef,
-              batches: Sequence[Batch]) -> WriteReport:
+def write_cow(
+    spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRef, batches: Sequence[Batch]
+) -> WriteReport:
     """Batches one after another in version order, each rewriting the whole table."""
     report = WriteReport(f"{table.namespace}.{table.name}", table.path)
     started = time.perf_counter()
@@ -69,15 +72,24 @@ def write_cow(spark: SparkSession, conn: PgConnection, cfg: Config, table: Table
             t0 = time.perf_counter()
             _, commits = head_snapshot(conn, table)
             current = merged(spark, conn, cfg, table)[0] if commits else None
-            outcome = write_dataframe(upsert_cow(current, spark.read.parquet(str(batch.path))),
-                                      table, codec=cfg.write.codec,
-                                      repartition=table.hash_buckets)
+            outcome = write_dataframe(
+                upsert_cow(current, spark.read.parquet(str(batch.path))),
+                table,
+                codec=cfg.write.codec,
+                repartition=table.hash_buckets,
+            )
             res.write_s = time.perf_counter() - t0
             res.rows = sum(f.rows for f in outcome.files)
             res.files, res.bytes = len(outcome.files), sum(f.size for f in outcome.files)
             res.shuffled = outcome.shuffled
-            committed = commit_files(conn, table, outcome.files, version=batch.version,
-                                             batch=batch.path.name, commit_op="UpdateCommit")
+            committed = commit_files(
+                conn,
+                table,
+                outcome.files,
+                version=batch.version,
+                batch=batch.path.name,
+                commit_op="UpdateCommit",
+            )
             res.commit_s, res.commit_id = committed.seconds, committed.commit_id
         except Exception as exc:  # later batches depend on this one: stop here
             fail(res, exc)

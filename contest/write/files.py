@@ -33,8 +33,15 @@ BUCKET_COL = "__contest_bucket"
 POS_COL = "__contest_pos"
 FILE_SCHEMA = "path string, size long, bucket int, rows long, null_keys long"
 # What a write task reports: its files, and a row counting NULL keys when it met any.
-FILE_ROWS = pa.schema([("path", pa.string()), ("size", pa.int64()), ("bucket", pa.int32()),
-                       ("rows", pa.int64()), ("null_keys", pa.int64())])
+FILE_ROWS = pa.schema(
+    [
+        ("path", pa.string()),
+        ("size", pa.int64()),
+        ("bucket", pa.int32()),
+        ("rows", pa.int64()),
+        ("null_keys", pa.int64()),
+    ]
+)
 
 
 def _report(files: list[dict], nulls: int) -> pa.RecordBatch:
@@ -45,8 +52,11 @@ def _report(files: list[dict], nulls: int) -> pa.RecordBatch:
 
 
 def _outcome(result: list, columns: tuple[str, ...], shuffled: bool) -> WriteOutcome:
-    files = [DataFile(r["path"], r["size"], columns, r["bucket"], r["rows"])
-             for r in result if r["path"] is not None]
+    files = [
+        DataFile(r["path"], r["size"], columns, r["bucket"], r["rows"])
+        for r in result
+        if r["path"] is not None
+    ]
     return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled)
 
 
@@ -56,7 +66,10 @@ def _file_id() -> str:
 
 
 def write_bucket_files(
-    table: pa.Table, table_path: str, key_cols: Sequence[str], out_schema: pa.Schema,
+    table: pa.Table,
+    table_path: str,
+    key_cols: Sequence[str],
+    out_schema: pa.Schema,
     codec: str = "none",
 ) -> list[dict]:
     """Write one sorted parquet file per bucket present in `table` (which carries
@@ -90,12 +103,17 @@ def write_bucket_files(
         name = f"part-{file_id}_{bucket:04d}.parquet"
         path = f"{base}/{name}"
         pq.write_table(
-            part, path, filesystem=fs, compression=codec.upper() if codec != "none" else "NONE",
-            row_group_size=max(part.num_rows, 1), write_statistics=False,
+            part,
+            path,
+            filesystem=fs,
+            compression=codec.upper() if codec != "none" else "NONE",
+            row_group_size=max(part.num_rows, 1),
+            write_statistics=False,
         )
         size = fs.get_file_info(path).size
-        out.append({"path": f"{table_path}/{name}", "size": size, "bucket": bucket,
-                    "rows": part.num_rows})
+        out.append(
+            {"path": f"{table_path}/{name}", "size": size, "bucket": bucket, "rows": part.num_rows}
+        )
     return out
 
 
@@ -107,7 +125,11 @@ class WriteOutcome:
 
 
 def write_dataframe(
-    df: DataFrame, table: TableRef, *, codec: str = "none", repartition: int | None = None,
+    df: DataFrame,
+    table: TableRef,
+    *,
+    codec: str = "none",
+    repartition: int | None = None,
     drop_null_keys: bool = False,
 ) -> WriteOutcome:
     """Write a DataFrame's rows as bucket files of `table`; they stay uncommitted.
@@ -125,8 +147,11 @@ def write_dataframe(
     bucket = F.expr(f"pmod(hash({', '.join(keys)}), {table.hash_buckets})").cast("int")
     if repartition:
         # A shuffle loses the file order: carry each row's position through it.
-        staged = df.select(*table.schema.names, bucket.alias(BUCKET_COL),
-                           F.monotonically_increasing_id().alias(POS_COL))
+        staged = df.select(
+            *table.schema.names,
+            bucket.alias(BUCKET_COL),
+            F.monotonically_increasing_id().alias(POS_COL),
+        )
         staged = staged.repartition(repartition, *keys)
     else:
         # One task reads a file's rows in order: the position is the arrival order.
@@ -146,8 +171,11 @@ def write_dataframe(
             yield _report([], nulls)  # the batch will be refused: write nothing
             return
         if nulls:
-            valid = pc.and_kleene(*[pc.is_valid(data.column(k)) for k in keys]) \
-                if len(keys) > 1 else pc.is_valid(data.column(keys[0]))
+            valid = (
+                pc.and_kleene(*[pc.is_valid(data.column(k)) for k in keys])
+                if len(keys) > 1
+                else pc.is_valid(data.column(keys[0]))
+            )
             data = data.filter(valid)
         yield _report(write_bucket_files(data, path, keys, schema, codec), nulls)
 
@@ -162,7 +190,11 @@ def direct_read_possible(table: TableRef) -> bool:
 
 
 def write_file_direct(
-    spark: SparkSession, path: str, table: TableRef, *, codec: str = "none",
+    spark: SparkSession,
+    path: str,
+    table: TableRef,
+    *,
+    codec: str = "none",
     drop_null_keys: bool = False,
 ) -> WriteOutcome:
     """Write a batch file as bucket files of `table` without a shuffle, each Spark task
@@ -190,16 +222,19 @@ def write_file_direct(
                     with task_fs.open_input_file(task_local) as fh:
                         data = pq.ParquetFile(fh).read_row_group(group, columns=schema.names)
                 except (OSError, pa.ArrowException) as exc:
-                    raise DataError(f"{path}: row group {group} cannot be read, the file is "
-                                    f"damaged ({type(exc).__name__}: {exc})") from None
+                    raise DataError(
+                        f"{path}: row group {group} cannot be read, the file is "
+                        f"damaged ({type(exc).__name__}: {exc})"
+                    ) from None
                 nulls = data.column(key).null_count
                 if nulls and not drop_null_keys:
                     yield _report([], nulls)  # the batch will be refused: write nothing
                     continue
                 if nulls:
                     data = data.filter(pc.is_valid(data.column(key)))
-                data = data.append_column(BUCKET_COL,
-                                          pa.array(buckets(data.column(key), n_buckets)))
+                data = data.append_column(
+                    BUCKET_COL, pa.array(buckets(data.column(key), n_buckets))
+                )
                 yield _report(write_bucket_files(data, table_path, [key], schema, codec), nulls)
 
     work = spark.sparkContext.parallelize([(g,) for g in range(groups)], max(groups, 1))
@@ -247,5 +282,3 @@ def delete_files(paths: Sequence[str]) -> None:
             fs.delete_file(local)
         except FileNotFoundError:
             pass
-
-

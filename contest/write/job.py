@@ -61,24 +61,44 @@ def big_file_threshold(batches: Sequence[Batch], configured: int) -> int:
     return int(2 * statistics.median(b.bytes for b in batches)) if batches else 0
 
 
-def prepare_table(conn: PgConnection, cfg: Config, path: str | Path, name: str,
-                  mode: WriteMode) -> TableRef:
+def prepare_table(
+    conn: PgConnection, cfg: Config, path: str | Path, name: str, mode: WriteMode
+) -> TableRef:
     """The target table, by `mode`; a replaced table's data files are deleted."""
 
     def remove_files(old: TableRef) -> None:
         removed, kept = delete_table_files(old.path)
-        log.info("replaced table %s.%s at %s: removed %d data files%s", old.namespace, old.name,
-                 old.path, removed, f", kept {len(kept)} other files: {kept[:3]}" if kept else "")
+        log.info(
+            "replaced table %s.%s at %s: removed %d data files%s",
+            old.namespace,
+            old.name,
+            old.path,
+            removed,
+            f", kept {len(kept)} other files: {kept[:3]}" if kept else "",
+        )
 
     return catalog.create_table(
-        conn, name, path, SCHEMA, ["uuid"], cfg.table.hash_buckets, cfg.table.namespace,
-        replace=mode is WriteMode.REPLACE, reuse=mode in (WriteMode.APPEND, WriteMode.RESUME),
-        on_replaced=remove_files)
+        conn,
+        name,
+        path,
+        SCHEMA,
+        ["uuid"],
+        cfg.table.hash_buckets,
+        cfg.table.namespace,
+        replace=mode is WriteMode.REPLACE,
+        reuse=mode in (WriteMode.APPEND, WriteMode.RESUME),
+        on_replaced=remove_files,
+    )
 
 
 def write_batches(
-    spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRef,
-    batches: Sequence[Batch], *, before_commit: Callable[[Batch], None] | None = None,
+    spark: SparkSession,
+    conn: PgConnection,
+    cfg: Config,
+    table: TableRef,
+    batches: Sequence[Batch],
+    *,
+    before_commit: Callable[[Batch], None] | None = None,
     on_done: Callable[[BatchResult], None] | None = None,
 ) -> WriteReport:
     """Upsert the batches concurrently; a failing batch commits nothing, the others go on."""
@@ -89,10 +109,10 @@ def write_batches(
     lock = threading.Lock()
 
     def one(batch: Batch) -> BatchResult:
-        res = BatchResult(batch.path.name, batch.version,
-                          start_s=time.perf_counter() - started)
-        spark.sparkContext.setLocalProperty("spark.job.description",
-                                            f"upsert {batch.path.name} v{batch.version}")
+        res = BatchResult(batch.path.name, batch.version, start_s=time.perf_counter() - started)
+        spark.sparkContext.setLocalProperty(
+            "spark.job.description", f"upsert {batch.path.name} v{batch.version}"
+        )
         written: list[str] = []
         try:
             big = cfg.write.repartition and batch.bytes >= threshold
@@ -101,14 +121,20 @@ def write_batches(
                 import pyarrow.parquet as pq
 
                 check_schema(batch.path, pq.read_schema(batch.path), SCHEMA)
-                outcome = write_file_direct(spark, str(batch.path), table,
-                                            codec=cfg.write.codec,
-                                            drop_null_keys=cfg.write.drop_null_keys)
+                outcome = write_file_direct(
+                    spark,
+                    str(batch.path),
+                    table,
+                    codec=cfg.write.codec,
+                    drop_null_keys=cfg.write.drop_null_keys,
+                )
             else:
                 df = spark.read.parquet(str(batch.path))
                 check_schema(batch.path, _arrow_schema(df), SCHEMA)
                 outcome = write_dataframe(
-                    df, table, codec=cfg.write.codec,
+                    df,
+                    table,
+                    codec=cfg.write.codec,
                     repartition=cfg.write.repartition if big else None,
                     drop_null_keys=cfg.write.drop_null_keys,
                 )
@@ -116,16 +142,19 @@ def write_batches(
             res.write_s = time.perf_counter() - t0
             res.shuffled = outcome.shuffled
             if outcome.null_keys and not cfg.write.drop_null_keys:
-                raise DataError(f"{batch.path}: {outcome.null_keys} row(s) with a NULL uuid "
-                                "(set write.drop_null_keys=true to drop and count them)")
+                raise DataError(
+                    f"{batch.path}: {outcome.null_keys} row(s) with a NULL uuid "
+                    "(set write.drop_null_keys=true to drop and count them)"
+                )
             res.null_keys_dropped = outcome.null_keys
             res.rows = sum(f.rows for f in outcome.files)
             res.files = len(outcome.files)
             res.bytes = sum(f.size for f in outcome.files)
             if before_commit:
                 before_commit(batch)
-            committed = commit_files(conn, table, outcome.files, version=batch.version,
-                                     batch=batch.path.name)
+            committed = commit_files(
+                conn, table, outcome.files, version=batch.version, batch=batch.path.name
+            )
             written = []
             res.commit_s = committed.seconds
             res.commit_id = committed.commit_id
@@ -150,16 +179,29 @@ def write_batches(
 def _arrow_schema(df) -> object:
     import pyarrow as pa
 
-    mapping = {"string": pa.string(), "bigint": pa.int64(), "int": pa.int32(),
-               "double": pa.float64(), "boolean": pa.bool_()}
-    return pa.schema([(f.name, mapping.get(f.dataType.simpleString(), pa.null()))
-                      for f in df.schema.fields])
+    mapping = {
+        "string": pa.string(),
+        "bigint": pa.int64(),
+        "int": pa.int32(),
+        "double": pa.float64(),
+        "boolean": pa.bool_(),
+    }
+    return pa.schema(
+        [(f.name, mapping.get(f.dataType.simpleString(), pa.null())) for f in df.schema.fields]
+    )
 
 
-def run_write(spark: SparkSession, conn: PgConnection, cfg: Config, data_dir: str | Path,
-              table_path: str | Path, table_name: str | None = None,
-              mode: WriteMode = WriteMode.CREATE, delays: Mapping[int, float] | None = None,
-              indices: Sequence[int] | None = None) -> WriteReport:
+def run_write(
+    spark: SparkSession,
+    conn: PgConnection,
+    cfg: Config,
+    data_dir: str | Path,
+    table_path: str | Path,
+    table_name: str | None = None,
+    mode: WriteMode = WriteMode.CREATE,
+    delays: Mapping[int, float] | None = None,
+    indices: Sequence[int] | None = None,
+) -> WriteReport:
     """discover, create the table, upsert everything: the whole Write job."""
     batches = discover(data_dir, cfg.write.versions or None, schema=None)
     if indices is not None:
@@ -170,8 +212,11 @@ def run_write(spark: SparkSession, conn: PgConnection, cfg: Config, data_dir: st
     skipped: list[BatchResult] = []
     if mode is WriteMode.RESUME:
         done = committed_versions(conn, table)
-        skipped = [BatchResult(b.path.name, b.version, skipped=True, commit_id=None)
-                   for b in batches if b.version in done]
+        skipped = [
+            BatchResult(b.path.name, b.version, skipped=True, commit_id=None)
+            for b in batches
+            if b.version in done
+        ]
         batches = [b for b in batches if b.version not in done]
         for res in skipped:
             log_batch(res)

@@ -57,20 +57,31 @@ class WriteReport:
         """One line: how many committed, skipped and failed, and the first failure."""
         done = sum(1 for b in self.batches if b.commit_id)
         skipped = sum(1 for b in self.batches if b.skipped)
-        line = (f"wrote {self.table}: {done} of {len(self.batches)} batches committed"
-                + (f", {skipped} skipped (already committed)" if skipped else "")
-                + f" in {self.wall_s:.3f} s")
+        line = (
+            f"wrote {self.table}: {done} of {len(self.batches)} batches committed"
+            + (f", {skipped} skipped (already committed)" if skipped else "")
+            + f" in {self.wall_s:.3f} s"
+        )
         if self.failed:
             names = ", ".join(b.batch for b in self.failed)
-            line += (f"; FAILED {len(self.failed)} ({names}), nothing committed for them: "
-                     f"{self.failed[0].error} -- rerun with --resume to finish")
+            line += (
+                f"; FAILED {len(self.failed)} ({names}), nothing committed for them: "
+                f"{self.failed[0].error} -- rerun with --resume to finish"
+            )
         return line
 
     def to_dict(self) -> dict:
-        return {"table": self.table, "path": self.path, "ok": self.ok,
-                "failed": [b.batch for b in self.failed], "wall_s": round(self.wall_s, 3),
-                "batches": [{k: round(v, 3) if isinstance(v, float) else v
-                             for k, v in asdict(b).items()} for b in self.batches]}
+        return {
+            "table": self.table,
+            "path": self.path,
+            "ok": self.ok,
+            "failed": [b.batch for b in self.failed],
+            "wall_s": round(self.wall_s, 3),
+            "batches": [
+                {k: round(v, 3) if isinstance(v, float) else v for k, v in asdict(b).items()}
+                for b in self.batches
+            ],
+        }
 
 
 def timeline(report: WriteReport, width: int = 50) -> str:
@@ -81,8 +92,10 @@ def timeline(report: WriteReport, width: int = 50) -> str:
         a = int(b.start_s / total * width)
         z = max(a + 1, int(b.end_s / total * width))
         mark = "x" if b.error else "-" if b.skipped else "#"
-        lines.append(f"  {b.batch:>15} v{b.version:<4} |{' ' * a}{mark * (z - a)}"
-                     f"{' ' * (width - z)}| {b.start_s:6.2f}-{b.end_s:6.2f}s")
+        lines.append(
+            f"  {b.batch:>15} v{b.version:<4} |{' ' * a}{mark * (z - a)}"
+            f"{' ' * (width - z)}| {b.start_s:6.2f}-{b.end_s:6.2f}s"
+        )
     return "\n".join(lines)
 
 
@@ -103,7 +116,15 @@ def log_batch(r: BatchResult) -> None:
     if r.skipped:
         log.info("%s v%d: already committed, skipped", r.batch, r.version)
         return
-    log.info("%s v%d: %d rows, %d files, %d bytes, %s, write %.2fs, commit %.3fs%s",
-             r.batch, r.version, r.rows, r.files, r.bytes,
-             "repartitioned by key" if r.shuffled else "no shuffle", r.write_s, r.commit_s,
-             f", {r.null_keys_dropped} NULL-key rows dropped" if r.null_keys_dropped else "")
+    log.info(
+        "%s v%d: %d rows, %d files, %d bytes, %s, write %.2fs, commit %.3fs%s",
+        r.batch,
+        r.version,
+        r.rows,
+        r.files,
+        r.bytes,
+        "repartitioned by key" if r.shuffled else "no shuffle",
+        r.write_s,
+        r.commit_s,
+        f", {r.null_keys_dropped} NULL-key rows dropped" if r.null_keys_dropped else "",
+    )

@@ -43,8 +43,11 @@ def hash_strings(arr: pa.Array | pa.ChunkedArray, seed: int = SEED) -> np.ndarra
     arr = arr.cast(pa.string())
     n = len(arr)
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
-    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] else \
-        np.zeros(0, np.uint8)
+    data = (
+        np.frombuffer(arr.buffers()[2], dtype=np.uint8)
+        if arr.buffers()[2]
+        else np.zeros(0, np.uint8)
+    )
     starts, lengths = offsets[:-1], np.diff(offsets)
     out = np.empty(n, dtype=np.uint32)
     with np.errstate(over="ignore"):
@@ -59,8 +62,7 @@ def hash_strings(arr: pa.Array | pa.ChunkedArray, seed: int = SEED) -> np.ndarra
                 for w in range(aligned // 4):
                     h1 = _mix(h1, words[:, w])
                 for i in range(aligned, length):  # Spark: each tail byte, sign-extended
-                    h1 = _mix(h1, block[:, i].astype(np.int8).astype(np.int32)
-                              .astype(np.uint32))
+                    h1 = _mix(h1, block[:, i].astype(np.int8).astype(np.int32).astype(np.uint32))
             out[rows] = _fmix(h1, length)
     return out.view(np.int32)
 

@@ -11,8 +11,9 @@ def test_defaults_file_env_flags_in_that_order(tmp_path):
     f.write_text(
         '[spark]\nmaster = "local[3]"\nshuffle_partitions = 3\n[table]\nhash_buckets = 8\n'
     )
-    cfg = load_config(f, env={"CONTEST_SPARK_MASTER": "local[5]"},
-                      overrides={"table.hash_buckets": "2"})
+    cfg = load_config(
+        f, env={"CONTEST_SPARK_MASTER": "local[5]"}, overrides={"table.hash_buckets": "2"}
+    )
     assert cfg.spark.master == "local[5]"  # env beats file
     assert cfg.spark.shuffle_partitions == 3  # file beats default
     assert cfg.table.hash_buckets == 2  # flag beats file
@@ -43,8 +44,13 @@ def test_spark_conf_takes_dotted_keys():
 
 
 def test_password_never_in_repr():
-    cfg = load_config(env={"LAKESOUL_PG_URL": "jdbc:postgresql://h/db",
-                           "LAKESOUL_PG_USERNAME": "u", "LAKESOUL_PG_PASSWORD": "s3cret"})
+    cfg = load_config(
+        env={
+            "LAKESOUL_PG_URL": "jdbc:postgresql://h/db",
+            "LAKESOUL_PG_USERNAME": "u",
+            "LAKESOUL_PG_PASSWORD": "s3cret",
+        }
+    )
     assert cfg.pg.external
     assert "s3cret" not in repr(cfg)
 
@@ -62,9 +68,11 @@ def test_config_is_frozen_and_variants_are_new_objects():
 
 def test_lakesoul_home_is_a_source_of_postgres_settings(tmp_path):
     props = tmp_path / "lakesoul.properties"
-    props.write_text("# LakeSoul's own file\nlakesoul.pg.driver=org.postgresql.Driver\n"
-                     "lakesoul.pg.url=jdbc:postgresql://db.internal:6543/meta\n"
-                     "lakesoul.pg.username = alice\nlakesoul.pg.password=pw=with=equals\n")
+    props.write_text(
+        "# LakeSoul's own file\nlakesoul.pg.driver=org.postgresql.Driver\n"
+        "lakesoul.pg.url=jdbc:postgresql://db.internal:6543/meta\n"
+        "lakesoul.pg.username = alice\nlakesoul.pg.password=pw=with=equals\n"
+    )
     cfg = load_config(env={"lakesoul_home": str(props)})
     assert cfg.pg.url == "jdbc:postgresql://db.internal:6543/meta"
     assert (cfg.pg.username, cfg.pg.password) == ("alice", "pw=with=equals")

@@ -49,12 +49,22 @@ def test_postgres_crash_loses_no_acknowledged_commit(tmp_path):
     cluster = EmbeddedCluster(cfg)
     conn, _ = cluster.up()
     try:
-        args = json.dumps({"host": conn.host, "port": conn.port, "database": conn.database,
-                           "username": conn.username, "password": conn.password,
-                           "retry_s": 60})
-        writer = subprocess.Popen([sys.executable, "-c", COMMITTER, args,
-                                   str(tmp_path / "crash_t"), "400"], stdout=subprocess.PIPE,
-                                  text=True, cwd=REPO)
+        args = json.dumps(
+            {
+                "host": conn.host,
+                "port": conn.port,
+                "database": conn.database,
+                "username": conn.username,
+                "password": conn.password,
+                "retry_s": 60,
+            }
+        )
+        writer = subprocess.Popen(
+            [sys.executable, "-c", COMMITTER, args, str(tmp_path / "crash_t"), "400"],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
         acked: list[int] = []
         assert writer.stdout is not None
         for line in writer.stdout:
@@ -86,15 +96,24 @@ def test_killed_read_leaves_the_old_result_or_none(spark, pg, cfg, tmp_path):
     assert subprocess.run(read, env=env, capture_output=True, timeout=300).returncode == 0
     rng = random.Random(7)
     for _ in range(3):
-        proc = subprocess.Popen(read, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            read,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         time.sleep(rng.uniform(2.0, 12.0))
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         if out.exists():  # the old result, or the new one: complete either way
             assert (out / "_SUCCESS").exists() and (out / "_CONTEST_RESULT").exists()
-            check = subprocess.run([*contest, "check", "--result", str(out), "--data",
-                                    str(data)], env=env, capture_output=True, timeout=300)
+            check = subprocess.run(
+                [*contest, "check", "--result", str(out), "--data", str(data)],
+                env=env,
+                capture_output=True,
+                timeout=300,
+            )
             assert check.returncode == 0, check.stdout[-500:]
     assert sorted(committed_versions(pg, table)) == list(range(11))
     partial = [p for p in Path(tmp_path).iterdir() if ".staging-" in p.name]

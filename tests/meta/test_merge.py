@@ -24,8 +24,7 @@ def _file(t, tag: str) -> DataFile:
 
 
 def _commit(pg, t, version, op="MergeCommit"):
-    return commit_files(pg, t, [_file(t, f"v{version}")], version=version,
-                                commit_op=op).commit_id
+    return commit_files(pg, t, [_file(t, f"v{version}")], version=version, commit_op=op).commit_id
 
 
 @pytest.fixture
@@ -126,8 +125,15 @@ def test_two_merges_at_once_both_finish(pg, table):
 def test_driver_and_distributed_paths_agree(pg, spark, tmp_path, every):
     from meta.synthetic import generate_history
 
-    hist = generate_history(pg, f"hist_{every}", tmp_path / "h", 3000, seed=every + 1,
-                            jitter=200, unversioned_every=every)
+    hist = generate_history(
+        pg,
+        f"hist_{every}",
+        tmp_path / "h",
+        3000,
+        seed=every + 1,
+        jitter=200,
+        unversioned_every=every,
+    )
     driver = merge_table(pg, hist.table, force_path="driver")
     assert driver.changed
     from meta.bench import _reset

@@ -10,16 +10,23 @@ def ids(commits):
 
 
 def test_out_of_order_arrival_is_sorted_by_version():
-    arrived = [Commit("c2", "MergeCommit", 2), Commit("c0", "MergeCommit", 0),
-               Commit("c1", "MergeCommit", 1)]
+    arrived = [
+        Commit("c2", "MergeCommit", 2),
+        Commit("c0", "MergeCommit", 0),
+        Commit("c1", "MergeCommit", 1),
+    ]
     assert ids(order_commits(arrived)) == ["c0", "c1", "c2"]
     assert not in_version_order(arrived)
     assert in_version_order(order_commits(arrived))
 
 
 def test_a_reset_commit_stays_first_and_drops_what_came_before():
-    arrived = [Commit("old", "MergeCommit", 9), Commit("cmp", "CompactionCommit", None),
-               Commit("c5", "MergeCommit", 5), Commit("c3", "MergeCommit", 3)]
+    arrived = [
+        Commit("old", "MergeCommit", 9),
+        Commit("cmp", "CompactionCommit", None),
+        Commit("c5", "MergeCommit", 5),
+        Commit("c3", "MergeCommit", 3),
+    ]
     assert ids(order_commits(arrived)) == ["cmp", "c3", "c5"]
     upd = [Commit("u", "UpdateCommit", 1), Commit("c0", "MergeCommit", 0)]
     assert ids(order_commits(upd)) == ["u", "c0"]
@@ -31,11 +38,16 @@ def test_same_version_twice_names_both_commits():
 
 
 def test_unversioned_commits_apply_after_what_had_arrived():
-    arrived = [Commit("v5", "MergeCommit", 5), Commit("plain", "AppendCommit", None),
-               Commit("v3", "MergeCommit", 3), Commit("v7", "MergeCommit", 7)]
+    arrived = [
+        Commit("v5", "MergeCommit", 5),
+        Commit("plain", "AppendCommit", None),
+        Commit("v3", "MergeCommit", 3),
+        Commit("v7", "MergeCommit", 7),
+    ]
     assert ids(order_commits(arrived)) == ["v3", "v5", "plain", "v7"]
-    assert ids(order_commits([Commit("p", "AppendCommit", None),
-                              Commit("v0", "MergeCommit", 0)])) == ["p", "v0"]
+    assert ids(
+        order_commits([Commit("p", "AppendCommit", None), Commit("v0", "MergeCommit", 0)])
+    ) == ["p", "v0"]
 
 
 def test_never_drops_or_duplicates():

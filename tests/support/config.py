@@ -30,7 +30,18 @@ def make_config(tmp: Path, **overrides: object) -> Config:
 
 def cli(cfg: Config, *args: str) -> list[str]:
     """`contest` arguments that point the command at the test cluster and work folder."""
-    return ["--set", f"state_dir={cfg.state_dir}", "--set", f"work_dir={cfg.work_dir}",
-            "--set", f"results_dir={cfg.results_dir}",
-            "--set", f"pg.port={cfg.pg.port}", "--set", f"spark.master={cfg.spark.master}",
-            "--set", "spark.ui=false", *args]
+    return [
+        "--set",
+        f"state_dir={cfg.state_dir}",
+        "--set",
+        f"work_dir={cfg.work_dir}",
+        "--set",
+        f"results_dir={cfg.results_dir}",
+        "--set",
+        f"pg.port={cfg.pg.port}",
+        "--set",
+        f"spark.master={cfg.spark.master}",
+        "--set",
+        "spark.ui=false",
+        *args,
+    ]

@@ -44,23 +44,29 @@ def test_operator_help_lists_the_operators():
         assert op in text
 
 
-@pytest.mark.parametrize("argv", [
-    ["--set", "write.threads=2", "oracle", "--data", "/nonexistent", "--out", "x"],
-    ["oracle", "--data", "/nonexistent", "--out", "x", "--set", "write.threads=2"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--set", "write.threads=2", "oracle", "--data", "/nonexistent", "--out", "x"],
+        ["oracle", "--data", "/nonexistent", "--out", "x", "--set", "write.threads=2"],
+    ],
+)
 def test_shared_options_before_or_after_the_command(argv, capsys):
     assert main(argv) == 2  # parsed either way; the missing folder is bad input
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "/nonexistent" in err
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--set", "nope.key=1", "db", "status"], "unknown configuration key: nope"),
-    (["db", "status", "--set", "write.threads=zero"], "write.threads: expected an integer"),
-    (["--config", "/nonexistent.toml", "db", "status"], "config file not found"),
-    (["gen", "--scale", "-1", "--out", "/tmp/x"], "scale"),
-    (["check", "--result", "/nonexistent"], "exactly one of --data"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--set", "nope.key=1", "db", "status"], "unknown configuration key: nope"),
+        (["db", "status", "--set", "write.threads=zero"], "write.threads: expected an integer"),
+        (["--config", "/nonexistent.toml", "db", "status"], "config file not found"),
+        (["gen", "--scale", "-1", "--out", "/tmp/x"], "scale"),
+        (["check", "--result", "/nonexistent"], "exactly one of --data"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(argv, needle, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err

@@ -31,13 +31,16 @@ def _folder(tmp_path):
     return write_case(CASES["key_only_in_a_later_batch"], tmp_path / "d")
 
 
-@pytest.mark.parametrize("breakage,message", [
-    ("missing", "base-1.parquet: missing"),
-    ("schema", "base-1.parquet: schema differs: missing column(s) phonenum"),
-    ("type", "base-1.parquet: column requests is string"),
-    ("not_parquet", "base-1.parquet: not a parquet file"),
-    ("empty", "no batch files"),
-])
+@pytest.mark.parametrize(
+    "breakage,message",
+    [
+        ("missing", "base-1.parquet: missing"),
+        ("schema", "base-1.parquet: schema differs: missing column(s) phonenum"),
+        ("type", "base-1.parquet: column requests is string"),
+        ("not_parquet", "base-1.parquet: not a parquet file"),
+        ("empty", "no batch files"),
+    ],
+)
 def test_bad_input_one_line_exit_2(tmp_path, capsys, breakage, message):
     d = _folder(tmp_path)
     b1 = d / "base-1.parquet"

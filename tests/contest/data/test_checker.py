@@ -55,8 +55,9 @@ def test_missing_rows_and_wrong_types(data_and_expected, tmp_path, capsys):
     assert main(["check", "--result", str(result), "--data", str(data)]) == 1
     assert "1 expected uuid(s) missing" in capsys.readouterr().out
     shutil.rmtree(result)
-    result = _write_variant(exp, tmp_path, lambda t: t.set_column(
-        3, "requests", t.column("requests").cast(pa.int32())))
+    result = _write_variant(
+        exp, tmp_path, lambda t: t.set_column(3, "requests", t.column("requests").cast(pa.int32()))
+    )
     assert main(["check", "--result", str(result), "--data", str(data)]) == 1
     assert "requests is INTEGER" in capsys.readouterr().out
 

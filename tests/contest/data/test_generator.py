@@ -20,8 +20,11 @@ def small(tmp_path_factory):
 def test_counts(small):
     assert small.rows == 60_000
     assert small.distinct_keys == 40_000
-    uuids = pc.unique(pa.concat_arrays(
-        [pq.read_table(f, columns=["uuid"]).column(0).combine_chunks() for f in small.files]))
+    uuids = pc.unique(
+        pa.concat_arrays(
+            [pq.read_table(f, columns=["uuid"]).column(0).combine_chunks() for f in small.files]
+        )
+    )
     assert len(uuids) == 40_000
     assert all(len(u) == 36 and u[14] == "4" for u in uuids.to_pylist()[:1000])
 

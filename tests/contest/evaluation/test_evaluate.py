@@ -13,8 +13,19 @@ from tests.support.config import cli
 
 pytestmark = [pytest.mark.spark, pytest.mark.pg]
 
-KEYS = {"strategy", "scale", "rows", "cores", "write_s", "read_s", "merge_s", "size_ok",
-        "correct", "rows_per_core_s", "result_dir"}
+KEYS = {
+    "strategy",
+    "scale",
+    "rows",
+    "cores",
+    "write_s",
+    "read_s",
+    "merge_s",
+    "size_ok",
+    "correct",
+    "rows_per_core_s",
+    "result_dir",
+}
 
 
 def _last_json(out: str) -> dict:
@@ -23,15 +34,15 @@ def _last_json(out: str) -> dict:
 
 def test_evaluate_optimized_end_to_end(cfg, pg, tmp_path, capsys):
     runs = tmp_path / "runs.jsonl"
-    code = main(cli(cfg, "evaluate", "--scale", "0.0005", "--cores", "2",
-                    "--results", str(runs)))
+    code = main(cli(cfg, "evaluate", "--scale", "0.0005", "--cores", "2", "--results", str(runs)))
     out, err = capsys.readouterr()
     rec = _last_json(out)
     assert code == 0, err[-3000:]
     assert KEYS <= set(rec)
     assert rec["correct"] and rec["size_ok"] and rec["rows"] == 15_000
     assert rec["rows_per_core_s"] == pytest.approx(
-        15_000 / (2 * (rec["write_s"] + rec["read_s"])), rel=0.01)
+        15_000 / (2 * (rec["write_s"] + rec["read_s"])), rel=0.01
+    )
     assert "optimized: write (15,000 rows" in err  # phases are shown as they run
     stored = json.loads(runs.read_text().splitlines()[-1])
     assert stored["environment"]["spark"] == "3.5.8" and "config" in stored

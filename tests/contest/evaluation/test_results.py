@@ -8,14 +8,26 @@ from contest.evaluation.results import compare_table, load_runs, median_of, writ
 
 
 def rec(strategy, score, correct=True, write=10.0, read=5.0, scale=0.1):
-    return {"strategy": strategy, "rows_per_core_s": score if correct else None,
-            "correct": correct, "write_s": write, "read_s": read, "merge_s": 0.01,
-            "scale": scale, "when": "2026-11-26T00:00:00Z"}
+    return {
+        "strategy": strategy,
+        "rows_per_core_s": score if correct else None,
+        "correct": correct,
+        "write_s": write,
+        "read_s": read,
+        "merge_s": 0.01,
+        "scale": scale,
+        "when": "2026-11-26T00:00:00Z",
+    }
 
 
 def test_medians_count_only_correct_runs_and_ratios_use_them():
-    records = [rec("optimized", 300.0), rec("optimized", 100.0), rec("optimized", 200.0),
-               rec("baseline-mor", 100.0), rec("baseline-mor", 999.0, correct=False)]
+    records = [
+        rec("optimized", 300.0),
+        rec("optimized", 100.0),
+        rec("optimized", 200.0),
+        rec("baseline-mor", 100.0),
+        rec("baseline-mor", 999.0, correct=False),
+    ]
     table, summary = compare_table(records)
     opt = summary["strategies"]["optimized"]
     assert opt["rows_per_core_s"] == 200.0 and opt["runs"] == 3 and opt["correct"] == 3
@@ -27,8 +39,10 @@ def test_medians_count_only_correct_runs_and_ratios_use_them():
 
 def test_report_writes_table_and_chart(tmp_path):
     runs = tmp_path / "runs.jsonl"
-    runs.write_text("\n".join(json.dumps(r) for r in [rec("optimized", 150.0),
-                                                        rec("baseline-cow", 50.0)]) + "\n")
+    runs.write_text(
+        "\n".join(json.dumps(r) for r in [rec("optimized", 150.0), rec("baseline-cow", 50.0)])
+        + "\n"
+    )
     assert len(load_runs(runs)) == 2
     readme, chart = write_report(runs)
     text = readme.read_text()

@@ -16,15 +16,18 @@ def _file(tmp_path: Path, text: str) -> Path:
     return f
 
 
-@pytest.mark.parametrize("text,named", [
-    ('scale = 0.1\n[grid]\n"write.thredas" = [1, 2]\n', "write.thredas"),
-    ('scale = 0.1\n[grid]\n"write.threads" = ["many"]\n', "write.threads"),
-    ('scale = 0.1\n[grid]\n"write.codec" = ["brotli"]\n', "write.codec"),
-    ('scale = 0.1\nrepeats = 2\n[grid]\n"write.threads" = [1]\n', "'repeats'"),
-    ('scale = 0.1\n[grid]\n"write.threads" = 1\n', "grid.write.threads"),
-    ('scale = -1\n[grid]\n"write.threads" = [1]\n', "scale"),
-    ('scale = 0.1\n', "nothing to vary"),
-])
+@pytest.mark.parametrize(
+    "text,named",
+    [
+        ('scale = 0.1\n[grid]\n"write.thredas" = [1, 2]\n', "write.thredas"),
+        ('scale = 0.1\n[grid]\n"write.threads" = ["many"]\n', "write.threads"),
+        ('scale = 0.1\n[grid]\n"write.codec" = ["brotli"]\n', "write.codec"),
+        ('scale = 0.1\nrepeats = 2\n[grid]\n"write.threads" = [1]\n', "'repeats'"),
+        ('scale = 0.1\n[grid]\n"write.threads" = 1\n', "grid.write.threads"),
+        ('scale = -1\n[grid]\n"write.threads" = [1]\n', "scale"),
+        ("scale = 0.1\n", "nothing to vary"),
+    ],
+)
 def test_invalid_sweep_is_refused_naming_the_key(tmp_path, capsys, text, named):
     assert main(["sweep", str(_file(tmp_path, text)), "--check"]) == 2
     assert named in capsys.readouterr().err
@@ -33,8 +36,11 @@ def test_invalid_sweep_is_refused_naming_the_key(tmp_path, capsys, text, named):
 @pytest.mark.spark
 @pytest.mark.pg
 def test_two_case_sweep_end_to_end_and_resume(cfg, pg, tmp_path, capsys):
-    f = _file(tmp_path, 'name = "t"\nscale = 0.0005\nrepeat = 1\ncores = 2\n'
-                        '[grid]\n"write.codec" = ["none", "zstd"]\n')
+    f = _file(
+        tmp_path,
+        'name = "t"\nscale = 0.0005\nrepeat = 1\ncores = 2\n'
+        '[grid]\n"write.codec" = ["none", "zstd"]\n',
+    )
     out = tmp_path / "out"
     assert main(cli(cfg, "sweep", str(f), "--out", str(out))) == 0
     runs = out / "runs.jsonl"

@@ -26,8 +26,13 @@ def test_schema_has_lakesoul_and_project_tables(pg):
     with psycopg2.connect(**pg.dsn()) as c, c.cursor() as cur:
         cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
         tables = {r[0] for r in cur.fetchall()}
-    assert {"table_info", "partition_info", "data_commit_info", "namespace",
-            "contest_commit_version"} <= tables
+    assert {
+        "table_info",
+        "partition_info",
+        "data_commit_info",
+        "namespace",
+        "contest_commit_version",
+    } <= tables
 
 
 def test_properties_file_is_private_and_names_the_cluster(cfg, pg):
@@ -45,8 +50,9 @@ def test_port_in_use_moves_to_another(tmp_path, pg):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         taken = busy.getsockname()[1]
-        other = make_config(tmp_path, state_dir=str(pg_state(tmp_path)),
-                            **{"pg.port": taken, "pg.url": ""})  # always embedded here
+        other = make_config(
+            tmp_path, state_dir=str(pg_state(tmp_path)), **{"pg.port": taken, "pg.url": ""}
+        )  # always embedded here
         cluster = EmbeddedCluster(other)
         try:
             conn, what = cluster.up()
@@ -70,8 +76,11 @@ def test_not_running_says_what_to_run(tmp_path):
 
 
 def test_jdbc_urls():
-    assert parse_jdbc_url("jdbc:postgresql://db.example:6543/meta?x=1") == ("db.example", 6543,
-                                                                             "meta")
+    assert parse_jdbc_url("jdbc:postgresql://db.example:6543/meta?x=1") == (
+        "db.example",
+        6543,
+        "meta",
+    )
     with pytest.raises(PgError, match="database"):
         parse_jdbc_url("jdbc:postgresql://h:1/")
     with pytest.raises(PgError):

@@ -32,8 +32,12 @@ def _files(root: Path) -> set[str]:
 def test_vacuum_removes_exactly_the_orphans(spark, pg, cfg, data, tmp_path):
     root = tmp_path / "vac"
     _, table = write(spark, pg, cfg, data, root)
-    rolled_back = {f.path.removeprefix("file://") for c in head_snapshot(pg, table)[1]
-                   if c.version is not None and c.version > 8 for f in c.files}
+    rolled_back = {
+        f.path.removeprefix("file://")
+        for c in head_snapshot(pg, table)[1]
+        if c.version is not None and c.version > 8
+        for f in c.files
+    }
     rollback(pg, table, 8)
     killed = root / "part-killedwriteXYZ_0001.parquet"  # a killed write's file
     killed.write_bytes(b"PAR1 partial")
@@ -64,8 +68,7 @@ def test_compaction_keeps_result_and_versions(spark, pg, cfg, data, tmp_path):
     assert sorted(committed_versions(pg, table)) == list(range(11))
     assert merge_and_read(spark, pg, cfg, table) == before == oracle(data)
     # The compacted versions stay taken; resume has nothing to do.
-    again, _ = write(spark, pg, cfg, data, tmp_path / "cmp", indices=[3],
-                     mode=WriteMode.APPEND)
+    again, _ = write(spark, pg, cfg, data, tmp_path / "cmp", indices=[3], mode=WriteMode.APPEND)
     assert "version 3 is already committed" in again.batches[0].error
     resumed, _ = write(spark, pg, cfg, data, tmp_path / "cmp", mode=WriteMode.RESUME)
     assert resumed.ok and all(b.skipped for b in resumed.batches)

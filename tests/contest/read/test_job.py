@@ -1,4 +1,3 @@
-
 """The Read job: merge operators against the oracle, version ranges, schema evolution,
 LakeSoul's own reader, bad input."""
 
@@ -26,8 +25,13 @@ pytestmark = [pytest.mark.spark, pytest.mark.pg]
 def test_contract_cases_through_the_pipeline(name, spark, pg, cfg, tmp_path):
     case = CASES[name]
     data = write_case(case, tmp_path / "data")
-    _, table = write(spark, pg, with_write(cfg, versions=versions_spec(case) or ""), data,
-                     tmp_path / f"c_{name.lower()}")
+    _, table = write(
+        spark,
+        pg,
+        with_write(cfg, versions=versions_spec(case) or ""),
+        data,
+        tmp_path / f"c_{name.lower()}",
+    )
     assert merge_and_read(spark, pg, cfg, table) == case["expected"]
 
 
@@ -72,8 +76,11 @@ def test_sum_operator_only_and_default_last(spark, pg, cfg, nulls_table):
 
 def test_bad_operators_are_named(spark, pg, cfg, nulls_table):
     _, table = nulls_table
-    for ops, msg in (({"nope": "SumAll"}, "'nope'"), ({"city": "SumAll"}, "numeric"),
-                     ({"city": "Max"}, "unknown merge operator")):
+    for ops, msg in (
+        ({"nope": "SumAll"}, "'nope'"),
+        ({"city": "SumAll"}, "numeric"),
+        ({"city": "Max"}, "unknown merge operator"),
+    ):
         cfg2 = dataclasses.replace(cfg, read=type(cfg.read)(operators=ops))
         with pytest.raises(MergeOperatorError, match=msg):
             read_rows(spark, pg, cfg2, table)
@@ -82,8 +89,15 @@ def test_bad_operators_are_named(spark, pg, cfg, nulls_table):
 def test_missing_and_empty_tables(spark, pg, cfg, tmp_path, capsys):
     assert main(cli(cfg, "read", "--table", "no_such_table", "--out", str(tmp_path / "o"))) == 2
     assert "no LakeSoul table named default.no_such_table" in capsys.readouterr().err
-    empty = catalog.create_table(pg, "empty_t", tmp_path / "empty_t",
-                                 pa.schema([("uuid", pa.string())]), ["uuid"], 2, replace=True)
+    empty = catalog.create_table(
+        pg,
+        "empty_t",
+        tmp_path / "empty_t",
+        pa.schema([("uuid", pa.string())]),
+        ["uuid"],
+        2,
+        replace=True,
+    )
     with pytest.raises(ReadError, match="has no commits"):
         read_rows(spark, pg, cfg, empty)
 
@@ -95,29 +109,41 @@ def _write_rows(spark, pg, table, rows, ddl, version):
 
 def test_history_reads_with_the_newest_schema(spark, pg, cfg, tmp_path):
     v1 = pa.schema([("uuid", pa.string()), ("requests", pa.int64())])
-    t = catalog.create_table(pg, "evolve_t", tmp_path / "evolve_t", v1, ["uuid"], 2,
-                             replace=True)
+    t = catalog.create_table(pg, "evolve_t", tmp_path / "evolve_t", v1, ["uuid"], 2, replace=True)
     _write_rows(spark, pg, t, [("a", 1), ("b", 2)], "uuid string, requests bigint", 0)
     t = catalog.evolve_schema(pg, t, v1.append(pa.field("city", pa.string())))
     _write_rows(spark, pg, t, [("a", 10, "x")], "uuid string, requests bigint, city string", 1)
     cfg2 = dataclasses.replace(
-        cfg, read=type(cfg.read)(operators={"requests": "SumAll", "city": "UseLastNotNull"}))
+        cfg, read=type(cfg.read)(operators={"requests": "SumAll", "city": "UseLastNotNull"})
+    )
     assert read_rows(spark, pg, cfg2, t, as_of=0) == [
-        {"uuid": "a", "requests": 1, "city": None}, {"uuid": "b", "requests": 2, "city": None}]
+        {"uuid": "a", "requests": 1, "city": None},
+        {"uuid": "b", "requests": 2, "city": None},
+    ]
     assert read_rows(spark, pg, cfg2, t) == [
-        {"uuid": "a", "requests": 11, "city": "x"}, {"uuid": "b", "requests": 2, "city": None}]
+        {"uuid": "a", "requests": 11, "city": "x"},
+        {"uuid": "b", "requests": 2, "city": None},
+    ]
 
 
 def test_type_change_that_old_files_cannot_follow(spark, pg, cfg, tmp_path, capsys):
     v1 = pa.schema([("uuid", pa.string()), ("requests", pa.int64())])
-    t = catalog.create_table(pg, "retype_t", tmp_path / "retype_t", v1, ["uuid"], 1,
-                             replace=True)
+    t = catalog.create_table(pg, "retype_t", tmp_path / "retype_t", v1, ["uuid"], 1, replace=True)
     _write_rows(spark, pg, t, [("a", 1)], "uuid string, requests bigint", 0)
-    t = catalog.evolve_schema(pg, t, pa.schema([("uuid", pa.string()),
-                                                ("requests", pa.string())]))
+    t = catalog.evolve_schema(pg, t, pa.schema([("uuid", pa.string()), ("requests", pa.string())]))
     _write_rows(spark, pg, t, [("b", "2")], "uuid string, requests string", 1)
-    code = main(cli(cfg, "read", "--table", "retype_t", "--out", str(tmp_path / "o"),
-                    "--operator", "requests=UseLast"))
+    code = main(
+        cli(
+            cfg,
+            "read",
+            "--table",
+            "retype_t",
+            "--out",
+            str(tmp_path / "o"),
+            "--operator",
+            "requests=UseLast",
+        )
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert "column requests was int64 in the commit of version 0" in err
@@ -125,14 +151,14 @@ def test_type_change_that_old_files_cannot_follow(spark, pg, cfg, tmp_path, caps
 
 
 @pytest.mark.parametrize("writer", ["arrow", "spark"])
-def test_read_job_output_passes_the_checker(spark, pg, cfg, nulls_table, tmp_path, capsys,
-                                            writer):
+def test_read_job_output_passes_the_checker(spark, pg, cfg, nulls_table, tmp_path, capsys, writer):
     data, table = nulls_table
     out = Path(tmp_path / "result")
     out.mkdir()
     (out / "stale.parquet").write_bytes(b"a file this tool did not make")
-    read = cli(cfg, "--set", f"read.writer={writer}", "read", "--table", table.name,
-               "--out", str(out))
+    read = cli(
+        cfg, "--set", f"read.writer={writer}", "read", "--table", table.name, "--out", str(out)
+    )
     assert main(read) == 2  # never empties a folder it did not make
     assert "not a previous result of this tool" in capsys.readouterr().err
     assert (out / "stale.parquet").exists()

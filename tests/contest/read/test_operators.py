@@ -5,15 +5,18 @@ from contest.read.operators import CONTEST_OPERATORS, MergeOperatorError, merge_
 
 
 def test_each_operator_on_one_key():
-    t = pa.table({
-        "k": ["a", "a", "a", "b"],
-        "s": pa.array([1, None, 2**40, None], pa.int64()),
-        "last": ["x", None, None, "y"],
-        "nn": ["x", "y", None, None],
-        "name": ["n1", "null", None, "null"],
-    })
-    out = merge_rows(t, ["k"], {"s": "SumAll", "nn": "UseLastNotNull",
-                                "name": "UseLastNotNullNorNullString"})
+    t = pa.table(
+        {
+            "k": ["a", "a", "a", "b"],
+            "s": pa.array([1, None, 2**40, None], pa.int64()),
+            "last": ["x", None, None, "y"],
+            "nn": ["x", "y", None, None],
+            "name": ["n1", "null", None, "null"],
+        }
+    )
+    out = merge_rows(
+        t, ["k"], {"s": "SumAll", "nn": "UseLastNotNull", "name": "UseLastNotNullNorNullString"}
+    )
     assert out.to_pylist() == [
         {"k": "a", "s": 2**40 + 1, "last": None, "nn": "y", "name": "n1"},
         {"k": "b", "s": None, "last": "y", "nn": None, "name": None},
@@ -37,5 +40,12 @@ def test_operator_errors_name_the_column():
 
 
 def test_contest_operators_cover_every_non_key_column():
-    assert set(CONTEST_OPERATORS) == {"ip", "hostname", "requests", "name", "city", "job",
-                                      "phonenum"}
+    assert set(CONTEST_OPERATORS) == {
+        "ip",
+        "hostname",
+        "requests",
+        "name",
+        "city",
+        "job",
+        "phonenum",
+    }

@@ -26,8 +26,9 @@ def data(tmp_path_factory) -> Path:
 def test_forced_inversion_is_merged_back_into_version_order(spark, pg, cfg, data, tmp_path):
     cfg = with_write(cfg, threads=3)
     # base-1 waits before committing, so base-2 commits first.
-    report, table = write(spark, pg, cfg, data, tmp_path / "inv", delays={1: 3.0},
-                          indices=[0, 1, 2])
+    report, table = write(
+        spark, pg, cfg, data, tmp_path / "inv", delays={1: 3.0}, indices=[0, 1, 2]
+    )
     assert report.ok
     _, commits = head_snapshot(pg, table)
     order = [c.version for c in commits]
@@ -41,15 +42,15 @@ def test_backfill_missing_versions_later(spark, pg, cfg, data, tmp_path):
     first = {0, 1, 2, 3, 6, 7}
     _, table = write(spark, pg, cfg, data, tmp_path / "backfill", indices=sorted(first))
     assert merge_and_read(spark, pg, cfg, table) == oracle(data, only=first)
-    report, table = write(spark, pg, cfg, data, tmp_path / "backfill", indices=[4, 5],
-                          mode=WriteMode.APPEND)
+    report, table = write(
+        spark, pg, cfg, data, tmp_path / "backfill", indices=[4, 5], mode=WriteMode.APPEND
+    )
     assert report.ok
     assert merge_and_read(spark, pg, cfg, table) == oracle(data, only=first | {4, 5})
 
 
 @pytest.mark.parametrize("reader", ["arrow", "spark"])
-def test_eight_writers_all_commits_kept_and_big_file_rule(spark, pg, cfg, data, tmp_path,
-                                                          reader):
+def test_eight_writers_all_commits_kept_and_big_file_rule(spark, pg, cfg, data, tmp_path, reader):
     cfg = with_write(cfg, threads=8, reader=reader)
     report, table = write(spark, pg, cfg, data, tmp_path / f"conc_{reader}")
     assert report.ok
@@ -83,8 +84,9 @@ def _copy(data: Path, dest: Path, n: int) -> Path:
 def test_bad_batch_commits_nothing_others_commit(spark, pg, cfg, data, tmp_path):
     d = _copy(data, tmp_path / "bad", 3)
     t = pq.read_table(d / "base-1.parquet")
-    pq.write_table(t.set_column(3, "requests", t.column("requests").cast(pa.string())),
-                   d / "base-1.parquet")
+    pq.write_table(
+        t.set_column(3, "requests", t.column("requests").cast(pa.string())), d / "base-1.parquet"
+    )
     report, table = write(spark, pg, cfg, d, tmp_path / "badt")
     failed = {b.batch: b.error for b in report.batches if b.error}
     assert list(failed) == ["base-1.parquet"]
@@ -108,8 +110,9 @@ def test_null_uuid_is_an_error_or_dropped(spark, pg, cfg, data, tmp_path, reader
     assert [c.version for c in commits] == [0]
     files = list((tmp_path / f"nullt_{reader}").glob("*.parquet"))
     assert len(files) == len(commits[0].files)  # the refused batch left no files behind
-    report, _ = write(spark, pg, with_write(cfg, drop_null_keys=True), d,
-                      tmp_path / f"nullt_{reader}")
+    report, _ = write(
+        spark, pg, with_write(cfg, drop_null_keys=True), d, tmp_path / f"nullt_{reader}"
+    )
     assert report.ok
     assert sum(b.null_keys_dropped for b in report.batches) == 2
 
@@ -121,8 +124,9 @@ def test_duplicate_versions_fail_before_writing(spark, pg, cfg, data, tmp_path):
 
 
 def test_copy_on_write_baseline_equals_the_oracle(spark, pg, cfg, data, tmp_path):
-    report, table = write(spark, pg, with_write(cfg, mode="cow"), data, tmp_path / "cow",
-                          indices=[0, 1, 2, 3])
+    report, table = write(
+        spark, pg, with_write(cfg, mode="cow"), data, tmp_path / "cow", indices=[0, 1, 2, 3]
+    )
     assert report.ok
     _, commits = head_snapshot(pg, table)
     assert [c.commit_op for c in commits] == ["UpdateCommit"]  # the last overwrite holds all
@@ -132,8 +136,12 @@ def test_copy_on_write_baseline_equals_the_oracle(spark, pg, cfg, data, tmp_path
 def test_copy_on_write_keeps_the_contract_on_hand_written_cases(spark, pg, cfg, tmp_path):
     from tests.support.contract_cases import CASES, versions_spec, write_case
 
-    for name in ("duplicate_keys_inside_one_batch", "null_string_names",
-                 "sql_nulls_in_each_column_kind", "versions_out_of_file_order"):
+    for name in (
+        "duplicate_keys_inside_one_batch",
+        "null_string_names",
+        "sql_nulls_in_each_column_kind",
+        "versions_out_of_file_order",
+    ):
         case = CASES[name]
         d = write_case(case, tmp_path / name)
         c = with_write(cfg, mode="cow", versions=versions_spec(case) or "")

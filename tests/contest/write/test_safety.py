@@ -34,8 +34,7 @@ def data(tmp_path_factory) -> Path:
 def test_a_version_is_committed_once_across_runs(spark, pg, cfg, data, tmp_path):
     report, table = write(spark, pg, cfg, data, tmp_path / "once", indices=[0, 1, 2, 3])
     assert report.ok
-    again, _ = write(spark, pg, cfg, data, tmp_path / "once", indices=[3],
-                     mode=WriteMode.APPEND)
+    again, _ = write(spark, pg, cfg, data, tmp_path / "once", indices=[3], mode=WriteMode.APPEND)
     assert not again.ok and again.exit_code == 1
     assert "version 3 is already committed" in again.batches[0].error
     assert sorted(committed_versions(pg, table)) == [0, 1, 2, 3]
@@ -48,7 +47,11 @@ def test_resume_finishes_an_interrupted_write(spark, pg, cfg, data, tmp_path):
     report, table = write(spark, pg, cfg, data, tmp_path / "res", mode=WriteMode.RESUME)
     assert report.ok
     assert sorted(b.batch for b in report.batches if b.skipped) == [
-        "base-0.parquet", "base-1.parquet", "base-2.parquet", "base-5.parquet"]
+        "base-0.parquet",
+        "base-1.parquet",
+        "base-2.parquet",
+        "base-5.parquet",
+    ]
     assert merge_and_read(spark, pg, cfg, table) == oracle(data)
 
 
@@ -78,14 +81,18 @@ def test_read_refuses_holes_unless_asked(spark, pg, cfg, data, tmp_path, capsys)
     assert "warning: table" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--as-of-version", "99"], "past the newest version, 10"),
-    (["--from-version", "5", "--to-version", "5"], "empty or reversed range"),
-    (["--from-version", "6", "--to-version", "2"], "empty or reversed range"),
-    (["--to-version", "11"], "past the newest version, 10"),
-])
-def test_version_ranges_outside_the_table_are_errors(spark, pg, cfg, data, tmp_path, capsys,
-                                                     args, needle):
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--as-of-version", "99"], "past the newest version, 10"),
+        (["--from-version", "5", "--to-version", "5"], "empty or reversed range"),
+        (["--from-version", "6", "--to-version", "2"], "empty or reversed range"),
+        (["--to-version", "11"], "past the newest version, 10"),
+    ],
+)
+def test_version_ranges_outside_the_table_are_errors(
+    spark, pg, cfg, data, tmp_path, capsys, args, needle
+):
     _, table = write(spark, pg, cfg, data, tmp_path / "rng")
     merge_and_read(spark, pg, cfg, table)
     code = main(cli(cfg, "read", "--table", table.name, "--out", str(tmp_path / "o"), *args))
@@ -99,11 +106,16 @@ def test_taken_name_or_path_is_an_error_unless_replace(pg, tmp_path):
         catalog.create_table(pg, "taken_b", tmp_path / "a", SCHEMA, ["uuid"], 1)
     with pytest.raises(TableError, match="taken by table default.taken_a"):
         catalog.create_table(pg, "taken_a", tmp_path / "elsewhere", SCHEMA, ["uuid"], 1)
-    assert catalog.create_table(pg, "taken_a", tmp_path / "a", SCHEMA, ["uuid"], 1,
-                                reuse=True).table_id == a.table_id
+    assert (
+        catalog.create_table(
+            pg, "taken_a", tmp_path / "a", SCHEMA, ["uuid"], 1, reuse=True
+        ).table_id
+        == a.table_id
+    )
     gone = []
-    b = catalog.create_table(pg, "taken_b", tmp_path / "a", SCHEMA, ["uuid"], 1, replace=True,
-                             on_replaced=gone.append)
+    b = catalog.create_table(
+        pg, "taken_b", tmp_path / "a", SCHEMA, ["uuid"], 1, replace=True, on_replaced=gone.append
+    )
     assert [t.name for t in gone] == ["taken_a"] and b.name == "taken_b"
     for bad in ("x'; DROP TABLE table_info; --", "a b", "1abc", ""):
         with pytest.raises(TableError, match="letters, digits and underscores"):
@@ -131,9 +143,12 @@ def test_four_processes_creating_one_table_all_commit(pg, tmp_path):
     catalog.drop_table(pg, "race_t")
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(4), ctx.Queue()
-    procs = [ctx.Process(target=_racer, args=(pg, str(tmp_path / "race_t"),
-                                              list(range(i, 40, 4)), barrier, out))
-             for i in range(4)]
+    procs = [
+        ctx.Process(
+            target=_racer, args=(pg, str(tmp_path / "race_t"), list(range(i, 40, 4)), barrier, out)
+        )
+        for i in range(4)
+    ]
     for p in procs:
         p.start()
     deadline = time.monotonic() + 120

@@ -17,10 +17,13 @@ def test_hash_equals_sparks_on_every_length_and_utf8(spark):
     rng = random.Random(3)
     alphabet = string.printable + "éü中日本"
     values = ["", "a", "ab", "abc", "abcd", "abcde", "héllo", "日本語テキスト"] + [
-        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 70))) for _ in range(3000)]
-    rows = (spark.createDataFrame([(v,) for v in values], "k string")
-            .select("k", F.hash("k").alias("h"), F.expr("pmod(hash(k), 8)").alias("b"))
-            .collect())
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 70))) for _ in range(3000)
+    ]
+    rows = (
+        spark.createDataFrame([(v,) for v in values], "k string")
+        .select("k", F.hash("k").alias("h"), F.expr("pmod(hash(k), 8)").alias("b"))
+        .collect()
+    )
     keys = pa.array([r["k"] for r in rows])
     assert hash_strings(keys).tolist() == [r["h"] for r in rows]
     assert buckets(keys, 8).tolist() == [r["b"] for r in rows]
