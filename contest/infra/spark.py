@@ -43,7 +43,9 @@ def session_conf(cfg: Config, packages: tuple[str, ...] = ()) -> dict[str, str]:
         conf.update(
             {
                 "spark.sql.extensions": "com.dmetasoul.lakesoul.sql.LakeSoulSparkSessionExtension",
-                "spark.sql.catalog.lakesoul": "org.apache.spark.sql.lakesoul.catalog.LakeSoulCatalog",
+                "spark.sql.catalog.lakesoul": (
+                    "org.apache.spark.sql.lakesoul.catalog.LakeSoulCatalog"
+                ),
                 "spark.sql.defaultCatalog": "lakesoul",
             }
         )
