@@ -99,6 +99,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a named set (repeatable; default: all)",
     )
     pf.add_argument("--coordinates", help="comma-separated coordinates instead of sets")
+    pf.add_argument(
+        "--missing", action="store_true", help="only the sets with jars not yet in the Ivy cache"
+    )
 
     command(
         sub,
@@ -166,6 +169,10 @@ def cmd_packages(args: argparse.Namespace, cfg: Config) -> int:
     else:
         names = args.sets or list(packages.PACKAGES)
         sets = {n: packages.coordinates([n]) for n in names}
+        if args.missing:
+            sets = {n: c for n, c in sets.items() if packages.missing(c)}
+            if not sets:
+                return EXIT_OK
     for name, coords in sets.items():
         print(f"{name}: resolving {', '.join(coords)}", file=sys.stderr, flush=True)
         packages.fetch(coords, packages.EXCLUDES.get(name, ()))

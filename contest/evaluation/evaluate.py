@@ -8,6 +8,8 @@ merge, then the Read job timed as a whole process, 6 the oracle's check,
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib
 import json
@@ -17,11 +19,12 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from contest.config import Config, absolute_paths, as_dict, to_toml
 from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discover
+from contest.errors import UsageError
 from contest.evaluation.strategies import DEFAULT_SCALE
 
 SCALE1_ROWS = BASE0_ROWS + (BATCHES - 1) * UPDATE_BATCH_ROWS
@@ -134,6 +137,31 @@ def environment() -> dict:
     }
 
 
+@contextlib.contextmanager
+def work_lock(eval_dir: Path) -> Iterator[None]:
+    """One evaluation at a time per work folder: two would drop each other's table and
+    result. A second one fails at once, naming the folder and what to do."""
+    eval_dir.mkdir(parents=True, exist_ok=True)
+    with (eval_dir / ".lock").open("a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise UsageError(
+                f"another evaluation ({holder}) is running in {eval_dir.parent}: give this "
+                "one its own work folder (--work DIR)"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}")
+        fh.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def evaluate(
     cfg: Config,
     strategy: str,
@@ -144,7 +172,22 @@ def evaluate(
     cores: int | None = None,
     say: Callable[[str], None] = print,
 ) -> dict:
-    """Run the procedure; returns the record (correct=False with the failing phase named)."""
+    """Run the procedure; returns the record (correct=False with the failing phase named).
+    Holds the work folder's lock throughout (see `work_lock`)."""
+    with work_lock(cfg.work_path / "eval"):
+        return _evaluate(cfg, strategy, data=data, scale=scale, seed=seed, cores=cores, say=say)
+
+
+def _evaluate(
+    cfg: Config,
+    strategy: str,
+    *,
+    data: Path | None,
+    scale: float | None,
+    seed: int,
+    cores: int | None,
+    say: Callable[[str], None],
+) -> dict:
     from contest.data.checker import compare
     from contest.infra.postgres import resolve_connection
     from meta import catalog

@@ -71,3 +71,17 @@ def test_missing_batch_fails_in_the_data_phase(cfg, pg, tmp_path, capsys):
     rec = _last_json(capsys.readouterr().out)
     assert code == 1 and rec["failed_phase"] == "data"
     assert "base-4.parquet: missing" in rec["error"]
+
+
+def test_two_evaluations_never_share_a_work_folder(cfg, tmp_path, capsys):
+    from contest.evaluation.evaluate import work_lock
+
+    work = tmp_path / "shared"
+    with work_lock(work / "eval"):
+        code = main(
+            cli(cfg, "evaluate", "--scale", "0.0001", "--work", str(work), "--results", "-")
+        )
+    err = capsys.readouterr().err
+    assert code == 2 and "another evaluation (pid" in err and "--work DIR" in err
+    with work_lock(work / "eval"):  # released: it can be taken again
+        pass
