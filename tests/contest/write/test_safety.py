@@ -159,3 +159,37 @@ def test_four_processes_creating_one_table_all_commit(pg, tmp_path):
     assert len(ids) == 1  # one table
     t = catalog.get_table(pg, "race_t")
     assert sorted(committed_versions(pg, t)) == list(range(40))  # every batch committed
+
+
+@pytest.mark.parametrize("reader", ["arrow", "spark"])
+def test_a_damaged_batch_is_one_line_naming_the_file(
+    cfg, pg, spark, data, tmp_path, capsys, reader
+):
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(data, bad)
+    body = bad / "base-3.parquet"
+    raw = bytearray(body.read_bytes())
+    mid = len(raw) // 2
+    raw[mid : mid + 4096] = b"\xff" * 4096  # the footer stays readable: discovery passes
+    body.write_bytes(bytes(raw))
+    code = main(
+        cli(
+            cfg,
+            "--set",
+            f"write.reader={reader}",
+            "write",
+            "--data",
+            str(bad),
+            "--table",
+            str(tmp_path / "dmg"),
+            "--replace",
+        )
+    )
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code in (1, 2)
+    assert last.startswith("contest: wrote default.dmg: 10 of 11 batches committed")
+    assert "FAILED 1 (base-3.parquet)" in last and "--resume" in last
+    if reader == "arrow":
+        assert code == 2 and "base-3.parquet: row group 0 cannot be read" in last
