@@ -71,10 +71,14 @@ def pg(cfg):
     """Embedded cluster by default; a container or an external server when there is one."""
     from contest.infra.postgres import EmbeddedCluster, ensure_database
 
-    conn = ensure_database(cfg)
-    yield conn
-    if not cfg.pg.external:
-        EmbeddedCluster(cfg).down()
+    if cfg.pg.external:
+        yield ensure_database(cfg)
+        return
+    cluster = EmbeddedCluster(cfg)
+    started = not cluster.running()  # another test session may share it: leave it running
+    yield ensure_database(cfg)
+    if started:
+        cluster.down()
 
 
 @pytest.fixture(scope="session")

@@ -74,13 +74,17 @@ class EmbeddedCluster:
 
     def __init__(self, cfg: Config):
         self.cfg = cfg
-        self.root = cfg.state_path / "pg"
+        # Absolute: pg_ctl runs the server in its data folder, where a relative
+        # socket or data path would point elsewhere.
+        state = cfg.state_path.absolute()
+        self.state = state
+        self.root = state / "pg"
         self.data = self.root / "data"
         self.socket_dir = self.root / "run"
         self.log = self.root / "server.log"
-        self.password_file = cfg.state_path / "pg.password"
-        self.port_file = cfg.state_path / "pg.port"
-        self.properties = cfg.state_path / "lakesoul.properties"
+        self.password_file = state / "pg.password"
+        self.port_file = state / "pg.port"
+        self.properties = state / "lakesoul.properties"
 
     # -- process helpers -------------------------------------------------
     def _run_as(self) -> list[str]:

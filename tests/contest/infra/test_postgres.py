@@ -85,3 +85,17 @@ def test_jdbc_urls():
         parse_jdbc_url("jdbc:postgresql://h:1/")
     with pytest.raises(PgError):
         parse_jdbc_url("mysql://h/db")
+
+
+def test_relative_state_folder_works(tmp_path, monkeypatch):
+    # The default state folder is relative (.state): the server must still find it.
+    base = pg_state(tmp_path)
+    monkeypatch.chdir(base)
+    cfg = make_config(tmp_path, state_dir="rel-state", **{"pg.url": "", "pg.port": 54397})
+    cluster = EmbeddedCluster(cfg)
+    try:
+        conn, what = cluster.up()
+        assert what.startswith("started") and conn.port
+        assert (base / "rel-state" / "pg" / "data" / "PG_VERSION").exists()
+    finally:
+        cluster.down()

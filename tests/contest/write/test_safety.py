@@ -101,6 +101,8 @@ def test_version_ranges_outside_the_table_are_errors(
 
 
 def test_taken_name_or_path_is_an_error_unless_replace(pg, tmp_path):
+    for name in ("taken_a", "taken_b"):  # left by an earlier run of the suite
+        catalog.drop_table(pg, name)
     a = catalog.create_table(pg, "taken_a", tmp_path / "a", SCHEMA, ["uuid"], 1, replace=True)
     with pytest.raises(TableError, match="taken by table default.taken_a"):
         catalog.create_table(pg, "taken_b", tmp_path / "a", SCHEMA, ["uuid"], 1)
