@@ -97,6 +97,23 @@ class ReadConfig:
     writer: str = "arrow"
     # Result file codec: none, snappy, zstd, gzip, lz4.
     codec: str = "none"
+    # Memory a merge task may hold for one bucket: its files (each sorted by key) are
+    # read this many bytes' worth of rows at a time and merged window by window
+    # (contest/read/stream.py), so a task's memory no longer grows with its bucket.
+    # 0 = read and merge each bucket whole (the earlier path).
+    merge_memory_bytes: int = 1 << 30
+
+
+@dataclass(frozen=True)
+class OracleConfig:
+    # DuckDB's memory limit for the oracle and the checker: this share of the memory
+    # available when they start (psutil; a cgroup limit when lower), so they fit the
+    # machine at any scale and spill to the work folder beyond it.
+    memory_fraction: float = 0.4
+    # A fixed limit in bytes instead (0 = derive it from the machine).
+    memory_bytes: int = 0
+    # Key ranges aggregated one at a time (0 = as many as the data needs for the limit).
+    parts: int = 0
 
 
 @dataclass(frozen=True)
@@ -112,6 +129,7 @@ class Config:
     table: TableConfig = field(default_factory=TableConfig)
     write: WriteConfig = field(default_factory=WriteConfig)
     read: ReadConfig = field(default_factory=ReadConfig)
+    oracle: OracleConfig = field(default_factory=OracleConfig)
 
     @property
     def state_path(self) -> Path:
@@ -283,6 +301,17 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"write.reader: {cfg.write.reader!r} is not arrow or spark")
     if cfg.read.writer not in ("arrow", "spark"):
         raise ConfigError(f"read.writer: {cfg.read.writer!r} is not arrow or spark")
+    if cfg.read.merge_memory_bytes < 0:
+        raise ConfigError(
+            f"read.merge_memory_bytes: must be 0 (whole buckets) or more: "
+            f"{cfg.read.merge_memory_bytes}"
+        )
+    if not 0 < cfg.oracle.memory_fraction <= 1:
+        raise ConfigError(
+            f"oracle.memory_fraction: must be in (0, 1], got {cfg.oracle.memory_fraction}"
+        )
+    if cfg.oracle.memory_bytes < 0 or cfg.oracle.parts < 0:
+        raise ConfigError("oracle.memory_bytes and oracle.parts: must be 0 (auto) or more")
     if cfg.spark.shuffle_partitions < 1:
         raise ConfigError("spark.shuffle_partitions: must be at least 1")
     if cfg.pg.url and not (cfg.pg.username and cfg.pg.password):

@@ -89,19 +89,25 @@ def cmd_gen(args: argparse.Namespace, cfg: Config) -> int:
 def cmd_oracle(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover
     from contest.data.checker import SUCCESS_MARKER
-    from contest.data.oracle import expected_result
+    from contest.data.oracle import config_budget, expected_result
 
     batches = discover(args.data, args.versions)
     out = Path(args.out)
     folder = out.is_dir() or not out.suffix
     if folder:
         out = out / "expected.parquet"
-    report = expected_result(batches, out)
+    report = expected_result(batches, out, budget=config_budget(cfg))
     if folder:  # a complete result folder, as `contest check` expects one
         (out.parent / SUCCESS_MARKER).touch()
     print(
         json.dumps(
-            {"out": str(report.path), "rows": report.rows, "seconds": round(report.seconds, 3)}
+            {
+                "out": str(report.path),
+                "rows": report.rows,
+                "seconds": round(report.seconds, 3),
+                "parts": report.parts,
+                "memory_limit": report.memory_limit,
+            }
         )
     )
     return EXIT_OK
@@ -121,14 +127,15 @@ def cmd_check(args: argparse.Namespace, cfg: Config) -> int:
 def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover
     from contest.data.checker import compare
-    from contest.data.oracle import expected_result
+    from contest.data.oracle import config_budget, expected_result
 
     batches = discover(args.data, args.versions)
+    budget = config_budget(cfg)
     scratch = cfg.work_path / "tmp"
     scratch.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
-        expected = expected_result(batches, Path(tmp) / "expected.parquet")
-        report = compare(args.result, expected.path)
+        expected = expected_result(batches, Path(tmp) / "expected.parquet", budget=budget)
+        report = compare(args.result, expected.path, budget=budget)
     if args.json:
         print(json.dumps({"ok": report.ok, **report.__dict__}, default=str))
     else:

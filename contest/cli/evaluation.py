@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 from contest.cli.common import command, config_source, group, say
@@ -86,6 +87,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     br.add_argument("--repeat", type=int, default=3, help="rounds")
     br.add_argument("--out", help="results folder (default: results_dir)")
+
+    bd = command(
+        bench,
+        "duckdb",
+        "optimized against a single-process DuckDB merge of the same batches",
+        "In one run on the same data: optimized (contest evaluate) and one DuckDB process "
+        "merging the batches into one parquet result with the contract's operators "
+        "(threads = cores), interleaved rounds, both checked by the oracle; medians and "
+        "the ratio DuckDB / optimized to <out>/duckdb.md and duckdb.jsonl.",
+        cmd_bench_duckdb,
+    )
+    _eval_args(bd)
+    bd.add_argument("--repeat", type=int, default=3, help="rounds")
+    bd.add_argument("--out", help="results folder (default: results_dir)")
+
+    bs = command(
+        bench,
+        "scale",
+        "optimized at several scales: cost per row, memory, files per bucket",
+        "Run optimized at each scale and record write/read seconds, rows/core/s, seconds "
+        "per million rows of in-process time, peak RSS per process, stored bytes and "
+        "files per bucket; <out>/scale.md, scale.jsonl, scale.png. Each scale's data is "
+        "removed before the next unless --keep-data.",
+        cmd_bench_scale,
+    )
+    bs.add_argument("--scales", default="0.1,1,3,10", help="comma-separated scales")
+    bs.add_argument("--cores", type=int, help="local[N] of the timed jobs (default: all)")
+    bs.add_argument("--work", help="work folder (default: work_dir)")
+    bs.add_argument("--keep-data", action="store_true", help="keep each scale's data")
+    bs.add_argument("--out", help="results folder (default: results_dir)")
 
 
 def _eval_args(p: argparse.ArgumentParser) -> None:
@@ -245,3 +276,42 @@ def cmd_bench_read(args: argparse.Namespace, cfg: Config) -> int:
     out = write_read_results(results, Path(args.out) if args.out else cfg.results_path)
     print(out.read_text())
     return EXIT_OK
+
+
+def cmd_bench_duckdb(args: argparse.Namespace, cfg: Config) -> int:
+    from contest.evaluation.bench_duckdb import render, run_duckdb_bench
+    from contest.evaluation.evaluate import cached_data
+
+    _check_eval_args(args)
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
+    cfg = strategy_config(args, "optimized")
+    data = Path(args.data) if args.data else cached_data(cfg, args.scale or 1.0, args.seed, say)
+    cores = args.cores or os.cpu_count() or 1
+    out = Path(args.out) if args.out else cfg.results_path
+    out.mkdir(parents=True, exist_ok=True)
+    summary = run_duckdb_bench(cfg, data, cores, args.repeat, out / "duckdb.jsonl", say=say)
+    (out / "duckdb.md").write_text(render(summary))
+    print(render(summary))
+    print(json.dumps({k: v for k, v in summary.items() if k != "runs"}))
+    return EXIT_OK if summary["all_correct"] else EXIT_FAILED
+
+
+def cmd_bench_scale(args: argparse.Namespace, cfg: Config) -> int:
+    from contest.evaluation.bench_scale import render, run_scale_bench, write_outputs
+
+    try:
+        scales = [float(s) for s in args.scales.split(",") if s.strip()]
+    except ValueError:
+        raise UsageError(f"--scales: not a list of numbers: {args.scales!r}") from None
+    if not scales or any(s <= 0 for s in scales):
+        raise UsageError(f"--scales: give positive scales, got {args.scales!r}")
+    if args.cores is not None and args.cores < 1:
+        raise UsageError(f"--cores must be at least 1, got {args.cores}")
+    cfg = config_source(args).load(preset=STRATEGIES["optimized"])
+    if args.work:
+        cfg = dataclasses.replace(cfg, work_dir=args.work)
+    rows = run_scale_bench(cfg, scales, args.cores, args.keep_data, say=say)
+    write_outputs(rows, Path(args.out) if args.out else cfg.results_path)
+    print(render(rows))
+    return EXIT_OK if all(r["correct"] for r in rows) else EXIT_FAILED

@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contest.data.batches import COLUMNS, DataError
-from contest.data.oracle import _sql_str, connect
+from contest.data.oracle import (
+    Budget,
+    _sql_str,
+    connect,
+    data_bytes,
+    key_ranges,
+    machine_budget,
+    range_filter,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -83,11 +91,15 @@ def result_files(result_dir: str | Path) -> list[Path]:
     return files
 
 
-def compare(result_dir: str | Path, expected: str | Path, samples: int = 5) -> CheckReport:
-    """Compare a result folder with the oracle's expected parquet file, key by key."""
+def compare(
+    result_dir: str | Path, expected: str | Path, samples: int = 5, budget: Budget | None = None
+) -> CheckReport:
+    """Compare a result folder with the oracle's expected parquet file, key by key, one
+    range of keys at a time when both would not fit the memory budget together."""
     files = [str(p) for p in result_files(result_dir)]
     report = CheckReport()
-    con = connect(temp_dir=str(Path(expected).parent))
+    budget = budget or machine_budget()
+    con = connect(budget.memory_limit, budget.threads, str(Path(expected).parent))
     try:
         try:
             listing = ", ".join(f"'{_sql_str(f)}'" for f in files)  # views take no parameters
@@ -109,41 +121,58 @@ def compare(result_dir: str | Path, expected: str | Path, samples: int = 5) -> C
             )
             return report
         report.expected_rows = con.execute("SELECT count(*) FROM exp").fetchone()[0]
-        report.actual_rows, distinct = con.execute(
-            "SELECT count(*), count(DISTINCT uuid) FROM act"
-        ).fetchone()
-        report.duplicate_keys = con.execute(
-            "SELECT count(*) FROM (SELECT uuid FROM act GROUP BY uuid HAVING count(*) > 1)"
-        ).fetchone()[0]
-        differs = " OR ".join(f"e.{c} IS DISTINCT FROM a.{c}" for c in COLUMNS[1:])
-        con.execute(
-            "CREATE TEMP TABLE diff AS SELECT e.uuid AS e_uuid, a.uuid AS a_uuid, "
-            + ", ".join(f"e.{c} AS e_{c}, a.{c} AS a_{c}" for c in COLUMNS[1:])
-            + " FROM exp e FULL OUTER JOIN (SELECT DISTINCT ON (uuid) * FROM act) a "
-            f"ON e.uuid = a.uuid WHERE e.uuid IS NULL OR a.uuid IS NULL OR {differs}"
+        report.actual_rows = con.execute("SELECT count(*) FROM act").fetchone()[0]
+        # Both sides are read per range: the join of a range fits the budget.
+        parts = budget.parts_for(data_bytes([*files, expected]))
+        bounds = key_ranges(con, "exp", parts)
+        report.column_diffs = dict.fromkeys(COLUMNS[1:], 0)
+        for i in range(len(bounds) + 1):
+            _compare_range(con, range_filter("uuid", bounds, i), report, samples)
+    finally:
+        con.close()
+    return report
+
+
+def _compare_range(con, where: str, report: CheckReport, samples: int) -> None:
+    """Add one key range's duplicates, missing, unexpected and differing keys (and the
+    first samples) to `report`."""
+    report.duplicate_keys += con.execute(
+        f"SELECT count(*) FROM (SELECT uuid FROM act WHERE {where} "
+        "GROUP BY uuid HAVING count(*) > 1)"
+    ).fetchone()[0]
+    differs = " OR ".join(f"e.{c} IS DISTINCT FROM a.{c}" for c in COLUMNS[1:])
+    diff = (
+        "SELECT e.uuid AS e_uuid, a.uuid AS a_uuid, "
+        + ", ".join(f"e.{c} AS e_{c}, a.{c} AS a_{c}" for c in COLUMNS[1:])
+        + f" FROM (SELECT * FROM exp WHERE {where}) e FULL OUTER JOIN "
+        f"(SELECT DISTINCT ON (uuid) * FROM act WHERE {where}) a "
+        f"ON e.uuid = a.uuid WHERE e.uuid IS NULL OR a.uuid IS NULL OR {differs}"
+    )
+    con.execute(f"CREATE OR REPLACE TEMP TABLE diff AS {diff}")
+    both = "e_uuid IS NOT NULL AND a_uuid IS NOT NULL"
+    counts = con.execute(
+        "SELECT count(*) FILTER (WHERE a_uuid IS NULL), count(*) FILTER (WHERE e_uuid IS NULL), "
+        f"count(*) FILTER (WHERE {both}), "
+        + ", ".join(
+            f"count(*) FILTER (WHERE {both} AND e_{c} IS DISTINCT FROM a_{c})" for c in COLUMNS[1:]
         )
-        report.missing_keys = con.execute(
-            "SELECT count(*) FROM diff WHERE a_uuid IS NULL"
-        ).fetchone()[0]
-        report.extra_keys = con.execute(
-            "SELECT count(*) FROM diff WHERE e_uuid IS NULL"
-        ).fetchone()[0]
-        both = "e_uuid IS NOT NULL AND a_uuid IS NOT NULL"
-        report.differing_keys = con.execute(f"SELECT count(*) FROM diff WHERE {both}").fetchone()[0]
-        for c in COLUMNS[1:]:
-            report.column_diffs[c] = con.execute(
-                f"SELECT count(*) FROM diff WHERE {both} AND e_{c} IS DISTINCT FROM a_{c}"
-            ).fetchone()[0]
+        + " FROM diff"
+    ).fetchone()
+    report.missing_keys += counts[0]
+    report.extra_keys += counts[1]
+    report.differing_keys += counts[2]
+    for c, n in zip(COLUMNS[1:], counts[3:], strict=True):
+        report.column_diffs[c] += n
+    wanted = samples - len(report.samples)
+    if wanted > 0 and any(counts[:3]):
         rows = con.execute(
-            "SELECT * FROM diff ORDER BY coalesce(e_uuid, a_uuid) LIMIT $n", {"n": samples}
+            "SELECT * FROM diff ORDER BY coalesce(e_uuid, a_uuid) LIMIT $n", {"n": wanted}
         ).fetchall()
         names = [d[0] for d in con.description]
         for row in rows:
             r = dict(zip(names, row, strict=True))
             report.samples.append({"uuid": r["e_uuid"] or r["a_uuid"], "what": _describe(r)})
-    finally:
-        con.close()
-    return report
+    con.execute("DROP TABLE diff")
 
 
 def _describe(r: dict) -> str:

@@ -4,17 +4,30 @@ files, sharing no code with the Spark/LakeSoul pipeline.
 Every row gets an order key (batch version, row position in its file); per key:
 `requests` is the sum, `name` the last value that is neither NULL nor "null",
 the other columns the last non-NULL value.
+
+Bounded memory at any scale: DuckDB's memory limit is a share of the memory the machine
+has available (spilling to the output's folder beyond it), and when the data would not
+fit that limit the keys are split into ranges of uuid (quantiles of a sample) aggregated
+one at a time. The ranges are in key order, so their sorted outputs, concatenated,
+are the result sorted by uuid: no global sort.
 """
 
 from __future__ import annotations
 
+import math
+import os
+import shutil
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from contest.data.batches import Batch
+
+if TYPE_CHECKING:
+    from contest.config import Config
 
 # version * 2^40 + row position: positions stay below 2^40 in any file.
 _ORDER = "(v.version::HUGEINT * 1099511627776 + p.file_row_number)"
@@ -30,8 +43,18 @@ SELECT p.uuid AS uuid,
   arg_max(p.phonenum, {_ORDER}) FILTER (WHERE p.phonenum IS NOT NULL) AS phonenum
 FROM read_parquet($files, filename = true, file_row_number = true) AS p
 JOIN batch_versions AS v ON p.filename = v.file
+{{where}}
 GROUP BY p.uuid
 """
+
+# Memory DuckDB's aggregate takes per uncompressed byte of batch data (scale 1: 2.5 GB
+# of data aggregated in about 2 GB; a margin included).
+AGG_BYTES_PER_DATA_BYTE = 1.0
+# The most the oracle and the checker ask of DuckDB, whatever the machine has: every
+# process of the project stays under 8 GB of peak RSS.
+MAX_MEMORY_LIMIT = 6 << 30
+MIN_MEMORY_LIMIT = 512 << 20
+SAMPLE_ROWS = 200_000
 
 
 @dataclass(frozen=True)
@@ -39,14 +62,69 @@ class OracleReport:
     path: Path
     rows: int
     seconds: float
+    parts: int = 1
+    memory_limit: int = 0
 
 
-def connect(memory_limit: str = "2GB", threads: int = 2, temp_dir: str | None = None):
+@dataclass(frozen=True)
+class Budget:
+    """DuckDB's memory limit (bytes) and the key ranges to split the work into
+    (0 = as many as the data needs for the limit)."""
+
+    memory_limit: int
+    parts: int = 0
+    threads: int = 0
+
+    def parts_for(self, data_bytes: int) -> int:
+        if self.parts:
+            return self.parts
+        return max(1, math.ceil(data_bytes * AGG_BYTES_PER_DATA_BYTE / self.memory_limit))
+
+
+def machine_budget(fraction: float = 0.4, fixed: int = 0, parts: int = 0) -> Budget:
+    """A budget from the machine: `fraction` of the memory available now (lowered by a
+    cgroup limit), within [MIN_MEMORY_LIMIT, MAX_MEMORY_LIMIT]; `fixed` wins when set."""
+    if fixed:
+        return Budget(fixed, parts)
+    import psutil
+
+    available = psutil.virtual_memory().available
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            raw = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if raw.isdigit():
+            available = min(available, int(raw))
+    limit = int(min(MAX_MEMORY_LIMIT, max(MIN_MEMORY_LIMIT, available * fraction)))
+    return Budget(limit, parts)
+
+
+def config_budget(cfg: Config) -> Budget:
+    """The budget the configuration asks for (`[oracle]`)."""
+    o = cfg.oracle
+    return machine_budget(o.memory_fraction, o.memory_bytes, o.parts)
+
+
+def data_bytes(paths: Sequence[str | Path]) -> int:
+    """Uncompressed bytes of parquet files, from their footers."""
+    import pyarrow.parquet as pq
+
+    total = 0
+    for path in paths:
+        md = pq.ParquetFile(path).metadata
+        total += sum(md.row_group(g).total_byte_size for g in range(md.num_row_groups))
+    return total
+
+
+def connect(memory_limit: str | int = "2GB", threads: int = 2, temp_dir: str | None = None):
     import duckdb
 
+    if isinstance(memory_limit, int):
+        memory_limit = f"{max(1, memory_limit >> 20)}MiB"
     con = duckdb.connect()
     con.execute(f"SET memory_limit = '{memory_limit}'")
-    con.execute(f"SET threads = {int(threads)}")
+    con.execute(f"SET threads = {int(threads) or len(os.sched_getaffinity(0))}")
     con.execute("SET preserve_insertion_order = false")
     con.execute(f"SET temp_directory = '{temp_dir or tempfile.gettempdir()}'")
     return con
@@ -61,26 +139,102 @@ def register_batches(con, batches: Sequence[Batch]) -> list[str]:
     return files
 
 
+def key_ranges(con, source: str, parts: int, params: dict | None = None) -> list[str]:
+    """Up to parts-1 increasing uuid boundaries splitting a sample of `source`'s keys
+    (a FROM clause) into even ranges."""
+    if parts <= 1:
+        return []
+    rows = con.execute(
+        f"SELECT uuid FROM (SELECT uuid FROM {source} WHERE uuid IS NOT NULL "
+        f"USING SAMPLE reservoir({SAMPLE_ROWS} ROWS) REPEATABLE (2022)) ORDER BY uuid",
+        params or {},
+    ).fetchall()
+    keys = [r[0] for r in rows]
+    bounds: list[str] = []
+    for i in range(1, parts):
+        if keys:
+            b = keys[min(len(keys) - 1, i * len(keys) // parts)]
+            if not bounds or b > bounds[-1]:
+                bounds.append(b)
+    return bounds
+
+
+def range_filter(column: str, bounds: Sequence[str], i: int) -> str:
+    """The condition of range i of `bounds` (NULL keys go to the last range, where
+    ORDER BY puts them)."""
+    lo = bounds[i - 1] if i > 0 else None
+    hi = bounds[i] if i < len(bounds) else None
+    conds = []
+    if lo is not None:
+        conds.append(f"{column} >= {_sql_lit(lo)}")
+    if hi is not None:
+        conds.append(f"{column} < {_sql_lit(hi)}")
+    if not conds:
+        return "TRUE"
+    cond = " AND ".join(conds)
+    return f"(({cond}) OR {column} IS NULL)" if hi is None else f"({cond})"
+
+
 def expected_result(
-    batches: Sequence[Batch], out_path: str | Path, *, memory_limit: str = "2GB", threads: int = 2
+    batches: Sequence[Batch],
+    out_path: str | Path,
+    *,
+    budget: Budget | None = None,
 ) -> OracleReport:
-    """Write the expected merged table (one parquet file, sorted by uuid)."""
+    """Write the expected merged table (one parquet file, sorted by uuid), aggregating
+    one key range at a time when the data needs more memory than the budget."""
     started = time.perf_counter()
+    budget = budget or machine_budget()
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    con = connect(memory_limit, threads, str(out.parent))
+    work = out.with_name(out.name + ".parts")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    parts = budget.parts_for(data_bytes([b.path for b in batches]))
+    con = connect(budget.memory_limit, budget.threads, str(work))
     try:
         files = register_batches(con, batches)
-        con.execute(
-            f"COPY ({_SELECT} ORDER BY uuid) TO '{_sql_str(tmp)}' (FORMAT parquet)",
-            {"files": files},
-        )
-        rows = con.execute(f"SELECT count(*) FROM read_parquet('{_sql_str(tmp)}')").fetchone()[0]
+        bounds = key_ranges(con, "read_parquet($files)", parts, {"files": files})
+        part_files = []
+        for i in range(len(bounds) + 1):
+            path = work / f"part-{i:05d}.parquet"
+            where = "WHERE " + range_filter("p.uuid", bounds, i)
+            con.execute(
+                f"COPY ({_SELECT.format(where=where)} ORDER BY uuid) "
+                f"TO '{_sql_str(path)}' (FORMAT parquet)",
+                {"files": files},
+            )
+            part_files.append(path)
     finally:
         con.close()
+    rows = _concat(part_files, tmp)
+    shutil.rmtree(work, ignore_errors=True)
     tmp.replace(out)
-    return OracleReport(out, int(rows), time.perf_counter() - started)
+    return OracleReport(
+        out, rows, time.perf_counter() - started, len(part_files), budget.memory_limit
+    )
+
+
+def _concat(parts: Sequence[Path], out: Path) -> int:
+    """Sorted parts, in order, into one parquet file, a row group at a time."""
+    import pyarrow.parquet as pq
+
+    rows = 0
+    writer = None
+    try:
+        for path in parts:
+            pf = pq.ParquetFile(path)
+            if writer is None:
+                writer = pq.ParquetWriter(out, pf.schema_arrow)
+            for g in range(pf.metadata.num_row_groups):
+                t = pf.read_row_group(g)
+                writer.write_table(t)
+                rows += t.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    return rows
 
 
 def expected_rows(batches: Sequence[Batch]) -> list[dict]:
@@ -88,11 +242,16 @@ def expected_rows(batches: Sequence[Batch]) -> list[dict]:
     con = connect()
     try:
         files = register_batches(con, batches)
-        cur = con.execute(f"{_SELECT} ORDER BY uuid", {"files": files})
+        cur = con.execute(f"{_SELECT.format(where='')} ORDER BY uuid", {"files": files})
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
     finally:
         con.close()
+
+
+def _sql_lit(text: str) -> str:
+    """A string as a SQL literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _sql_str(path: str | Path) -> str:

@@ -48,7 +48,7 @@ def cached_data(cfg: Config, scale: float, seed: int, say: Callable[[str], None]
 
 
 def cached_expected(cfg: Config, data: Path, versions: str, say: Callable[[str], None]) -> Path:
-    from contest.data.oracle import expected_result
+    from contest.data.oracle import config_budget, expected_result
 
     batches = discover(data, versions or None)
     ident = json.dumps(
@@ -59,7 +59,7 @@ def cached_expected(cfg: Config, data: Path, versions: str, say: Callable[[str],
     out = cfg.work_path / "oracle" / f"{key}.parquet"
     if not out.exists():
         say("computing the expected result (oracle)")
-        expected_result(batches, out)
+        expected_result(batches, out, budget=config_budget(cfg))
     return out
 
 
@@ -189,6 +189,7 @@ def _evaluate(
     say: Callable[[str], None],
 ) -> dict:
     from contest.data.checker import compare
+    from contest.data.oracle import config_budget
     from contest.infra.postgres import resolve_connection
     from meta import catalog
     from meta.commits import head_snapshot
@@ -287,7 +288,7 @@ def _evaluate(
             raise PhaseError(f"read job exited {r.returncode}: {r.last_line} (log {r.log})")
 
         phase("check (oracle)")
-        report = compare(result_dir, expected)
+        report = compare(result_dir, expected, budget=config_budget(cfg))
         record["check"] = report.render().splitlines()[0]
         record["correct"] = report.ok
         if not report.ok:

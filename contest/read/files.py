@@ -8,8 +8,8 @@ itself (write_merged), or hands its rows to Spark (merged_dataframe).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -48,23 +48,70 @@ def read_bucket(
     for path, version in files:
         fs, local = filesystem(path)
         t = pq.read_table(local, filesystem=fs)
-        cols = []
-        for f in schema:
-            if f.name not in t.column_names:
-                cols.append(pa.nulls(t.num_rows, f.type))
-                continue
-            have = t.column(f.name).type
-            if have != f.type and not _safe_cast(have, f.type):
-                raise SchemaEvolutionError(
-                    f"column {f.name} was {have} in the commit of version {version} "
-                    f"({path.rsplit('/', 1)[-1]}) and is {f.type} in the table's newest "
-                    f"schema (read at version {newest}): old files cannot be read with it"
-                )
-            cols.append(t.column(f.name).cast(f.type))
-        parts.append(pa.Table.from_arrays(cols, schema=schema))
+        parts.append(conform(t, schema, path, version, newest))
     if not parts:
         return schema.empty_table()
     return pa.concat_tables(parts)
+
+
+def conform(
+    t: pa.Table, schema: pa.Schema, path: str, version: int | None, newest: int | None
+) -> pa.Table:
+    """Rows of one file with the table's newest schema (see read_bucket)."""
+    cols = []
+    for f in schema:
+        if f.name not in t.column_names:
+            cols.append(pa.nulls(t.num_rows, f.type))
+            continue
+        have = t.column(f.name).type
+        if have != f.type and not _safe_cast(have, f.type):
+            raise SchemaEvolutionError(
+                f"column {f.name} was {have} in the commit of version {version} "
+                f"({path.rsplit('/', 1)[-1]}) and is {f.type} in the table's newest "
+                f"schema (read at version {newest}): old files cannot be read with it"
+            )
+        cols.append(t.column(f.name).cast(f.type))
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def merge_bucket(
+    files: Sequence[tuple[str, int | None]],
+    schema: pa.Schema,
+    keys: list[str],
+    ops: Mapping[str, str],
+    newest: int | None,
+    memory_bytes: int,
+) -> Iterator[pa.Table]:
+    """A bucket's merged rows, in pieces. When every file is sorted by a single key
+    (its footer says so) and `memory_bytes` is set, a k-way merge of the files read a
+    chunk at a time (contest/read/stream.py); otherwise the whole bucket at once."""
+    import pyarrow.parquet as pq
+
+    from contest.read.operators import merge_rows
+    from contest.read.stream import SortedRun, chunk_rows, declares_sorted, merge_sorted_runs
+    from contest.read.stream import row_bytes as file_row_bytes
+
+    opened: list[tuple[str, int | None, Any]] = []
+    if memory_bytes > 0 and len(keys) == 1:
+        for path, version in files:
+            fs, local = filesystem(path)
+            pf = pq.ParquetFile(fs.open_input_file(local), pre_buffer=False)
+            names = pf.schema_arrow.names
+            if keys[0] not in names or not declares_sorted(pf.metadata, names.index(keys[0])):
+                opened = []
+                break
+            opened.append((path, version, pf))
+    if not opened:
+        yield merge_rows(read_bucket(files, schema, newest), keys, ops)
+        return
+    rows = chunk_rows(memory_bytes, [file_row_bytes(pf.metadata) for _, _, pf in opened])
+    runs = [
+        SortedRun(
+            path.rsplit("/", 1)[-1], pf, keys[0], rows, _conformer(schema, path, version, newest)
+        )
+        for path, version, pf in opened
+    ]
+    yield from merge_sorted_runs(runs, keys[0], ops)
 
 
 def _safe_cast(have: pa.DataType, want: pa.DataType) -> bool:
@@ -79,14 +126,22 @@ def _safe_cast(have: pa.DataType, want: pa.DataType) -> bool:
     return have in strings and want in strings
 
 
+def _conformer(
+    schema: pa.Schema, path: str, version: int | None, newest: int | None
+) -> Callable[[pa.Table], pa.Table]:
+    return lambda t: conform(t, schema, path, version, newest)
+
+
 def merged_dataframe(
     spark: SparkSession,
     table: TableRef,
     commits: Sequence[SnapshotCommit],
     operators: Mapping[str, str] | None = None,
+    memory_bytes: int = 0,
 ) -> DataFrame:
-    """The table merged by primary key, one Spark task per hash bucket."""
-    from contest.read.operators import merge_rows, validate_operators
+    """The table merged by primary key, one Spark task per hash bucket
+    (`memory_bytes`: see merge_bucket)."""
+    from contest.read.operators import validate_operators
 
     ops = dict(operators or {})
     keys = list(table.primary_keys)
@@ -102,8 +157,11 @@ def merged_dataframe(
     def merge_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         for batch in batches:
             for files in batch.column("files").to_pylist():
-                rows = read_bucket([tuple(f) for f in json.loads(files)], plain_schema, newest)
-                yield from merge_rows(rows, keys, ops).to_batches(max_chunksize=65536)
+                bucket_files = [tuple(f) for f in json.loads(files)]
+                for merged in merge_bucket(
+                    bucket_files, plain_schema, keys, ops, newest, memory_bytes
+                ):
+                    yield from merged.to_batches(max_chunksize=65536)
 
     tasks = spark.sparkContext.parallelize(work, len(work)).toDF("bucket int, files string")
     return tasks.mapInArrow(merge_task, out_schema)
@@ -116,13 +174,15 @@ def write_merged(
     operators: Mapping[str, str] | None,
     out_dir: str,
     codec: str = "none",
+    memory_bytes: int = 0,
 ) -> int:
     """Merge each bucket in its Spark task and write it straight to `out_dir` as
     `part-<bucket>.parquet` with pyarrow: no Arrow-to-row conversion and no second
-    encoding in the JVM. `out_dir` is a fresh folder; returns the rows written."""
+    encoding in the JVM. `out_dir` is a fresh folder; returns the rows written.
+    `memory_bytes`: see merge_bucket."""
     import pyarrow.parquet as pq
 
-    from contest.read.operators import _result_schema, merge_rows, validate_operators
+    from contest.read.operators import _result_schema, validate_operators
 
     if codec not in CODECS:
         raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
@@ -143,12 +203,19 @@ def write_merged(
             for bucket, files in zip(
                 batch.column("bucket").to_pylist(), batch.column("files").to_pylist(), strict=True
             ):
-                rows = read_bucket([tuple(f) for f in json.loads(files)], plain_schema, newest)
-                merged = merge_rows(rows, keys, ops)
+                bucket_files = [tuple(f) for f in json.loads(files)]
                 path = f"{task_base}/part-{bucket:05d}.parquet"
-                pq.write_table(merged, path, filesystem=task_fs, compression=compression)
+                written = 0
+                with pq.ParquetWriter(
+                    path, result_schema, filesystem=task_fs, compression=compression
+                ) as writer:
+                    for merged in merge_bucket(
+                        bucket_files, plain_schema, keys, ops, newest, memory_bytes
+                    ):
+                        writer.write_table(merged)
+                        written += merged.num_rows
                 yield pa.RecordBatch.from_pylist(
-                    [{"rows": merged.num_rows}], schema=pa.schema([("rows", pa.int64())])
+                    [{"rows": written}], schema=pa.schema([("rows", pa.int64())])
                 )
 
     if work:

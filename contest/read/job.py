@@ -195,7 +195,8 @@ def merged(
     """The merged table as a DataFrame (for further Spark work: the copy-on-write
     baseline, tests), after the same checks as a read."""
     chosen, pversion, ops = chosen_commits(conn, cfg, table, versions)
-    return merged_dataframe(spark, table, chosen, ops), pversion, len(chosen)
+    df = merged_dataframe(spark, table, chosen, ops, cfg.read.merge_memory_bytes)
+    return df, pversion, len(chosen)
 
 
 def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
@@ -204,11 +205,21 @@ def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
     table, staging = plan.table, str(plan.out.staging)
     try:
         if cfg.read.writer == "spark":
-            df = merged_dataframe(spark, table, plan.commits, plan.operators)
+            df = merged_dataframe(
+                spark, table, plan.commits, plan.operators, cfg.read.merge_memory_bytes
+            )
             df.write.option("compression", cfg.read.codec).parquet(staging)
             rows = spark.read.parquet(staging).count()
         else:
-            rows = write_merged(spark, table, plan.commits, plan.operators, staging, cfg.read.codec)
+            rows = write_merged(
+                spark,
+                table,
+                plan.commits,
+                plan.operators,
+                staging,
+                cfg.read.codec,
+                cfg.read.merge_memory_bytes,
+            )
         name = f"{table.namespace}.{table.name}"
         output.publish(
             plan.out, {"table": name, "rows": rows, "partition_version": plan.partition_version}

@@ -95,6 +95,7 @@ def write_bucket_files(
     fs.create_dir(base, recursive=True)
     file_id = _file_id()
     out = []
+    sorting = [pq.SortingColumn(out_schema.names.index(k)) for k in key_cols]
     starts = np.flatnonzero(np.r_[True, buckets[1:] != buckets[:-1]])
     ends = np.r_[starts[1:], len(buckets)]
     for start, end in zip(starts, ends, strict=True):
@@ -109,6 +110,9 @@ def write_bucket_files(
             compression=codec.upper() if codec != "none" else "NONE",
             row_group_size=max(part.num_rows, 1),
             write_statistics=False,
+            # The footer says the file is sorted by key: the read merges such files as
+            # sorted runs in bounded memory (contest/read/stream.py).
+            sorting_columns=sorting,
         )
         size = fs.get_file_info(path).size
         out.append(

@@ -99,3 +99,33 @@ def test_contest_sha256_of_the_canonical_csv(spark, cfg, tmp_path):
 
     digest = contest_sha256(spark, out, tmp_path / "csv")
     assert digest == hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def test_compare_range_by_range_counts_as_one_join(data_and_expected, tmp_path):
+    """Bounded memory: the comparison split into key ranges finds the same missing,
+    unexpected, duplicate and differing keys, and the same first samples."""
+    from contest.data.checker import compare
+    from contest.data.oracle import Budget
+
+    data, exp = data_and_expected
+
+    def damage(t):
+        t = t.slice(3)  # three keys missing
+        names = t.column("name").to_pylist()
+        names[100] = "changed"
+        names[-1] = "changed"
+        t = t.set_column(4, "name", pa.array(names))
+        extra = t.slice(0, 1).set_column(0, "uuid", pa.array(["zzz-not-a-key"]))
+        dup = t.slice(50, 2)
+        return pa.concat_tables([t, extra, dup])
+
+    result = _write_variant(exp, tmp_path, damage)
+    one = compare(result, exp / "expected.parquet", budget=Budget(1 << 30, parts=1))
+    many = compare(result, exp / "expected.parquet", budget=Budget(1 << 30, parts=6))
+    assert (one.missing_keys, one.extra_keys, one.duplicate_keys, one.differing_keys) == (
+        3,
+        1,
+        2,
+        2,
+    )
+    assert many.__dict__ == one.__dict__

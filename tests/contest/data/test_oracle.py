@@ -25,3 +25,30 @@ def test_written_result_is_sorted_int64(tmp_path):
     assert table.schema.field("requests").type == pa.int64()
     assert table.to_pylist() == case["expected"]
     assert report.rows == 1
+
+
+def test_key_ranges_give_the_same_file_as_one_aggregate(tmp_path):
+    """Bounded memory: the keys aggregated in ranges, concatenated in order, are the
+    single aggregate row by row (NULL values included)."""
+    import pyarrow.parquet as pq
+
+    from contest.data.generator import generate
+    from contest.data.oracle import Budget
+
+    generate(tmp_path / "data", 0.0005, seed=5, nulls=True, progress=False)
+    batches = discover(tmp_path / "data")
+    one = expected_result(batches, tmp_path / "one.parquet", budget=Budget(1 << 30, parts=1))
+    many = expected_result(batches, tmp_path / "many.parquet", budget=Budget(1 << 30, parts=7))
+    assert (one.parts, many.parts) == (1, 7)
+    assert pq.read_table(many.path).equals(pq.read_table(one.path))
+    assert many.rows == one.rows == 10_000
+
+
+def test_parts_follow_the_data_and_the_budget():
+    from contest.data.oracle import Budget, machine_budget
+
+    assert Budget(1000).parts_for(2500) == 3
+    assert Budget(1000, parts=2).parts_for(10**9) == 2
+    limit = machine_budget(0.4).memory_limit
+    assert 512 << 20 <= limit <= 6 << 30
+    assert machine_budget(fixed=123).memory_limit == 123

@@ -1,0 +1,99 @@
+"""The bounded-memory bucket merge: the same rows as merging the whole bucket, whatever
+the chunk size (keys running across chunks, NULL values, one file ending early)."""
+
+from __future__ import annotations
+
+import random
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from contest.errors import RunError
+from contest.read.files import merge_bucket, read_bucket
+from contest.read.operators import CONTEST_OPERATORS, merge_rows
+from contest.read.stream import chunk_rows, declares_sorted
+
+SCHEMA = pa.schema(
+    [
+        ("uuid", pa.string()),
+        ("ip", pa.string()),
+        ("requests", pa.int64()),
+        ("name", pa.string()),
+    ]
+)
+OPS = {k: v for k, v in CONTEST_OPERATORS.items() if k in SCHEMA.names}
+
+
+def _sorted_file(path, rows, sort=True):
+    t = pa.Table.from_pylist(rows, schema=SCHEMA)
+    if sort:
+        t = t.take(pa.compute.sort_indices(t, [("uuid", "ascending")]))  # stable
+    pq.write_table(t, path, sorting_columns=[pq.SortingColumn(0)] if sort else None)
+    return str(path)
+
+
+def _bucket(tmp_path, seed=7, files=5):
+    """Files of keys drawn from a small pool: many keys repeat inside a file and
+    across files, so runs of one key cross chunk boundaries."""
+    rnd = random.Random(seed)
+    keys = [f"k{i:03d}" for i in range(40)]
+    out = []
+    for f in range(files):
+        n = rnd.choice([0, 3, 60, 200])
+        rows = [
+            {
+                "uuid": rnd.choice(keys[: 40 if f else 10]),
+                "ip": rnd.choice(["a", "b", None]),
+                "requests": rnd.choice([1, 5, None]),
+                "name": rnd.choice(["n", "null", None, "NULL", ""]),
+            }
+            for _ in range(n)
+        ]
+        out.append((_sorted_file(tmp_path / f"f{f}.parquet", rows), f))
+    return out
+
+
+def _by_key(tables):
+    rows = pa.concat_tables(list(tables)).to_pylist()
+    return sorted(rows, key=lambda r: r["uuid"])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("budget", [1, 5_000, 1 << 30])
+def test_streamed_merge_equals_the_whole_bucket(tmp_path, seed, budget, monkeypatch):
+    import contest.read.stream as stream
+
+    monkeypatch.setattr(stream, "MIN_CHUNK_ROWS", 2)  # tiny chunks: keys span many
+    files = _bucket(tmp_path, seed)
+    whole = merge_rows(read_bucket(files, SCHEMA), ["uuid"], OPS)
+    pieces = list(merge_bucket(files, SCHEMA, ["uuid"], OPS, None, budget))
+    if budget == 1:
+        assert len(pieces) > 1  # it really went window by window
+    assert _by_key(pieces) == _by_key([whole])
+    keys = [r["uuid"] for r in _by_key(pieces)]
+    assert len(keys) == len(set(keys))
+
+
+def test_files_without_a_sort_order_merge_whole(tmp_path):
+    rows = [{"uuid": k, "ip": "x", "requests": 1, "name": "n"} for k in "cab"]
+    files = [(_sorted_file(tmp_path / "u.parquet", rows, sort=False), 0)]
+    assert not declares_sorted(pq.ParquetFile(files[0][0]).metadata, 0)
+    pieces = list(merge_bucket(files, SCHEMA, ["uuid"], OPS, None, 1))
+    assert len(pieces) == 1 and sorted(pieces[0].column("uuid").to_pylist()) == ["a", "b", "c"]
+
+
+def test_a_file_whose_footer_lies_is_an_error(tmp_path):
+    t = pa.Table.from_pylist(
+        [{"uuid": k, "ip": "x", "requests": 1, "name": "n"} for k in "cab"], schema=SCHEMA
+    )
+    path = tmp_path / "lie.parquet"
+    pq.write_table(t, path, sorting_columns=[pq.SortingColumn(0)])
+    with pytest.raises(RunError, match="lie.parquet.*not"):
+        list(merge_bucket([(str(path), 0)], SCHEMA, ["uuid"], OPS, None, 1))
+
+
+def test_chunk_rows_from_the_budget():
+    assert chunk_rows(1 << 30, [100.0] * 10) == (1 << 30) // 4000
+    assert chunk_rows(1, [100.0]) == 1024
+    assert chunk_rows(1 << 40, [1.0]) == 1 << 20
