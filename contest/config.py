@@ -302,11 +302,18 @@ def load_config(
 def embedded_s3_settings(state: Path) -> dict[str, str]:
     """The embedded S3 server's settings (s3.*), or none when it was not started."""
     import json
+    import os
 
     path = state / EMBEDDED_S3_FILE
     if not path.is_file():
         return {}
     info = json.loads(path.read_text())
+    try:
+        os.kill(int(info["pid"]), 0)
+    except ProcessLookupError:
+        return {}  # stopped without `contest s3 down`
+    except PermissionError:
+        pass
     return {f"s3.{k}": str(info[k]) for k in ("endpoint", "region", "access_key", "secret_key")}
 
 

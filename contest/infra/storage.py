@@ -103,3 +103,16 @@ def delete_tree(uri: str) -> None:
         fs.delete_dir(path)
     except FileNotFoundError:
         pass
+
+
+def lakesoul_options(store: ObjectStoreConfig) -> dict[str, str]:
+    """The store as LakeSoul's native IO takes it (`object_store_options`)."""
+    opts = {
+        "fs.s3a.endpoint.region": store.region,
+        "fs.s3a.path.style.access": str(store.path_style).lower(),
+    }
+    if store.endpoint:
+        opts["fs.s3a.endpoint"] = store.endpoint
+    if store.access_key:
+        opts.update({"fs.s3a.access.key": store.access_key, "fs.s3a.secret.key": store.secret_key})
+    return opts
