@@ -16,11 +16,15 @@ from contest.infra.archive import build_py_files
 
 
 def submit(cfg: Config, stage: str, master: str, args: list[str], folder: Path) -> subprocess.Popen:
-    """Start `contest <stage>` with spark-submit on `master`; output in folder/<stage>.log."""
+    """Start `contest <stage>` with spark-submit on `master`; output in folder/<stage>.log,
+    Spark's event log (every task's end and reason) in folder/events."""
     folder.mkdir(parents=True, exist_ok=True)
     config_file = folder / "job.toml"
     config_file.write_text(to_toml(absolute_paths(cfg)))
+    (folder / "events").mkdir(exist_ok=True)
     opts = cluster_options(cfg, master, 2, build_py_files(folder), s3a=False)
+    opts += ["--conf", "spark.eventLog.enabled=true"]
+    opts += ["--conf", f"spark.eventLog.dir=file://{folder / 'events'}"]
     cmd = spark_submit(cfg, stage, 2, config_file, args, master, opts)
     log = (folder / f"{stage}.log").open("wb")
     return subprocess.Popen(
@@ -75,3 +79,18 @@ def submit_script(cfg: Config, script: Path, cluster: dict, folder: Path) -> lis
     opts = cluster_options(cfg, cluster["master_url"], 2, build_py_files(folder), s3a=False)
     exe = Path(sys.executable).parent / "spark-submit"
     return [str(exe), "--master", cluster["master_url"], *opts, str(script)]
+
+
+def failed_tasks(folder: Path) -> list[str]:
+    """The end reasons of the tasks that did not succeed, from Spark's event log."""
+    import json
+
+    reasons = []
+    for log in (folder / "events").iterdir():
+        for line in log.read_text(errors="replace").splitlines():
+            event = json.loads(line)
+            if event.get("Event") == "SparkListenerTaskEnd":
+                reason = event.get("Task End Reason", {}).get("Reason")
+                if reason != "Success":
+                    reasons.append(str(reason))
+    return reasons
