@@ -117,6 +117,35 @@ class OracleConfig:
 
 
 @dataclass(frozen=True)
+class ObjectStoreConfig:
+    """An S3-compatible object store for `s3://bucket/prefix` tables, batches and results.
+    Empty endpoint and keys: the embedded server's (`contest s3 up`) while it runs, else
+    the AWS defaults of pyarrow and Hadoop's s3a."""
+
+    # http://HOST:PORT of an S3-compatible server; "" = AWS itself.
+    endpoint: str = ""
+    region: str = "us-east-1"
+    access_key: str = field(default="", repr=False)
+    secret_key: str = field(default="", repr=False)
+    # Buckets addressed as ENDPOINT/bucket/key: what MinIO and S3Proxy serve.
+    path_style: bool = True
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.endpoint or self.access_key)
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """The Spark standalone cluster `contest cluster up` starts on this machine."""
+
+    workers: int = 2
+    cores_per_worker: int = 1
+    # Memory each worker offers its executors (an executor asks spark.executor.memory, 1g).
+    memory: str = "1g"
+
+
+@dataclass(frozen=True)
 class Config:
     # Servers' data, passwords, logs (relative: to the folder the command runs in).
     state_dir: str = ".state"
@@ -130,6 +159,11 @@ class Config:
     write: WriteConfig = field(default_factory=WriteConfig)
     read: ReadConfig = field(default_factory=ReadConfig)
     oracle: OracleConfig = field(default_factory=OracleConfig)
+    # Where `contest evaluate` keeps its tables: "" = <work_dir>/eval/tables; an
+    # object-store URI (s3://bucket/prefix) puts the timed jobs' tables there.
+    tables_dir: str = ""
+    s3: ObjectStoreConfig = field(default_factory=ObjectStoreConfig)
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
 
     @property
     def state_path(self) -> Path:
@@ -154,7 +188,16 @@ ENV_KEYS = {
     "CONTEST_SPARK_MASTER": "spark.master",
     "CONTEST_PG_PORT": "pg.port",
     "CONTEST_RESULTS_DIR": "results_dir",
+    # The variables S3 users already set (AWS CLI, SDKs, pyarrow, MinIO's docs).
+    "AWS_ENDPOINT_URL": "s3.endpoint",
+    "AWS_ACCESS_KEY_ID": "s3.access_key",
+    "AWS_SECRET_ACCESS_KEY": "s3.secret_key",
+    "AWS_DEFAULT_REGION": "s3.region",
+    "AWS_REGION": "s3.region",
 }
+# The embedded S3 server's endpoint and credentials (mode 0600, under the state folder),
+# written by `contest s3 up`, used while it runs when no endpoint is configured.
+EMBEDDED_S3_FILE = Path("s3") / "credentials.json"
 # LakeSoul's own variable: the properties file its JVM libraries read.
 LAKESOUL_HOME = "lakesoul_home"
 LAKESOUL_PROPERTIES = {
@@ -268,8 +311,49 @@ def load_config(
     if overrides:
         for key, value in overrides.items():
             set_key(cfg, key, value)
+    if not cfg.s3.configured:
+        apply_mapping(cfg, embedded_s3_settings(cfg.state_path))
     validate(cfg)
     return cfg
+
+
+def embedded_s3_settings(state: Path) -> dict[str, str]:
+    """The embedded S3 server's settings (s3.*), or none when it was not started."""
+    import json
+    import os
+
+    path = state / EMBEDDED_S3_FILE
+    if not path.is_file():
+        return {}
+    info = json.loads(path.read_text())
+    try:
+        os.kill(int(info["pid"]), 0)
+    except ProcessLookupError:
+        return {}  # stopped without `contest s3 down`
+    except PermissionError:
+        pass
+    return {f"s3.{k}": str(info[k]) for k in ("endpoint", "region", "access_key", "secret_key")}
+
+
+def object_store_env(store: ObjectStoreConfig) -> dict[str, str]:
+    """The object store as the AWS variables: for child processes and Spark executors,
+    whose pyarrow reads them (the inverse of ENV_KEYS)."""
+    values = {
+        "AWS_ENDPOINT_URL": store.endpoint,
+        "AWS_ACCESS_KEY_ID": store.access_key,
+        "AWS_SECRET_ACCESS_KEY": store.secret_key,
+        "AWS_REGION": store.region,
+    }
+    return {k: v for k, v in values.items() if v}
+
+
+def object_store_from_env(env: Mapping[str, str]) -> ObjectStoreConfig:
+    """The object store a Spark task was given through its environment."""
+    values: dict[str, Any] = {}
+    for var, key in ENV_KEYS.items():
+        if key.startswith("s3.") and env.get(var):
+            values[key[3:]] = env[var]
+    return ObjectStoreConfig(**values)
 
 
 def lakesoul_home_settings(path: Path) -> dict[str, str]:
@@ -314,6 +398,16 @@ def validate(cfg: Config) -> None:
         raise ConfigError("oracle.memory_bytes and oracle.parts: must be 0 (auto) or more")
     if cfg.spark.shuffle_partitions < 1:
         raise ConfigError("spark.shuffle_partitions: must be at least 1")
+    if cfg.s3.endpoint and not cfg.s3.endpoint.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"s3.endpoint: expected http://HOST:PORT or https://..., got {cfg.s3.endpoint!r}"
+        )
+    if bool(cfg.s3.access_key) != bool(cfg.s3.secret_key):
+        raise ConfigError(
+            "s3.access_key and s3.secret_key go together (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"
+        )
+    if cfg.cluster.workers < 1 or cfg.cluster.cores_per_worker < 1:
+        raise ConfigError("cluster.workers and cluster.cores_per_worker: must be at least 1")
     if cfg.pg.url and not (cfg.pg.username and cfg.pg.password):
         raise ConfigError(
             "pg.url is set (external PostgreSQL) but pg.username or pg.password is missing: "
@@ -341,8 +435,8 @@ def to_toml(cfg: Config, *, secrets: bool = False) -> str:
         lines, tables = [f"[{f.name}]"], []
         for sub in dataclasses.fields(value):
             v = getattr(value, sub.name)
-            if sub.name == "password" and not secrets:
-                continue
+            if not sub.repr and not secrets:
+                continue  # passwords and keys travel by environment
             if isinstance(v, dict):
                 tables.append(f"[{f.name}.{sub.name}]")
                 tables.extend(f"{scalar(k)} = {scalar(x)}" for k, x in v.items())
@@ -366,4 +460,6 @@ def as_dict(cfg: Config) -> dict[str, Any]:
     """For records: everything but the password."""
     data = dataclasses.asdict(cfg)
     data["pg"].pop("password", None)
+    data["s3"].pop("access_key", None)
+    data["s3"].pop("secret_key", None)
     return data

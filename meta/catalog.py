@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import uuid as uuidlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +41,13 @@ def table_uri(path: str | Path) -> str:
     return "file://" + str(Path(text).resolve())
 
 
-def native_catalog(conn: PgConnection, namespace: str = "default"):
+def native_catalog(
+    conn: PgConnection,
+    namespace: str = "default",
+    object_store_options: Mapping[str, str] | None = None,
+):
+    """LakeSoul's own catalog and native reader; `object_store_options` (its
+    `fs.s3a.*` keys) for tables on an object store."""
     from lakesoul import LakeSoulCatalog
 
     return LakeSoulCatalog(
@@ -49,6 +55,7 @@ def native_catalog(conn: PgConnection, namespace: str = "default"):
         pg_username=conn.username,
         pg_password=conn.password,
         namespace=namespace,
+        object_store_options=object_store_options,
     )
 
 

@@ -96,3 +96,34 @@ def table_dir(tmp_path) -> Path:
     path = tmp_path / "table"
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def standalone(cfg):
+    """One Spark standalone cluster (2 workers x 1 core, 1g) for the whole run."""
+    from contest.infra.cluster import Standalone
+
+    cluster = Standalone.of(cfg)
+    state = cluster.up(workers=2, cores=1, memory="1g")
+    yield state
+    cluster.down()
+
+
+@pytest.fixture(scope="session")
+def s3(cfg):
+    """The embedded S3 server (S3Proxy) for the whole run: its settings as a Config."""
+    import dataclasses
+
+    from contest.config import ObjectStoreConfig
+    from contest.infra.s3server import EmbeddedS3
+
+    server = EmbeddedS3.of(cfg)
+    info, _ = server.up()
+    store = ObjectStoreConfig(
+        endpoint=info["endpoint"],
+        region=info["region"],
+        access_key=info["access_key"],
+        secret_key=info["secret_key"],
+    )
+    yield dataclasses.replace(cfg, s3=store)
+    server.down()

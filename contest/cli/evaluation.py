@@ -63,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--out", help="sweep folder (default: <results_dir>/sweeps/<name>)")
     s.add_argument("--work", help="work folder (default: work_dir)")
     s.add_argument("--check", action="store_true", help="validate the file, run nothing")
+    s.add_argument("--master", help=MASTER_HELP)
 
     bench = group(
         sub,
@@ -119,13 +120,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     bs.add_argument("--out", help="results folder (default: results_dir)")
 
 
+MASTER_HELP = (
+    "run the timed jobs on this Spark master, e.g. spark://127.0.0.1:7077 (`contest "
+    "cluster up` prints it); default local[--cores]"
+)
+
+
 def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", help="data folder (default: generated at --scale, cached)")
     p.add_argument(
         "--scale", type=float, help=f"scale of generated data (default {DEFAULT_SCALE:g})"
     )
     p.add_argument("--seed", type=int, default=2022, help="generator seed")
-    p.add_argument("--cores", type=int, help="local[N] of the timed jobs (default: all)")
+    p.add_argument(
+        "--cores",
+        type=int,
+        help="local[N] of the timed jobs (default: all); with --master, the cores the "
+        "application asks for (spark.cores.max) and must be granted to be scored",
+    )
+    p.add_argument("--master", help=MASTER_HELP)
     p.add_argument("--work", help="work folder (default: work_dir)")
     p.add_argument(
         "--results",
@@ -167,6 +180,7 @@ def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
         scale=args.scale,
         seed=args.seed,
         cores=args.cores,
+        master=args.master,
         say=say,
     )
     out = _results_file(args.results, cfg)
@@ -202,6 +216,7 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
                 scale=args.scale,
                 seed=args.seed,
                 cores=args.cores,
+                master=args.master,
                 say=say,
             )
             rec["compare_round"] = rnd + 1
@@ -245,7 +260,7 @@ def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
         )
         return EXIT_OK
     out = Path(args.out) if args.out else cfg.results_path / "sweeps" / sweep.name
-    records = run_sweep(sweep, out, source.env, work_dir=args.work, say=say)
+    records = run_sweep(sweep, out, source.env, work_dir=args.work, say=say, master=args.master)
     summaries = summarize(sweep, records)
     paths = write_outputs(sweep, summaries, out, source.env)
     print(render_table(summaries))

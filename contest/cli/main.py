@@ -15,12 +15,12 @@ import sys
 from collections.abc import Sequence
 
 from contest import __version__
-from contest.cli import data, evaluation, infra, metadata, pipeline
+from contest.cli import cluster, data, evaluation, infra, metadata, pipeline
 from contest.cli.common import ConfigSource, HelpFormatter, pairs, shared_options
 from contest.config import Config
 from contest.errors import EXIT_USAGE, HarnessError, unwrap_spark_error
 
-GROUPS = (infra, data, pipeline, metadata, evaluation)
+GROUPS = (infra, cluster, data, pipeline, metadata, evaluation)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -143,7 +143,7 @@ def _logging() -> None:
 def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover
     from contest.infra.postgres import resolve_connection
-    from contest.infra.spark import spark_session
+    from contest.infra.spark import granted_cores, spark_session
     from contest.write.job import WriteMode, run_write
     from contest.write.report import timeline
 
@@ -174,15 +174,16 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
             delays=delays,
             indices=only,
         )
+        cores = granted_cores(spark)  # what a score divides by (contest evaluate)
     print(timeline(report), file=sys.stderr)
-    print(json.dumps(report.to_dict()))
+    print(json.dumps({**report.to_dict(), "spark_cores": cores}))
     print(("" if report.ok else "contest: ") + report.summary(), file=sys.stderr)
     return report.exit_code
 
 
 def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
     from contest.infra.postgres import resolve_connection
-    from contest.infra.spark import spark_session
+    from contest.infra.spark import granted_cores, spark_session
     from contest.read.job import ReadRequest, plan_read, run_read
     from meta import catalog
 
@@ -211,9 +212,10 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
         print(f"contest: warning: {warning}", file=sys.stderr)
     with spark_session(cfg, "contest-read") as spark:
         report = run_read(spark, cfg, plan)
+        cores = granted_cores(spark)
     print(
         f"read {report.table}: {report.rows:,} rows in {report.seconds:.3f} s -> {report.out}",
         file=sys.stderr,
     )
-    print(json.dumps(report.to_dict()))
+    print(json.dumps({**report.to_dict(), "spark_cores": cores}))
     return EXIT_OK

@@ -70,7 +70,13 @@ def job_script(stage: str) -> Path:
 
 
 def spark_submit(
-    cfg: Config, stage: str, cores: int, config_file: Path, args: list[str]
+    cfg: Config,
+    stage: str,
+    cores: int,
+    config_file: Path,
+    args: list[str],
+    master: str | None = None,
+    options: list[str] | None = None,
 ) -> list[str]:
     exe = Path(sys.executable).parent / "spark-submit"
     from contest.infra.spark import log_java_option
@@ -78,11 +84,12 @@ def spark_submit(
     return [
         str(exe),
         "--master",
-        f"local[{cores}]",
+        master or f"local[{cores}]",
         "--driver-memory",
         cfg.spark.driver_memory,
         "--driver-java-options",
         log_java_option(),
+        *(options or []),
         str(job_script(stage)),
         "--config",
         str(config_file),
@@ -97,6 +104,10 @@ def child_env(cfg: Config) -> dict[str, str]:
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     if cfg.pg.external:
         env["LAKESOUL_PG_PASSWORD"] = cfg.pg.password
+    if cfg.s3.configured:
+        from contest.config import object_store_env
+
+        env.update(object_store_env(cfg.s3))  # keys travel by environment, never by file
     return env
 
 
@@ -170,12 +181,15 @@ def evaluate(
     scale: float | None = None,
     seed: int = 2022,
     cores: int | None = None,
+    master: str | None = None,
     say: Callable[[str], None] = print,
 ) -> dict:
     """Run the procedure; returns the record (correct=False with the failing phase named).
     Holds the work folder's lock throughout (see `work_lock`)."""
     with work_lock(cfg.work_path / "eval"):
-        return _evaluate(cfg, strategy, data=data, scale=scale, seed=seed, cores=cores, say=say)
+        return _evaluate(
+            cfg, strategy, data=data, scale=scale, seed=seed, cores=cores, master=master, say=say
+        )
 
 
 def _evaluate(
@@ -186,18 +200,23 @@ def _evaluate(
     scale: float | None,
     seed: int,
     cores: int | None,
+    master: str | None,
     say: Callable[[str], None],
 ) -> dict:
     from contest.data.checker import compare
     from contest.data.oracle import config_budget
+    from contest.evaluation import submit
     from contest.infra.postgres import resolve_connection
     from meta import catalog
     from meta.commits import head_snapshot
     from meta.connection import check_reachable
     from meta.merge import merge_table
 
+    asked_cores = cores
     cores = cores or os.cpu_count() or 1
+    master = submit.master_of(master, cores)
     record: dict = {
+        "master": master,
         "strategy": strategy,
         "cores": cores,
         "correct": False,
@@ -209,7 +228,8 @@ def _evaluate(
     }
     eval_dir = cfg.work_path / "eval"
     table_name = f"ccf_{strategy.replace('-', '_')}"
-    table_dir = eval_dir / "tables" / table_name
+    tables_root = cfg.tables_dir or str((eval_dir / "tables").absolute())
+    table_dir = f"{tables_root.rstrip('/')}/{table_name}"
     result_dir = eval_dir / "result" / "ccf"
     logs = eval_dir / "logs"
     record["result_dir"] = str(result_dir)
@@ -232,14 +252,22 @@ def _evaluate(
         conn = resolve_connection(cfg)
         check_reachable(conn)
         catalog.drop_table(conn, table_name, cfg.table.namespace)
-        shutil.rmtree(table_dir, ignore_errors=True)
+        from contest.infra.storage import configure, delete_tree, is_object_store
+
+        if is_object_store(table_dir):
+            from contest.infra.s3server import ensure_bucket
+
+            configure(cfg.s3)
+            ensure_bucket(table_dir)
+        delete_tree(table_dir)
         shutil.rmtree(result_dir, ignore_errors=True)
         eval_dir.mkdir(parents=True, exist_ok=True)
         config_file = eval_dir / f"{strategy}.toml"
         config_file.write_text(to_toml(absolute_paths(cfg)))
         env = child_env(cfg)
+        submit_opts = _submit_options(cfg, master, asked_cores, data, eval_dir)
 
-        phase(f"write ({rows:,} rows, spark-submit local[{cores}])")
+        phase(f"write ({rows:,} rows, spark-submit {master})")
         w = run_job(
             cfg,
             "write",
@@ -248,6 +276,8 @@ def _evaluate(
             env,
             logs / f"{strategy}-write.log",
             ["--data", str(data), "--table", str(table_dir), "--name", table_name],
+            master,
+            submit_opts,
         )
         record.update(
             write_s=round(w.seconds, 3),
@@ -278,6 +308,8 @@ def _evaluate(
             env,
             logs / f"{strategy}-read.log",
             ["--table", table_name, "--out", str(result_dir)],
+            master,
+            submit_opts,
         )
         record.update(
             read_s=round(r.seconds, 3),
@@ -286,6 +318,11 @@ def _evaluate(
         )
         if not r.ok:
             raise PhaseError(f"read job exited {r.returncode}: {r.last_line} (log {r.log})")
+
+        phase("cores")
+        granted = {"write": submit.job_cores(w.log), "read": submit.job_cores(r.log)}
+        record["spark_cores"] = granted
+        cores = record["cores"] = submit.scored_cores(asked_cores, granted)
 
         phase("check (oracle)")
         report = compare(result_dir, expected, budget=config_budget(cfg))
@@ -327,14 +364,45 @@ class PhaseError(RuntimeError):
 
 
 def run_job(
-    cfg: Config, stage: str, cores: int, config_file: Path, env: dict, log: Path, args: list[str]
+    cfg: Config,
+    stage: str,
+    cores: int,
+    config_file: Path,
+    env: dict,
+    log: Path,
+    args: list[str],
+    master: str | None = None,
+    options: list[str] | None = None,
 ):
     """A timed spark-submit process, run in the evaluation's folder (not the checkout)."""
     from contest.infra.proc import run_timed
 
     return run_timed(
-        spark_submit(cfg, stage, cores, config_file, args), log, env=env, cwd=config_file.parent
+        spark_submit(cfg, stage, cores, config_file, args, master, options),
+        log,
+        env=env,
+        cwd=config_file.parent,
     )
+
+
+def _submit_options(
+    cfg: Config, master: str, cores: int | None, data: Path, eval_dir: Path
+) -> list[str]:
+    """Cluster options (a cluster gets the package zip); s3a when Spark reads batches
+    from the object store. Nothing for local runs on local data."""
+    from contest.evaluation import submit
+    from contest.infra.storage import is_object_store
+
+    if submit.is_local(master) and not is_object_store(data):
+        return []
+    py_files = None
+    if not submit.is_local(master):
+        from contest.infra.archive import build_py_files
+        from contest.infra.cluster import check_master
+
+        check_master(master)
+        py_files = build_py_files(eval_dir.absolute())
+    return submit.cluster_options(cfg, master, cores, py_files, is_object_store(data))
 
 
 def append_record(path: Path, record: dict) -> None:

@@ -156,6 +156,7 @@ def run_sweep(
     env: Mapping[str, str],
     work_dir: str | None = None,
     say: Callable[[str], None] = print,
+    master: str | None = None,
 ) -> list[dict]:
     from contest.evaluation.evaluate import evaluate
 
@@ -189,6 +190,7 @@ def run_sweep(
                 scale=sweep.scale or None,
                 seed=sweep.seed,
                 cores=sweep.cores,
+                master=master,
                 say=say,
             )
         except Exception as exc:  # recorded, and the sweep goes on

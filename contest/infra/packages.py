@@ -15,10 +15,15 @@ from pathlib import Path
 from contest.errors import ConnectorError
 from meta.distributed import JDBC_PACKAGE
 
+S3A_PACKAGE = "org.apache.hadoop:hadoop-aws:3.3.4"
+
 # Named sets of coordinates; each feature asks for its set by name.
 PACKAGES: dict[str, tuple[str, ...]] = {
     # PostgreSQL's JDBC driver: the distributed metadata replay reads commits through it.
     "jdbc": (JDBC_PACKAGE,),
+    # Hadoop's s3a (the version of pyspark's Hadoop client jars, 3.3.4; brings the AWS
+    # SDK bundle): Spark's own readers and writers on s3:// paths.
+    "s3": (S3A_PACKAGE,),
 }
 # Artifacts a set must not pull in (they clash with Spark's own jars).
 EXCLUDES: dict[str, tuple[str, ...]] = {}

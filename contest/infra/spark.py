@@ -49,7 +49,20 @@ def session_conf(cfg: Config, packages: tuple[str, ...] = ()) -> dict[str, str]:
                 "spark.sql.defaultCatalog": "lakesoul",
             }
         )
+    if cfg.s3.configured:
+        conf.update(object_store_conf(cfg))
     conf.update(cfg.spark.conf)
+    return conf
+
+
+def object_store_conf(cfg: Config) -> dict[str, str]:
+    """The object store for Spark: executors' Python tasks get it as the AWS variables
+    (contest.infra.storage reads them), Spark's own readers as s3a settings."""
+    from contest.config import object_store_env
+    from contest.infra.storage import s3a_conf
+
+    conf = {f"spark.executorEnv.{k}": v for k, v in object_store_env(cfg.s3).items()}
+    conf.update(s3a_conf(cfg.s3))
     return conf
 
 
@@ -93,6 +106,11 @@ def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) ->
         ensure_resolvable(cfg.spark.connector)
     import os
 
+    if cfg.s3.configured:
+        from contest.infra.storage import configure
+
+        configure(cfg.s3)
+
     from pyspark.sql import SparkSession
 
     # PySpark started from Python takes its worker interpreter from this variable,
@@ -115,6 +133,20 @@ def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) ->
 
 def cores_of(spark: SparkSession) -> int:
     return int(spark.sparkContext.defaultParallelism)
+
+
+def granted_cores(spark: SparkSession) -> int:
+    """The cores the application holds: its executors' (a cluster), or local[N]'s N.
+    What a run's score divides by."""
+    sc = spark.sparkContext
+    if str(sc.master).startswith("local"):
+        return int(sc.defaultParallelism)
+    execs = sc._jsc.sc().statusStore().executorList(True)
+    return sum(
+        int(execs.apply(i).totalCores())
+        for i in range(execs.size())
+        if execs.apply(i).id() != "driver"
+    )
 
 
 @contextmanager

@@ -1,0 +1,90 @@
+"""What a timed job needs beyond local mode: the spark-submit options for a cluster
+master, and the cores the application was granted (what its score divides by).
+
+Each job prints one JSON line whose `spark_cores` are the cores its application held
+(contest.infra.spark.granted_cores); evaluate reads them from the job's log and
+refuses to score a run whose cores differ from the ones asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from contest.config import Config
+from contest.errors import RunError
+
+
+def is_local(master: str) -> bool:
+    return master.startswith("local")
+
+
+def master_of(master: str | None, cores: int) -> str:
+    return master or f"local[{cores}]"
+
+
+def cluster_options(
+    cfg: Config, master: str, cores: int | None, py_files: Path | None, s3a: bool
+) -> list[str]:
+    """spark-submit options for `master`: on a cluster, the package zip for the
+    executors, the cores asked for and a wait until they are all granted; s3a when
+    Spark itself reads or writes the object store. Nothing on local masters but s3a."""
+    opts: list[str] = []
+    if s3a:
+        from contest.infra.packages import coordinates
+
+        opts += ["--packages", ",".join(coordinates(["s3"]))]
+    if is_local(master):
+        return opts
+    if py_files is not None:
+        opts += ["--py-files", str(py_files)]
+    opts += [
+        "--conf",
+        f"spark.pyspark.python={sys.executable}",
+        # Start the timed work only once every executor registered (else the first
+        # tasks run on whichever executor came first).
+        "--conf",
+        "spark.scheduler.minRegisteredResourcesRatio=1.0",
+        "--conf",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime=60s",
+    ]
+    if cores:
+        opts += ["--conf", f"spark.cores.max={cores}"]
+    return opts
+
+
+def job_cores(log: Path) -> int | None:
+    """The `spark_cores` of the last JSON line a job printed, if any."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        line = line.strip()
+        if line.startswith("{") and '"spark_cores"' in line:
+            try:
+                return int(json.loads(line)["spark_cores"])
+            except (ValueError, KeyError, TypeError):
+                return None
+    return None
+
+
+def scored_cores(asked: int | None, granted: dict[str, int | None]) -> int:
+    """The cores a score divides by: the ones every job was granted, which must be the
+    ones asked for (`--cores`) when some were."""
+    values = {v for v in granted.values() if v is not None}
+    if not values:
+        if asked is None:
+            raise RunError("the jobs did not report the cores they were granted")
+        return asked
+    if len(values) > 1:
+        detail = ", ".join(f"{k} {v}" for k, v in granted.items())
+        raise RunError(f"the jobs were granted different cores ({detail}): not scored")
+    (have,) = values
+    if asked is not None and have != asked:
+        raise RunError(
+            f"Spark granted {have} cores but --cores is {asked}: not scored (ask for the "
+            "cores the cluster has, or give the cluster the cores asked for)"
+        )
+    return have

@@ -1,0 +1,43 @@
+"""What spark-submit's command line says wins over the project's defaults."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.config import REPO
+
+pytestmark = pytest.mark.spark
+
+
+def test_the_command_line_wins_over_the_config(tmp_path):
+    exe = Path(sys.executable).parent / "spark-submit"
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    proc = subprocess.run(
+        [
+            str(exe),
+            "--master",
+            "local[1]",
+            "--driver-memory",
+            "700m",
+            "--conf",
+            "spark.sql.shuffle.partitions=3",
+            str(REPO / "tests" / "support" / "jobs" / "submitted_conf.py"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    saw = json.loads(proc.stdout.strip().splitlines()[-1])
+    # The Config's defaults are local[*], 8 shuffle partitions and 4g.
+    assert saw["master"] == "local[1]"
+    assert saw["default_parallelism"] == 1
+    assert saw["shuffle_partitions"] == "3"
+    assert saw["driver_memory"] == "700m"
+    assert saw["heap_mb"] <= 700  # the JVM started with -Xmx700m, not the default 4g
