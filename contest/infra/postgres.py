@@ -74,13 +74,16 @@ class EmbeddedCluster:
 
     def __init__(self, cfg: Config):
         self.cfg = cfg
-        self.root = cfg.state_path / "pg"
+        # Absolute: the server runs in its data folder, so a relative socket folder
+        # (the default state_dir is `.state`) would name a folder that is not there.
+        state = cfg.state_path.absolute()
+        self.root = state / "pg"
         self.data = self.root / "data"
         self.socket_dir = self.root / "run"
         self.log = self.root / "server.log"
-        self.password_file = cfg.state_path / "pg.password"
-        self.port_file = cfg.state_path / "pg.port"
-        self.properties = cfg.state_path / "lakesoul.properties"
+        self.password_file = state / "pg.password"
+        self.port_file = state / "pg.port"
+        self.properties = state / "lakesoul.properties"
 
     # -- process helpers -------------------------------------------------
     def _run_as(self) -> list[str]:
@@ -225,6 +228,11 @@ class EmbeddedCluster:
             return "not running"
         self._pg("pg_ctl", "stop", "-w", "-m", "fast", "-D", str(self.data))
         return "stopped"
+
+    def crash(self) -> None:
+        """Stop the server as a crash would (`pg_ctl stop -m immediate`: no checkpoint,
+        recovery from the WAL at the next start). For fault experiments."""
+        self._pg("pg_ctl", "stop", "-w", "-m", "immediate", "-D", str(self.data))
 
     def status(self) -> str:
         if not self.initialized():

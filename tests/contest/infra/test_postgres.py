@@ -85,3 +85,23 @@ def test_jdbc_urls():
         parse_jdbc_url("jdbc:postgresql://h:1/")
     with pytest.raises(PgError):
         parse_jdbc_url("mysql://h/db")
+
+
+def test_a_relative_state_folder_starts(tmp_path, monkeypatch):
+    # The default state_dir is `.state`, relative; the server runs in its data folder,
+    # so the socket folder must be made absolute (it once failed: "could not create lock
+    # file .state/pg/run/.s.PGSQL...").
+    state = pg_state(tmp_path)
+    monkeypatch.chdir(state.parent)
+    rel = make_config(tmp_path, state_dir=state.name, **{"pg.url": "", "pg.port": 54392})
+    cluster = EmbeddedCluster(rel)
+    try:
+        conn, _ = cluster.up()
+        with psycopg2.connect(**conn.dsn()) as c, c.cursor() as cur:
+            cur.execute("SELECT 1")
+            assert cur.fetchone() == (1,)
+        cluster.crash()  # fault experiments' immediate stop, then a restart recovers
+        assert not cluster.running()
+        assert cluster.up()[1].startswith("started")
+    finally:
+        cluster.down()
