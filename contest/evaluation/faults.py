@@ -51,10 +51,13 @@ def committed_in_log(text: str) -> dict[int, str]:
 
 def one_line_failure(stderr: str) -> str | None:
     """The failure line of a command that failed as promised: exactly one line starting
-    `contest: ` and no traceback; None otherwise."""
-    if "Traceback (most recent call last)" in stderr:
+    `contest: ` and no traceback of its own; None otherwise. (Spark's executor logs a
+    failed task's Python traceback inside a Java log record, `PythonException:
+    Traceback ...`: that is Spark's log, not the command's failure.)"""
+    lines = stderr.splitlines()
+    if any(ln.startswith("Traceback (most recent call last)") for ln in lines):
         return None
-    lines = [ln for ln in stderr.splitlines() if ln.startswith("contest: ")]
+    lines = [ln for ln in lines if ln.startswith("contest: ")]
     lines = [ln for ln in lines if not ln.startswith("contest: warning:")]
     return lines[0] if len(lines) == 1 else None
 
@@ -170,14 +173,27 @@ def render_markdown(outcomes: Sequence[Outcome], infos: Sequence[dict[str, Any]]
 # -- processes --------------------------------------------------------------------
 
 
+_SPAWNED: list[subprocess.Popen] = []  # every child, so an interrupted run stops them
+
+
 def spawn(cmd: Sequence[str], log: Path, env: dict[str, str], cwd: Path) -> subprocess.Popen:
     """A command in its own process group (its JVM and Python workers with it), stdout
     and stderr to `log` and `log`.err."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out, log.with_suffix(".err").open("wb") as err:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             list(cmd), stdout=out, stderr=err, env=env, cwd=cwd, start_new_session=True
         )
+    _SPAWNED.append(proc)
+    return proc
+
+
+def stop_spawned() -> None:
+    """Kill every child still running (an interrupted experiment)."""
+    while _SPAWNED:
+        proc = _SPAWNED.pop()
+        if proc.poll() is None:
+            kill_group(proc)
 
 
 def kill_group(proc: subprocess.Popen, timeout: float = 30.0) -> None:
@@ -227,6 +243,11 @@ class Ctx:
     env: dict[str, str]
     rng: random.Random
     say: Say
+    current: Outcome | None = None  # the experiment running (kept if interrupted)
+
+    def outcome(self, *args: Any, **kw: Any) -> Outcome:
+        self.current = Outcome(*args, **kw)
+        return self.current
 
     def contest(self, *args: str | Path) -> list[str]:
         return [
@@ -322,7 +343,7 @@ def resume(ctx: Ctx, name: str, path: Path):
 def kill_write(ctx: Ctx, trials: int) -> Outcome:
     from meta.commits import committed_versions
 
-    o = Outcome(
+    o = ctx.outcome(
         "kill_write",
         "kill -9 of `contest write`",
         "contest write --resume; contest meta merge; contest read",
@@ -367,12 +388,11 @@ def kill_write(ctx: Ctx, trials: int) -> Outcome:
         lost = sorted(set(logged) - kept)
         bad = half_commits(ctx, table) if table else []
         removed, left = sweep_orphans(ctx, table) if table else (0, 0)
-        if not finished and len(kept) < 11:
-            o.failures_observed += 1
         report = resume(ctx, name, path)
         table = table_or_none(ctx, name)
         ok, line = merge_read_check(ctx, table, ctx.root / "results" / name)
         ok = ok and report.ok
+        o.failures_observed += not finished and len(kept) < 11
         o.lost += len(lost)
         o.half_commits += len(bad)
         o.orphans_removed += removed
@@ -415,7 +435,7 @@ def kill_merge(ctx: Ctx, trials: int, commits: int) -> Outcome:
     from meta.merge import merge_table
     from meta.synthetic import generate_history, head_commit_ids, unmerge
 
-    o = Outcome(
+    o = ctx.outcome(
         "kill_merge",
         f"kill -9 of `contest meta merge` ({commits:,} commits)",
         "contest meta merge",
@@ -446,11 +466,10 @@ def kill_merge(ctx: Ctx, trials: int, commits: int) -> Outcome:
         pversion, head = head_commit_ids(ctx.conn, table)
         intact = is_permutation(head, arrival)
         merged_before = head != arrival
-        if not finished:
-            o.failures_observed += 1
         rerun = merge_table(ctx.conn, table)
         _, after = head_commit_ids(ctx.conn, table)
         ordered = is_permutation(after, arrival) and is_sorted(rerun.partitions[0].versions)
+        o.failures_observed += not finished
         o.half_commits += not intact
         o.recovered += ordered and intact
         o.details.append(
@@ -484,16 +503,16 @@ def kill_read(ctx: Ctx, trials: int) -> Outcome:
     from contest.cli.main import main as contest_main
     from contest.read import output
 
-    o = Outcome(
+    o = ctx.outcome(
         "kill_read",
         "kill -9 of `contest read`",
         "contest read (again); contest check refuses a folder without _SUCCESS",
     )
-    name = "faults_kill_write"  # the table experiment 1 leaves complete
+    name = "faults_kill_read"  # its own table: experiments may run apart (--only)
     path = ctx.root / "tables" / name
     report = resume(ctx, name, path)
     if not report.ok:
-        raise RunError(f"kill read: the table could not be completed: {report.summary()}")
+        raise RunError(f"kill read: the table could not be written: {report.summary()}")
     table = table_or_none(ctx, name)
     base = ctx.root / "read"
     target = base / "result"
@@ -525,8 +544,6 @@ def kill_read(ctx: Ctx, trials: int) -> Outcome:
             time.sleep(0.02)
         finished = proc.poll() is not None
         kill_group(proc)
-        if not finished:
-            o.failures_observed += 1
         exists = target.is_dir()
         complete = exists and (target / output.SUCCESS_MARKER).exists()
         complete = complete and output.is_previous_result(target)
@@ -534,7 +551,6 @@ def kill_read(ctx: Ctx, trials: int) -> Outcome:
             exists, complete, target.stat().st_ino if exists else None, old_inode
         )
         states[state] = states.get(state, 0) + 1
-        o.half_commits += state == "partial"
         leftovers = [
             p for p in base.iterdir() if p.name.startswith(".result.") and p.name not in before
         ]
@@ -546,13 +562,16 @@ def kill_read(ctx: Ctx, trials: int) -> Outcome:
                 + ["--data", str(ctx.data)]
             )
             refused = refused and code != 0
-        o.orphans_left += len(leftovers)
         destroyed = [str(f) for f in keep if not f.exists()]
-        o.destroyed += len(destroyed)
         recovered, line = merge_read_check(ctx, table, target)
-        o.orphans_removed += sum(1 for p in leftovers if not p.exists())
+        removed = sum(1 for p in leftovers if not p.exists())
         for p in leftovers:  # a later read removes them after 10 minutes; not wait here
             shutil.rmtree(p, ignore_errors=True)
+        o.failures_observed += not finished
+        o.half_commits += state == "partial"
+        o.orphans_left += len(leftovers)
+        o.orphans_removed += removed
+        o.destroyed += len(destroyed)
         o.recovered += recovered and refused
         o.details.append(
             {
@@ -612,7 +631,7 @@ def pg_crash(ctx: Ctx, runs: int, unsafe: bool, port: int, commits: int = 400) -
     from meta.commits import committed_versions
 
     mode = "pg.unsafe_no_fsync=true" if unsafe else "durable (default)"
-    o = Outcome(
+    o = ctx.outcome(
         "pg_crash_unsafe" if unsafe else "pg_crash",
         f"PostgreSQL crash mid-write, {mode}",
         "contest db up (commits retry with backoff)",
@@ -729,7 +748,7 @@ def concurrent_writers(ctx: Ctx, rounds: int, create_rounds: int, writers: int =
     from meta import catalog
     from meta.commits import committed_versions
 
-    o = Outcome(
+    o = ctx.outcome(
         "concurrent_writers",
         f"{writers} concurrent `contest write --append --only` processes",
         "none needed",
@@ -821,7 +840,7 @@ def disk_full(ctx: Ctx, runs: int, size: str = "15m", grown: str = "96m") -> Out
     from meta.errors import MetaError
     from meta.merge import merge_table
 
-    o = Outcome(
+    o = ctx.outcome(
         "disk_full",
         f"disk full (tmpfs of {size})",
         f"free space (here: remount the tmpfs at {grown}), then contest write --resume",
@@ -896,6 +915,8 @@ def disk_full(ctx: Ctx, runs: int, size: str = "15m", grown: str = "96m") -> Out
                     "exit_code": code,
                     "failure_line": line,
                     "names_batches_and_enospc": named,
+                    "stderr_lines": len(err.splitlines()),
+                    "spark_error_records": sum(" ERROR " in ln for ln in err.splitlines()),
                     "half_commits": bad,
                     "read_after_failure": refusal,
                     "resumed_batches": sum(1 for b in report.batches if not b.skipped),
@@ -912,7 +933,9 @@ def disk_full(ctx: Ctx, runs: int, size: str = "15m", grown: str = "96m") -> Out
     o.notes.append(
         f"The table is written into a tmpfs of {size} (scale data larger than that), as a "
         "separate `contest write` process; after the failure the tmpfs is grown to "
-        f"{grown} (the stand-in for freeing space) and the write resumed."
+        f"{grown} (the stand-in for freeing space) and the write resumed. The command's "
+        "failure is its one `contest:` line; above it Spark's executor logs each failed "
+        "task (ERROR records with the task's traceback), which is Spark's own log."
     )
     return o
 
@@ -921,7 +944,7 @@ def disk_full(ctx: Ctx, runs: int, size: str = "15m", grown: str = "96m") -> Out
 
 
 def overlapping_evaluations(ctx: Ctx, runs: int) -> Outcome:
-    o = Outcome(
+    o = ctx.outcome(
         "overlapping_evaluate",
         "two overlapping `contest evaluate` in one work folder",
         "give the second its own work folder (--work DIR)",
@@ -1052,7 +1075,26 @@ def run_faults(
             continue
         say(f"== {key}")
         started = time.monotonic()
-        outcome = run()
+        ctx.current = None
+        try:
+            outcome = run()
+        except KeyboardInterrupt:
+            stop_spawned()
+            if ctx.current is None:
+                raise
+            outcome = ctx.current
+            done = len(outcome.details)
+            outcome.notes.append(
+                f"Interrupted (Ctrl-C) during trial {outcome.trials}: {done} trial(s) done "
+                "and counted."
+            )
+            outcome.trials = done
+            outcome.seconds = time.monotonic() - started
+            outcomes.append(outcome)
+            if on_outcome:
+                on_outcome(outcome)
+            say(f"interrupted: {key} recorded with {done} trial(s); later experiments not run")
+            break
         outcome.seconds = time.monotonic() - started
         outcomes.append(outcome)
         if on_outcome:

@@ -39,6 +39,9 @@ def test_a_failure_is_one_contest_line_without_a_traceback():
     assert one_line_failure("contest: a\ncontest: b\n") is None
     assert one_line_failure("Traceback (most recent call last):\ncontest: a\n") is None
     assert one_line_failure("nothing said\n") is None
+    spark_log = "05:16:47 ERROR Executor: x\norg.apache.spark.api.python.PythonException: "
+    spark_log += "Traceback (most recent call last):\n  File x\ncontest: wrote t: FAILED 1\n"
+    assert one_line_failure(spark_log) == "contest: wrote t: FAILED 1"
 
 
 def test_a_killed_read_leaves_old_new_none_or_partial():
