@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from meta import catalog
 from meta.catalog import TableRef
-from meta.commits import NO_PARTITION
+from meta.commits import NO_PARTITION, head_partition, insert_partition_version
 from meta.connection import PgConnection, connect
 
 SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
@@ -91,3 +91,35 @@ def generate_history(
     finally:
         analyze.close()
     return History(table, commits, time.perf_counter() - started)
+
+
+def head_commit_ids(conn: PgConnection, table: TableRef) -> tuple[int, list[str]]:
+    """The head partition version and its snapshot (commit ids in order)."""
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            head = head_partition(cur, table.table_id, NO_PARTITION)
+    finally:
+        pgc.close()
+    return head if head is not None else (-1, [])
+
+
+def unmerge(conn: PgConnection, table: TableRef, order: list[str]) -> int:
+    """Put a history back in arrival order: a new head version whose snapshot is `order`,
+    and no merge checkpoint, so the next merge replays every commit again (fault
+    experiments merge one history many times). Returns the new head version."""
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            head = head_partition(cur, table.table_id, NO_PARTITION)
+            version = (head[0] if head else -1) + 1
+            insert_partition_version(
+                cur, table.table_id, NO_PARTITION, version, "MergeCommit", order
+            )
+            cur.execute(
+                "DELETE FROM contest_merge_checkpoint WHERE table_id = %s AND partition_desc = %s",
+                (table.table_id, NO_PARTITION),
+            )
+    finally:
+        pgc.close()
+    return version

@@ -88,6 +88,57 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     br.add_argument("--repeat", type=int, default=3, help="rounds")
     br.add_argument("--out", help="results folder (default: results_dir)")
+    register_bench_faults(bench)
+
+
+def register_bench_faults(bench: argparse._SubParsersAction) -> None:
+    from contest.evaluation.faults import EXPERIMENTS, FaultPlan
+
+    d = FaultPlan()
+    bf = command(
+        bench,
+        "faults",
+        "fault-injection experiments: kills, crashes, races, a full disk",
+        "Break things on purpose on small generated data (kill -9 of write, meta merge "
+        "and read; a PostgreSQL crash on a separate cluster; concurrent writers; a full "
+        "disk; overlapping evaluations) and count what was lost, destroyed, half-committed "
+        "and recovered; results to <results>/faults.md and faults.jsonl. Not a test: "
+        "minutes of work, exit 0 only when every goal is met.",
+        cmd_bench_faults,
+    )
+    bf.add_argument("--scale", type=float, default=0.01, help="scale of generated data")
+    bf.add_argument("--seed", type=int, default=2022, help="generator and kill-moment seed")
+    bf.add_argument("--write-kills", type=int, default=d.write_kills, help="kills of write")
+    bf.add_argument("--merge-kills", type=int, default=d.merge_kills, help="kills of meta merge")
+    bf.add_argument(
+        "--merge-commits", type=int, default=d.merge_commits, help="commits of its history"
+    )
+    bf.add_argument("--read-kills", type=int, default=d.read_kills, help="kills of read")
+    bf.add_argument("--pg-crashes", type=int, default=d.pg_crashes, help="durable crash runs")
+    bf.add_argument(
+        "--pg-unsafe-crashes",
+        type=int,
+        default=d.pg_unsafe_crashes,
+        help="crash runs with pg.unsafe_no_fsync=true (contrast)",
+    )
+    bf.add_argument(
+        "--pg-port", type=int, default=d.pg_port, help="port of the separate crash cluster"
+    )
+    bf.add_argument(
+        "--writer-rounds", type=int, default=d.writer_rounds, help="4 writers, existing table"
+    )
+    bf.add_argument(
+        "--create-rounds", type=int, default=d.create_rounds, help="4 writers racing to create"
+    )
+    bf.add_argument("--disk-full-runs", type=int, default=d.disk_full_runs, help="tmpfs runs")
+    bf.add_argument(
+        "--evaluate-overlaps", type=int, default=d.evaluate_overlaps, help="overlapping pairs"
+    )
+    bf.add_argument(
+        "--only",
+        help=f"comma-separated experiments (default all): {', '.join(EXPERIMENTS)}",
+    )
+    bf.add_argument("--out", help="results folder (default: results_dir)")
 
     bd = command(
         bench,
@@ -330,3 +381,47 @@ def cmd_bench_scale(args: argparse.Namespace, cfg: Config) -> int:
     write_outputs(rows, Path(args.out) if args.out else cfg.results_path)
     print(render(rows))
     return EXIT_OK if all(r["correct"] for r in rows) else EXIT_FAILED
+
+
+def cmd_bench_faults(args: argparse.Namespace, cfg: Config) -> int:
+    import time
+
+    from contest.evaluation.evaluate import environment
+    from contest.evaluation.faults import EXPERIMENTS, FaultPlan, run_faults, write_fault_results
+    from contest.infra.postgres import resolve_connection
+    from contest.infra.spark import cores_of, spark_session
+
+    only = tuple(s.strip() for s in (args.only or ",".join(EXPERIMENTS)).split(",") if s.strip())
+    unknown = [s for s in only if s not in EXPERIMENTS]
+    if unknown or not only:
+        raise UsageError(
+            f"unknown experiment {', '.join(unknown) or '(none given)'}: choose from "
+            f"{', '.join(EXPERIMENTS)}"
+        )
+    counts = {k: v for k, v in vars(args).items() if k in FaultPlan.__dataclass_fields__}
+    bad = [k for k, v in counts.items() if isinstance(v, int) and v < 0]
+    if bad or args.scale <= 0:
+        raise UsageError(f"counts must be 0 or more and --scale positive: {bad or args.scale}")
+    counts.pop("only", None)
+    plan = FaultPlan(**counts, only=only)
+    conn = resolve_connection(cfg)
+    out_dir = Path(args.out) if args.out else cfg.results_path
+    done: list = []
+    with spark_session(cfg, "contest-bench-faults") as spark:
+        info = {
+            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "git_commit": environment()["git_commit"],
+            "scale": args.scale,
+            "seed": args.seed,
+            "cores": cores_of(spark),
+        }
+
+        def record(outcome) -> None:
+            done.append(outcome)
+            write_fault_results([outcome], info, out_dir)
+
+        outcomes = run_faults(
+            cfg, spark, conn, plan, args.scale, args.seed, say=say, on_outcome=record
+        )
+    print((out_dir / "faults.md").read_text())
+    return EXIT_OK if all(o.goal_met or o.expected_losses for o in outcomes) else EXIT_FAILED

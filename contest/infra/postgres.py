@@ -230,6 +230,11 @@ class EmbeddedCluster:
         self._pg("pg_ctl", "stop", "-w", "-m", "fast", "-D", str(self.data))
         return "stopped"
 
+    def crash(self) -> None:
+        """Stop the server as a crash would (`pg_ctl stop -m immediate`: no checkpoint,
+        recovery from the WAL at the next start). For fault experiments."""
+        self._pg("pg_ctl", "stop", "-w", "-m", "immediate", "-D", str(self.data))
+
     def status(self) -> str:
         if not self.initialized():
             return f"not initialised (state folder {self.root})"

@@ -87,15 +87,21 @@ def test_jdbc_urls():
         parse_jdbc_url("mysql://h/db")
 
 
-def test_relative_state_folder_works(tmp_path, monkeypatch):
-    # The default state folder is relative (.state): the server must still find it.
-    base = pg_state(tmp_path)
-    monkeypatch.chdir(base)
-    cfg = make_config(tmp_path, state_dir="rel-state", **{"pg.url": "", "pg.port": 54397})
-    cluster = EmbeddedCluster(cfg)
+def test_a_relative_state_folder_starts(tmp_path, monkeypatch):
+    # The default state_dir is `.state`, relative; the server runs in its data folder,
+    # so the socket folder must be made absolute (it once failed: "could not create lock
+    # file .state/pg/run/.s.PGSQL...").
+    state = pg_state(tmp_path)
+    monkeypatch.chdir(state.parent)
+    rel = make_config(tmp_path, state_dir=state.name, **{"pg.url": "", "pg.port": 54392})
+    cluster = EmbeddedCluster(rel)
     try:
-        conn, what = cluster.up()
-        assert what.startswith("started") and conn.port
-        assert (base / "rel-state" / "pg" / "data" / "PG_VERSION").exists()
+        conn, _ = cluster.up()
+        with psycopg2.connect(**conn.dsn()) as c, c.cursor() as cur:
+            cur.execute("SELECT 1")
+            assert cur.fetchone() == (1,)
+        cluster.crash()  # fault experiments' immediate stop, then a restart recovers
+        assert not cluster.running()
+        assert cluster.up()[1].startswith("started")
     finally:
         cluster.down()

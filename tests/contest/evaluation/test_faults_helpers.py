@@ -1,0 +1,91 @@
+"""Pure helpers of `contest bench faults`: the write log, one-line failures, what a
+killed read left, permutations, and the results table."""
+
+from __future__ import annotations
+
+import json
+
+from contest.evaluation.faults import (
+    Outcome,
+    classify_result,
+    committed_in_log,
+    disjoint_indices,
+    is_permutation,
+    is_sorted,
+    latest_outcomes,
+    one_line_failure,
+    render_markdown,
+    write_fault_results,
+)
+
+LOG = """\
+2026-11-26 05:00:01,001 contest.write base-3.parquet v3: 20000 rows, 4 files, 1800000 bytes, \
+no shuffle, write 1.20s, commit 0.010s
+2026-11-26 05:00:01,200 contest.write base-0.parquet v0: already committed, skipped
+2026-11-26 05:00:01,300 contest.write base-5.parquet v5: FAILED, nothing committed: boom
+2026-11-26 05:00:02,001 contest.write base-10.parquet v10: 20000 rows, 4 files, 1800000 \
+bytes, repartitioned by key, write 1.20s, commit 0.010s
+2026-11-26 05:00:02,500 contest.write base-7.parquet v7: 200"""
+
+
+def test_the_write_log_names_only_batches_whose_commit_returned():
+    assert committed_in_log(LOG) == {3: "base-3.parquet", 10: "base-10.parquet"}
+    assert committed_in_log("") == {}
+
+
+def test_a_failure_is_one_contest_line_without_a_traceback():
+    one = "INFO stuff\ncontest: warning: gaps\ncontest: wrote t: FAILED 1 (base-2.parquet)\n"
+    assert one_line_failure(one) == "contest: wrote t: FAILED 1 (base-2.parquet)"
+    assert one_line_failure("contest: a\ncontest: b\n") is None
+    assert one_line_failure("Traceback (most recent call last):\ncontest: a\n") is None
+    assert one_line_failure("nothing said\n") is None
+    spark_log = "05:16:47 ERROR Executor: x\norg.apache.spark.api.python.PythonException: "
+    spark_log += "Traceback (most recent call last):\n  File x\ncontest: wrote t: FAILED 1\n"
+    assert one_line_failure(spark_log) == "contest: wrote t: FAILED 1"
+
+
+def test_a_killed_read_leaves_old_new_none_or_partial():
+    assert classify_result(False, False, None, 7) == "none"
+    assert classify_result(True, False, 8, 7) == "partial"
+    assert classify_result(True, True, 7, 7) == "old"
+    assert classify_result(True, True, 8, 7) == "new"
+
+
+def test_permutations_and_order():
+    assert is_permutation(["a", "b", "c"], ["c", "a", "b"])
+    assert not is_permutation(["a", "b", "b"], ["a", "b", "c"])  # duplicated and dropped
+    assert not is_permutation(["a", "b"], ["a", "b", "c"])
+    assert is_sorted([1, None, 2, 2, 5]) and not is_sorted([1, 3, 2])
+
+
+def test_batches_are_dealt_to_writers_disjointly():
+    shares = disjoint_indices(11, 4)
+    assert shares == [[0, 4, 8], [1, 5, 9], [2, 6, 10], [3, 7]]
+    assert sorted(i for s in shares for i in s) == list(range(11))
+
+
+def test_goal_and_results_files(tmp_path):
+    good = Outcome("kill_write", "exp a", "contest write --resume", trials=2, recovered=2)
+    lossy = Outcome("kill_merge", "exp b", "x", trials=1, recovered=1, lost=1)
+    unsafe = Outcome("pg_crash_unsafe", "exp c", "x", trials=1, recovered=1, lost=3)
+    unsafe.expected_losses = True
+    skipped = Outcome("disk_full", "exp d", "x", not_run="mount refused: permission denied")
+    assert good.goal_met and not lossy.goal_met and unsafe.goal_met and not skipped.goal_met
+    write_fault_results([skipped, lossy], {"scale": 0.01, "when": "t1"}, tmp_path)
+    lossy.lost = 0  # a later run of one experiment replaces its row
+    md = write_fault_results([lossy, unsafe, good], {"scale": 0.01, "when": "t2"}, tmp_path)
+    text = md.read_text()
+    assert "| exp a | 2 |" in text and "losses expected" in text and "NOT MET" not in text
+    assert "mount refused: permission denied" in text and "t1" in text and "t2" in text
+    assert text.index("exp a") < text.index("exp b") < text.index("exp c") < text.index("exp d")
+    assert "| exp b | 1 | 0 | 0 |" in text and "| exp b | 1 | 0 | 1 |" not in text
+    rows = [json.loads(x) for x in (tmp_path / "faults.jsonl").read_text().splitlines()]
+    assert [r["name"] for r in rows] == [
+        "disk_full",
+        "kill_merge",
+        "kill_merge",
+        "pg_crash_unsafe",
+        "kill_write",
+    ]
+    assert [o.name for o, _ in latest_outcomes(rows)][:2] == ["kill_write", "kill_merge"]
+    assert render_markdown([], []).startswith("# Fault injection")
