@@ -70,8 +70,11 @@ def spark_submit(
     cfg: Config, stage: str, cores: int, config_file: Path, args: list[str]
 ) -> list[str]:
     exe = Path(sys.executable).parent / "spark-submit"
+    from contest.infra.lakesoul_jvm import submit_options
     from contest.infra.spark import log_java_option
 
+    # A strategy on LakeSoul's JVM libraries: its packages, jars and class path.
+    jvm_args, jvm_options = submit_options(cfg)
     return [
         str(exe),
         "--master",
@@ -79,7 +82,8 @@ def spark_submit(
         "--driver-memory",
         cfg.spark.driver_memory,
         "--driver-java-options",
-        log_java_option(),
+        f"{log_java_option()} {jvm_options}".strip(),
+        *jvm_args,
         str(job_script(stage)),
         "--config",
         str(config_file),
