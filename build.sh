@@ -78,10 +78,37 @@ setup_jvm_libraries() {
   "$VENV/bin/contest" s3 fetch >/dev/null || log "warning: contest s3 fetch failed (S3Proxy)"
 }
 
+setup_jvm_stock() {
+  # LakeSoul's JVM libraries and the project's helper jar (the lakesoul-stock strategy):
+  # the packages into Spark's Ivy cache, jffi's main jar (Ivy fetches only its native
+  # jar) into the local Maven repository, jvm/ built into jvm/target when its sources
+  # changed. Each step is skipped when already done.
+  command -v mvn >/dev/null 2>&1 || as_root_install maven
+  if ! "$VENV/bin/python" -c "import sys
+from contest.infra import lakesoul_jvm
+sys.exit(any(not p.is_file() for p in lakesoul_jvm.classpath()[:-1]))"; then
+    log "fetching LakeSoul's JVM packages"
+    "$VENV/bin/contest" packages fetch --name lakesoul >/dev/null
+  fi
+  if [ ! -f "$HOME/.m2/repository/com/github/jnr/jffi/1.3.13/jffi-1.3.13.jar" ]; then
+    log "fetching com.github.jnr:jffi:1.3.13 (main jar)"
+    mvn -q dependency:get -Dartifact=com.github.jnr:jffi:1.3.13 -Dtransitive=false
+  fi
+  local want have=""
+  want=$(cat jvm/pom.xml $(find jvm/src -type f | sort) | sha256sum | cut -d' ' -f1)
+  [ -f jvm/target/.sources.sha256 ] && have=$(cat jvm/target/.sources.sha256)
+  if [ "$want" != "$have" ] || [ ! -f jvm/target/contest-lakesoul-stock.jar ]; then
+    log "building jvm/ (mvn package)"
+    mvn -q -f jvm/pom.xml package -DskipTests >/dev/null
+    echo "$want" > jvm/target/.sources.sha256
+  fi
+}
+
 setup() {
   setup_system
   setup_python
   setup_jvm_libraries
+  setup_jvm_stock
 }
 
 build_archive() {

@@ -19,6 +19,7 @@ from typing import Any, get_type_hints
 from contest.errors import ConfigError
 
 CODECS = ("none", "snappy", "zstd", "gzip", "lz4")
+ENGINES = ("harness", "lakesoul-stock")
 
 # The connector the project would load through spark.jars.packages; see README
 # ("Versions") for why the native engine is the default.
@@ -55,6 +56,9 @@ class SparkConfig:
     use_connector: bool = False
     connector: str = CONNECTOR_COORDINATES
     conf: dict[str, str] = field(default_factory=dict)
+    # The lakesoul-stock engine's executor-side helper jar; "" = jvm/target of the
+    # checkout (built by ./build.sh).
+    stock_helper_jar: str = ""
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,9 @@ class WriteConfig:
     drop_null_keys: bool = False
     # Batch versions: "" = file index; "INDEX=VERSION,..." or "@file.json".
     versions: str = ""
+    # Who writes: "harness" (this project's write job) or "lakesoul-stock" (LakeSoul's
+    # own DBManager and NativeIOWriter, sequential upserts: contest/write/stock.py).
+    engine: str = "harness"
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,9 @@ class ReadConfig:
     # (contest/read/stream.py), so a task's memory no longer grows with its bucket.
     # 0 = read and merge each bucket whole (the earlier path).
     merge_memory_bytes: int = 1 << 30
+    # Who reads: "harness" (this project's merge tasks) or "lakesoul-stock" (LakeSoul's
+    # NativeIOReader and merge operators: contest/read/stock.py).
+    engine: str = "harness"
 
 
 @dataclass(frozen=True)
@@ -396,6 +406,9 @@ def validate(cfg: Config) -> None:
         )
     if cfg.oracle.memory_bytes < 0 or cfg.oracle.parts < 0:
         raise ConfigError("oracle.memory_bytes and oracle.parts: must be 0 (auto) or more")
+    for key, engine in (("write.engine", cfg.write.engine), ("read.engine", cfg.read.engine)):
+        if engine not in ENGINES:
+            raise ConfigError(f"{key}: {engine!r} is not one of {', '.join(ENGINES)}")
     if cfg.spark.shuffle_partitions < 1:
         raise ConfigError("spark.shuffle_partitions: must be at least 1")
     if cfg.s3.endpoint and not cfg.s3.endpoint.startswith(("http://", "https://")):

@@ -169,9 +169,34 @@ def drop_table(conn: PgConnection, name: str, namespace: str = "default") -> boo
     return bool(rows)
 
 
-def _table_from_row(row: tuple) -> TableRef:
-    from lakesoul._lib._utils import _schema_from_metadata_str
+# Spark's type names in a StructType JSON, as Arrow types.
+SPARK_JSON_TYPES = {
+    "string": pa.string(),
+    "long": pa.int64(),
+    "integer": pa.int32(),
+    "double": pa.float64(),
+    "boolean": pa.bool_(),
+}
 
+
+def schema_from_json(text: str) -> pa.Schema:
+    """A table's schema as LakeSoul stores it: Spark's StructType JSON (LakeSoul's JVM
+    connector and DBManager clients) or Arrow's JSON (the PyPI package); both occur in
+    one catalog (README, "LakeSoul's JVM libraries")."""
+    doc = json.loads(text)
+    if doc.get("type") != "struct":
+        from lakesoul._lib._utils import _schema_from_metadata_str
+
+        return _schema_from_metadata_str(text)
+    fields = []
+    for f in doc["fields"]:
+        if f["type"] not in SPARK_JSON_TYPES:
+            raise TableError(f"column {f['name']}: Spark type {f['type']!r} is not supported")
+        fields.append(pa.field(f["name"], SPARK_JSON_TYPES[f["type"]], f.get("nullable", True)))
+    return pa.schema(fields)
+
+
+def _table_from_row(row: tuple) -> TableRef:
     table_id, name, namespace, path, schema_json, props, partitions = row
     props = props if isinstance(props, dict) else json.loads(props or "{}")
     hash_cols = (partitions or ";").split(";", 1)[1]
@@ -183,7 +208,7 @@ def _table_from_row(row: tuple) -> TableRef:
         path=path,
         primary_keys=pks,
         hash_buckets=int(props.get("hashBucketNum", "1")),
-        schema=_schema_from_metadata_str(schema_json),
+        schema=schema_from_json(schema_json),
     )
 
 

@@ -170,6 +170,20 @@ def register_bench_faults(bench: argparse._SubParsersAction) -> None:
     bs.add_argument("--keep-data", action="store_true", help="keep each scale's data")
     bs.add_argument("--out", help="results folder (default: results_dir)")
 
+    bc = command(
+        bench,
+        "commits",
+        "the project's commit path against LakeSoul's DBManager, concurrent writers",
+        "Commit MergeCommits from concurrent writers through the project's commit path "
+        "and through LakeSoul 2.6.2's DBManager (as shipped, and verified/re-driven); "
+        "commits/s, retries, lost commits. Writes commit_paths.md.",
+        cmd_bench_commits,
+    )
+    bc.add_argument("--writers", type=int, default=8, help="concurrent writers")
+    bc.add_argument("--commits", type=int, default=25, help="commits per writer")
+    bc.add_argument("--repeat", type=int, default=3, help="rounds")
+    bc.add_argument("--out", help="results folder (default: results_dir)")
+
 
 MASTER_HELP = (
     "run the timed jobs on this Spark master, e.g. spark://127.0.0.1:7077 (`contest "
@@ -425,3 +439,30 @@ def cmd_bench_faults(args: argparse.Namespace, cfg: Config) -> int:
         )
     print((out_dir / "faults.md").read_text())
     return EXIT_OK if all(o.goal_met or o.expected_losses for o in outcomes) else EXIT_FAILED
+
+
+def cmd_bench_commits(args: argparse.Namespace, cfg: Config) -> int:
+    from contest.evaluation.bench_commits import run_commit_bench, write_commit_results
+    from contest.infra.lakesoul_jvm import COORDINATES, session_config
+    from contest.infra.postgres import resolve_connection
+    from contest.infra.spark import spark_session
+
+    if min(args.writers, args.commits, args.repeat) < 1:
+        raise UsageError("--writers, --commits and --repeat must be at least 1")
+    conn = resolve_connection(cfg)
+    with spark_session(session_config(cfg), "contest-bench-commits", COORDINATES) as spark:
+        rounds = run_commit_bench(
+            spark, conn, cfg, args.writers, args.commits, args.repeat, say=say
+        )
+    note = (
+        f"PostgreSQL: {'external' if cfg.pg.external else 'embedded'}"
+        f"{', fsync off' if cfg.pg.unsafe_no_fsync else ''}; measured on a shared machine: "
+        "the rates are rough, the lost/retry counts are not."
+    )
+    out = write_commit_results(rounds, Path(args.out) if args.out else cfg.results_path, note)
+    print(out.read_text())
+    return (
+        EXIT_OK
+        if all(x.lost == 0 for r in rounds for x in r if x.path != "dbmanager-plain")
+        else EXIT_FAILED
+    )

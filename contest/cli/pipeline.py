@@ -162,6 +162,10 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
     )
     conn = resolve_connection(cfg)
     _logging()
+    if cfg.write.engine == "lakesoul-stock":
+        if mode not in (WriteMode.CREATE, WriteMode.REPLACE) or only or delays:
+            raise UsageError("write.engine=lakesoul-stock: only a new table (or --replace)")
+        return _stock_write(args, cfg, conn, mode is WriteMode.REPLACE)
     with spark_session(cfg, "contest-write") as spark:
         report = run_write(
             spark,
@@ -198,6 +202,10 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
         values["read.require_merged"] = False
     cfg = override(cfg, values) if values else cfg
     conn = resolve_connection(cfg)
+    if cfg.read.engine == "lakesoul-stock":
+        if args.as_of_version is not None or args.from_version is not None or args.to_version:
+            raise UsageError("read.engine=lakesoul-stock reads the head snapshot only")
+        return _stock_read(args, cfg, conn)
     table = catalog.find_table(conn, args.table, cfg.table.namespace)
     request = ReadRequest(
         out_dir=absolute(args.out),
@@ -218,4 +226,35 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
         file=sys.stderr,
     )
     print(json.dumps({**report.to_dict(), "spark_cores": cores}))
+    return EXIT_OK
+
+
+def _stock_write(args: argparse.Namespace, cfg: Config, conn, replace: bool) -> int:
+    """The write of the lakesoul-stock engine (contest/write/stock.py)."""
+    from contest.infra.lakesoul_jvm import COORDINATES, session_config
+    from contest.infra.spark import spark_session
+    from contest.write.stock import run_stock_write
+
+    with spark_session(session_config(cfg), "contest-write-stock", COORDINATES) as spark:
+        report = run_stock_write(
+            spark, conn, cfg, args.data, absolute(args.table), args.name, replace=replace
+        )
+    print(json.dumps(report.to_dict()))
+    print(("" if report.ok else "contest: ") + report.summary(), file=sys.stderr)
+    return report.exit_code
+
+
+def _stock_read(args: argparse.Namespace, cfg: Config, conn) -> int:
+    """The read of the lakesoul-stock engine (contest/read/stock.py)."""
+    from contest.infra.lakesoul_jvm import COORDINATES, session_config
+    from contest.infra.spark import spark_session
+    from contest.read.stock import run_stock_read
+
+    with spark_session(session_config(cfg), "contest-read-stock", COORDINATES) as spark:
+        report = run_stock_read(spark, conn, cfg, args.table, absolute(args.out), args.overwrite)
+    print(
+        f"read {report.table}: {report.rows:,} rows in {report.seconds:.3f} s -> {report.out}",
+        file=sys.stderr,
+    )
+    print(json.dumps(report.to_dict()))
     return EXIT_OK

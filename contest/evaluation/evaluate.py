@@ -79,8 +79,12 @@ def spark_submit(
     options: list[str] | None = None,
 ) -> list[str]:
     exe = Path(sys.executable).parent / "spark-submit"
+    from contest.evaluation.submit import merge_options
+    from contest.infra.lakesoul_jvm import submit_options
     from contest.infra.spark import log_java_option
 
+    # A strategy on LakeSoul's JVM libraries: its packages, jars and class path.
+    jvm_args, jvm_options = submit_options(cfg)
     return [
         str(exe),
         "--master",
@@ -88,8 +92,8 @@ def spark_submit(
         "--driver-memory",
         cfg.spark.driver_memory,
         "--driver-java-options",
-        log_java_option(),
-        *(options or []),
+        f"{log_java_option()} {jvm_options}".strip(),
+        *merge_options(jvm_args, options or []),
         str(job_script(stage)),
         "--config",
         str(config_file),

@@ -34,4 +34,14 @@ STRATEGIES: dict[str, dict[str, object]] = {
         "read.writer": "spark",
         "read.codec": "snappy",
     },
+    # Stock LakeSoul as far as this machine allows: tables and commits by LakeSoul's
+    # DBManager, rows written and merged by LakeSoul's native IO with its merge operators,
+    # sequential upserts in version order (contest/write/stock.py), loaded through
+    # spark.jars.packages; the result written by Spark (snappy, its default).
+    "lakesoul-stock": {
+        "write.engine": "lakesoul-stock",
+        "read.engine": "lakesoul-stock",
+        "write.threads": 1,
+        "read.codec": "snappy",
+    },
 }

@@ -88,3 +88,48 @@ def scored_cores(asked: int | None, granted: dict[str, int | None]) -> int:
             "cores the cluster has, or give the cluster the cores asked for)"
         )
     return have
+
+
+# Options whose values from several sources are one list (comma- or path-joined).
+_LIST_FLAGS = {
+    "--packages": ",",
+    "--exclude-packages": ",",
+    "--jars": ",",
+    "--py-files": ",",
+    "--driver-class-path": ":",
+}
+# Settings whose values from several sources add up rather than replace each other.
+_JOINED_CONF = {
+    "spark.executor.extraJavaOptions": " ",
+    "spark.executor.extraClassPath": ":",
+    "spark.driver.extraJavaOptions": " ",
+    "spark.driver.extraClassPath": ":",
+}
+
+
+def merge_options(*sources: list[str]) -> list[str]:
+    """One spark-submit option list from several (the object store's, a strategy's JVM
+    libraries', a cluster's): spark-submit keeps only the last of a repeated flag, so
+    list-valued flags and additive settings are joined, the rest last-wins."""
+    lists: dict[str, list[str]] = {}
+    confs: dict[str, str] = {}
+    other: list[str] = []
+    for opts in sources:
+        it = iter(opts)
+        for flag in it:
+            value = next(it, "")
+            if flag in _LIST_FLAGS:
+                lists.setdefault(flag, []).extend(v for v in value.split(_LIST_FLAGS[flag]) if v)
+            elif flag == "--conf" and "=" in value:
+                key, val = value.split("=", 1)
+                sep = _JOINED_CONF.get(key)
+                confs[key] = f"{confs[key]}{sep}{val}" if sep and key in confs else val
+            else:
+                other += [flag, value]
+    out: list[str] = []
+    for flag, values in lists.items():
+        unique = list(dict.fromkeys(values))
+        out += [flag, _LIST_FLAGS[flag].join(unique)]
+    for key, val in confs.items():
+        out += ["--conf", f"{key}={val}"]
+    return out + other

@@ -24,9 +24,15 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     # Hadoop's s3a (the version of pyspark's Hadoop client jars, 3.3.4; brings the AWS
     # SDK bundle): Spark's own readers and writers on s3:// paths.
     "s3": (S3A_PACKAGE,),
+    # LakeSoul's own released libraries (lakesoul-io-java brings lakesoul-common), with
+    # jcasbin pinned (lakesoul-common's casbin adapter asks for "LATEST"): the
+    # lakesoul-stock engine, contest/infra/lakesoul_jvm.py.
+    "lakesoul": ("com.dmetasoul:lakesoul-io-java:2.6.2", "org.casbin:jcasbin:1.81.0"),
 }
 # Artifacts a set must not pull in (they clash with Spark's own jars).
-EXCLUDES: dict[str, tuple[str, ...]] = {}
+EXCLUDES: dict[str, tuple[str, ...]] = {
+    "lakesoul": ("org.apache.spark:spark-catalyst_2.12",),
+}
 
 
 def coordinates(names: Iterable[str]) -> tuple[str, ...]:

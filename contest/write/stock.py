@@ -1,0 +1,167 @@
+"""The Write job of the `lakesoul-stock` engine: what a user of stock LakeSoul does, with
+LakeSoul's own code wherever this machine allows it (README, "Strategy lakesoul-stock").
+
+The table is created and every commit made by LakeSoul's DBManager; the rows are written
+by LakeSoul's NativeIOWriter inside Spark tasks (primary key, hash buckets, sorted by key;
+its codec is SNAPPY, fixed). Batches are upserted one after another in version order, as a
+stock user can (stock LakeSoul applies a bucket's files in commit order).
+
+Two rewrites make LakeSoul's own merge operators give the contract's result:
+- `name`: the literal string "null" is written as NULL, so `UseLastNotNull` gives the last
+  name that is neither NULL nor "null" (NULL when there is none): the contract's rule.
+- `requests`: `SumAll` turns a key's sum NULL as soon as one of its values is NULL, while
+  the contract's sum ignores NULLs. So NULL is written as 0 and a count column (1 for a
+  value, 0 for NULL) beside it, both summed with `SumAll`; a read turns the sum into NULL
+  where the count is 0 (all values NULL). Exact for any data, and both columns are int64.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from contest.config import Config
+from contest.data.batches import SCHEMA, discover
+from contest.errors import DataError, RunError
+from contest.infra.dbmanager import DBManager, StockTable
+from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
+from meta import catalog
+from meta.connection import PgConnection
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+PRIMARY_KEY = "uuid"
+NULL_STRING_COLUMNS = ("name",)  # "null" written as NULL
+COUNTED = {"requests": "requests_nonnull"}  # summed column -> its count of non-NULL values
+BATCH_ROWS = 8192
+
+
+def stock_schema(schema: pa.Schema = SCHEMA) -> pa.Schema:
+    """The stored schema: the contract's columns, then a count column per summed column."""
+    return pa.schema(list(schema) + [pa.field(c, pa.int64()) for c in COUNTED.values()])
+
+
+def stock_rows(df: DataFrame) -> DataFrame:
+    """A batch as the stock table stores it (module docstring)."""
+    from pyspark.sql import functions as F
+
+    cols = []
+    for name in df.columns:
+        col = F.col(name)
+        if name in NULL_STRING_COLUMNS:
+            col = F.when(col == F.lit("null"), F.lit(None).cast("string")).otherwise(col)
+        elif name in COUNTED:
+            col = F.coalesce(col, F.lit(0).cast("long"))
+        cols.append(col.alias(name))
+    for summed, count in COUNTED.items():
+        cols.append(F.when(F.col(summed).isNull(), 0).otherwise(1).cast("long").alias(count))
+    return df.select(cols)
+
+
+def write_native(
+    spark: SparkSession, df: DataFrame, table: StockTable, hash_buckets: int
+) -> list[tuple[str, int]]:
+    """`df` written by LakeSoul's NativeIOWriter in Spark tasks, shuffled into the table's
+    buckets first as LakeSoul's connector does (one task, one file per bucket)."""
+    from contest.infra.dbmanager import columns_of
+    from contest.infra.lakesoul_jvm import jlist
+
+    jvm: Any = spark._jvm
+    rows = df.repartition(hash_buckets, *table.primary_keys)
+    lines = jvm.contest.lakesoul.StockIO.write(
+        rows._jdf,
+        jlist(jvm, columns_of(table.schema_json)),
+        table.primary_keys[0],
+        hash_buckets,
+        table.path,
+        BATCH_ROWS,
+    )
+    out = []
+    for line in lines:
+        path, size = str(line).rsplit("\t", 1)
+        out.append((path, int(size)))
+    return out
+
+
+def prepare_stock_table(
+    db: DBManager, conn: PgConnection, cfg: Config, path: str, name: str, replace: bool
+) -> StockTable:
+    """A new table created by DBManager; a taken name or path is an error unless `replace`
+    (then the old table is dropped and its data files deleted)."""
+    from contest.write.files import delete_table_files
+
+    catalog.check_name(name)
+    uri = catalog.table_uri(path)
+    taken = [
+        t
+        for t in catalog.list_tables(conn)
+        if t.path == uri or (t.name == name and t.namespace == cfg.table.namespace)
+    ]
+    if taken and not replace:
+        what = "; ".join(f"table {t.namespace}.{t.name} at {t.path}" for t in taken)
+        raise RunError(f"cannot create {name} at {uri}: taken by {what} (--replace recreates it)")
+    for t in taken:
+        catalog.drop_table(conn, t.name, t.namespace)
+        delete_table_files(t.path)
+    return db.create_table(
+        name, cfg.table.namespace, uri, stock_schema(), PRIMARY_KEY, cfg.table.hash_buckets
+    )
+
+
+def run_stock_write(
+    spark: SparkSession,
+    conn: PgConnection,
+    cfg: Config,
+    data_dir: str | Path,
+    table_path: str,
+    table_name: str | None = None,
+    replace: bool = False,
+) -> WriteReport:
+    """Sequential upserts in version order; the first failure stops the write (a later
+    version must not be applied before an earlier one)."""
+    from pyspark.sql import functions as F
+
+    batches = sorted(discover(data_dir, cfg.write.versions or None), key=lambda b: b.version)
+    db = DBManager(spark)
+    name = table_name or Path(table_path).name
+    table = prepare_stock_table(db, conn, cfg, table_path, name, replace)
+    report = WriteReport(f"{table.namespace}.{table.name}", table.path)
+    columns = stock_schema().names
+    started = time.perf_counter()
+    log.info("lakesoul-stock: table %s created by DBManager at %s", name, table.path)
+    for batch in batches:
+        res = BatchResult(batch.path.name, batch.version, start_s=time.perf_counter() - started)
+        try:
+            t0 = time.perf_counter()
+            df = spark.read.parquet(str(batch.path))
+            null_keys = df.where(F.col(PRIMARY_KEY).isNull()).count()
+            if null_keys and not cfg.write.drop_null_keys:
+                raise DataError(
+                    f"{batch.path}: {null_keys} row(s) with a NULL uuid "
+                    "(set write.drop_null_keys=true to drop and count them)"
+                )
+            df = df.where(F.col(PRIMARY_KEY).isNotNull()) if null_keys else df
+            files = write_native(spark, stock_rows(df), table, cfg.table.hash_buckets)
+            res.write_s = time.perf_counter() - t0
+            res.shuffled = True
+            res.null_keys_dropped = null_keys
+            res.rows = batch.rows - null_keys
+            res.files = len(files)
+            res.bytes = sum(size for _, size in files)
+            committed = db.commit(table.table_id, files, columns)
+            res.commit_s = committed.seconds
+            res.commit_id = committed.commit_id
+            res.commit_retries = committed.redriven
+        except Exception as exc:
+            fail(res, exc)
+        res.end_s = time.perf_counter() - started
+        report.batches.append(res)
+        log_batch(res)
+        if res.error is not None:
+            break
+    report.wall_s = time.perf_counter() - started
+    return report

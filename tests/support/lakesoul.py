@@ -1,0 +1,34 @@
+"""Run steps on LakeSoul's JVM libraries in a child process (tests/support/lakesoul_child.py)
+and read results back."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from contest.config import Config, to_toml
+from tests.support.config import REPO
+
+
+def run_child(cfg: Config, steps: list[dict], tmp: Path) -> None:
+    config_file = tmp / "child.toml"
+    config_file.write_text(to_toml(cfg, secrets=True))
+    steps_file = tmp / "steps.json"
+    steps_file.write_text(json.dumps(steps))
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.support.lakesoul_child", str(config_file), str(steps_file)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+def result_rows(folder: Path) -> list[dict]:
+    rows = pq.read_table(folder).to_pylist()
+    return sorted(rows, key=lambda r: r["uuid"])

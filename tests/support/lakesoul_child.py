@@ -1,0 +1,90 @@
+"""Work on LakeSoul's JVM libraries for tests, in a child process of its own (the test
+process's Spark session has no LakeSoul jars, and a process holds one JVM).
+
+usage: python -m tests.support.lakesoul_child CONFIG.toml STEPS.json
+STEPS: a list of {"do": ..., ...}:
+- stock_write: data, table, [versions]: the lakesoul-stock Write job
+- stock_read: table, out, [operators]: the lakesoul-stock Read job (result parquet)
+- lakesoul_table: data, table, writers: a table in the contest schema written as it is
+  (no rewrites) by LakeSoul's writers, batch i by writers[i] ("jvm": NativeIOWriter,
+  snappy; "pypi": the PyPI package's native writer, zstd), each committed by DBManager
+  without a user-defined version
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from contest.config import load_config, override
+from contest.data.batches import SCHEMA, discover
+from contest.infra.dbmanager import DBManager
+from contest.infra.lakesoul_jvm import COORDINATES, session_config
+from contest.infra.postgres import resolve_connection
+from contest.infra.spark import build_session
+from contest.read.stock import run_stock_read
+from contest.write.files import delete_table_files
+from contest.write.stock import run_stock_write, write_native
+from meta import catalog
+
+
+def lakesoul_table(spark, conn, cfg, data: str, table_path: str, writers: list[str]) -> None:
+    import pyarrow.parquet as pq
+    from lakesoul._lib._writer import _NativeWriter
+
+    name = Path(table_path).name
+    for t in catalog.list_tables(conn):
+        if t.name == name:
+            catalog.drop_table(conn, t.name, t.namespace)
+            delete_table_files(t.path)
+    db = DBManager(spark)
+    uri = catalog.table_uri(table_path)
+    buckets = cfg.table.hash_buckets
+    table = db.create_table(name, "default", uri, SCHEMA, "uuid", buckets)
+    for batch, writer in zip(discover(data), writers, strict=True):
+        if writer == "jvm":
+            files = write_native(spark, spark.read.parquet(str(batch.path)), table, buckets)
+        else:
+            w = _NativeWriter(
+                path=uri, schema=SCHEMA, format="parquet", primary_keys=["uuid"],
+                hash_bucket_num=buckets,
+            )  # fmt: skip
+            for rb in pq.read_table(batch.path).to_batches():
+                w.write(rb)
+            files = [(f.path, f.size) for f in w.finish()]
+        db.commit(table.table_id, files, SCHEMA.names)
+
+
+def main(config_file: str, steps_file: str) -> int:
+    cfg = load_config(config_file)
+    conn = resolve_connection(cfg)
+    steps = json.loads(Path(steps_file).read_text())
+    spark = build_session(session_config(cfg), "lakesoul-child", COORDINATES)
+    try:
+        for step in steps:
+            scfg = override(cfg, {"write.versions": step.get("versions") or ""})
+            if step.get("operators"):
+                scfg = dataclasses.replace(
+                    scfg, read=dataclasses.replace(scfg.read, operators=step["operators"])
+                )
+            if step["do"] == "stock_write":
+                report = run_stock_write(
+                    spark, conn, scfg, step["data"], step["table"], replace=True
+                )
+                if not report.ok:
+                    raise SystemExit(report.summary())
+            elif step["do"] == "stock_read":
+                run_stock_read(spark, conn, scfg, step["table"], step["out"], overwrite=True)
+            elif step["do"] == "lakesoul_table":
+                lakesoul_table(spark, conn, scfg, step["data"], step["table"], step["writers"])
+            else:
+                raise SystemExit(f"unknown step {step['do']}")
+    finally:
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))
