@@ -155,6 +155,54 @@ class ClusterConfig:
     memory: str = "1g"
 
 
+# Table formats the harness runs beside its own LakeSoul tables (contest/peers).
+PEER_FORMATS = ("delta", "iceberg", "hudi")
+# Parquet codecs each peer format takes for its data files ("" = the format's default).
+PEER_CODECS = {
+    "delta": ("", "none", "snappy", "zstd", "gzip", "lz4_raw"),
+    "iceberg": ("", "none", "snappy", "zstd", "gzip"),
+    "hudi": ("", "none", "snappy", "zstd", "gzip", "lz4_raw"),
+}
+
+
+@dataclass(frozen=True)
+class PeerConfig:
+    # The table format the write and read jobs use: "" = this project's LakeSoul tables;
+    # "delta", "iceberg" or "hudi" = a peer format through its own Spark library, so the
+    # harness measures what users would pick instead on the same data and oracle.
+    format: str = ""
+    # Maven coordinates loaded instead of the format's pinned set (contest/infra/packages.py);
+    # "" = the pinned set. For trying another release of a format.
+    packages: str = ""
+    # Delta: MERGE marks replaced rows in deletion vectors instead of rewriting the files
+    # that hold them (copy-on-write).
+    deletion_vectors: bool = False
+    # Iceberg: how MERGE changes rows: merge-on-read (position delete files) or
+    # copy-on-write (rewrite the touched files).
+    merge_mode: str = "merge-on-read"
+    # Parquet codec of the table's data files; "" = the format's own default (Delta:
+    # Spark's snappy; Iceberg 1.10: zstd; Hudi: gzip).
+    codec: str = ""
+    # Target size of data files in bytes (Iceberg write.target-file-size-bytes, Hudi
+    # hoodie.parquet.max.file.size); 0 = the format's default. Delta's MERGE writes one
+    # file per shuffle partition: its file size is set by spark.shuffle_partitions.
+    target_file_bytes: int = 0
+    # Collapsed batches up to this size are broadcast to the MERGE join instead of
+    # shuffling the table (spark.sql.autoBroadcastJoinThreshold); 0 = Spark's 10 MB.
+    broadcast_bytes: int = 0
+    # Iceberg: how rows are distributed to writers before a write/MERGE (none, hash,
+    # range); "" = Iceberg's default (hash: one more shuffle per MERGE).
+    distribution: str = ""
+    # Hudi: the index that finds the file group of a key: "" = Hudi's default (SIMPLE:
+    # a join with the keys stored in the table), "BUCKET" (hash of uuid into a fixed
+    # number of file groups, no lookup), "BLOOM", "RECORD_INDEX".
+    hudi_index: str = ""
+    # Hudi's bucket index: file groups (buckets); 0 = Hudi's default (4).
+    buckets: int = 0
+    # Further table properties, as the format names them (set when the table is created).
+    table: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Config:
     # Servers' data, passwords, logs (relative: to the folder the command runs in).
@@ -174,6 +222,7 @@ class Config:
     tables_dir: str = ""
     s3: ObjectStoreConfig = field(default_factory=ObjectStoreConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    peer: PeerConfig = field(default_factory=PeerConfig)
 
     @property
     def state_path(self) -> Path:
@@ -421,11 +470,38 @@ def validate(cfg: Config) -> None:
         )
     if cfg.cluster.workers < 1 or cfg.cluster.cores_per_worker < 1:
         raise ConfigError("cluster.workers and cluster.cores_per_worker: must be at least 1")
+    _validate_peer(cfg.peer)
     if cfg.pg.url and not (cfg.pg.username and cfg.pg.password):
         raise ConfigError(
             "pg.url is set (external PostgreSQL) but pg.username or pg.password is missing: "
             "set LAKESOUL_PG_USERNAME and LAKESOUL_PG_PASSWORD"
         )
+
+
+def _validate_peer(peer: PeerConfig) -> None:
+    if peer.format and peer.format not in PEER_FORMATS:
+        raise ConfigError(
+            f"peer.format: {peer.format!r} is not one of {', '.join(PEER_FORMATS)} "
+            "(or empty for LakeSoul)"
+        )
+    if peer.format and peer.codec not in PEER_CODECS[peer.format]:
+        raise ConfigError(
+            f"peer.codec: {peer.codec!r} is not one of "
+            f"{', '.join(c or '(default)' for c in PEER_CODECS[peer.format])} for {peer.format}"
+        )
+    if peer.merge_mode not in ("merge-on-read", "copy-on-write"):
+        raise ConfigError(
+            f"peer.merge_mode: {peer.merge_mode!r} is not merge-on-read or copy-on-write"
+        )
+    if peer.distribution not in ("", "none", "hash", "range"):
+        raise ConfigError(f"peer.distribution: {peer.distribution!r} is not none, hash or range")
+    if peer.hudi_index not in ("", "SIMPLE", "BLOOM", "BUCKET", "RECORD_INDEX"):
+        raise ConfigError(
+            f"peer.hudi_index: {peer.hudi_index!r} is not SIMPLE, BLOOM, BUCKET or RECORD_INDEX"
+        )
+    for key in ("target_file_bytes", "broadcast_bytes", "buckets"):
+        if getattr(peer, key) < 0:
+            raise ConfigError(f"peer.{key}: must be 0 (default) or more, got {getattr(peer, key)}")
 
 
 def to_toml(cfg: Config, *, secrets: bool = False) -> str:

@@ -302,6 +302,14 @@ def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
         raise UsageError(f"no runs file at {runs}: run `contest evaluate` first")
     readme, chart = write_report(runs)
     print(f"wrote {readme} and {chart}")
+    from contest.evaluation.results import load_runs
+    from contest.peers.analysis import amplification_tables
+
+    records = load_runs(runs)
+    if any(r.get("peer_write") for r in records):  # the peer formats' write amplification
+        batches = runs.parent / "peers_batches.md"
+        batches.write_text(amplification_tables(records))
+        print(f"wrote {batches}")
     return EXIT_OK
 
 

@@ -9,7 +9,7 @@ import sys
 
 from contest.cli.common import absolute, command, int_list, pairs
 from contest.config import Config, override
-from contest.errors import EXIT_OK, UsageError
+from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -148,6 +148,8 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
     from contest.write.report import timeline
 
     cfg = _write_config(args, cfg)
+    if cfg.peer.format:
+        return _peer_write(args, cfg)
     delays = {int(k): float(v) for k, v in pairs(args.delay_commit, "--delay-commit").items()}
     only = int_list(args.only, "--only") if args.only else None
     discover(args.data, cfg.write.versions or None, schema=None)  # bad input: before Spark
@@ -201,6 +203,8 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
     if args.allow_unmerged:
         values["read.require_merged"] = False
     cfg = override(cfg, values) if values else cfg
+    if cfg.peer.format:
+        return _peer_read(args, cfg)
     conn = resolve_connection(cfg)
     if cfg.read.engine == "lakesoul-stock":
         if args.as_of_version is not None or args.from_version is not None or args.to_version:
@@ -257,4 +261,38 @@ def _stock_read(args: argparse.Namespace, cfg: Config, conn) -> int:
         file=sys.stderr,
     )
     print(json.dumps(report.to_dict()))
+    return EXIT_OK
+
+
+def _peer_write(args: argparse.Namespace, cfg: Config) -> int:
+    """`contest write` with peer.format set: the batches merged into a Delta, Iceberg or
+    Hudi table in version order (contest/peers/write.py); --table is its folder."""
+    from contest.peers.write import run_peer_write
+
+    if args.append or args.resume or args.only or args.delay_commit:
+        raise UsageError(
+            f"peer.format={cfg.peer.format}: --append, --resume, --only and --delay-commit "
+            "are for LakeSoul tables; a peer write applies every batch in version order"
+        )
+    _logging()
+    report = run_peer_write(cfg, args.data, absolute(args.table), replace=args.replace)
+    print(json.dumps(report.to_dict()))
+    print(("" if report.ok else "contest: ") + report.summary(), file=sys.stderr)
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _peer_read(args: argparse.Namespace, cfg: Config) -> int:
+    """`contest read` with peer.format set: the format's merged snapshot as the result;
+    --table is the table's folder."""
+    from contest.peers.read import run_peer_read
+
+    if args.as_of_version is not None or args.from_version is not None or args.to_version:
+        raise UsageError(f"peer.format={cfg.peer.format}: version ranges are for LakeSoul tables")
+    report = run_peer_read(cfg, absolute(args.table), absolute(args.out), args.overwrite)
+    print(
+        f"read {report['format']} table {report['table']}: {report['rows']:,} rows in "
+        f"{report['seconds']:.3f} s -> {report['out']}",
+        file=sys.stderr,
+    )
+    print(json.dumps(report))
     return EXIT_OK

@@ -26,6 +26,9 @@ from contest.config import Config, absolute_paths, as_dict, to_toml
 from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discover
 from contest.errors import UsageError
 from contest.evaluation.strategies import DEFAULT_SCALE
+from contest.infra.packages import require as require_packages
+from contest.peers.formats import coordinates, is_peer
+from contest.peers.write import folder_bytes, report_from_log
 
 SCALE1_ROWS = BASE0_ROWS + (BATCHES - 1) * UPDATE_BATCH_ROWS
 SIZE_RULE_BYTES = 2_000_000_000  # the contest's stored-size floor at scale 1
@@ -82,6 +85,7 @@ def spark_submit(
     from contest.evaluation.submit import merge_options
     from contest.infra.lakesoul_jvm import submit_options
     from contest.infra.spark import log_java_option
+    from contest.peers.formats import submit_options as peer_submit_options
 
     # A strategy on LakeSoul's JVM libraries: its packages, jars and class path.
     jvm_args, jvm_options = submit_options(cfg)
@@ -93,7 +97,8 @@ def spark_submit(
         cfg.spark.driver_memory,
         "--driver-java-options",
         f"{log_java_option()} {jvm_options}".strip(),
-        *merge_options(jvm_args, options or []),
+        # A LakeSoul-library strategy's, a peer format's and the cluster's options.
+        *merge_options(jvm_args, peer_submit_options(cfg), options or []),
         str(job_script(stage)),
         "--config",
         str(config_file),
@@ -217,6 +222,7 @@ def _evaluate(
     from meta.merge import merge_table
 
     asked_cores = cores
+    peer = is_peer(cfg)
     cores = cores or os.cpu_count() or 1
     master = submit.master_of(master, cores)
     record: dict = {
@@ -253,9 +259,10 @@ def _evaluate(
         expected = cached_expected(cfg, data, cfg.write.versions, say)
 
         phase("clean")
-        conn = resolve_connection(cfg)
-        check_reachable(conn)
-        catalog.drop_table(conn, table_name, cfg.table.namespace)
+        if not peer:  # a peer table has no metadata in PostgreSQL
+            conn = resolve_connection(cfg)
+            check_reachable(conn)
+            catalog.drop_table(conn, table_name, cfg.table.namespace)
         from contest.infra.storage import configure, delete_tree, is_object_store
 
         if is_object_store(table_dir):
@@ -270,6 +277,10 @@ def _evaluate(
         config_file.write_text(to_toml(absolute_paths(cfg)))
         env = child_env(cfg)
         submit_opts = _submit_options(cfg, master, asked_cores, data, eval_dir)
+        if peer:
+            # Resolved now, untimed: a library that cannot be had is one line naming it.
+            phase(f"packages ({cfg.peer.format})")
+            require_packages(coordinates(cfg))
 
         phase(f"write ({rows:,} rows, spark-submit {master})")
         w = run_job(
@@ -288,20 +299,26 @@ def _evaluate(
             write_peak_rss_bytes=w.peak_rss_bytes,
             write_peak_process_rss_bytes=w.peak_process_rss_bytes,
         )
+        if peer:
+            record["peer_write"] = report_from_log(w.log)
         if not w.ok:
             raise PhaseError(f"write job exited {w.returncode}: {w.last_line} (log {w.log})")
 
         phase("size check")
-        table = catalog.get_table(conn, table_name, cfg.table.namespace)
-        _, commits = head_snapshot(conn, table)
-        stored = sum(f.size for c in commits for f in c.files)
+        if peer:  # no LakeSoul commits: the table folder (data, logs, metadata)
+            stored = folder_bytes(Path(table_dir))
+        else:
+            table = catalog.get_table(conn, table_name, cfg.table.namespace)
+            _, commits = head_snapshot(conn, table)
+            stored = sum(f.size for c in commits for f in c.files)
         floor = int(SIZE_RULE_BYTES * scale_of(rows))
         record.update(stored_bytes=stored, size_floor_bytes=floor, size_ok=stored > floor)
 
-        phase("metadata merge")
-        t0 = time.perf_counter()
-        merge_table(conn, table)
-        record["merge_s"] = round(time.perf_counter() - t0, 4)
+        if not peer:  # a peer's snapshot is its format's own: nothing to merge
+            phase("metadata merge")
+            t0 = time.perf_counter()
+            merge_table(conn, table)
+            record["merge_s"] = round(time.perf_counter() - t0, 4)
 
         phase("read (spark-submit)")
         r = run_job(
@@ -311,7 +328,7 @@ def _evaluate(
             config_file,
             env,
             logs / f"{strategy}-read.log",
-            ["--table", table_name, "--out", str(result_dir)],
+            ["--table", str(table_dir) if peer else table_name, "--out", str(result_dir)],
             master,
             submit_opts,
         )
@@ -354,6 +371,7 @@ def _evaluate(
     say(
         f"[{record['total_s']:7.1f}s] {strategy}: "
         + ("correct" if record["correct"] else f"FAILED in {record['failed_phase']}")
+        + (f": {record['error'].splitlines()[0]}" if record.get("error") else "")
     )
     record.update(
         environment=environment(),

@@ -28,6 +28,12 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     # jcasbin pinned (lakesoul-common's casbin adapter asks for "LATEST"): the
     # lakesoul-stock engine, contest/infra/lakesoul_jvm.py.
     "lakesoul": ("com.dmetasoul:lakesoul-io-java:2.6.2", "org.casbin:jcasbin:1.81.0"),
+    # The peer table formats (contest/peers), as their users load them into Spark 3.5:
+    # Delta pulls delta-storage 3.3.2 and antlr4-runtime 4.9.3; Iceberg's runtime jar is
+    # self-contained; Hudi's bundle pulls hive-storage-api 2.8.1 and slf4j-api 1.7.36.
+    "delta": ("io.delta:delta-spark_2.12:3.3.2",),
+    "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.0",),
+    "hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.0.2",),
 }
 # Artifacts a set must not pull in (they clash with Spark's own jars).
 EXCLUDES: dict[str, tuple[str, ...]] = {

@@ -1,0 +1,73 @@
+"""The Read job of a peer format: the table's current snapshot, merged by the format's
+own reader (Delta: files minus deletion vectors; Iceberg: data minus position deletes;
+Hudi: base files merged with log files), written as the contest's result parquet
+through the project's safe result folder (staged, then published)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contest.config import Config
+from contest.data.batches import COLUMNS
+from contest.errors import ReadError
+from contest.peers import formats
+from contest.peers.write import TABLE_MARKERS, session_config
+from contest.read import output
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+def table_dataframe(spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
+    """The table as the format's reader merges it, in the contest's columns and types."""
+    from pyspark.sql import functions as F
+
+    fmt = cfg.peer.format
+    if fmt == "delta":
+        df = spark.read.format("delta").load(str(table))
+    elif fmt == "iceberg":
+        df = spark.table(formats.iceberg_identifier(table))
+    else:
+        df = spark.read.format("hudi").load(str(table))
+    return df.select(
+        *[F.col(c).cast("long").alias(c) if c == "requests" else F.col(c) for c in COLUMNS]
+    )
+
+
+def run_peer_read(cfg: Config, table_path: str | Path, out_dir: str, overwrite: bool) -> dict:
+    """Check the table and the result folder, read, publish; the job's report."""
+    from contest.infra import packages
+    from contest.infra.spark import spark_session
+
+    table = Path(str(table_path)).absolute()
+    marker = TABLE_MARKERS[cfg.peer.format]
+    if not (table / marker).exists():
+        raise ReadError(
+            f"--table {table}: no {cfg.peer.format} table there (no {marker}): "
+            "write it first (contest write with the same peer.format)"
+        )
+    out = output.prepare(out_dir, [str(table)], overwrite)
+    coords = formats.coordinates(cfg)
+    packages.require(coords)
+    started = time.perf_counter()
+    with spark_session(session_config(cfg), f"contest-read-{cfg.peer.format}", coords) as spark:
+        for key, value in formats.runtime_conf(cfg, table).items():
+            spark.conf.set(key, value)
+        try:
+            table_dataframe(spark, cfg, table).write.option("compression", cfg.read.codec).parquet(
+                str(out.staging)
+            )
+            rows = spark.read.parquet(str(out.staging)).count()
+            output.publish(out, {"table": str(table), "format": cfg.peer.format, "rows": rows})
+        except BaseException:
+            output.discard(out)
+            raise
+    return {
+        "table": str(table),
+        "format": cfg.peer.format,
+        "out": str(out.target),
+        "rows": rows,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
