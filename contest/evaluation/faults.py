@@ -362,6 +362,11 @@ def kill_write(ctx: Ctx, trials: int) -> Outcome:
     if wait_bounded(ref) != 0:
         raise RunError(f"reference write failed: see {logs / 'reference.err'}")
     first = first or (time.monotonic() - t0)
+    o.notes.append(
+        "Kill moments: after k = 0..10 logged commits (random; k = 0 means a random moment "
+        "before the first commit) plus up to 0.3 s. `logged` = batches the killed write "
+        "logged as committed (its log line is written after the commit returns)."
+    )
     ctx.say(f"kill write: reference write {time.monotonic() - t0:.1f}s, first commit {first:.1f}s")
     for i in range(trials):
         o.trials += 1
@@ -420,11 +425,6 @@ def kill_write(ctx: Ctx, trials: int) -> Outcome:
             f"{len(kept)} committed, lost {len(lost)}, half {len(bad)}, orphans {removed}, "
             f"recovered {ok}"
         )
-    o.notes.append(
-        "Kill moments: after k = 0..10 logged commits (random; k = 0 means a random moment "
-        "before the first commit) plus up to 0.3 s. `logged` = batches the killed write "
-        "logged as committed (its log line is written after the commit returns)."
-    )
     return o
 
 
@@ -452,6 +452,12 @@ def kill_merge(ctx: Ctx, trials: int, commits: int) -> Outcome:
         raise RunError(f"reference merge failed: see {logs / 'reference.err'}")
     span = time.monotonic() - t0
     ctx.say(f"kill merge: history of {commits:,} in {hist.seconds:.1f}s, merge {span:.1f}s")
+    o.notes.append(
+        f"A synthetic history of {commits:,} commits (meta/synthetic.py); before each trial "
+        "its head is put back in arrival order without a checkpoint (`unmerge`), so every "
+        f"merge replays everything; kills uniform in 0.2 s .. 1.1 x the merge's "
+        f"{span:.1f} s. Half-commit = a head that is not a permutation of the live commits."
+    )
     for i in range(trials):
         o.trials += 1
         unmerge(ctx.conn, table, arrival)
@@ -487,12 +493,6 @@ def kill_merge(ctx: Ctx, trials: int, commits: int) -> Outcome:
             f"{'merged' if merged_before else 'unmerged'}, permutation {intact}, "
             f"rerun ordered {ordered}"
         )
-    o.notes.append(
-        f"A synthetic history of {commits:,} commits (meta/synthetic.py); before each trial "
-        "its head is put back in arrival order without a checkpoint (`unmerge`), so every "
-        f"merge replays everything; kills uniform in 0.2 s .. 1.1 x the merge's "
-        f"{span:.1f} s. Half-commit = a head that is not a permutation of the live commits."
-    )
     return o
 
 
@@ -757,6 +757,13 @@ def concurrent_writers(ctx: Ctx, rounds: int, create_rounds: int, writers: int =
     path = ctx.root / "tables" / name
     logs = ctx.root / "logs" / name
     shares = disjoint_indices(11, writers)
+    o.notes.append(
+        f"Per round {writers} separate `contest write --append --only` processes over "
+        f"disjoint batches ({' / '.join(','.join(map(str, s)) for s in shares)}), started "
+        f"together: {rounds} rounds on an existing empty table, {create_rounds} racing to "
+        "create it. Correct = every writer exits 0, one table, versions 0..10 committed, "
+        "merged read equal to the oracle's. Lost counts batches not committed."
+    )
     for r in range(rounds + create_rounds):
         creating = r >= rounds
         o.trials += 1
@@ -821,13 +828,6 @@ def concurrent_writers(ctx: Ctx, rounds: int, create_rounds: int, writers: int =
             f"writers round {r + 1} ({'create race' if creating else 'existing'}): exits "
             f"{codes}, {len(tables)} table(s), {len(kept)} versions, check {ok}"
         )
-    o.notes.append(
-        f"Per round {writers} separate `contest write --append --only` processes over "
-        f"disjoint batches ({' / '.join(','.join(map(str, s)) for s in shares)}), started "
-        f"together: {rounds} rounds on an existing empty table, {create_rounds} racing to "
-        "create it. Correct = every writer exits 0, one table, versions 0..10 committed, "
-        "merged read equal to the oracle's. Lost counts batches not committed."
-    )
     return o
 
 
@@ -952,6 +952,11 @@ def overlapping_evaluations(ctx: Ctx, runs: int) -> Outcome:
     work = ctx.root / "eval-lock"
     logs = ctx.root / "logs" / "evaluate"
     lock = work / "eval" / ".lock"
+    o.notes.append(
+        "The second evaluation starts 0.5..5 s after the first took the work folder's lock. "
+        "Recovered = the second refused in one line (exit 2) and the first gave a correct "
+        "result."
+    )
     for i in range(runs):
         o.trials += 1
         base: list[str | Path] = [
@@ -1006,11 +1011,6 @@ def overlapping_evaluations(ctx: Ctx, runs: int) -> Outcome:
             f"evaluate overlap {i + 1}/{runs}: second exit {code2} ({line}); "
             f"first correct {correct}"
         )
-    o.notes.append(
-        "The second evaluation starts 0.5..5 s after the first took the work folder's lock. "
-        "Recovered = the second refused in one line (exit 2) and the first gave a correct "
-        "result."
-    )
     return o
 
 
