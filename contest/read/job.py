@@ -175,13 +175,18 @@ def plan_read(conn: PgConnection, cfg: Config, table: TableRef, request: ReadReq
     chosen, pversion, ops = chosen_commits(conn, cfg, table, request.versions)
     warnings = []
     gaps = gaps_of(conn, table)
-    if gaps.holes and not request.allow_gaps:
+    # Versions a write planned that are not committed: holes below the newest, and
+    # pending ones above it (a write whose last batches failed). A version range only
+    # needs the versions up to its end.
+    high = request.as_of if request.as_of is not None else request.to_version
+    missing = [v for v in (*gaps.holes, *gaps.pending) if high is None or v <= high]
+    if missing and not request.allow_gaps:
         raise ReadError(
             f"table {table.namespace}.{table.name}: {gaps.describe()}: the result "
             "would lack those batches; finish the write (contest write --resume) "
             "or read anyway with --allow-gaps"
         )
-    if gaps.holes or gaps.pending:
+    if missing:
         warnings.append(f"table {table.namespace}.{table.name}: {gaps.describe()}")
     out = output.prepare(
         request.out_dir, [t.path for t in catalog.list_tables(conn)], request.overwrite

@@ -195,3 +195,17 @@ def test_a_damaged_batch_is_one_line_naming_the_file(
     assert "FAILED 1 (base-3.parquet)" in last and "--resume" in last
     if reader == "arrow":
         assert code == 2 and "base-3.parquet: row group 0 cannot be read" in last
+
+
+def test_read_refuses_planned_versions_that_never_landed(spark, pg, cfg, data, tmp_path, capsys):
+    from meta.versions import plan_versions
+
+    _, table = write(spark, pg, cfg, data, tmp_path / "top", indices=list(range(9)))
+    plan_versions(pg, table, {9: "base-9.parquet", 10: "base-10.parquet"})  # they failed
+    assert main(cli(cfg, "meta", "merge", "--table", table.name)) == 0
+    read = cli(cfg, "read", "--table", table.name, "--out", str(tmp_path / "o"))
+    assert main(read) == 2
+    assert "planned version(s) 9, 10 not committed yet" in capsys.readouterr().err
+    assert main([*read, "--as-of-version", "8"]) == 0  # a range up to 8 needs nothing more
+    capsys.readouterr()
+    assert main([*read, "--allow-gaps"]) == 0
