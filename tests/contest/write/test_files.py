@@ -1,0 +1,69 @@
+"""Bucket files: one sorted file per bucket, LakeSoul's names, and deleting a dropped
+table's data files without touching anything else."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from contest.write.files import (
+    BUCKET_COL,
+    POS_COL,
+    delete_table_files,
+    is_data_file,
+    write_bucket_files,
+)
+from meta.commits import bucket_of_path
+
+SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
+
+
+def test_one_sorted_file_per_bucket_keeping_arrival_order_of_a_key(tmp_path):
+    rows = pa.table(
+        {
+            "uuid": ["b", "a", "c", "a", "b"],
+            "v": [1, 2, 3, 4, 5],
+            BUCKET_COL: pa.array([1, 0, 1, 0, 1], pa.int32()),
+            POS_COL: [0, 1, 2, 3, 4],
+        }
+    )
+    files = write_bucket_files(rows, str(tmp_path), ["uuid"], SCHEMA)
+    by_bucket = {f["bucket"]: f for f in files}
+    assert sorted(by_bucket) == [0, 1] and sum(f["rows"] for f in files) == 5
+    b1 = pq.read_table(by_bucket[1]["path"])
+    assert b1.column_names == ["uuid", "v"]
+    assert list(zip(b1["uuid"].to_pylist(), b1["v"].to_pylist(), strict=True)) == [
+        ("b", 1),
+        ("b", 5),
+        ("c", 3),
+    ]  # sorted by key; a key's rows in arrival order
+    for f in files:
+        name = f["path"].rsplit("/", 1)[-1]
+        assert is_data_file(name) and bucket_of_path(f["path"]) == f["bucket"]
+        assert f["size"] == (tmp_path / name).stat().st_size
+
+
+def test_empty_input_writes_nothing(tmp_path):
+    empty = pa.table(
+        {
+            "uuid": pa.array([], pa.string()),
+            "v": pa.array([], pa.int64()),
+            BUCKET_COL: pa.array([], pa.int32()),
+        }
+    )
+    assert write_bucket_files(empty, str(tmp_path), ["uuid"], SCHEMA) == []
+
+
+def test_deleting_a_dropped_tables_files_keeps_other_files(tmp_path):
+    table = tmp_path / "t"
+    (table / "sub").mkdir(parents=True)
+    for name in ("part-AbCd_0000.parquet", "sub/part-XyZw_0001.parquet"):
+        (table / name).write_bytes(b"x")
+    (table / "README.txt").write_text("mine")
+    removed, kept = delete_table_files(str(table))
+    assert removed == 2 and [k.rsplit("/", 1)[-1] for k in kept] == ["README.txt"]
+    assert (table / "README.txt").exists() and table.exists()
+    (table / "README.txt").unlink()
+    (table / "part-Q_0002.parquet").write_bytes(b"x")
+    assert delete_table_files(str(table)) == (1, []) and not table.exists()
+    assert delete_table_files(str(tmp_path / "never")) == (0, [])
