@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from contest.config import Config
 from contest.data.batches import COLUMNS, Batch, discover
-from contest.errors import RunError, UsageError, unwrap_spark_error
+from contest.errors import UsageError, unwrap_spark_error
 from contest.peers import formats
 from contest.write.cow import VALUE_COLS, collapse_batch
 
@@ -405,8 +405,3 @@ def report_from_log(log_path: Path) -> dict | None:
             except json.JSONDecodeError:
                 return None
     return None
-
-
-def check_ok(report: PeerWriteReport) -> None:
-    if not report.ok:
-        raise RunError(report.summary())
