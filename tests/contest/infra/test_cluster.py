@@ -22,6 +22,10 @@ def test_the_cluster_runs_two_workers(cfg, standalone):
 
 
 def test_evaluate_on_the_cluster_with_the_table_on_s3(cfg, pg, s3, standalone, capsys):
+    import shutil
+
+    local_tables = cfg.work_path / "eval" / "tables"
+    shutil.rmtree(local_tables, ignore_errors=True)  # left by earlier local evaluations
     code = main(
         cli(
             cfg,
@@ -46,7 +50,7 @@ def test_evaluate_on_the_cluster_with_the_table_on_s3(cfg, pg, s3, standalone, c
     # the table's files are objects of the S3 server, not files of the work folder
     objects = list((cfg.state_path / "s3" / "data" / "lake" / "eval").rglob("part-*.parquet"))
     assert len(objects) >= 11
-    assert not (cfg.work_path / "eval" / "tables").exists()
+    assert not local_tables.exists()
 
     # LakeSoul's native reader (object_store_options) reads the table from the store
     from contest.infra.storage import lakesoul_options
