@@ -194,7 +194,9 @@ def evaluate(
     say: Callable[[str], None] = print,
 ) -> dict:
     """Run the procedure; returns the record (correct=False with the failing phase named).
-    Holds the work folder's lock throughout (see `work_lock`)."""
+    Holds the work folder's lock throughout (see `work_lock`). Its folders are made
+    absolute first: the timed jobs run in the evaluation's folder, not this one."""
+    cfg = absolute_paths(cfg)
     with work_lock(cfg.work_path / "eval"):
         return _evaluate(
             cfg, strategy, data=data, scale=scale, seed=seed, cores=cores, master=master, say=say

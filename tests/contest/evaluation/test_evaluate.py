@@ -32,9 +32,11 @@ def _last_json(out: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def test_evaluate_optimized_end_to_end(cfg, pg, tmp_path, capsys):
+def test_evaluate_optimized_end_to_end(cfg, pg, tmp_path, capsys, monkeypatch):
     runs = tmp_path / "runs.jsonl"
-    code = main(cli(cfg, "evaluate", "--scale", "0.0005", "--cores", "2", "--results", str(runs)))
+    monkeypatch.chdir(tmp_path)  # a relative work folder, as `./build.sh run` has (.work)
+    argv = cli(cfg, "evaluate", "--scale", "0.0005", "--cores", "2", "--results", str(runs))
+    code = main([*argv, "--work", "rel-work"])
     out, err = capsys.readouterr()
     rec = _last_json(out)
     assert code == 0, err[-3000:]
