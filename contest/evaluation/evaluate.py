@@ -27,6 +27,7 @@ from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discove
 from contest.errors import UsageError
 from contest.evaluation.strategies import DEFAULT_SCALE
 from contest.infra.packages import require as require_packages
+from contest.infra.storage import configure, delete_tree, is_object_store
 from contest.peers.formats import coordinates, is_peer
 from contest.peers.write import folder_bytes, report_from_log
 
@@ -255,6 +256,8 @@ def _evaluate(
         phase("data")
         if data is None:
             data = cached_data(cfg, scale if scale is not None else DEFAULT_SCALE, seed, say)
+        if not is_object_store(str(data)):
+            data = Path(data).absolute()  # the jobs run in the evaluation's folder
         batches = discover(data, cfg.write.versions or None)
         rows = sum(b.rows for b in batches)
         record.update(data=str(data), rows=rows, scale=round(scale_of(rows), 6))
@@ -265,7 +268,6 @@ def _evaluate(
             conn = resolve_connection(cfg)
             check_reachable(conn)
             catalog.drop_table(conn, table_name, cfg.table.namespace)
-        from contest.infra.storage import configure, delete_tree, is_object_store
 
         if is_object_store(table_dir):
             from contest.infra.s3server import ensure_bucket
