@@ -27,6 +27,7 @@ from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discove
 from contest.errors import UsageError
 from contest.evaluation.strategies import DEFAULT_SCALE
 from contest.infra.packages import require as require_packages
+from contest.infra.proc import ProcResult
 from contest.infra.storage import configure, delete_tree, is_object_store
 from contest.peers.formats import coordinates, is_peer
 from contest.peers.write import folder_bytes, report_from_log
@@ -298,15 +299,9 @@ def _evaluate(
             master,
             submit_opts,
         )
-        record.update(
-            write_s=round(w.seconds, 3),
-            write_peak_rss_bytes=w.peak_rss_bytes,
-            write_peak_process_rss_bytes=w.peak_process_rss_bytes,
-        )
         if peer:
             record["peer_write"] = report_from_log(w.log)
-        if not w.ok:
-            raise PhaseError(f"write job exited {w.returncode}: {w.last_line} (log {w.log})")
+        record_job(record, "write", w)
 
         phase("size check")
         if peer:  # no LakeSoul commits: the table folder (data, logs, metadata)
@@ -336,13 +331,7 @@ def _evaluate(
             master,
             submit_opts,
         )
-        record.update(
-            read_s=round(r.seconds, 3),
-            read_peak_rss_bytes=r.peak_rss_bytes,
-            read_peak_process_rss_bytes=r.peak_process_rss_bytes,
-        )
-        if not r.ok:
-            raise PhaseError(f"read job exited {r.returncode}: {r.last_line} (log {r.log})")
+        record_job(record, "read", r)
 
         phase("cores")
         granted = {"write": submit.job_cores(w.log), "read": submit.job_cores(r.log)}
@@ -383,6 +372,19 @@ def _evaluate(
         when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )
     return record
+
+
+def record_job(record: dict, stage: str, job: ProcResult) -> None:
+    """A timed job's seconds and peak memory into the record; a failed job ends the run."""
+    record.update(
+        {
+            f"{stage}_s": round(job.seconds, 3),
+            f"{stage}_peak_rss_bytes": job.peak_rss_bytes,
+            f"{stage}_peak_process_rss_bytes": job.peak_process_rss_bytes,
+        }
+    )
+    if not job.ok:
+        raise PhaseError(f"{stage} job exited {job.returncode}: {job.last_line} (log {job.log})")
 
 
 class PhaseError(RuntimeError):
