@@ -88,6 +88,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     br.add_argument("--repeat", type=int, default=3, help="rounds")
     br.add_argument("--out", help="results folder (default: results_dir)")
+    bk = command(
+        bench,
+        "compact",
+        "the read before and after `contest compact`",
+        "Write one table, time the contest's read (checked by the oracle) --repeat times, "
+        "compact it (one merged file per bucket), time the read again; results to "
+        "<out>/compact.md and compact.jsonl.",
+        cmd_bench_compact,
+    )
+    bk.add_argument("--scale", type=float, default=1.0, help="scale of generated data")
+    bk.add_argument("--seed", type=int, default=2022, help="generator seed")
+    bk.add_argument("--repeat", type=int, default=3, help="reads before and after")
+    bk.add_argument("--out", help="results folder (default: results_dir)")
     register_bench_faults(bench)
 
 
@@ -362,6 +375,25 @@ def cmd_bench_read(args: argparse.Namespace, cfg: Config) -> int:
             res["scale"] = scale
             results.append(res)
     out = write_read_results(results, Path(args.out) if args.out else cfg.results_path)
+    print(out.read_text())
+    return EXIT_OK
+
+
+def cmd_bench_compact(args: argparse.Namespace, cfg: Config) -> int:
+    from contest.evaluation.bench_compact import run_compact_bench, write_compact_results
+    from contest.evaluation.evaluate import cached_data, cached_expected
+    from contest.infra.postgres import resolve_connection
+    from contest.infra.spark import spark_session
+
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
+    conn = resolve_connection(cfg)
+    data = cached_data(cfg, args.scale, args.seed, say)
+    expected = cached_expected(cfg, data, "", say)
+    with spark_session(cfg, "contest-bench-compact") as spark:
+        res = run_compact_bench(spark, conn, cfg, data, expected, args.repeat, say=say)
+    res["scale"] = args.scale
+    out = write_compact_results(res, Path(args.out) if args.out else cfg.results_path)
     print(out.read_text())
     return EXIT_OK
 
