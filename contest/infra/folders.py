@@ -1,0 +1,104 @@
+"""Folders of files, local or in the object store: list, stat, download.
+
+pyarrow's filesystems do the IO (contest.infra.storage.filesystem, the one place that
+opens them); these helpers keep a folder's name as the user spelled it (an absolute
+path, or `s3://bucket/prefix`), so every message names what was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from contest.infra.storage import filesystem, is_object_store
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A file of a folder: its full name (path or URI), base name, bytes and mtime."""
+
+    uri: str
+    name: str
+    size: int
+    mtime_ns: int
+
+
+def folder_name(text: str | Path) -> str:
+    """A folder as the project names it: an object-store URI without a trailing `/`, or
+    an absolute local path (Spark's JVM may run in another folder)."""
+    text = str(text)
+    if is_object_store(text):
+        return text.rstrip("/")
+    return str(Path(text.removeprefix("file://")).absolute())
+
+
+def join(folder: str, name: str) -> str:
+    return f"{folder.rstrip('/')}/{name}"
+
+
+def base_name(uri: str) -> str:
+    return uri.rstrip("/").rsplit("/", 1)[-1]
+
+
+def parent(uri: str) -> str:
+    return uri.rstrip("/").rsplit("/", 1)[0]
+
+
+def kind(uri: str) -> str | None:
+    """ "file", "folder", or None when nothing is there (an object-store prefix is a
+    folder when some object lies under it)."""
+    import pyarrow.fs as pafs
+
+    fs, path = filesystem(uri)
+    info = fs.get_file_info(path)
+    if info.type == pafs.FileType.File:
+        return "file"
+    if info.type == pafs.FileType.Directory:
+        return "folder"
+    return None
+
+
+def list_files(folder: str, recursive: bool = False, folders: bool = False) -> list[Entry]:
+    """The files of a folder (none when it does not exist), by name; with `recursive`,
+    `name` is the path below the folder; with `folders`, its sub-folders too."""
+    import pyarrow.fs as pafs
+
+    fs, base = filesystem(folder)
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(base, recursive=recursive))
+    except FileNotFoundError:
+        return []
+    out = []
+    for info in infos:
+        wanted = (pafs.FileType.File, pafs.FileType.Directory) if folders else (pafs.FileType.File,)
+        if info.type not in wanted:
+            continue
+        rel = info.path[len(base) :].lstrip("/")
+        out.append(Entry(join(folder, rel), rel, info.size or 0, info.mtime_ns or 0))
+    return sorted(out, key=lambda e: e.name)
+
+
+def open_input(uri: str):
+    """A random-access file (parquet footers, row groups) on either kind of store."""
+    fs, path = filesystem(uri)
+    return fs.open_input_file(path)
+
+
+def localize(uris: Sequence[str], dest: Path, chunk: int = 8 << 20) -> list[str]:
+    """Local paths for files that may be in the object store: object-store files are
+    downloaded into `dest` (streamed, a chunk at a time), local ones returned as they
+    are. Names under `dest` keep the file's order and base name, so they stay unique."""
+    out = []
+    for i, uri in enumerate(uris):
+        if not is_object_store(uri):
+            out.append(str(uri))
+            continue
+        dest.mkdir(parents=True, exist_ok=True)
+        local = dest / f"{i:05d}-{base_name(uri)}"
+        fs, path = filesystem(uri)
+        with fs.open_input_stream(path) as src, local.open("wb") as dst:
+            while block := src.read(chunk):
+                dst.write(block)
+        out.append(str(local))
+    return out
