@@ -146,9 +146,10 @@ def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
 def _check_sha(args: argparse.Namespace, cfg: Config) -> int:
     from contest.cli.common import absolute
     from contest.data.checker import contest_sha256
+    from contest.infra.packages import for_paths
     from contest.infra.spark import spark_session
 
-    with spark_session(cfg, "contest-check") as spark:
+    with spark_session(cfg, "contest-check", for_paths(args.result)) as spark:
         digest = contest_sha256(
             spark, absolute(args.result), cfg.work_path / "check" / "single_csv"
         )
