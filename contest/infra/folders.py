@@ -69,8 +69,13 @@ def list_files(folder: str, recursive: bool = False, folders: bool = False) -> l
         infos = fs.get_file_info(pafs.FileSelector(base, recursive=recursive))
     except FileNotFoundError:
         return []
+    # S3Proxy's filesystem backend lists a sub-folder in a recursive listing twice:
+    # as the folder, and as an empty object of the same name (its marker). Not a file.
+    dirs = {i.path for i in infos if i.type == pafs.FileType.Directory}
     out = []
     for info in infos:
+        if info.type == pafs.FileType.File and info.path in dirs:
+            continue
         wanted = (pafs.FileType.File, pafs.FileType.Directory) if folders else (pafs.FileType.File,)
         if info.type not in wanted:
             continue
@@ -102,3 +107,23 @@ def localize(uris: Sequence[str], dest: Path, chunk: int = 8 << 20) -> list[str]
                 dst.write(block)
         out.append(str(local))
     return out
+
+
+def remove_tree(uri: str) -> None:
+    """Remove a folder and everything under it, if present. In the object store the
+    files of its sub-folders go first, one request each, then the rest in one bulk
+    delete: a bulk delete of files together with their folders' markers stalls
+    S3Proxy's filesystem backend, and deleting every file first leaves that backend
+    an empty folder no request can remove."""
+    from contest.infra.storage import delete_tree
+
+    if is_object_store(uri):
+        for entry in list_files(uri, recursive=True):
+            if "/" not in entry.name:
+                continue
+            fs, path = filesystem(entry.uri)
+            try:
+                fs.delete_file(path)
+            except FileNotFoundError:
+                pass
+    delete_tree(uri)

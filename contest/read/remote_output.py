@@ -39,8 +39,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from contest.errors import UsageError
-from contest.infra.folders import Entry, base_name, join, kind, list_files, parent
-from contest.infra.storage import delete_tree, filesystem, is_object_store
+from contest.infra.folders import Entry, base_name, join, kind, list_files, parent, remove_tree
+from contest.infra.storage import filesystem, is_object_store
 
 RESULT_MARKER = "_CONTEST_RESULT"
 SUCCESS_MARKER = "_SUCCESS"
@@ -117,7 +117,7 @@ def recover(target: str, stale_s: float = STALE_S) -> None:
             continue
         newest = max((e.mtime_ns for e in list_files(sibling.uri, recursive=True)), default=0)
         if now_ns - newest > stale_s * 1e9:
-            delete_tree(sibling.uri)
+            remove_tree(sibling.uri)
 
 
 def _write_text(uri: str, text: str) -> None:
@@ -179,6 +179,6 @@ def publish(out: RemoteOutput, info: dict) -> None:
 
 def discard(out: RemoteOutput) -> None:
     try:
-        delete_tree(out.staging)
+        remove_tree(out.staging)
     except OSError:
         pass  # left for `recover`
