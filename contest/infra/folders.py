@@ -111,10 +111,11 @@ def localize(uris: Sequence[str], dest: Path, chunk: int = 8 << 20) -> list[str]
 
 def remove_tree(uri: str) -> None:
     """Remove a folder and everything under it, if present. In the object store the
-    files of its sub-folders go first, one request each, then the rest in one bulk
-    delete: a bulk delete of files together with their folders' markers stalls
-    S3Proxy's filesystem backend, and deleting every file first leaves that backend
-    an empty folder no request can remove."""
+    files of its sub-folders go first, one request each, then its sub-folders deepest
+    first, then the rest in one bulk delete. S3Proxy's filesystem backend needs this
+    order: a bulk delete of files with their non-empty folders' markers stalls, and a
+    folder emptied of files stays behind as an object no request names but its
+    parent folder's delete."""
     from contest.infra.storage import delete_tree
 
     if is_object_store(uri):
@@ -125,5 +126,14 @@ def remove_tree(uri: str) -> None:
             try:
                 fs.delete_file(path)
             except FileNotFoundError:
+                pass
+        # Then the sub-folders that hold something (markers, by now), deepest first.
+        entries = list_files(uri, recursive=True, folders=True)
+        holders = {parent(e.uri) for e in entries if "/" in e.name}
+        for folder in sorted(holders, key=lambda f: -f.count("/")):
+            fs, path = filesystem(folder)
+            try:
+                fs.delete_dir(path)
+            except OSError:  # FileNotFoundError too: removed with its parent below
                 pass
     delete_tree(uri)

@@ -8,7 +8,8 @@ The read's tasks write into a staging prefix beside the target,
    is this tool's, whatever it held (a retry replaces it without --overwrite);
 3. deletes the target's `_SUCCESS`: from now on the target reads as incomplete;
 4. deletes every other object under the target;
-5. copies the staged objects (all but the markers) into the target, server side;
+5. copies the staged objects into the target, server side (all but the markers and
+   hidden ones, `_*` and `.*`, which no reader of results reads);
 6. writes the target's `_CONTEST_RESULT` with the read's facts, then `_SUCCESS`, last;
 7. deletes the staging prefix.
 
@@ -152,11 +153,11 @@ def clear_target(out: RemoteOutput) -> None:
 
 
 def copy_staged(out: RemoteOutput) -> None:
-    """Step 5: every staged object but the markers, into the target."""
+    """Step 5: every staged object but the markers and hidden ones, into the target."""
     fs, _ = filesystem(out.target)
     for e in list_files(out.staging, recursive=True):
-        if e.name in (SUCCESS_MARKER, RESULT_MARKER):
-            continue
+        if any(part.startswith(("_", ".")) for part in e.name.split("/")):
+            continue  # the markers, and what no reader reads (Spark's _temporary)
         _, src = filesystem(e.uri)
         _, dst = filesystem(join(out.target, e.name))
         fs.copy_file(src, dst)
