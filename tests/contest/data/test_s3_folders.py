@@ -4,14 +4,18 @@ them."""
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from contest.cli.main import main
 from contest.data.batches import DataError, discover
 from contest.data.checker import SUCCESS_MARKER, compare, result_files
 from contest.data.oracle import expected_result, expected_rows
 from contest.infra.folders import remove_tree
+from tests.support.config import cli
 from tests.support.contract_cases import CASES, versions_spec, write_case
 from tests.support.s3 import configured, delete, fresh_prefix, names, put, upload
 
@@ -106,3 +110,15 @@ def test_check_reads_an_s3_result(remote_data, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d", "e.parquet"]
     remove_tree(result)
     assert names(result) == []
+
+
+def test_gen_writes_batches_to_s3(store, capsys):
+    uri = fresh_prefix("gen")
+    try:
+        assert main(cli(store, "gen", "--scale", "0.001", "--out", uri)) == 0
+        assert json.loads(capsys.readouterr().out)["files"] == 11
+        batches = discover(uri)
+        assert [b.name for b in batches] == [f"base-{i}.parquet" for i in range(11)]
+        assert sum(b.rows for b in batches) == 30_000
+    finally:
+        remove_tree(uri)
