@@ -54,9 +54,6 @@ class RemoteOutput:
     target: str  # s3://bucket/prefix, without a trailing /
     staging: str  # where the read writes; published to `target` by `publish`
 
-    def __str__(self) -> str:
-        return self.target
-
 
 def _key(uri: str) -> list[str]:
     """bucket and key parts of an object-store URI (s3:// and s3a:// name the same)."""
