@@ -220,6 +220,10 @@ class Config:
     # Where `contest evaluate` keeps its tables: "" = <work_dir>/eval/tables; an
     # object-store URI (s3://bucket/prefix) puts the timed jobs' tables there.
     tables_dir: str = ""
+    # Where `contest evaluate` has its read write the result: "" = <work_dir>/eval/result/ccf
+    # (removed before each run); a folder or s3://bucket/prefix given here is replaced
+    # only when it holds a previous result (contest/read/output.py).
+    result_dir: str = ""
     s3: ObjectStoreConfig = field(default_factory=ObjectStoreConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     peer: PeerConfig = field(default_factory=PeerConfig)

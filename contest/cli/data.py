@@ -27,7 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         required=True,
         help="1 = the contest's 30M rows; 0.001 = a tiny smoke set",
     )
-    gen.add_argument("--out", required=True, help="folder to write the batch files to")
+    gen.add_argument(
+        "--out", required=True, help="folder (or s3://bucket/prefix) to write the batch files to"
+    )
     gen.add_argument("--seed", type=int, default=2022, help="random seed")
     gen.add_argument(
         "--nulls",
@@ -68,9 +70,40 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_gen(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.generator import generate
+    from contest.infra.storage import is_object_store
 
+    if is_object_store(args.out):
+        return _gen_remote(args, cfg)
     report = generate(args.out, args.scale, args.seed, args.nulls)
     size = sum(p.stat().st_size for p in report.files)
+    print(
+        json.dumps(
+            {
+                "out": args.out,
+                "files": len(report.files),
+                "rows": report.rows,
+                "distinct_keys": report.distinct_keys,
+                "bytes": size,
+                "seconds": round(report.seconds, 3),
+            }
+        )
+    )
+    return EXIT_OK
+
+
+def _gen_remote(args: argparse.Namespace, cfg: Config) -> int:
+    """`gen --out s3://...`: generated in a local scratch folder, then uploaded."""
+    from contest.data.generator import generate
+    from contest.infra.folders import upload
+    from contest.infra.s3server import ensure_bucket
+
+    ensure_bucket(args.out)  # the embedded server starts without buckets
+    scratch = cfg.work_path / "tmp"
+    scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+        report = generate(tmp, args.scale, args.seed, args.nulls)
+        size = sum(p.stat().st_size for p in report.files)
+        upload(report.files, args.out)
     print(
         json.dumps(
             {
@@ -146,9 +179,10 @@ def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
 def _check_sha(args: argparse.Namespace, cfg: Config) -> int:
     from contest.cli.common import absolute
     from contest.data.checker import contest_sha256
+    from contest.infra.packages import for_paths
     from contest.infra.spark import spark_session
 
-    with spark_session(cfg, "contest-check") as spark:
+    with spark_session(cfg, "contest-check", for_paths(args.result)) as spark:
         digest = contest_sha256(
             spark, absolute(args.result), cfg.work_path / "check" / "single_csv"
         )

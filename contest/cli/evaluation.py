@@ -254,7 +254,7 @@ def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
     record = evaluate(
         cfg,
         args.strategy,
-        data=Path(args.data) if args.data else None,
+        data=args.data or None,
         scale=args.scale,
         seed=args.seed,
         cores=args.cores,
@@ -290,7 +290,7 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
             rec = evaluate(
                 strategy_config(args, name),
                 name,
-                data=Path(args.data) if args.data else None,
+                data=args.data or None,
                 scale=args.scale,
                 seed=args.seed,
                 cores=args.cores,

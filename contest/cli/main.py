@@ -19,6 +19,7 @@ from contest.cli import cluster, data, evaluation, infra, metadata, pipeline
 from contest.cli.common import ConfigSource, HelpFormatter, pairs, shared_options
 from contest.config import Config
 from contest.errors import EXIT_USAGE, HarnessError, unwrap_spark_error
+from contest.infra.storage import configure
 
 GROUPS = (infra, cluster, data, pipeline, metadata, evaluation)
 
@@ -45,7 +46,10 @@ def config_from(args: argparse.Namespace) -> Config:
     config_file = getattr(args, "config_sub", None) or args.config
     overrides = pairs([*args.overrides, *getattr(args, "overrides_sub", [])], "--set")
     args.config_source = ConfigSource(config_file, dict(os.environ), overrides)
-    return args.config_source.load()
+    cfg = args.config_source.load()
+    # s3:// data, tables and results (opened before any Spark session) use its store.
+    configure(cfg.s3)
+    return cfg
 
 
 def main(argv: Sequence[str] | None = None) -> int:

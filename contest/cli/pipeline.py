@@ -142,6 +142,7 @@ def _logging() -> None:
 
 def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover
+    from contest.infra.packages import for_paths
     from contest.infra.postgres import resolve_connection
     from contest.infra.spark import granted_cores, spark_session
     from contest.write.job import WriteMode, run_write
@@ -168,7 +169,7 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
         if mode not in (WriteMode.CREATE, WriteMode.REPLACE) or only or delays:
             raise UsageError("write.engine=lakesoul-stock: only a new table (or --replace)")
         return _stock_write(args, cfg, conn, mode is WriteMode.REPLACE)
-    with spark_session(cfg, "contest-write") as spark:
+    with spark_session(cfg, "contest-write", for_paths(args.data)) as spark:
         report = run_write(
             spark,
             conn,
@@ -188,6 +189,7 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
+    from contest.infra.packages import for_paths
     from contest.infra.postgres import resolve_connection
     from contest.infra.spark import granted_cores, spark_session
     from contest.read.job import ReadRequest, plan_read, run_read
@@ -222,7 +224,7 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
     plan = plan_read(conn, cfg, table, request)  # every check before Spark starts
     for warning in plan.warnings:
         print(f"contest: warning: {warning}", file=sys.stderr)
-    with spark_session(cfg, "contest-read") as spark:
+    with spark_session(cfg, "contest-read", for_paths(args.out)) as spark:
         report = run_read(spark, cfg, plan)
         cores = granted_cores(spark)
     print(
@@ -236,10 +238,12 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
 def _stock_write(args: argparse.Namespace, cfg: Config, conn, replace: bool) -> int:
     """The write of the lakesoul-stock engine (contest/write/stock.py)."""
     from contest.infra.lakesoul_jvm import COORDINATES, session_config
+    from contest.infra.packages import for_paths
     from contest.infra.spark import spark_session
     from contest.write.stock import run_stock_write
 
-    with spark_session(session_config(cfg), "contest-write-stock", COORDINATES) as spark:
+    packages = COORDINATES + for_paths(args.data)
+    with spark_session(session_config(cfg), "contest-write-stock", packages) as spark:
         report = run_stock_write(
             spark, conn, cfg, args.data, absolute(args.table), args.name, replace=replace
         )
@@ -251,10 +255,12 @@ def _stock_write(args: argparse.Namespace, cfg: Config, conn, replace: bool) -> 
 def _stock_read(args: argparse.Namespace, cfg: Config, conn) -> int:
     """The read of the lakesoul-stock engine (contest/read/stock.py)."""
     from contest.infra.lakesoul_jvm import COORDINATES, session_config
+    from contest.infra.packages import for_paths
     from contest.infra.spark import spark_session
     from contest.read.stock import run_stock_read
 
-    with spark_session(session_config(cfg), "contest-read-stock", COORDINATES) as spark:
+    packages = COORDINATES + for_paths(args.out)
+    with spark_session(session_config(cfg), "contest-read-stock", packages) as spark:
         report = run_stock_read(spark, conn, cfg, args.table, absolute(args.out), args.overwrite)
     print(
         f"read {report.table}: {report.rows:,} rows in {report.seconds:.3f} s -> {report.out}",

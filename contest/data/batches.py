@@ -36,10 +36,16 @@ _FILE_RE = re.compile(r"^base-(\d+)\.parquet$")
 @dataclass(frozen=True)
 class Batch:
     index: int
-    path: Path
+    path: str  # an absolute local path, or an object-store URI (s3://bucket/prefix/...)
     rows: int
     bytes: int
     version: int
+    mtime_ns: int = 0  # when the file was last written (caches key on it)
+
+    @property
+    def name(self) -> str:
+        """The file's name, `base-<index>.parquet`."""
+        return self.path.rsplit("/", 1)[-1]
 
 
 def batch_rows(scale: float) -> list[int]:
@@ -95,41 +101,45 @@ def check_unique_versions(versions: Mapping[int, int]) -> None:
 def discover(
     data_dir: str | Path, versions: str | None = None, schema: pa.Schema | None = SCHEMA
 ) -> list[Batch]:
-    """The batch files of a data folder, checked: contiguous base-0..base-N, parquet,
-    and (unless `schema` is None) the contest schema. Raises DataError naming the file."""
+    """The batch files of a data folder (a local path or `s3://bucket/prefix`), checked:
+    contiguous base-0..base-N, parquet, and (unless `schema` is None) the contest schema.
+    Raises DataError naming the file."""
     import pyarrow.parquet as pq
 
-    root = Path(data_dir).absolute()  # Spark's JVM may run in another folder
-    if not root.is_dir():
+    from contest.infra.folders import folder_name, join, kind, list_files, open_input
+
+    root = folder_name(data_dir)  # absolute: Spark's JVM may run in another folder
+    if kind(root) != "folder":
         raise DataError(f"{data_dir}: no such data folder")
-    found: dict[int, Path] = {}
-    for p in sorted(root.iterdir()):
-        m = _FILE_RE.match(p.name)
+    found = {}
+    for entry in list_files(root, folders=True):
+        m = _FILE_RE.match(entry.name)
         if m:
-            found[int(m.group(1))] = p
+            found[int(m.group(1))] = entry
     if not found:
         raise DataError(f"{root}: no batch files (expected base-0.parquet, base-1.parquet, ...)")
     for i in range(max(found) + 1):
         if i not in found:
             raise DataError(
-                f"{root / f'base-{i}.parquet'}: missing (batches must be "
+                f"{join(root, f'base-{i}.parquet')}: missing (batches must be "
                 f"base-0..base-{max(found)} without gaps)"
             )
     vmap = parse_versions(versions, sorted(found))
     batches = []
     for i in sorted(found):
-        path = found[i]
+        entry = found[i]
         try:
-            meta = pq.read_metadata(path)
+            with open_input(entry.uri) as fh:
+                meta = pq.read_metadata(fh)
         except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for non-parquet
-            raise DataError(f"{path}: not a parquet file ({exc.__class__.__name__})") from None
+            raise DataError(f"{entry.uri}: not a parquet file ({exc.__class__.__name__})") from None
         if schema is not None:
-            check_schema(path, meta.schema.to_arrow_schema(), schema)
-        batches.append(Batch(i, path, meta.num_rows, path.stat().st_size, vmap[i]))
+            check_schema(entry.uri, meta.schema.to_arrow_schema(), schema)
+        batches.append(Batch(i, entry.uri, meta.num_rows, entry.size, vmap[i], entry.mtime_ns))
     return batches
 
 
-def check_schema(path: Path, actual: pa.Schema, expected: pa.Schema = SCHEMA) -> None:
+def check_schema(path: str | Path, actual: pa.Schema, expected: pa.Schema = SCHEMA) -> None:
     names = [f.name for f in actual]
     if names != list(expected.names):
         missing = [n for n in expected.names if n not in names]

@@ -1,10 +1,14 @@
 """Check a result folder: against the oracle (DuckDB, no Spark, no LakeSoul), or by the
-contest's own SHA-256 of a canonical CSV."""
+contest's own SHA-256 of a canonical CSV.
+
+A result folder in the object store (s3://) is downloaded, streamed, beside the expected
+file before DuckDB reads it (see contest/data/oracle.py for why), and removed after."""
 
 from __future__ import annotations
 
 import hashlib
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,15 +76,31 @@ class CheckReport:
         return "\n".join(lines)
 
 
-def result_files(result_dir: str | Path) -> list[Path]:
+def result_files(result_dir: str | Path) -> list[str]:
+    """The parquet files of a complete result folder (a local path or s3:// URI)."""
+    from contest.infra.folders import join, kind, list_files
+    from contest.infra.storage import is_object_store
+
+    if is_object_store(result_dir):
+        uri = str(result_dir).rstrip("/")
+        if kind(uri) != "folder":
+            raise DataError(f"{uri}: no such result folder")
+        if kind(join(uri, SUCCESS_MARKER)) != "file":
+            raise DataError(_incomplete(uri))
+        remote = [
+            e.uri
+            for e in list_files(uri, recursive=True)
+            if e.name.endswith(".parquet")
+            and not any(part.startswith(("_", ".")) for part in e.name.split("/"))
+        ]
+        if not remote:
+            raise DataError(f"{uri}: no parquet files in the result folder")
+        return remote
     root = Path(result_dir)
     if not root.is_dir():
         raise DataError(f"{root}: no such result folder")
     if not (root / SUCCESS_MARKER).exists():
-        raise DataError(
-            f"{root}: no {SUCCESS_MARKER} marker: the result is incomplete (its "
-            "read was interrupted or failed); run the read again"
-        )
+        raise DataError(_incomplete(root))
     files = sorted(
         p
         for p in root.rglob("*.parquet")
@@ -88,7 +108,14 @@ def result_files(result_dir: str | Path) -> list[Path]:
     )
     if not files:
         raise DataError(f"{root}: no parquet files in the result folder")
-    return files
+    return [str(p) for p in files]
+
+
+def _incomplete(root: str | Path) -> str:
+    return (
+        f"{root}: no {SUCCESS_MARKER} marker: the result is incomplete (its "
+        "read was interrupted or failed); run the read again"
+    )
 
 
 def compare(
@@ -96,7 +123,20 @@ def compare(
 ) -> CheckReport:
     """Compare a result folder with the oracle's expected parquet file, key by key, one
     range of keys at a time when both would not fit the memory budget together."""
-    files = [str(p) for p in result_files(result_dir)]
+    from contest.infra.folders import localize
+
+    files = result_files(result_dir)
+    with tempfile.TemporaryDirectory(dir=Path(expected).parent, prefix=".result-") as tmp:
+        return _compare(result_dir, localize(files, Path(tmp)), expected, samples, budget)
+
+
+def _compare(
+    result_dir: str | Path,
+    files: list[str],
+    expected: str | Path,
+    samples: int,
+    budget: Budget | None,
+) -> CheckReport:
     report = CheckReport()
     budget = budget or machine_budget()
     con = connect(budget.memory_limit, budget.threads, str(Path(expected).parent))

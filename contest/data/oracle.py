@@ -10,10 +10,17 @@ has available (spilling to the output's folder beyond it), and when the data wou
 fit that limit the keys are split into ranges of uuid (quantiles of a sample) aggregated
 one at a time. The ranges are in key order, so their sorted outputs, concatenated,
 are the result sorted by uuid: no global sort.
+
+Batches in the object store (s3://) are first downloaded, streamed, into the oracle's
+local work folder, and read from there: DuckDB's own S3 reader is an extension it
+downloads at run time (no network here), and reading through a pyarrow stream would
+lose the row position the order key needs and read the data again for every key range.
+The memory bound is unchanged; the local disk holds one copy of the batches meanwhile.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import shutil
@@ -130,6 +137,14 @@ def connect(memory_limit: str | int = "2GB", threads: int = 2, temp_dir: str | N
     return con
 
 
+def local_batches(batches: Sequence[Batch], dest: Path) -> list[Batch]:
+    """The batches with local paths (object-store ones downloaded into `dest`)."""
+    from contest.infra.folders import localize
+
+    paths = localize([b.path for b in batches], dest)
+    return [dataclasses.replace(b, path=p) for b, p in zip(batches, paths, strict=True)]
+
+
 def register_batches(con, batches: Sequence[Batch]) -> list[str]:
     files = [str(b.path) for b in batches]
     con.execute("CREATE OR REPLACE TEMP TABLE batch_versions (file VARCHAR, version BIGINT)")
@@ -191,6 +206,7 @@ def expected_result(
     work = out.with_name(out.name + ".parts")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
+    batches = local_batches(batches, work / "batches")
     parts = budget.parts_for(data_bytes([b.path for b in batches]))
     con = connect(budget.memory_limit, budget.threads, str(work))
     try:
@@ -239,14 +255,16 @@ def _concat(parts: Sequence[Path], out: Path) -> int:
 
 def expected_rows(batches: Sequence[Batch]) -> list[dict]:
     """The expected result in memory, sorted by uuid (for small data and tests)."""
-    con = connect()
-    try:
-        files = register_batches(con, batches)
-        cur = con.execute(f"{_SELECT.format(where='')} ORDER BY uuid", {"files": files})
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-    finally:
-        con.close()
+    with tempfile.TemporaryDirectory() as tmp:
+        batches = local_batches(batches, Path(tmp))
+        con = connect()
+        try:
+            files = register_batches(con, batches)
+            cur = con.execute(f"{_SELECT.format(where='')} ORDER BY uuid", {"files": files})
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        finally:
+            con.close()
 
 
 def _sql_lit(text: str) -> str:

@@ -52,14 +52,14 @@ def cached_data(cfg: Config, scale: float, seed: int, say: Callable[[str], None]
     return folder
 
 
-def cached_expected(cfg: Config, data: Path, versions: str, say: Callable[[str], None]) -> Path:
+def cached_expected(
+    cfg: Config, data: Path | str, versions: str, say: Callable[[str], None]
+) -> Path:
     from contest.data.oracle import config_budget, expected_result
 
     batches = discover(data, versions or None)
-    ident = json.dumps(
-        [str(data.resolve()), versions]
-        + [[b.path.name, b.bytes, b.path.stat().st_mtime_ns] for b in batches]
-    )
+    where = str(data) if is_object_store(data) else str(Path(data).resolve())
+    ident = json.dumps([where, versions] + [[b.name, b.bytes, b.mtime_ns] for b in batches])
     key = hashlib.sha256(ident.encode()).hexdigest()[:16]
     out = cfg.work_path / "oracle" / f"{key}.parquet"
     if not out.exists():
@@ -188,7 +188,7 @@ def evaluate(
     cfg: Config,
     strategy: str,
     *,
-    data: Path | None = None,
+    data: Path | str | None = None,
     scale: float | None = None,
     seed: int = 2022,
     cores: int | None = None,
@@ -209,7 +209,7 @@ def _evaluate(
     cfg: Config,
     strategy: str,
     *,
-    data: Path | None,
+    data: Path | str | None,
     scale: float | None,
     seed: int,
     cores: int | None,
@@ -244,7 +244,9 @@ def _evaluate(
     table_name = f"ccf_{strategy.replace('-', '_')}"
     tables_root = cfg.tables_dir or str((eval_dir / "tables").absolute())
     table_dir = f"{tables_root.rstrip('/')}/{table_name}"
-    result_dir = eval_dir / "result" / "ccf"
+    result_dir: Path | str = cfg.result_dir or eval_dir / "result" / "ccf"
+    if not is_object_store(result_dir):
+        result_dir = Path(result_dir).absolute()
     logs = eval_dir / "logs"
     record["result_dir"] = str(result_dir)
     started = time.perf_counter()
@@ -276,12 +278,18 @@ def _evaluate(
             configure(cfg.s3)
             ensure_bucket(table_dir)
         delete_tree(table_dir)
-        shutil.rmtree(result_dir, ignore_errors=True)
+        if is_object_store(result_dir):
+            from contest.infra.s3server import ensure_bucket
+
+            configure(cfg.s3)
+            ensure_bucket(str(result_dir))
+        if not cfg.result_dir:  # the evaluation's own folder (a given one: see the read)
+            shutil.rmtree(result_dir, ignore_errors=True)
         eval_dir.mkdir(parents=True, exist_ok=True)
         config_file = eval_dir / f"{strategy}.toml"
         config_file.write_text(to_toml(absolute_paths(cfg)))
         env = child_env(cfg)
-        submit_opts = _submit_options(cfg, master, asked_cores, data, eval_dir)
+        submit_opts = _submit_options(cfg, master, asked_cores, data, eval_dir, result_dir)
         if peer:
             # Resolved now, untimed: a library that cannot be had is one line naming it.
             phase(f"packages ({cfg.peer.format})")
@@ -414,14 +422,21 @@ def run_job(
 
 
 def _submit_options(
-    cfg: Config, master: str, cores: int | None, data: Path, eval_dir: Path
+    cfg: Config,
+    master: str,
+    cores: int | None,
+    data: Path | str,
+    eval_dir: Path,
+    result_dir: Path | str = "",
 ) -> list[str]:
     """Cluster options (a cluster gets the package zip); s3a when Spark reads batches
-    from the object store. Nothing for local runs on local data."""
+    from the object store, or may write the result there. Nothing for local runs on
+    local data."""
     from contest.evaluation import submit
     from contest.infra.storage import is_object_store
 
-    if submit.is_local(master) and not is_object_store(data):
+    s3a = is_object_store(data) or is_object_store(result_dir)
+    if submit.is_local(master) and not s3a:
         return []
     py_files = None
     if not submit.is_local(master):
@@ -430,7 +445,7 @@ def _submit_options(
 
         check_master(master)
         py_files = build_py_files(eval_dir.absolute())
-    return submit.cluster_options(cfg, master, cores, py_files, is_object_store(data))
+    return submit.cluster_options(cfg, master, cores, py_files, s3a)
 
 
 def append_record(path: Path, record: dict) -> None:

@@ -114,3 +114,12 @@ def require(coords: Sequence[str]) -> None:
         raise ConnectorError(
             f"{exc}; pre-fetch with `{fetch_command(absent)}` where a Maven repository is reachable"
         ) from None
+
+
+def for_paths(*paths: object) -> tuple[str, ...]:
+    """What Spark's own readers and writers need for these paths: Hadoop's s3a when one
+    of them is in the object store (a batch read with spark.read.parquet, a result
+    written by Spark's writer), nothing otherwise."""
+    from contest.infra.storage import is_object_store
+
+    return coordinates(["s3"]) if any(is_object_store(p) for p in paths) else ()

@@ -331,9 +331,9 @@ def write_peer(
     report = PeerWriteReport(cfg.peer.format, str(table))
     started = time.perf_counter()
     for i, batch in enumerate(sorted(batches, key=lambda b: b.version)):
-        res = PeerBatch(batch.path.name, batch.version, batch.rows)
+        res = PeerBatch(batch.name, batch.version, batch.rows)
         spark.sparkContext.setLocalProperty(
-            "spark.job.description", f"{cfg.peer.format} {batch.path.name} v{batch.version}"
+            "spark.job.description", f"{cfg.peer.format} {batch.name} v{batch.version}"
         )
         before = data_listing(table) if table.exists() else {}
         t0 = time.perf_counter()

@@ -54,7 +54,7 @@ class ReadPlan:
     commits: list[SnapshotCommit]
     partition_version: int
     operators: dict[str, str]
-    out: output.Output
+    out: output.Output | output.RemoteOutput
     warnings: list[str] = field(default_factory=list)
 
 

@@ -6,6 +6,9 @@ target is replaced only when it is empty or a previous result of this tool, or w
 `overwrite`; a target inside a table's folder is refused. A killed read leaves the
 old result (or, killed between the two renames, none and the old one beside it,
 hidden) and never a partial result without `_SUCCESS`.
+
+An object-store target (`s3://bucket/prefix`) has no rename: contest/read/remote_output.py
+stages and copies it, with the same rules and its own guarantee (see there).
 """
 
 from __future__ import annotations
@@ -19,6 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contest.errors import UsageError
+from contest.infra.storage import is_object_store
+from contest.read.remote_output import RemoteOutput
+from contest.read.remote_output import discard as discard_remote
+from contest.read.remote_output import prepare as prepare_remote
+from contest.read.remote_output import publish as publish_remote
 
 RESULT_MARKER = "_CONTEST_RESULT"
 SUCCESS_MARKER = "_SUCCESS"
@@ -32,7 +40,7 @@ class Output:
 
 def _local(path: str) -> Path:
     if "://" in path and not path.startswith("file://"):
-        raise UsageError(f"{path}: result folders must be local paths for now")
+        raise UsageError(f"{path}: result folders are local paths or s3:// URIs")
     return Path(path.removeprefix("file://")).absolute()
 
 
@@ -40,8 +48,13 @@ def is_previous_result(folder: Path) -> bool:
     return (folder / RESULT_MARKER).is_file()
 
 
-def prepare(out_dir: str, table_paths: Iterable[str], overwrite: bool = False) -> Output:
-    """Check the target and choose the staging folder; nothing is written or removed."""
+def prepare(
+    out_dir: str, table_paths: Iterable[str], overwrite: bool = False
+) -> Output | RemoteOutput:
+    """Check the target and choose the staging folder; nothing is written or removed
+    (but stale staging folders of killed reads)."""
+    if is_object_store(out_dir):
+        return prepare_remote(out_dir, list(table_paths), overwrite)
     target = _local(out_dir)
     for tp in table_paths:
         if "://" in tp and not tp.startswith("file://"):
@@ -85,8 +98,11 @@ def recover(target: Path, stale_s: float = 600.0) -> None:
             shutil.rmtree(p, ignore_errors=True)
 
 
-def publish(out: Output, info: dict) -> None:
+def publish(out: Output | RemoteOutput, info: dict) -> None:
     """Mark the staged result complete and move it into place."""
+    if isinstance(out, RemoteOutput):
+        publish_remote(out, info)
+        return
     (out.staging / SUCCESS_MARKER).touch()
     (out.staging / RESULT_MARKER).write_text(
         json.dumps({**info, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n"
@@ -100,5 +116,8 @@ def publish(out: Output, info: dict) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def discard(out: Output) -> None:
+def discard(out: Output | RemoteOutput) -> None:
+    if isinstance(out, RemoteOutput):
+        discard_remote(out)
+        return
     shutil.rmtree(out.staging, ignore_errors=True)

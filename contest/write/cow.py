@@ -67,7 +67,7 @@ def write_cow(
     report = WriteReport(f"{table.namespace}.{table.name}", table.path)
     started = time.perf_counter()
     for batch in sorted(batches, key=lambda b: b.version):
-        res = BatchResult(batch.path.name, batch.version, start_s=time.perf_counter() - started)
+        res = BatchResult(batch.name, batch.version, start_s=time.perf_counter() - started)
         try:
             t0 = time.perf_counter()
             _, commits = head_snapshot(conn, table)
@@ -87,7 +87,7 @@ def write_cow(
                 table,
                 outcome.files,
                 version=batch.version,
-                batch=batch.path.name,
+                batch=batch.name,
                 commit_op="UpdateCommit",
             )
             res.commit_s, res.commit_id = committed.seconds, committed.commit_id

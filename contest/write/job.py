@@ -109,9 +109,9 @@ def write_batches(
     lock = threading.Lock()
 
     def one(batch: Batch) -> BatchResult:
-        res = BatchResult(batch.path.name, batch.version, start_s=time.perf_counter() - started)
+        res = BatchResult(batch.name, batch.version, start_s=time.perf_counter() - started)
         spark.sparkContext.setLocalProperty(
-            "spark.job.description", f"upsert {batch.path.name} v{batch.version}"
+            "spark.job.description", f"upsert {batch.name} v{batch.version}"
         )
         written: list[str] = []
         try:
@@ -120,7 +120,10 @@ def write_batches(
             if not big and cfg.write.reader == "arrow" and direct_read_possible(table):
                 import pyarrow.parquet as pq
 
-                check_schema(batch.path, pq.read_schema(batch.path), SCHEMA)
+                from contest.infra.folders import open_input
+
+                with open_input(batch.path) as fh:
+                    check_schema(batch.path, pq.read_schema(fh), SCHEMA)
                 outcome = write_file_direct(
                     spark,
                     str(batch.path),
@@ -153,7 +156,7 @@ def write_batches(
             if before_commit:
                 before_commit(batch)
             committed = commit_files(
-                conn, table, outcome.files, version=batch.version, batch=batch.path.name
+                conn, table, outcome.files, version=batch.version, batch=batch.name
             )
             written = []
             res.commit_s = committed.seconds
@@ -208,12 +211,12 @@ def run_write(
         batches = [b for b in batches if b.index in set(indices)]
     name = table_name or Path(str(table_path)).name
     table = prepare_table(conn, cfg, table_path, name, mode)
-    plan_versions(conn, table, {b.version: b.path.name for b in batches})
+    plan_versions(conn, table, {b.version: b.name for b in batches})
     skipped: list[BatchResult] = []
     if mode is WriteMode.RESUME:
         done = committed_versions(conn, table)
         skipped = [
-            BatchResult(b.path.name, b.version, skipped=True, commit_id=None)
+            BatchResult(b.name, b.version, skipped=True, commit_id=None)
             for b in batches
             if b.version in done
         ]

@@ -134,7 +134,7 @@ def run_stock_write(
     started = time.perf_counter()
     log.info("lakesoul-stock: table %s created by DBManager at %s", name, table.path)
     for batch in batches:
-        res = BatchResult(batch.path.name, batch.version, start_s=time.perf_counter() - started)
+        res = BatchResult(batch.name, batch.version, start_s=time.perf_counter() - started)
         try:
             t0 = time.perf_counter()
             df = spark.read.parquet(str(batch.path))
