@@ -24,12 +24,10 @@ TABLE = "compact_bench"
 
 
 def files_per_bucket(conn, table) -> float:
-    from contest.read.files import files_by_bucket
+    from contest.read.files import mean_files_per_bucket
     from meta.commits import head_snapshot
 
-    _, commits = head_snapshot(conn, table)
-    buckets = files_by_bucket(commits)
-    return sum(len(f) for f in buckets.values()) / max(len(buckets), 1)
+    return mean_files_per_bucket(head_snapshot(conn, table)[1]) or 0.0
 
 
 def run_compact_bench(

@@ -33,17 +33,13 @@ def job_seconds(log: Path, key: str) -> float | None:
 
 def files_per_bucket(cfg: Config, table_name: str) -> float | None:
     from contest.infra.postgres import resolve_connection
+    from contest.read.files import mean_files_per_bucket
     from meta import catalog
     from meta.commits import head_snapshot
 
     conn = resolve_connection(cfg)
     table = catalog.get_table(conn, table_name, cfg.table.namespace)
-    _, commits = head_snapshot(conn, table)
-    buckets: dict[int, int] = {}
-    for c in commits:
-        for f in c.files:
-            buckets[f.bucket] = buckets.get(f.bucket, 0) + 1
-    return round(sum(buckets.values()) / len(buckets), 2) if buckets else None
+    return mean_files_per_bucket(head_snapshot(conn, table)[1])
 
 
 def scale_row(cfg: Config, record: dict) -> dict:

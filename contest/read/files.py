@@ -33,6 +33,12 @@ def files_by_bucket(commits: Sequence[SnapshotCommit]) -> dict[int, list[tuple[s
     return out
 
 
+def mean_files_per_bucket(commits: Sequence[SnapshotCommit]) -> float | None:
+    """Data files a read opens per bucket (what compaction brings down to 1)."""
+    buckets = files_by_bucket(commits)
+    return round(sum(len(f) for f in buckets.values()) / len(buckets), 2) if buckets else None
+
+
 def newest_version(commits: Sequence[SnapshotCommit]) -> int | None:
     return max((c.version for c in commits if c.version is not None), default=None)
 
