@@ -23,15 +23,21 @@ import pyarrow.csv as pacsv
 from meta.errors import MetaError
 from meta.replay import is_permutation
 
-# The join of a whole snapshot with the commit tables: PostgreSQL estimates unnest() at
-# 10 rows and would pick one index lookup per commit (10 s for a million); a hash join
-# is linear. The memory lets the hash tables and the snapshot's sort stay in memory
-# (about 60 MB per million commits each); JIT only adds compile time here.
-JOIN_SETTINGS = (
-    ("enable_nestloop", "off"),
-    ("work_mem", "256MB"),
-    ("jit", "off"),
-)
+# The join of a snapshot with the commit tables. PostgreSQL estimates unnest() at 10
+# rows and picks one index lookup per commit: right for short snapshots, 10 s for a
+# million. A hash join reads the partition's whole history once instead, so it is
+# taken when the snapshot is long and the history not much longer (`hash_join_pays`).
+# The memory keeps its hash tables (about 60 MB per million commits each) and the merged
+# snapshot's sort in memory; JIT only adds compile time here.
+LARGE_SNAPSHOT_SETTINGS = (("work_mem", "256MB"), ("jit", "off"))
+HASH_JOIN_MIN_LIVE = 20_000  # shorter snapshots: lookups take well under a second
+LOOKUPS_PER_SCANNED_ROW = 8  # an index lookup costs about as much as hashing 8 rows
+
+
+def hash_join_pays(live: int, history: int) -> bool:
+    """One pass over the partition's `history` commit rows beats `live` index lookups."""
+    return live >= HASH_JOIN_MIN_LIVE and history <= LOOKUPS_PER_SCANNED_ROW * live
+
 
 ROW_COLUMNS = ("pos", "commit_id", "commit_op", "version", "found")
 ROW_TYPES = {
@@ -73,9 +79,27 @@ def read_head(cur: Any, table_id: str, desc: str) -> Head | None:
     return Head(int(row[0]), int(row[1]), row[2], row[3] is not None, int(row[3] or 0))
 
 
-def _settings(cur: Any) -> None:
-    for name, value in JOIN_SETTINGS:
+def _set_local(cur: Any, settings: tuple[tuple[str, str], ...]) -> None:
+    for name, value in settings:
         cur.execute("SELECT set_config(%s, %s, true)", (name, value))  # this transaction only
+
+
+def _choose_join(cur: Any, table_id: str, desc: str, live: int) -> None:
+    """Hash joins for this transaction when they pay: the size of the whole commit table
+    (free, from the statistics) settles most cases, else the partition's row count."""
+    if live < HASH_JOIN_MIN_LIVE:
+        return
+    _set_local(cur, LARGE_SNAPSHOT_SETTINGS)
+    cur.execute("SELECT reltuples FROM pg_class WHERE oid = 'data_commit_info'::regclass")
+    history = float(cur.fetchone()[0])
+    if history < 0 or not hash_join_pays(live, int(history)):
+        cur.execute(
+            "SELECT count(*) FROM data_commit_info WHERE table_id = %s AND partition_desc = %s",
+            (table_id, desc),
+        )
+        history = int(cur.fetchone()[0])
+    if hash_join_pays(live, int(history)):
+        _set_local(cur, (("enable_nestloop", "off"),))
 
 
 def _copy_out(cur: Any, query: str, params: dict) -> bytes:
@@ -103,7 +127,7 @@ def read_rows(cur: Any, table_id: str, desc: str, head: Head) -> pa.Table:
     """The head's commits in arrival order: commit_id, commit_op, version (null: none)
     and found (0: no data_commit_info row). The first `head.covered` come from the
     checkpoint (checked again against the head in this statement), the rest from a join."""
-    _settings(cur)
+    _choose_join(cur, table_id, desc, head.live - head.covered)
     data = _copy_out(
         cur,
         "SELECT c.pos, c.cid, c.op, c.version, 1 "
@@ -187,6 +211,8 @@ def write_merge(
     params = {"tid": table_id, "desc": desc, "head": head.version}
     written = head.version
     if reordered:
+        if head.live >= HASH_JOIN_MIN_LIVE:
+            _set_local(cur, LARGE_SNAPSHOT_SETTINGS)  # the snapshot's sort, in memory
         written = head.version + 1
         rank = np.empty(head.live, dtype=np.int32)
         rank[positions] = np.arange(head.live, dtype=np.int32)

@@ -164,12 +164,18 @@ def test_distributed_path_keeps_resets_and_refuses_duplicates(pg, spark, table):
         _commit(pg, table, 9)
 
 
-def test_driver_merge_follows_the_replay_rules(pg, tmp_path):
+@pytest.mark.parametrize("join", ["lookups", "hash"])
+def test_driver_merge_follows_the_replay_rules(pg, tmp_path, monkeypatch, join):
     """A long history with unversioned commits: the set-based driver path writes what
-    `order_commits` (the pure rules) gives, then has nothing to do, and a head put back
-    in arrival order without a checkpoint merges to the same snapshot."""
+    `order_commits` (the pure rules) gives, whichever join reads the commits, then has
+    nothing to do, and a head put back in arrival order without a checkpoint merges to
+    the same snapshot."""
+    from meta import merge_io
     from meta.replay import Commit, order_commits
     from meta.synthetic import generate_history, head_commit_ids, unmerge
+
+    if join == "hash":
+        monkeypatch.setattr(merge_io, "HASH_JOIN_MIN_LIVE", 1)
 
     hist = generate_history(pg, "rules_t", tmp_path / "h", 2000, jitter=100, unversioned_every=5)
     _, arrival = head_snapshot(pg, hist.table)
@@ -217,20 +223,3 @@ def test_a_snapshot_naming_a_commit_without_data_is_refused(pg, table):
     with pytest.raises(MetaError, match=f"no data_commit_info row: \\['{lost}'\\]"):
         merge_table(pg, table)
     assert head_commit_ids(pg, table)[0] == 1  # nothing written
-
-
-def test_array_literals_round_trip_through_postgresql(pg):
-    from meta.merge_io import array_literal
-
-    texts = ["MergeCommit", 'a"b', "c\\d", "", "x,y", "{z}", None, "NULL"]
-    numbers = [1, None, -(2**63), 2**63 - 1]
-    with pg_cursor(pg) as cur:
-        cur.execute(
-            "SELECT %s::text[], %s::bigint[], %s::text[]",
-            (
-                array_literal(pa.array(texts), quote=True),
-                array_literal(pa.chunked_array([numbers[:2], numbers[2:]])),
-                array_literal(pa.array([], pa.string()), quote=True),
-            ),
-        )
-        assert cur.fetchone() == (texts, numbers, [])
