@@ -134,12 +134,16 @@ def live_commit_count(conn: PgConnection, table: TableRef) -> int:
     pgc = connect(conn)
     try:
         with pgc, pgc.cursor() as cur:
-            heads = [
-                head_partition(cur, table.table_id, d) for d in partition_descs(cur, table.table_id)
-            ]
+            cur.execute(
+                "SELECT coalesce(max(cardinality(p.snapshot)), 0) FROM partition_info p "
+                "WHERE p.table_id = %s AND p.version = (SELECT max(q.version) FROM "
+                "partition_info q WHERE q.table_id = p.table_id "
+                "AND q.partition_desc = p.partition_desc)",
+                (table.table_id,),
+            )
+            return int(cur.fetchone()[0])
     finally:
         pgc.close()
-    return max((len(h[1]) for h in heads if h), default=0)
 
 
 # -- commits ---------------------------------------------------------------------------

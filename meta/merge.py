@@ -11,15 +11,27 @@ permutation of the head's live commits (checked before writing).
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cached_property
 
+import numpy as np
 import psycopg2.errors
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from meta.catalog import TableRef
-from meta.commits import commit_rows, head_partition, insert_partition_version, partition_descs
+from meta.commits import partition_descs
 from meta.connection import PgConnection, connect
-from meta.errors import MetaError
-from meta.replay import Commit, order_commits
+from meta.errors import MetaError, ReplayError
+from meta.merge_io import Head, read_head, read_rows, read_snapshot, write_merge
+from meta.replay import (
+    RESET_OPS,
+    first_duplicate,
+    is_permutation,
+    merge_positions,
+    positions_of,
+    tail_start,
+)
 
 MAX_RETRIES = 20
 # Live commits from which a partition is replayed through Spark (when a session is
@@ -37,8 +49,38 @@ class PartitionMerge:
     reordered: bool
     new_version: int | None = None
     path: str = "driver"  # where the replay ran: driver or distributed
-    order: list[str] = field(default_factory=list, repr=False)
-    versions: list[int | None] = field(default_factory=list, repr=False)
+    # The merged order, as Arrow columns: a million commits become Python objects only
+    # when a caller asks for `order` or `versions`.
+    merged_ids: pa.Array | pa.ChunkedArray = field(
+        default_factory=lambda: pa.array([], pa.string()), repr=False
+    )
+    merged_versions: pa.Array | pa.ChunkedArray = field(
+        default_factory=lambda: pa.array([], pa.int64()), repr=False
+    )
+
+    @cached_property
+    def order(self) -> list[str]:
+        """Commit ids in merge order."""
+        return self.merged_ids.to_pylist()
+
+    @cached_property
+    def versions(self) -> list[int | None]:
+        """Their versions (None: a commit without one)."""
+        return self.merged_versions.to_pylist()
+
+    def summary(self) -> dict:
+        known = pc.min_max(self.merged_versions).as_py()
+        return {
+            **{f.name: getattr(self, f.name) for f in fields(self) if f.name in SUMMARY_FIELDS},
+            "versions": {
+                "count": int(pc.count(self.merged_versions).as_py()),
+                "min": known["min"],
+                "max": known["max"],
+            },
+        }
+
+
+SUMMARY_FIELDS = {f.name for f in fields(PartitionMerge)} - {"merged_ids", "merged_versions"}
 
 
 @dataclass
@@ -56,15 +98,7 @@ class MergeReport:
     def to_dict(self) -> dict:
         parts = []
         for p in self.partitions:
-            d = asdict(p)
-            d.pop("order")
-            known = [v for v in d.pop("versions") if v is not None]
-            d["versions"] = {
-                "count": len(known),
-                "min": min(known, default=None),
-                "max": max(known, default=None),
-            }
-            parts.append(d)
+            parts.append(p.summary())
         return {
             "table": self.table,
             "dry_run": self.dry_run,
@@ -87,8 +121,8 @@ class MergeReport:
                     else f"wrote version {p.new_version}"
                 )
             )
-            shown = [v for v in p.versions[:12]]
-            more = " ..." if len(p.versions) > 12 else ""
+            shown = p.merged_versions.slice(0, 12).to_pylist()
+            more = " ..." if len(p.merged_versions) > 12 else ""
             lines.append(
                 f"{self.table} partition {p.partition_desc}: head v{p.head_version}, "
                 f"{p.live_commits} live commits ({p.replayed} replayed since the "
@@ -166,39 +200,63 @@ def _chooser(conn: PgConnection, spark, threshold: int | None, force: str | None
 def _merge_partition(
     cur, table: TableRef, desc: str, dry_run: bool, chooser=lambda n: None
 ) -> PartitionMerge:
-    head = head_partition(cur, table.table_id, desc)
+    head = read_head(cur, table.table_id, desc)
     if head is None:
         raise MetaError(f"{table.name}: partition {desc} has no version")
-    head_version, snapshot = head
-    orderer = chooser(len(snapshot))
+    orderer = chooser(head.live)
     if orderer is not None:
-        ordered = orderer.order(table.table_id, desc, head_version, len(snapshot))
+        ordered = orderer.order(table.table_id, desc, head.version, head.live)
+        arrival = read_snapshot(cur, table.table_id, desc, head.version)
         return _write_merge(
             cur,
             table,
             desc,
             dry_run,
-            head_version,
-            snapshot,
-            ordered,
-            replayed=len(snapshot),
+            head,
+            positions_of([c.commit_id for c in ordered], arrival),
+            ids=pa.array([c.commit_id for c in ordered], pa.string()),
+            versions=pa.array([c.version for c in ordered], pa.int64()),
+            ops=pa.array([c.commit_op for c in ordered], pa.string()),
+            replayed=head.live,
             path="distributed",
         )
-    cur.execute(
-        "SELECT partition_version, commit_ids::text[], versions, ops "
-        "FROM contest_merge_checkpoint WHERE table_id = %s AND partition_desc = %s",
-        (table.table_id, desc),
-    )
-    ckpt = cur.fetchone()
-    prefix: list[Commit] = []
-    if ckpt and snapshot[: len(ckpt[1])] == ckpt[1]:
-        prefix = [Commit(c, op, v) for c, v, op in zip(ckpt[1], ckpt[2], ckpt[3], strict=True)]
-    new_ids = snapshot[len(prefix) :]
-    new = _load_commits(cur, table.table_id, desc, new_ids)
-    ordered = order_commits(prefix + new)
+    rows = read_rows(cur, table.table_id, desc, head)
+    positions = _order_rows(table, rows)
+    take = pa.array(positions)
     return _write_merge(
-        cur, table, desc, dry_run, head_version, snapshot, ordered, replayed=len(new), path="driver"
+        cur,
+        table,
+        desc,
+        dry_run,
+        head,
+        positions,
+        ids=rows["commit_id"].take(take),
+        versions=rows["version"].take(take),
+        ops=rows["commit_op"].take(take),
+        replayed=head.live - head.covered,
+        path="driver",
     )
+
+
+def _order_rows(table: TableRef, rows: pa.Table) -> np.ndarray:
+    """The replay rules (`meta.replay`) on a partition's commit rows in arrival order:
+    their positions in merge order."""
+    found = rows["found"].to_numpy()
+    if not found.all():
+        missing = rows["commit_id"].take(pa.array(np.flatnonzero(found == 0)[:3])).to_pylist()
+        raise MetaError(f"snapshot names commits with no data_commit_info row: {missing}")
+    ops = rows["commit_op"]
+    resets = pc.fill_null(pc.is_in(ops, pa.array(sorted(RESET_OPS))), False).to_numpy(
+        zero_copy_only=False
+    )
+    known = rows["version"].is_valid().to_numpy(zero_copy_only=False)
+    versions = pc.fill_null(rows["version"], 0).to_numpy()
+    start = tail_start(resets)
+    dup = first_duplicate(versions[start:], known[start:])
+    if dup is not None:
+        a, b = (rows["commit_id"][start + p].as_py() for p in dup)
+        raise ReplayError(f"commits {a} and {b} both have version {versions[start + dup[0]]}")
+    return merge_positions(resets, versions, known)
 
 
 def _write_merge(
@@ -206,55 +264,31 @@ def _write_merge(
     table: TableRef,
     desc: str,
     dry_run: bool,
-    head_version: int,
-    snapshot: list[str],
-    ordered: list[Commit],
+    head: Head,
+    positions: np.ndarray,
+    ids: pa.Array,
+    versions: pa.Array,
+    ops: pa.Array,
     replayed: int,
     path: str,
 ) -> PartitionMerge:
-    order = [c.commit_id for c in ordered]
-    if len(order) != len(snapshot) or set(order) != set(snapshot):
+    """Check the merged order is a permutation of the head's commits, then write it
+    (`meta.merge_io.write_merge`) unless this is a dry run."""
+    if not is_permutation(positions, head.live):
         raise MetaError(f"{table.name}: merge would change the set of live commits")
     result = PartitionMerge(
         desc,
-        head_version,
-        len(snapshot),
+        head.version,
+        head.live,
         replayed,
-        order != snapshot,
-        order=order,
-        versions=[c.version for c in ordered],
+        not np.array_equal(positions, np.arange(head.live)),
+        merged_ids=ids,
+        merged_versions=versions,
         path=path,
     )
     if dry_run:
         return result
-    written_version = head_version
+    written = write_merge(cur, table.table_id, desc, head, positions, versions, ops)
     if result.reordered:
-        written_version = head_version + 1
-        insert_partition_version(cur, table.table_id, desc, written_version, "MergeCommit", order)
-        result.new_version = written_version
-    cur.execute(
-        "INSERT INTO contest_merge_checkpoint (table_id, partition_desc, partition_version, "
-        "commit_ids, versions, ops) VALUES (%s, %s, %s, %s::uuid[], %s::bigint[], %s::text[]) "
-        "ON CONFLICT (table_id, partition_desc) DO UPDATE SET "
-        "partition_version = EXCLUDED.partition_version, commit_ids = EXCLUDED.commit_ids, "
-        "versions = EXCLUDED.versions, ops = EXCLUDED.ops, merged_at = now()",
-        (
-            table.table_id,
-            desc,
-            written_version,
-            order,
-            [c.version for c in ordered],
-            [c.commit_op for c in ordered],
-        ),
-    )
+        result.new_version = written
     return result
-
-
-def _load_commits(cur, table_id: str, desc: str, ids: list[str]) -> list[Commit]:
-    if not ids:
-        return []
-    rows = commit_rows(cur, table_id, desc, ids)
-    missing = [c for c in ids if c not in rows]
-    if missing:
-        raise MetaError(f"snapshot names commits with no data_commit_info row: {missing[:3]}")
-    return [Commit(c, rows[c][1], rows[c][2]) for c in ids]

@@ -13,6 +13,7 @@ from meta.commits import DataFile, commit_files, head_snapshot
 from meta.errors import CommitError
 from meta.merge import merge_table
 from tests.support.config import cli
+from tests.support.pg import pg_cursor
 
 pytestmark = pytest.mark.pg
 
@@ -161,3 +162,64 @@ def test_distributed_path_keeps_resets_and_refuses_duplicates(pg, spark, table):
     assert dist.partitions[0].path == "distributed"
     with pytest.raises(CommitError, match="version 9 is already committed"):
         _commit(pg, table, 9)
+
+
+@pytest.mark.parametrize("join", ["lookups", "hash"])
+def test_driver_merge_follows_the_replay_rules(pg, tmp_path, monkeypatch, join):
+    """A long history with unversioned commits: the set-based driver path writes what
+    `order_commits` (the pure rules) gives, whichever join reads the commits, then has
+    nothing to do, and a head put back in arrival order without a checkpoint merges to
+    the same snapshot."""
+    from meta import merge_io
+    from meta.replay import Commit, order_commits
+    from meta.synthetic import generate_history, head_commit_ids, unmerge
+
+    if join == "hash":
+        monkeypatch.setattr(merge_io, "HASH_JOIN_MIN_LIVE", 1)
+
+    hist = generate_history(pg, "rules_t", tmp_path / "h", 2000, jitter=100, unversioned_every=5)
+    _, arrival = head_snapshot(pg, hist.table)
+    expected = [
+        c.commit_id
+        for c in order_commits([Commit(c.commit_id, c.commit_op, c.version) for c in arrival])
+    ]
+    first = merge_table(pg, hist.table, force_path="driver")
+    assert first.changed and first.partitions[0].replayed == 2000
+    assert first.partitions[0].order == expected
+    assert head_commit_ids(pg, hist.table) == (1, expected)
+    again = merge_table(pg, hist.table, force_path="driver")
+    assert not again.changed and again.partitions[0].replayed == 0
+    assert again.partitions[0].order == expected
+    assert again.partitions[0].versions == first.partitions[0].versions
+    unmerge(pg, hist.table, [c.commit_id for c in arrival])
+    third = merge_table(pg, hist.table, force_path="driver")
+    assert third.partitions[0].replayed == 2000
+    assert head_commit_ids(pg, hist.table) == (3, expected)
+    catalog.drop_table(pg, "rules_t")
+
+
+def test_a_checkpoint_that_is_no_longer_a_prefix_is_not_used(pg, table):
+    from meta.commits import insert_partition_version
+    from meta.synthetic import head_commit_ids
+
+    ids = [_commit(pg, table, v) for v in (4, 1, 3, 2)]
+    merge_table(pg, table)
+    version, merged = head_commit_ids(pg, table)
+    with pg_cursor(pg) as cur:  # a writer's snapshot in another order, same commits
+        insert_partition_version(cur, table.table_id, "-5", version + 1, "MergeCommit", ids)
+    report = merge_table(pg, table)
+    assert report.changed and report.partitions[0].replayed == 4
+    assert head_commit_ids(pg, table) == (version + 2, merged)
+
+
+def test_a_snapshot_naming_a_commit_without_data_is_refused(pg, table):
+    from meta.errors import MetaError
+    from meta.synthetic import head_commit_ids
+
+    _commit(pg, table, 2)
+    lost = _commit(pg, table, 1)
+    with pg_cursor(pg) as cur:
+        cur.execute("DELETE FROM data_commit_info WHERE commit_id = %s", (lost,))
+    with pytest.raises(MetaError, match=f"no data_commit_info row: \\['{lost}'\\]"):
+        merge_table(pg, table)
+    assert head_commit_ids(pg, table)[0] == 1  # nothing written
