@@ -118,7 +118,7 @@ def s3(cfg):
     from contest.infra.s3server import EmbeddedS3
 
     server = EmbeddedS3.of(cfg)
-    info, _ = server.up()
+    info, how = server.up()  # another test session may share it: leave it running
     store = ObjectStoreConfig(
         endpoint=info["endpoint"],
         region=info["region"],
@@ -126,4 +126,5 @@ def s3(cfg):
         secret_key=info["secret_key"],
     )
     yield dataclasses.replace(cfg, s3=store)
-    server.down()
+    if how == "started":
+        server.down()
