@@ -173,14 +173,17 @@ def register_bench_faults(bench: argparse._SubParsersAction) -> None:
         "optimized at several scales: cost per row, memory, files per bucket",
         "Run optimized at each scale and record write/read seconds, rows/core/s, seconds "
         "per million rows of in-process time, peak RSS per process, stored bytes and "
-        "files per bucket; <out>/scale.md, scale.jsonl, scale.png. Each scale's data is "
-        "removed before the next unless --keep-data.",
+        "files per bucket; <out>/scale.md, scale.jsonl, scale.png (newest row per scale of "
+        "every sitting). Unless --keep-data, a scale's batches are removed once written "
+        "and its table, result and oracle's result before the next scale.",
         cmd_bench_scale,
     )
     bs.add_argument("--scales", default="0.1,1,3,10", help="comma-separated scales")
     bs.add_argument("--cores", type=int, help="local[N] of the timed jobs (default: all)")
     bs.add_argument("--work", help="work folder (default: work_dir)")
-    bs.add_argument("--keep-data", action="store_true", help="keep each scale's data")
+    bs.add_argument(
+        "--keep-data", action="store_true", help="keep each scale's batches, table and result"
+    )
     bs.add_argument("--out", help="results folder (default: results_dir)")
 
     bc = command(

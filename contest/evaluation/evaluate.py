@@ -193,15 +193,27 @@ def evaluate(
     seed: int = 2022,
     cores: int | None = None,
     master: str | None = None,
+    after_write: Callable[[], None] | None = None,
     say: Callable[[str], None] = print,
 ) -> dict:
     """Run the procedure; returns the record (correct=False with the failing phase named).
     Holds the work folder's lock throughout (see `work_lock`). Its folders are made
-    absolute first: the timed jobs run in the evaluation's folder, not this one."""
+    absolute first: the timed jobs run in the evaluation's folder, not this one.
+    `after_write` runs once the write succeeded, untimed: from then on the batches are
+    not read again (the oracle's result is already computed), so a caller that owns
+    them may free their disk there."""
     cfg = absolute_paths(cfg)
     with work_lock(cfg.work_path / "eval"):
         return _evaluate(
-            cfg, strategy, data=data, scale=scale, seed=seed, cores=cores, master=master, say=say
+            cfg,
+            strategy,
+            data=data,
+            scale=scale,
+            seed=seed,
+            cores=cores,
+            master=master,
+            after_write=after_write,
+            say=say,
         )
 
 
@@ -214,6 +226,7 @@ def _evaluate(
     seed: int,
     cores: int | None,
     master: str | None,
+    after_write: Callable[[], None] | None,
     say: Callable[[str], None],
 ) -> dict:
     from contest.data.checker import compare
@@ -310,6 +323,8 @@ def _evaluate(
         if peer:
             record["peer_write"] = report_from_log(w.log)
         record_job(record, "write", w)
+        if after_write is not None:
+            after_write()
 
         phase("size check")
         if peer:  # no LakeSoul commits: the table folder (data, logs, metadata)

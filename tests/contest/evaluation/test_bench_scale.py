@@ -1,0 +1,84 @@
+"""`contest bench scale`: a scale run is exact, frees its batches once written, and the
+table gathers the newest row of each scale across invocations."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from contest.evaluation.bench_scale import (
+    job_seconds,
+    newest_per_scale,
+    render,
+    run_scale_bench,
+    write_outputs,
+)
+
+
+def _row(scale: float, s_per_m: float | None, when: str) -> dict:
+    return {
+        "scale": scale,
+        "rows": int(scale * 30_000_000),
+        "cores": 2,
+        "correct": s_per_m is not None,
+        "write_s": 10.0,
+        "read_s": 5.0,
+        "rows_per_core_s": 1000.0 if s_per_m else None,
+        "write_inprocess_s": 8.0,
+        "read_inprocess_s": 3.0,
+        "s_per_million_rows": s_per_m,
+        "peak_process_rss_bytes": 2_000_000_000,
+        "write_peak_process_rss_bytes": 2_000_000_000,
+        "read_peak_process_rss_bytes": 1_500_000_000,
+        "harness_peak_rss_bytes": None,
+        "stored_bytes": 3_000_000_000,
+        "files_per_bucket": 12.0,
+        "when": when,
+    }
+
+
+def test_job_seconds_takes_the_last_json_line_with_the_key(tmp_path):
+    log = tmp_path / "write.log"
+    log.write_text('{"wall_s": 1.5}\nnoise\n{"other": 1}\n{"wall_s": 2.25, "x": 1}\ntail\n')
+    assert job_seconds(log, "wall_s") == 2.25
+    assert job_seconds(log, "seconds") is None
+    assert job_seconds(tmp_path / "absent.log", "wall_s") is None
+
+
+def test_newest_row_per_scale_in_scale_order():
+    rows = [_row(3, 1.0, "a"), _row(0.1, 2.0, "b"), _row(3, 1.5, "c")]
+    assert [(r["scale"], r["when"]) for r in newest_per_scale(rows)] == [(0.1, "b"), (3, "c")]
+
+
+def test_outputs_gather_separate_invocations(tmp_path):
+    write_outputs([_row(0.1, 2.0, "first"), _row(1, 1.0, "first")], tmp_path)
+    md = write_outputs([_row(10, None, "second"), _row(1, 1.1, "second")], tmp_path)
+    lines = [ln for ln in md.read_text().splitlines() if ln.startswith("| ") and "scale" not in ln]
+    assert [ln.split("|")[1].strip() for ln in lines] == ["0.1", "1", "10"]
+    assert "| 1.10 |" in lines[1]  # scale 1: the second invocation's row
+    assert "| - |" in lines[2] and lines[2].rstrip().endswith("False |")
+    assert "2.00 / 1.50 / -" in lines[0]
+    assert len((tmp_path / "scale.jsonl").read_text().splitlines()) == 4
+    assert (tmp_path / "scale.png").stat().st_size > 0
+    assert render([]).startswith("# Cost per row against scale")
+
+
+@pytest.mark.spark
+@pytest.mark.pg
+def test_scale_run_is_exact_and_frees_its_batches_after_the_write(cfg, pg, tmp_path):
+    cfg = dataclasses.replace(cfg, work_dir=str(tmp_path / "work"))
+    said: list[str] = []
+    rows = run_scale_bench(cfg, [0.0005], cores=2, keep_data=False, say=said.append)
+    (row,) = rows
+    assert row["correct"], row.get("error")
+    assert row["rows"] == 15_000 and row["files_per_bucket"] >= 1
+    assert row["write_inprocess_s"] and row["read_inprocess_s"] and row["s_per_million_rows"]
+    assert row["write_peak_process_rss_bytes"] > 0 and row["harness_peak_rss_bytes"] > 0
+    data = tmp_path / "work" / "data" / "scale-0.0005-seed-2022"
+    removed = [i for i, s in enumerate(said) if s.startswith(f"removing {data}")]
+    read = [i for i, s in enumerate(said) if "optimized: read" in s]
+    assert removed and read and removed[0] < read[0]  # freed before the read ran
+    assert not data.exists() and not (tmp_path / "work" / "oracle").exists()
+    json.dumps(row)  # a record line
