@@ -434,8 +434,10 @@ def cmd_bench_scale(args: argparse.Namespace, cfg: Config) -> int:
     cfg = config_source(args).load(preset=STRATEGIES["optimized"])
     if args.work:
         cfg = dataclasses.replace(cfg, work_dir=args.work)
-    rows = run_scale_bench(cfg, scales, args.cores, args.keep_data, say=say)
-    write_outputs(rows, Path(args.out) if args.out else cfg.results_path)
+    out = Path(args.out) if args.out else cfg.results_path
+    rows = run_scale_bench(
+        cfg, scales, args.cores, args.keep_data, say=say, on_row=lambda r: write_outputs([r], out)
+    )
     print(render(rows))
     return EXIT_OK if all(r["correct"] for r in rows) else EXIT_FAILED
 

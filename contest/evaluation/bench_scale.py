@@ -91,7 +91,10 @@ def run_scale_bench(
     cores: int | None,
     keep_data: bool,
     say: Callable[[str], None] = print,
+    on_row: Callable[[dict], None] | None = None,
 ) -> list[dict]:
+    """Each scale in turn; `on_row` gets each scale's row as soon as it is measured, so
+    a later scale that cannot run (its data does not fit) loses none of the earlier."""
     from contest.evaluation.evaluate import cached_data, evaluate
 
     rows = []
@@ -113,6 +116,8 @@ def run_scale_bench(
         )
         rows.append(scale_row(cfg, record))
         say(json.dumps(rows[-1]))
+        if on_row is not None:
+            on_row(rows[-1])
         if not keep_data:
             shutil.rmtree(data, ignore_errors=True)
             shutil.rmtree(cfg.work_path / "oracle", ignore_errors=True)

@@ -70,8 +70,12 @@ def test_outputs_gather_separate_invocations(tmp_path):
 def test_scale_run_is_exact_and_frees_its_batches_after_the_write(cfg, pg, tmp_path):
     cfg = dataclasses.replace(cfg, work_dir=str(tmp_path / "work"))
     said: list[str] = []
-    rows = run_scale_bench(cfg, [0.0005], cores=2, keep_data=False, say=said.append)
+    got: list[dict] = []
+    rows = run_scale_bench(
+        cfg, [0.0005], cores=2, keep_data=False, say=said.append, on_row=got.append
+    )
     (row,) = rows
+    assert got == rows  # handed out as soon as measured
     assert row["correct"], row.get("error")
     assert row["rows"] == 15_000 and row["files_per_bucket"] >= 1
     assert row["write_inprocess_s"] and row["read_inprocess_s"] and row["s_per_million_rows"]
