@@ -37,6 +37,8 @@ class WriteReport:
     path: str
     batches: list[BatchResult] = field(default_factory=list)
     wall_s: float = 0.0
+    # What to do after a failure, as the summary line says it.
+    retry_hint: str = "rerun with --resume to finish"
 
     @property
     def ok(self) -> bool:
@@ -66,7 +68,7 @@ class WriteReport:
             names = ", ".join(b.batch for b in self.failed)
             line += (
                 f"; FAILED {len(self.failed)} ({names}), nothing committed for them: "
-                f"{self.failed[0].error} -- rerun with --resume to finish"
+                f"{self.failed[0].error} -- {self.retry_hint}"
             )
         return line
 

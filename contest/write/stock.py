@@ -129,7 +129,12 @@ def run_stock_write(
     db = DBManager(spark)
     name = table_name or Path(table_path).name
     table = prepare_stock_table(db, conn, cfg, table_path, name, replace)
-    report = WriteReport(f"{table.namespace}.{table.name}", table.path)
+    report = WriteReport(
+        f"{table.namespace}.{table.name}",
+        table.path,
+        # The stock engine has no --resume: its upserts start again from a new table.
+        retry_hint="rerun the write with --replace (the stock engine starts the table again)",
+    )
     columns = stock_schema().names
     started = time.perf_counter()
     log.info("lakesoul-stock: table %s created by DBManager at %s", name, table.path)
