@@ -94,14 +94,22 @@ def merge_bucket(
     import pyarrow.parquet as pq
 
     from contest.read.operators import merge_rows
-    from contest.read.stream import SortedRun, chunk_rows, declares_sorted, merge_sorted_runs
+    from contest.read.stream import (
+        READ_BUFFER_BYTES,
+        SortedRun,
+        chunk_rows,
+        declares_sorted,
+        merge_sorted_runs,
+    )
     from contest.read.stream import row_bytes as file_row_bytes
 
     opened: list[tuple[str, int | None, Any]] = []
     if memory_bytes > 0 and len(keys) == 1:
         for path, version in files:
             fs, local = filesystem(path)
-            pf = pq.ParquetFile(fs.open_input_file(local), pre_buffer=False)
+            pf = pq.ParquetFile(
+                fs.open_input_file(local), pre_buffer=False, buffer_size=READ_BUFFER_BYTES
+            )
             names = pf.schema_arrow.names
             if keys[0] not in names or not declares_sorted(pf.metadata, names.index(keys[0])):
                 opened = []

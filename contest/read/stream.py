@@ -32,6 +32,11 @@ from contest.errors import RunError
 WORKING_SET_FACTOR = 4
 MIN_CHUNK_ROWS = 1024
 MAX_CHUNK_ROWS = 1 << 20
+# Bytes an open file reads at a time inside a column chunk. Unbuffered, pyarrow reads a
+# whole column chunk before decoding its first page, and the table's files are one row
+# group each: every open file would cost its whole size, the bucket rather than a window
+# of it (at scale 10 a read task peaked at 8.2 GB that way).
+READ_BUFFER_BYTES = 1 << 20
 
 
 def chunk_rows(budget_bytes: int, row_bytes: Sequence[float]) -> int:

@@ -97,3 +97,52 @@ def test_chunk_rows_from_the_budget():
     assert chunk_rows(1 << 30, [100.0] * 10) == (1 << 30) // 4000
     assert chunk_rows(1, [100.0]) == 1024
     assert chunk_rows(1 << 40, [1.0]) == 1 << 20
+
+
+_MEMORY_PROBE = """
+import sys
+import pyarrow.parquet as pq
+from contest.read.files import merge_bucket
+from contest.read.operators import CONTEST_OPERATORS
+def peak():  # this process's own peak (ru_maxrss would carry the parent's across exec)
+    with open("/proc/self/status") as fh:
+        return next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("VmHWM:"))
+files = [(p, i) for i, p in enumerate(sys.argv[1:])]
+schema = pq.ParquetFile(files[0][0]).schema_arrow
+ops = {k: v for k, v in CONTEST_OPERATORS.items() if k in schema.names}
+before = peak()
+rows = sum(t.num_rows for t in merge_bucket(files, schema, ["uuid"], ops, None, 4 << 20))
+print(rows, before, peak())
+"""
+
+
+def test_a_streamed_merge_does_not_hold_whole_files(tmp_path):
+    """Files of one row group each, as the write makes them: the merge's memory follows
+    its budget, not the files' size (pyarrow unbuffered would read whole column chunks)."""
+    import subprocess
+    import sys
+
+    n, paths = 400_000, []
+    for f in range(8):
+        keys = pa.array([f"{f}-{i:034d}" for i in range(n)])  # sorted, 36 characters
+        t = pa.table(
+            {
+                "uuid": keys,
+                "ip": pa.array(["10.0.0.1"] * n),
+                "requests": pa.array(range(n), pa.int64()),
+                "name": keys,
+            }
+        )
+        path = tmp_path / f"g{f}.parquet"
+        pq.write_table(
+            t, path, compression="NONE", row_group_size=n, sorting_columns=[pq.SortingColumn(0)]
+        )
+        paths.append(str(path))
+    file_bytes = sum((tmp_path / p).stat().st_size for p in paths)
+    out = subprocess.run(
+        [sys.executable, "-c", _MEMORY_PROBE, *paths], capture_output=True, text=True, check=True
+    )
+    rows, before, after = map(int, out.stdout.split())
+    grown = after - before
+    assert rows == 8 * n
+    assert grown < file_bytes / 2, f"merge grew by {grown:,} bytes for {file_bytes:,} of files"
