@@ -35,8 +35,9 @@ MAX_CHUNK_ROWS = 1 << 20
 # Bytes an open file reads at a time inside a column chunk. Unbuffered, pyarrow reads a
 # whole column chunk before decoding its first page, and the table's files are one row
 # group each: every open file would cost its whole size, the bucket rather than a window
-# of it (at scale 10 a read task peaked at 8.2 GB that way).
-READ_BUFFER_BYTES = 1 << 20
+# of it. Scale 10's read (22 files a bucket), in-process: unbuffered 178 s and 8.2 GB per
+# task process; 1 MiB 224 s, 2.8 GB; 8 MiB 150 s, 3.5 GB (results/NOTES.md).
+READ_BUFFER_BYTES = 8 << 20
 
 
 def chunk_rows(budget_bytes: int, row_bytes: Sequence[float]) -> int:

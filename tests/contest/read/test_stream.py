@@ -102,11 +102,13 @@ def test_chunk_rows_from_the_budget():
 _MEMORY_PROBE = """
 import sys
 import pyarrow.parquet as pq
+import contest.read.stream
 from contest.read.files import merge_bucket
 from contest.read.operators import CONTEST_OPERATORS
 def peak():  # this process's own peak (ru_maxrss would carry the parent's across exec)
     with open("/proc/self/status") as fh:
         return next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("VmHWM:"))
+contest.read.stream.READ_BUFFER_BYTES = 1 << 20  # per file and column: small beside them
 files = [(p, i) for i, p in enumerate(sys.argv[1:])]
 schema = pq.ParquetFile(files[0][0]).schema_arrow
 ops = {k: v for k, v in CONTEST_OPERATORS.items() if k in schema.names}
