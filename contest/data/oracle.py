@@ -58,8 +58,10 @@ GROUP BY p.uuid
 # of data aggregated in about 2 GB; a margin included).
 AGG_BYTES_PER_DATA_BYTE = 1.0
 # The most the oracle and the checker ask of DuckDB, whatever the machine has: every
-# process of the project stays under 8 GB of peak RSS.
-MAX_MEMORY_LIMIT = 6 << 30
+# process of the project stays under 8 GB of peak RSS. DuckDB's resident memory runs
+# above its limit (its parquet reader's buffers, the allocator): at scale 10 a 6 GiB
+# limit peaked at 8.36 GB, hence 4 GiB.
+MAX_MEMORY_LIMIT = 4 << 30
 MIN_MEMORY_LIMIT = 512 << 20
 SAMPLE_ROWS = 200_000
 

@@ -50,5 +50,5 @@ def test_parts_follow_the_data_and_the_budget():
     assert Budget(1000).parts_for(2500) == 3
     assert Budget(1000, parts=2).parts_for(10**9) == 2
     limit = machine_budget(0.4).memory_limit
-    assert 512 << 20 <= limit <= 6 << 30
+    assert 512 << 20 <= limit <= 4 << 30
     assert machine_budget(fixed=123).memory_limit == 123
