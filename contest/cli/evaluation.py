@@ -435,9 +435,11 @@ def cmd_bench_scale(args: argparse.Namespace, cfg: Config) -> int:
     if args.work:
         cfg = dataclasses.replace(cfg, work_dir=args.work)
     out = Path(args.out) if args.out else cfg.results_path
-    rows = run_scale_bench(
-        cfg, scales, args.cores, args.keep_data, say=say, on_row=lambda r: write_outputs([r], out)
-    )
+
+    def record(row: dict) -> None:
+        write_outputs([row], out)
+
+    rows = run_scale_bench(cfg, scales, args.cores, args.keep_data, say=say, on_row=record)
     print(render(rows))
     return EXIT_OK if all(r["correct"] for r in rows) else EXIT_FAILED
 
