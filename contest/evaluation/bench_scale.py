@@ -16,12 +16,12 @@ run in separate sittings make one table.
 from __future__ import annotations
 
 import json
-import resource
 import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from contest.config import Config
+from contest.infra.proc import own_peak_rss, reset_own_peak_rss
 
 
 def job_seconds(log: Path, key: str) -> float | None:
@@ -65,24 +65,15 @@ def scale_row(cfg: Config, record: dict) -> dict:
         "write_inprocess_s": write_in,
         "read_inprocess_s": read_in,
         "s_per_million_rows": round(inproc / million, 3) if million and inproc else None,
-        "peak_process_rss_bytes": max(
-            record.get("write_peak_process_rss_bytes") or 0,
-            record.get("read_peak_process_rss_bytes") or 0,
-        ),
         "write_peak_process_rss_bytes": record.get("write_peak_process_rss_bytes"),
         "read_peak_process_rss_bytes": record.get("read_peak_process_rss_bytes"),
-        # This process: the oracle and the check run in it (DuckDB), peak so far.
-        "harness_peak_rss_bytes": harness_peak_rss_bytes(),
+        # This process over this scale: the generator, the oracle and the check run in it.
+        "harness_peak_rss_bytes": own_peak_rss(),
         "stored_bytes": record.get("stored_bytes"),
         "files_per_bucket": files_per_bucket(cfg, "ccf_optimized") if record["correct"] else None,
         "error": record.get("error"),
         "when": record.get("when"),
     }
-
-
-def harness_peak_rss_bytes() -> int:
-    """Peak RSS of this process so far (Linux reports kilobytes)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def run_scale_bench(
@@ -100,6 +91,7 @@ def run_scale_bench(
     rows = []
     for scale in scales:
         say(f"== scale {scale:g}")
+        reset_own_peak_rss()  # the harness's peak of this scale, not of the ones before
         data = cached_data(cfg, scale, 2022, say)
 
         def drop_batches(data: Path = data) -> None:

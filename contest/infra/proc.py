@@ -44,6 +44,20 @@ def tree_rss(root: int) -> tuple[int, int]:
     return sum(sizes), max(sizes, default=0)
 
 
+def own_peak_rss() -> int:
+    """This process's peak resident memory since it started or since
+    `reset_own_peak_rss` (Linux VmHWM; unlike ru_maxrss it is neither carried over from
+    the parent across exec nor a lifetime maximum)."""
+    with open("/proc/self/status") as fh:
+        return next((int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("VmHWM:")), 0)
+
+
+def reset_own_peak_rss() -> None:
+    """Start this process's peak over from its current resident memory."""
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+
+
 def run_timed(
     cmd: Sequence[str],
     log: Path,

@@ -29,7 +29,6 @@ def _row(scale: float, s_per_m: float | None, when: str) -> dict:
         "write_inprocess_s": 8.0,
         "read_inprocess_s": 3.0,
         "s_per_million_rows": s_per_m,
-        "peak_process_rss_bytes": 2_000_000_000,
         "write_peak_process_rss_bytes": 2_000_000_000,
         "read_peak_process_rss_bytes": 1_500_000_000,
         "harness_peak_rss_bytes": None,

@@ -31,3 +31,14 @@ def test_run_timed_measures_the_tree(tmp_path):
 
 def test_tree_rss_of_a_gone_process_is_zero():
     assert tree_rss(2**22 + 12345) == (0, 0)
+
+
+def test_own_peak_rss_follows_this_process_and_starts_over():
+    from contest.infra.proc import own_peak_rss, reset_own_peak_rss
+
+    block = bytearray(200 << 20)  # touched: resident
+    high = own_peak_rss()
+    del block
+    reset_own_peak_rss()
+    assert high >= 200 << 20
+    assert 0 < own_peak_rss() < high - (100 << 20)

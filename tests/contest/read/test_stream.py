@@ -105,9 +105,7 @@ import pyarrow.parquet as pq
 import contest.read.stream
 from contest.read.files import merge_bucket
 from contest.read.operators import CONTEST_OPERATORS
-def peak():  # this process's own peak (ru_maxrss would carry the parent's across exec)
-    with open("/proc/self/status") as fh:
-        return next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("VmHWM:"))
+from contest.infra.proc import own_peak_rss as peak
 contest.read.stream.READ_BUFFER_BYTES = 1 << 20  # per file and column: small beside them
 files = [(p, i) for i, p in enumerate(sys.argv[1:])]
 schema = pq.ParquetFile(files[0][0]).schema_arrow
