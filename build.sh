@@ -78,6 +78,16 @@ setup_jvm_libraries() {
   "$VENV/bin/contest" s3 fetch >/dev/null || log "warning: contest s3 fetch failed (S3Proxy)"
 }
 
+quiet_mvn() {
+  # Maven in batch mode, its output (which carries ANSI colour codes even with -q) kept in
+  # .state/mvn.log and shown, without the codes, only when it fails.
+  mkdir -p "$ROOT/.state"
+  if ! mvn -B -q "$@" >"$ROOT/.state/mvn.log" 2>&1; then
+    sed 's/\x1b\[[0-9;]*m//g' "$ROOT/.state/mvn.log" | tail -n 40 >&2
+    die "mvn $* failed (full log: .state/mvn.log)"
+  fi
+}
+
 setup_jvm_stock() {
   # LakeSoul's JVM libraries and the project's helper jar (the lakesoul-stock strategy):
   # the packages into Spark's Ivy cache, jffi's main jar (Ivy fetches only its native
@@ -92,14 +102,14 @@ sys.exit(any(not p.is_file() for p in lakesoul_jvm.classpath()[:-1]))"; then
   fi
   if [ ! -f "$HOME/.m2/repository/com/github/jnr/jffi/1.3.13/jffi-1.3.13.jar" ]; then
     log "fetching com.github.jnr:jffi:1.3.13 (main jar)"
-    mvn -q dependency:get -Dartifact=com.github.jnr:jffi:1.3.13 -Dtransitive=false
+    quiet_mvn dependency:get -Dartifact=com.github.jnr:jffi:1.3.13 -Dtransitive=false
   fi
   local want have=""
   want=$(cat jvm/pom.xml $(find jvm/src -type f | sort) | sha256sum | cut -d' ' -f1)
   [ -f jvm/target/.sources.sha256 ] && have=$(cat jvm/target/.sources.sha256)
   if [ "$want" != "$have" ] || [ ! -f jvm/target/contest-lakesoul-stock.jar ]; then
     log "building jvm/ (mvn package)"
-    mvn -q -f jvm/pom.xml package -DskipTests >/dev/null
+    quiet_mvn -f jvm/pom.xml package -DskipTests
     echo "$want" > jvm/target/.sources.sha256
   fi
 }

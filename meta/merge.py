@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from meta.catalog import TableRef
-from meta.commits import partition_descs
+from meta.commits import NO_PARTITION, partition_descs
 from meta.connection import PgConnection, connect
 from meta.errors import MetaError, ReplayError
 from meta.merge_io import Head, read_head, read_rows, read_snapshot, write_merge
@@ -121,17 +121,44 @@ class MergeReport:
                     else f"wrote version {p.new_version}"
                 )
             )
-            shown = p.merged_versions.slice(0, 12).to_pylist()
-            more = " ..." if len(p.merged_versions) > 12 else ""
             lines.append(
-                f"{self.table} partition {p.partition_desc}: head v{p.head_version}, "
-                f"{p.live_commits} live commits ({p.replayed} replayed since the "
-                f"checkpoint): {what}; version order {shown}{more}"
+                f"{self.table}{partition_label(p.partition_desc)}: partition version "
+                f"{p.head_version}, {p.live_commits} live commits ({p.replayed} replayed "
+                f"since the checkpoint): {what}; commits in order: "
+                f"{describe_versions(p.merged_versions.to_pylist())}"
             )
         if not self.partitions:
             lines.append(f"{self.table}: no commits yet, nothing to merge")
         lines.append(f"{self.seconds:.3f}s")
         return "\n".join(lines)
+
+
+def partition_label(desc: str) -> str:
+    """How a partition is named to a person: nothing for LakeSoul's placeholder of an
+    unpartitioned table (`-5`), the range description otherwise."""
+    return "" if desc == NO_PARTITION else f" partition {desc}"
+
+
+def describe_versions(versions: list[int | None], shown: int = 12) -> str:
+    """Commit versions in snapshot order for a person: runs of consecutive versions
+    collapsed (`0-10`), a commit without a version (a compaction or a plain LakeSoul
+    write) as `unversioned`, at most `shown` items."""
+    items: list[str] = []
+    i = 0
+    while i < len(versions) and len(items) < shown:
+        v = versions[i]
+        if v is None:
+            items.append("unversioned")
+            i += 1
+            continue
+        last = v
+        i += 1
+        while i < len(versions) and versions[i] == last + 1:
+            last += 1
+            i += 1
+        items.append(f"v{v}" if last == v else f"v{v}-{last}")
+    more = f" and {len(versions) - i} more" if i < len(versions) else ""
+    return (", ".join(items) or "none") + more
 
 
 def _lock_key(table_id: str) -> tuple[str, str]:

@@ -223,3 +223,14 @@ def test_a_snapshot_naming_a_commit_without_data_is_refused(pg, table):
     with pytest.raises(MetaError, match=f"no data_commit_info row: \\['{lost}'\\]"):
         merge_table(pg, table)
     assert head_commit_ids(pg, table)[0] == 1  # nothing written
+
+
+def test_versions_are_described_as_runs_for_a_person():
+    from meta.merge import describe_versions, partition_label
+
+    assert describe_versions([0, 1, 2, 3, 5, None, 7, 8]) == "v0-3, v5, unversioned, v7-8"
+    assert describe_versions([]) == "none"
+    assert describe_versions([None]) == "unversioned"
+    assert describe_versions(list(range(0, 40, 2)), shown=3) == "v0, v2, v4 and 17 more"
+    assert partition_label("-5") == ""
+    assert partition_label("date=2022-01-01") == " partition date=2022-01-01"
