@@ -120,7 +120,7 @@ with zipfile.ZipFile("submit.zip", "w", zipfile.ZIP_DEFLATED) as z:
         for p in sorted((root / top).rglob("*")):
             if p.is_file() and "__pycache__" not in p.parts:
                 z.write(p)
-    for f in ("pyproject.toml", "README.md"):
+    for f in ("pyproject.toml", "setup.py", "README.md"):
         z.write(f)
 print("[build] wrote submit.zip")
 PY
