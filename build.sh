@@ -5,7 +5,8 @@
 #   ./build.sh test     set up, then run the test suite (pytest args may follow)
 #   ./build.sh run      set up, then run the main job: the contest evaluation
 #                       (contest evaluate; its options may follow)
-#   ./build.sh lint     set up, then the checks CI runs: ruff, ruff format --check, mypy
+#   ./build.sh lint     set up, then the checks CI runs: ruff, ruff format --check, mypy,
+#                       lint-imports (the layer contracts in pyproject.toml)
 #   ./build.sh format   set up, then ruff format (and ruff's import sorting)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -130,7 +131,7 @@ with zipfile.ZipFile("submit.zip", "w", zipfile.ZIP_DEFLATED) as z:
         for p in sorted((root / top).rglob("*")):
             if p.is_file() and "__pycache__" not in p.parts:
                 z.write(p)
-    for f in ("pyproject.toml", "README.md"):
+    for f in ("pyproject.toml", "setup.py", "README.md"):
         z.write(f)
 print("[build] wrote submit.zip")
 PY
@@ -152,8 +153,9 @@ case "$cmd" in
     setup
     log "ruff check"; "$VENV/bin/ruff" check .
     log "ruff format --check"; "$VENV/bin/ruff" format --check .
-    log "mypy"; "$VENV/bin/mypy" ;;
+    log "mypy"; "$VENV/bin/mypy"
+    log "lint-imports"; "$VENV/bin/lint-imports" --no-cache ;;
   format) setup; "$VENV/bin/ruff" check --select I --fix -q .; exec "$VENV/bin/ruff" format . ;;
-  -h|--help|help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' ;;
+  -h|--help|help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) die "unknown command '$cmd' (try ./build.sh help)" ;;
 esac

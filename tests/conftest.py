@@ -1,15 +1,40 @@
-"""Shared fixtures: one real PostgreSQL and one real Spark session per test run."""
+"""Shared fixtures: one real PostgreSQL and one real Spark session per test run, and the
+markers that say which of these real components a test needs."""
 
 from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
 from contest.config import Config
 from tests.support.config import make_config
+
+# The markers a test gets from the fixtures it uses, directly or through other fixtures:
+# set here, so they cannot drift from what the test does (`-m "not spark"` selects the
+# tests that start no Spark). A test that runs a component in a child process without its
+# fixture marks itself.
+FIXTURE_MARKERS = {
+    "spark": ("spark",),
+    "pg": ("pg",),
+    "s3": ("s3",),
+    "standalone": ("standalone", "spark"),
+}
+
+
+def fixture_markers(fixturenames: Iterable[str]) -> set[str]:
+    """The markers for a test that uses these fixtures (their whole closure)."""
+    return {mark for name in fixturenames for mark in FIXTURE_MARKERS.get(name, ())}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        # item.fixturenames is the closure: the fixtures of its fixtures are in it too.
+        for mark in sorted(fixture_markers(getattr(item, "fixturenames", ()))):
+            item.add_marker(mark)
 
 
 @pytest.fixture(scope="session")

@@ -4,12 +4,8 @@ import os
 import re
 import shlex
 
-import pytest
-
 from contest.cli.main import main
 from tests.support.config import REPO, cli
-
-pytestmark = [pytest.mark.spark, pytest.mark.pg]
 
 
 def tour_commands() -> list[list[str]]:

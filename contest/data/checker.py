@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 from contest.data.batches import COLUMNS, DataError
 from contest.data.oracle import (
     Budget,
-    _sql_str,
     connect,
     data_bytes,
     key_ranges,
     machine_budget,
     range_filter,
+    sql_str,
 )
 
 if TYPE_CHECKING:
@@ -142,11 +142,11 @@ def _compare(
     con = connect(budget.memory_limit, budget.threads, str(Path(expected).parent))
     try:
         try:
-            listing = ", ".join(f"'{_sql_str(f)}'" for f in files)  # views take no parameters
+            listing = ", ".join(f"'{sql_str(f)}'" for f in files)  # views take no parameters
             con.execute(f"CREATE VIEW act AS SELECT * FROM read_parquet([{listing}])")
         except Exception as exc:  # duckdb.Error: unreadable or mismatched files
             raise DataError(f"{result_dir}: cannot read the result: {exc}") from None
-        con.execute(f"CREATE VIEW exp AS SELECT * FROM read_parquet('{_sql_str(expected)}')")
+        con.execute(f"CREATE VIEW exp AS SELECT * FROM read_parquet('{sql_str(expected)}')")
         cols = con.execute("DESCRIBE act").fetchall()
         names = [c[0] for c in cols]
         if names != list(COLUMNS):

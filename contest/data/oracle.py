@@ -220,7 +220,7 @@ def expected_result(
             where = "WHERE " + range_filter("p.uuid", bounds, i)
             con.execute(
                 f"COPY ({_SELECT.format(where=where)} ORDER BY uuid) "
-                f"TO '{_sql_str(path)}' (FORMAT parquet)",
+                f"TO '{sql_str(path)}' (FORMAT parquet)",
                 {"files": files},
             )
             part_files.append(path)
@@ -274,6 +274,6 @@ def _sql_lit(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _sql_str(path: str | Path) -> str:
+def sql_str(path: str | Path) -> str:
     """A path as the body of a SQL string literal (COPY takes no parameters)."""
     return str(path).replace("'", "''")

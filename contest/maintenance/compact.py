@@ -71,7 +71,7 @@ def compact(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRe
     def task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         import pyarrow.compute as pc
 
-        from contest.write.files import _report
+        from contest.write.files import file_rows
 
         for batch in batches:
             for bucket, files in zip(
@@ -84,7 +84,7 @@ def compact(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRe
                 merged = merged.append_column(
                     BUCKET_COL, pa.array([bucket] * merged.num_rows, pa.int32())
                 )
-                yield _report(write_bucket_files(merged, path, keys, schema, codec), 0)
+                yield file_rows(write_bucket_files(merged, path, keys, schema, codec), 0)
 
     tasks = spark.sparkContext.parallelize(work, max(len(work), 1)).toDF("bucket int, files string")
     result = tasks.mapInArrow(task, FILE_SCHEMA).collect()

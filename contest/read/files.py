@@ -196,7 +196,7 @@ def write_merged(
     `memory_bytes`: see merge_bucket."""
     import pyarrow.parquet as pq
 
-    from contest.read.operators import _result_schema, validate_operators
+    from contest.read.operators import result_schema, validate_operators
 
     if codec not in CODECS:
         raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
@@ -204,7 +204,7 @@ def write_merged(
     keys = list(table.primary_keys)
     validate_operators(table.schema, keys, ops)
     plain_schema = pa.schema([f.with_nullable(True) for f in table.schema])
-    result_schema = _result_schema(plain_schema, ops)
+    out_schema = result_schema(plain_schema, ops)
     fs, base = filesystem(out_dir)
     fs.create_dir(base, recursive=True)
     work = [(b, json.dumps(files)) for b, files in sorted(files_by_bucket(commits).items())]
@@ -221,7 +221,7 @@ def write_merged(
                 path = f"{task_base}/part-{bucket:05d}.parquet"
                 written = 0
                 with pq.ParquetWriter(
-                    path, result_schema, filesystem=task_fs, compression=compression
+                    path, out_schema, filesystem=task_fs, compression=compression
                 ) as writer:
                     for merged in merge_bucket(
                         bucket_files, plain_schema, keys, ops, newest, memory_bytes
@@ -236,7 +236,7 @@ def write_merged(
         tasks = spark.sparkContext.parallelize(work, len(work)).toDF("bucket int, files string")
         written = sum(r["rows"] for r in tasks.mapInArrow(merge_write_task, "rows long").collect())
     else:
-        pq.write_table(result_schema.empty_table(), f"{base}/part-00000.parquet", filesystem=fs)
+        pq.write_table(out_schema.empty_table(), f"{base}/part-00000.parquet", filesystem=fs)
         written = 0
     return written
 

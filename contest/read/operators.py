@@ -71,7 +71,7 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
     validate_operators(table.schema, keys, ops)
     n = table.num_rows
     if n == 0:
-        return table.cast(_result_schema(table.schema, ops))
+        return table.cast(result_schema(table.schema, ops))
     codes = _key_codes(table, keys)
     order = np.argsort(codes, kind="stable")
     sorted_codes = codes[order]
@@ -102,7 +102,7 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
         pick = pa.array(order[np.maximum(last, 0)], mask=last < 0)
         columns.append(arr.take(pick))
     out = pa.Table.from_arrays(columns, names=table.column_names)
-    return out.cast(_result_schema(table.schema, ops))
+    return out.cast(result_schema(table.schema, ops))
 
 
 def _key_codes(table: pa.Table, keys: list[str]):
@@ -124,7 +124,9 @@ def _valid(arr):
     return np.asarray(pc.is_valid(arr).to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _result_schema(schema: pa.Schema, ops: Mapping[str, str]) -> pa.Schema:
+def result_schema(schema: pa.Schema, ops: Mapping[str, str]) -> pa.Schema:
+    """The merged result's schema: a SumAll column of integers is summed as int64; the
+    in-memory merge and the merge that writes result files cast to the same schema."""
     fields = []
     for f in schema:
         if ops.get(f.name) == SUM_ALL and pa.types.is_integer(f.type):

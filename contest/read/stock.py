@@ -3,9 +3,9 @@ it, each bucket's files merged in snapshot order by LakeSoul's NativeIOReader wi
 LakeSoul's merge operators, in one Spark task per bucket; the result written by Spark.
 
 A table written by the stock Write job carries a count column per summed column
-(contest/write/stock.py): the sum is NULL where the count is 0, and the count column is
-not part of the result. Any other LakeSoul table (one the project wrote, say) is read
-with the same operators and no such rule.
+(contest/write/stock.py, contest/data/stock_layout.py): the sum is NULL where the count
+is 0, and the count column is not part of the result. Any other LakeSoul table (one the
+project wrote, say) is read with the same operators and no such rule.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from contest.config import Config
+from contest.data.stock_layout import COUNTED
 from contest.errors import ReadError
 from contest.infra.dbmanager import DBManager, StockTable, columns_of
 from contest.read import output
 from contest.read.job import ReadReport
-from contest.write.stock import COUNTED
 from meta import catalog
 from meta.commits import bucket_of_path
 from meta.connection import PgConnection

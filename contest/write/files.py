@@ -44,7 +44,9 @@ FILE_ROWS = pa.schema(
 )
 
 
-def _report(files: list[dict], nulls: int) -> pa.RecordBatch:
+def file_rows(files: list[dict], nulls: int) -> pa.RecordBatch:
+    """What a task hands the driver: its written files (and its count of NULL keys) as
+    rows of FILE_ROWS; every task that writes bucket files reports this way."""
     rows = [dict(f, null_keys=0) for f in files]
     if nulls:
         rows.append({"path": None, "size": 0, "bucket": -1, "rows": 0, "null_keys": nulls})
@@ -172,7 +174,7 @@ def write_dataframe(
         data = pa.Table.from_batches(batch_list)
         nulls = sum(data.column(k).null_count for k in keys)
         if nulls and not drop_null_keys:
-            yield _report([], nulls)  # the batch will be refused: write nothing
+            yield file_rows([], nulls)  # the batch will be refused: write nothing
             return
         if nulls:
             valid = (
@@ -181,7 +183,7 @@ def write_dataframe(
                 else pc.is_valid(data.column(keys[0]))
             )
             data = data.filter(valid)
-        yield _report(write_bucket_files(data, path, keys, schema, codec), nulls)
+        yield file_rows(write_bucket_files(data, path, keys, schema, codec), nulls)
 
     result = staged.mapInArrow(write_task, FILE_SCHEMA).collect()
     return _outcome(result, tuple(schema.names), shuffled)
@@ -232,14 +234,14 @@ def write_file_direct(
                     ) from None
                 nulls = data.column(key).null_count
                 if nulls and not drop_null_keys:
-                    yield _report([], nulls)  # the batch will be refused: write nothing
+                    yield file_rows([], nulls)  # the batch will be refused: write nothing
                     continue
                 if nulls:
                     data = data.filter(pc.is_valid(data.column(key)))
                 data = data.append_column(
                     BUCKET_COL, pa.array(buckets(data.column(key), n_buckets))
                 )
-                yield _report(write_bucket_files(data, table_path, [key], schema, codec), nulls)
+                yield file_rows(write_bucket_files(data, table_path, [key], schema, codec), nulls)
 
     work = spark.sparkContext.parallelize([(g,) for g in range(groups)], max(groups, 1))
     result = work.toDF("group int").mapInArrow(task, FILE_SCHEMA).collect()

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from contest.config import Config
 from contest.data.batches import SCHEMA, discover
+from contest.data.stock_layout import COUNTED
 from contest.errors import DataError, RunError
 from contest.infra.dbmanager import DBManager, StockTable
 from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 PRIMARY_KEY = "uuid"
 NULL_STRING_COLUMNS = ("name",)  # "null" written as NULL
-COUNTED = {"requests": "requests_nonnull"}  # summed column -> its count of non-NULL values
 BATCH_ROWS = 8192
 
 

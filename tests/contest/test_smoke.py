@@ -1,10 +1,6 @@
 """The smoke pipeline against the real Spark, PostgreSQL and LakeSoul native reader."""
 
-import pytest
-
 from contest.smoke import EXPECTED, run_smoke
-
-pytestmark = [pytest.mark.spark, pytest.mark.pg]
 
 
 def test_smoke_pipeline_exact_rows(cfg, pg, spark):

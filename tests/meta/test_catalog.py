@@ -9,8 +9,6 @@ from meta import catalog
 from meta.commits import DataFile, bucket_of_path, commit_files, head_snapshot
 from meta.errors import TableError
 
-pytestmark = pytest.mark.pg
-
 SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
 
 

@@ -15,8 +15,6 @@ from meta.merge import merge_table
 from tests.support.config import cli
 from tests.support.pg import pg_cursor
 
-pytestmark = pytest.mark.pg
-
 SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
 
 

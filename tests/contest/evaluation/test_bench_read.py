@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from contest.data.generator import generate
 from contest.evaluation.bench_read import run_read_bench, variants, write_read_results
-
-pytestmark = [pytest.mark.spark, pytest.mark.pg]
 
 
 def test_variants_cover_default_contest_and_each_operator():

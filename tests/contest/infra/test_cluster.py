@@ -12,7 +12,7 @@ from contest.cli.main import main
 from contest.infra.cluster import Standalone
 from tests.support.config import cli
 
-pytestmark = [pytest.mark.spark, pytest.mark.pg, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 def test_the_cluster_runs_two_workers(cfg, standalone):

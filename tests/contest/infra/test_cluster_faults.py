@@ -21,7 +21,7 @@ from meta.commits import committed_versions
 from meta.merge import merge_table
 from tests.support.cluster import executor_of, failed_tasks, python_started, submit, wait_for
 
-pytestmark = [pytest.mark.spark, pytest.mark.pg, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 TABLE = "faults_on_cluster"
 

@@ -10,8 +10,6 @@ from meta.connection import parse_jdbc_url
 from meta.errors import PgError
 from tests.support.config import REPO, make_config
 
-pytestmark = pytest.mark.pg
-
 
 def test_up_twice_reports_the_running_cluster(cfg, pg):
     if cfg.pg.external:
@@ -87,6 +85,7 @@ def test_jdbc_urls():
         parse_jdbc_url("mysql://h/db")
 
 
+@pytest.mark.pg  # starts its own embedded cluster
 def test_a_relative_state_folder_starts(tmp_path, monkeypatch):
     # The default state_dir is `.state`, relative; the server runs in its data folder,
     # so the socket folder must be made absolute (it once failed: "could not create lock

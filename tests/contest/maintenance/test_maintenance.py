@@ -15,8 +15,6 @@ from meta.merge import merge_table
 from meta.versions import rollback
 from tests.support.pipeline import merge_and_read, oracle, write
 
-pytestmark = [pytest.mark.spark, pytest.mark.pg]
-
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:

@@ -9,12 +9,9 @@ import random
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from contest.data.batches import SCHEMA
 from tests.support.pipeline import merge_and_read, oracle, write
-
-pytestmark = [pytest.mark.spark, pytest.mark.pg]
 
 
 def _foreign_batches(folder, seed=11):

@@ -18,8 +18,6 @@ from tests.support.config import cli
 from tests.support.contract_cases import CASES, versions_spec, write_case
 from tests.support.pipeline import merge_and_read, oracle, read_rows, with_write, write
 
-pytestmark = [pytest.mark.spark, pytest.mark.pg]
-
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_contract_cases_through_the_pipeline(name, spark, pg, cfg, tmp_path):

@@ -18,7 +18,7 @@ from tests.support.config import cli
 from tests.support.lakesoul import result_rows, run_child
 from tests.support.pipeline import merge_and_read, oracle, write
 
-pytestmark = [pytest.mark.spark, pytest.mark.pg, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 def one_row_per_key(path) -> None:

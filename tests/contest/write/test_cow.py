@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from contest.data.batches import COLUMNS
 from contest.write.cow import collapse_batch, upsert_cow
 
-pytestmark = pytest.mark.spark
 DDL = ", ".join(f"{c} {'bigint' if c == 'requests' else 'string'}" for c in COLUMNS)
 
 

@@ -13,8 +13,6 @@ from contest.write.job import WriteMode
 from meta.commits import head_snapshot
 from tests.support.pipeline import merge_and_read, oracle, read_rows, with_write, write
 
-pytestmark = [pytest.mark.spark, pytest.mark.pg]
-
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:

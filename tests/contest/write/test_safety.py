@@ -20,7 +20,6 @@ from meta.versions import rollback
 from tests.support.config import cli
 from tests.support.pipeline import merge_and_read, oracle, write
 
-pytestmark = [pytest.mark.spark, pytest.mark.pg]
 SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
 
 

@@ -8,8 +8,6 @@ import pytest
 
 from contest.write.spark_hash import buckets, hash_strings
 
-pytestmark = pytest.mark.spark
-
 
 def test_hash_equals_sparks_on_every_length_and_utf8(spark):
     from pyspark.sql import functions as F

@@ -9,9 +9,9 @@ from contest.write.stock import stock_schema
 from tests.support.contract_cases import CASES, versions_spec, write_case
 from tests.support.lakesoul import result_rows, run_child
 
-pytestmark = [pytest.mark.spark, pytest.mark.pg, pytest.mark.slow]
 
-
+@pytest.mark.slow
+@pytest.mark.spark  # the jobs run in a child process
 def test_every_contract_case_is_exact(cfg, pg, tmp_path):
     steps, outs = [], {}
     for name, case in CASES.items():
