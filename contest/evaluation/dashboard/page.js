@@ -40,7 +40,7 @@
     if (!s.length) return null;
     const lo = s[Math.floor((s.length - 1) / 2)];
     const hi = s[Math.floor(s.length / 2)];
-    return lo + (hi - lo) * 0.5;
+    return (lo + hi) / 2;
   }
 
   // -- charts --------------------------------------------------------------------------

@@ -64,12 +64,12 @@ def fmt(v: float | None, kind: str) -> str:
 
 
 def median(values: Sequence[float]) -> float | None:
-    """The median as DuckDB's median() and page.js compute it (lo + (hi - lo) * 0.5)."""
+    """The median as statistics.median, DuckDB's median() and page.js compute it."""
     s = sorted(values)
     if not s:
         return None
     lo, hi = s[(len(s) - 1) // 2], s[len(s) // 2]
-    return lo + (hi - lo) * 0.5
+    return (lo + hi) / 2
 
 
 def gb(v: float | None) -> str:
@@ -714,6 +714,7 @@ def render(loaded: Loaded, generated: str, plotly_src: str | None = None) -> str
 <meta charset="utf-8">
 <meta name="generator" content="{GENERATOR}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>Results dashboard — {esc(loaded.root.name or str(loaded.root))}</title>
 <style>{_asset("page.css")}</style>
 {plotly}
