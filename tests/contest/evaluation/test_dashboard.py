@@ -241,3 +241,13 @@ def test_cli_writes_a_page_and_refuses_a_missing_folder(tmp_path, capsys):
     assert (
         capsys.readouterr().err.strip() == f"contest: results folder not found: {tmp_path / 'nope'}"
     )
+
+
+def test_the_readme_example_runs(capsys, monkeypatch):
+    readme = (RESULTS.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Dashboard", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(RESULTS.parent)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "optimized" in out and "median(rows_per_core_s)" in out
