@@ -555,8 +555,8 @@ def workloads_section(b: Builder, loaded: Loaded) -> str:
     data = rows(loaded, "SELECT * FROM workloads ORDER BY workload, seq")
     intro = (
         "Longevity runs (<code>workloads/&lt;workload&gt;.jsonl</code>): the time of each "
-        "read against the batches applied before it, one line per strategy; crosses mark "
-        "compactions."
+        "read against the batches applied before it, one line per strategy; triangles on "
+        "the axis mark compactions."
     )
     if not data:
         return section(
@@ -574,27 +574,43 @@ def workloads_section(b: Builder, loaded: Loaded) -> str:
         fig = go.Figure()
         for strategy in sorted({r["strategy"] for r in at}, key=strategy_order):
             mine = [r for r in at if r["strategy"] == strategy]
-            for kind, mode, symbol in (
-                ("read", "lines+markers", "circle"),
-                ("compact", "markers", "x"),
-            ):
-                pts = [r for r in mine if kind in r["phase"].lower() and r["seconds"] is not None]
-                if not pts:
-                    continue
+
+            def x_of(r: Row) -> float:
+                return r["batches_applied"] if r["batches_applied"] is not None else r["seq"]
+
+            reads = [r for r in mine if "read" in r["phase"].lower() and r["seconds"] is not None]
+            if reads:
                 fig.add_trace(
                     go.Scatter(
-                        x=[
-                            r["batches_applied"] if r["batches_applied"] is not None else r["seq"]
-                            for r in pts
-                        ],
-                        y=[r["seconds"] for r in pts],
-                        customdata=[b.key(r) for r in pts],
-                        text=[r["phase"] for r in pts],
-                        mode=mode,
-                        name=strategy if kind == "read" else f"{strategy} compaction",
-                        marker={"color": b.colour(strategy), "symbol": symbol, "size": 9},
+                        x=[x_of(r) for r in reads],
+                        y=[r["seconds"] for r in reads],
+                        customdata=[b.key(r) for r in reads],
+                        text=[r["phase"] for r in reads],
+                        mode="lines+markers",
+                        name=strategy,
+                        legendgroup=strategy,
+                        marker={"color": b.colour(strategy), "size": 8},
                         line={"color": b.colour(strategy)},
-                        hovertemplate="%{text}<br>after %{x} batches: %{y:.2f} s<extra></extra>",
+                        hovertemplate="%{text} after %{x} batches: %{y:.2f} s<extra></extra>",
+                    )
+                )
+            # A compaction is an event on the batch axis, not a read time: marked on the
+            # axis, its own seconds in the hover text.
+            compactions = [r for r in mine if "compact" in r["phase"].lower()]
+            if compactions:
+                fig.add_trace(
+                    go.Scatter(
+                        x=[x_of(r) for r in compactions],
+                        y=[0] * len(compactions),
+                        customdata=[b.key(r) for r in compactions],
+                        text=[fmt(r["seconds"], "s1") for r in compactions],
+                        mode="markers",
+                        name=f"{strategy} compaction",
+                        legendgroup=strategy,
+                        showlegend=False,
+                        cliponaxis=False,
+                        marker={"color": b.colour(strategy), "symbol": "triangle-up", "size": 12},
+                        hovertemplate="compaction after %{x} batches (%{text} s)<extra></extra>",
                     )
                 )
         fig.update_xaxes(title_text="batches applied")

@@ -66,15 +66,19 @@ def server() -> Iterator[str]:
     try:
         yield url
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGINT)  # Ctrl-C: the command stops cleanly
         try:
-            proc.wait(timeout=15)
+            code = proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+            code = None
         assert proc.stderr is not None
+        err = proc.stderr.read()
         proc.stderr.close()
         stdout.close()
+        assert code == 0, err[-2000:]
+        assert "contest: dashboard stopped" in err
 
 
 @pytest.fixture(scope="module")
