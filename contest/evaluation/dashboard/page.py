@@ -451,6 +451,27 @@ def scale_section(b: Builder, loaded: Loaded) -> str:
     )
 
 
+def sweep_rows(
+    b: Builder, at: list[Row], cases: list[str]
+) -> Iterable[tuple[dict[str, str], list[str]]]:
+    """One summary row per case: runs, correct runs, median and min–max of those."""
+    for case in cases:
+        members = [r for r in at if r["case_name"] == case]
+        good = [r for r in members if r["correct"] and r["rows_per_core_s"] is not None]
+        values = [r["rows_per_core_s"] for r in good]
+        cols = [[b.key(r), r["rows_per_core_s"] if r in good else None] for r in members]
+        yield (
+            {"data-members": json.dumps(cols)},
+            [
+                esc(case),
+                summary_cell("n", 1, [r["rows_per_core_s"] for r in members]),
+                summary_cell("count", 1, values),
+                summary_cell("median", 1, values),
+                summary_cell("range", 1, values),
+            ],
+        )
+
+
 def sweeps_section(b: Builder, loaded: Loaded) -> str:
     data = rows(loaded, 'SELECT * FROM sweeps ORDER BY sweep, case_name, rep, "when"')
     intro = (
@@ -484,29 +505,11 @@ def sweeps_section(b: Builder, loaded: Loaded) -> str:
         fig.update_yaxes(title_text="rows/core/s", rangemode="tozero")
         chart = b.figure(f"chart-sweep-{len(parts)}", fig, height=340)
 
-        def body(
-            at: list[Row] = at, cases: list[str] = cases
-        ) -> Iterable[tuple[dict[str, str], list[str]]]:
-            for case in cases:
-                members = [r for r in at if r["case_name"] == case]
-                good = [r for r in members if r["correct"] and r["rows_per_core_s"] is not None]
-                cols = [[b.key(r), r["rows_per_core_s"] if r in good else None] for r in members]
-                yield (
-                    {"data-members": json.dumps(cols)},
-                    [
-                        esc(case),
-                        summary_cell("n", 1, [r["rows_per_core_s"] for r in members]),
-                        summary_cell("count", 1, [r["rows_per_core_s"] for r in good]),
-                        summary_cell("median", 1, [r["rows_per_core_s"] for r in good]),
-                        summary_cell("range", 1, [r["rows_per_core_s"] for r in good]),
-                    ],
-                )
-
         headers = ["case", "runs", "correct", "median rows/core/s", "min–max"]
         parts.append(
             f"<h3>{esc(sweep)}</h3>"
             + chart
-            + table(headers, body(), numeric=(1, 2, 3, 4), what="cases")
+            + table(headers, sweep_rows(b, at, cases), numeric=(1, 2, 3, 4), what="cases")
         )
     return section("sweeps", "Sweeps", intro, "".join(parts))
 

@@ -24,7 +24,7 @@ from contest.evaluation.dashboard.load import (
     scale_of,
 )
 from contest.evaluation.dashboard.page import fmt, median
-from tests.support.dashboard import expected_peers, records
+from tests.support.dashboard import expected_peers, half_up, records
 
 RESULTS = Path(__file__).resolve().parents[3] / "results"
 
@@ -251,3 +251,22 @@ def test_the_readme_example_runs(capsys, monkeypatch):
     exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "optimized" in out and "median(rows_per_core_s)" in out
+
+
+def test_the_sweep_tables_match_an_independent_reading():
+    page = render(load(RESULTS), "now", plotly_src="plotly.min.js")
+    shown = {r[0]: r[1:] for r in page_tables(page, "sweeps")}
+    want = {}
+    for path in sorted(RESULTS.glob("sweeps/*/runs.jsonl")):
+        cases: dict[str, list[dict]] = {}
+        for r in records(path):
+            cases.setdefault(r["case"], []).append(r)
+        for case, rs in cases.items():
+            v = [r["rows_per_core_s"] for r in rs if r.get("correct")]
+            want[case] = [
+                str(len(rs)),
+                str(len(v)),
+                f"{half_up(statistics.median(v)):,}",
+                f"{half_up(min(v)):,}–{half_up(max(v)):,}",
+            ]
+    assert want and shown == want
