@@ -649,6 +649,10 @@ def workloads_section(b: Builder, loaded: Loaded) -> str:
 # -- the page ----------------------------------------------------------------------------
 
 
+def _newest(when: str | None) -> str:
+    return f' title="newest record {short_time(when)} UTC"' if when else ""
+
+
 def filters_html(b: Builder, loaded: Loaded) -> str:
     """One group of checkboxes per dimension, every value ticked; commits newest first."""
     latest: dict[str, str] = {}
@@ -665,8 +669,8 @@ def filters_html(b: Builder, loaded: Loaded) -> str:
     out = []
     for d in DIMENSIONS:
         boxes = "".join(
-            f'<label class="chip"><input type="checkbox" data-dim="{d}" value="{esc(v)}" checked>'
-            f"{esc(v)}</label>"
+            f'<label class="chip"{_newest(latest.get(v)) if d == "commit" else ""}>'
+            f'<input type="checkbox" data-dim="{d}" value="{esc(v)}" checked>{esc(v)}</label>'
             for v in values[d]
         )
         out.append(
