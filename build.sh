@@ -115,8 +115,15 @@ sys.exit(any(not p.is_file() for p in lakesoul_jvm.classpath()[:-1]))"; then
   fi
 }
 
+setup_browser() {
+  # Debian's chromium, driven by playwright in the dashboard's browser test (playwright's
+  # own browser downloads are not used).
+  command -v chromium >/dev/null 2>&1 || as_root_install chromium
+}
+
 setup() {
   setup_system
+  setup_browser
   setup_python
   setup_jvm_libraries
   setup_jvm_stock
