@@ -106,7 +106,7 @@ class ReplayBench(Benchmark):
         lines = [
             "# Metadata replay: driver against distributed",
             "",
-            "`contest meta bench`: a history of N commits arriving out of version order (jitter",
+            "`contest bench replay`: a history of N commits arriving out of version order (jitter",
             "up to 64 places), merged into version order by `contest meta merge` in the driver",
             "(psycopg2, in-process sort) and through Spark (JDBC source, 8 parallel partitions,",
             f"distributed sort), on this machine ({cores} cores). Both paths must give the same",
