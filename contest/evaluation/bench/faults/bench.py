@@ -13,10 +13,11 @@ from contest.evaluation.bench.base import (
     Benchmark,
     Option,
     Record,
+    Say,
     Sitting,
     at_least,
 )
-from contest.evaluation.bench.faults.context import Say, make_context
+from contest.evaluation.bench.faults.context import make_context
 from contest.evaluation.bench.faults.disk_full import disk_full
 from contest.evaluation.bench.faults.kills import kill_merge, kill_read, kill_write
 from contest.evaluation.bench.faults.overlap import overlapping_evaluations

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from contest.config import Config, absolute_paths, override, to_toml
+from contest.evaluation.bench.base import Say
 from contest.evaluation.bench.faults.report import Outcome
 
-Say = Callable[[str], None]
 PROC_TIMEOUT_S = 600.0  # no child process of an experiment runs longer
 
 
