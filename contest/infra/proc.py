@@ -117,6 +117,23 @@ def spawn(cmd: Sequence[str], log: Path, env: Mapping[str, str], cwd: Path) -> s
     return proc
 
 
+def spawn_piped(cmd: Sequence[str], env: Mapping[str, str], cwd: Path) -> subprocess.Popen:
+    """A command in its own process group that talks through text pipes (its stdin and
+    stdout; stderr discarded)."""
+    proc = subprocess.Popen(
+        list(cmd),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=dict(env),
+        cwd=cwd,
+        start_new_session=True,
+    )
+    _SPAWNED.append(proc)
+    return proc
+
+
 def stop_spawned() -> None:
     """Kill every spawned child still running (an interrupted run)."""
     while _SPAWNED:

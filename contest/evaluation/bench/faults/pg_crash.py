@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import subprocess
 import sys
 import time
 
@@ -13,7 +12,7 @@ from contest.config import override
 from contest.errors import RunError
 from contest.evaluation.bench.faults.context import PROC_TIMEOUT_S, Ctx
 from contest.evaluation.bench.faults.report import Outcome
-from contest.infra.proc import kill_group, wait_bounded
+from contest.infra.proc import kill_group, spawn_piped, wait_bounded
 
 COMMITTER = """
 import json, sys
@@ -65,16 +64,7 @@ def pg_crash(ctx: Ctx, runs: int, unsafe: bool, port: int, commits: int = 400) -
         cluster = EmbeddedCluster(cfg)
         try:
             conn, _ = cluster.up()
-            proc = subprocess.Popen(
-                [sys.executable, "-c", COMMITTER],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-                env=ctx.env,
-                cwd=ctx.root,
-                start_new_session=True,
-            )
+            proc = spawn_piped([sys.executable, "-c", COMMITTER], ctx.env, ctx.root)
             assert proc.stdin is not None and proc.stdout is not None
             proc.stdin.write(
                 json.dumps(
