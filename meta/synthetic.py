@@ -119,3 +119,12 @@ def unmerge(conn: PgConnection, table: TableRef, order: list[str]) -> int:
     finally:
         pgc.close()
     return version
+
+
+def reset_history(conn: PgConnection, table_id: str) -> None:
+    """Back to the generated history: drop the merged versions and the checkpoint, so
+    the next merge replays it from scratch (driver and distributed paths compared)."""
+    with connect(conn) as pgc, pgc.cursor() as cur:
+        cur.execute("DELETE FROM partition_info WHERE table_id = %s AND version > 0", (table_id,))
+        cur.execute("DELETE FROM contest_merge_checkpoint WHERE table_id = %s", (table_id,))
+    pgc.close()

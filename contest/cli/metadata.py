@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from contest.cli.common import command, group, int_list, say
+from contest.cli.bench import add_benchmark
+from contest.cli.common import command, group, say
 from contest.config import Config
-from contest.errors import EXIT_FAILED, EXIT_OK
+from contest.errors import EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,18 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--to-version", type=int, required=True, metavar="V", help="the newest version to keep"
     )
     rb.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
-    mb = command(
-        meta,
-        "bench",
-        "benchmark replay on long generated histories",
-        "Generate histories of N commits and merge each in the driver and through "
-        "Spark; results to <results>/meta_replay.md.",
-        cmd_meta_bench,
-    )
-    mb.add_argument(
-        "--commits", default="1000,10000,100000,1000000", help="history sizes, comma-separated"
-    )
-    mb.add_argument("--out", help="results folder (default: results_dir)")
+    add_benchmark(meta, "replay", alias="bench")  # `contest bench replay`, the old spelling
     register_maintenance(sub)
 
 
@@ -228,23 +218,3 @@ def cmd_meta_merge(args: argparse.Namespace, cfg: Config) -> int:
             )
     print(json.dumps(report.to_dict()) if args.json else report.render())
     return EXIT_OK
-
-
-def cmd_meta_bench(args: argparse.Namespace, cfg: Config) -> int:
-    import os
-    from pathlib import Path
-
-    from contest.infra.postgres import resolve_connection
-    from contest.infra.spark import spark_session
-    from meta.bench import run_bench, write_results
-    from meta.distributed import JDBC_PACKAGE
-
-    sizes = int_list(args.commits, "--commits")
-    conn = resolve_connection(cfg)
-    with spark_session(cfg, "contest-meta-bench", (JDBC_PACKAGE,)) as spark:
-        records = run_bench(spark, conn, cfg.work_path, sizes, say=say)
-    out = write_results(
-        records, Path(args.out) if args.out else cfg.results_path, os.cpu_count() or 1
-    )
-    print(out.read_text())
-    return EXIT_OK if all(r["identical"] for r in records) else EXIT_FAILED

@@ -1,8 +1,12 @@
-"""Run a whole process as the contest timed it: wall time, exit code, and the peak
-memory of its process tree (JVM and Python workers together)."""
+"""Child processes, in one place: a whole process run as the contest timed it (wall
+time, exit code, the peak memory of its process tree: JVM and Python workers
+together), this process's own peak, and children in their own process group that the
+fault experiments kill on purpose."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import threading
 import time
@@ -11,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+
+from contest.errors import RunError
 
 
 @dataclass
@@ -92,3 +98,71 @@ def run_timed(
         sampler.join()
     lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
     return ProcResult(code, seconds, peak[0], peak[1], log, lines[-1] if lines else "")
+
+
+# -- children in their own process group (killed on purpose by the fault experiments) --
+
+_SPAWNED: list[subprocess.Popen] = []  # every child, so an interrupted run stops them
+
+
+def spawn(cmd: Sequence[str], log: Path, env: Mapping[str, str], cwd: Path) -> subprocess.Popen:
+    """A command in its own process group (its JVM and Python workers with it), stdout
+    and stderr to `log` and `log`.err."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as out, log.with_suffix(".err").open("wb") as err:
+        proc = subprocess.Popen(
+            list(cmd), stdout=out, stderr=err, env=dict(env), cwd=cwd, start_new_session=True
+        )
+    _SPAWNED.append(proc)
+    return proc
+
+
+def spawn_piped(cmd: Sequence[str], env: Mapping[str, str], cwd: Path) -> subprocess.Popen:
+    """A command in its own process group that talks through text pipes (its stdin and
+    stdout; stderr discarded)."""
+    proc = subprocess.Popen(
+        list(cmd),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=dict(env),
+        cwd=cwd,
+        start_new_session=True,
+    )
+    _SPAWNED.append(proc)
+    return proc
+
+
+def stop_spawned() -> None:
+    """Kill every spawned child still running (an interrupted run)."""
+    while _SPAWNED:
+        proc = _SPAWNED.pop()
+        if proc.poll() is None:
+            kill_group(proc)
+
+
+def kill_group(proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    """SIGKILL the whole process group and wait until none of it is left."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    raise RunError(f"process group {proc.pid} still alive {timeout:g} s after SIGKILL")
+
+
+def wait_bounded(proc: subprocess.Popen, timeout: float = 600.0) -> int:
+    """The child's exit code; past `timeout` its group is killed and the run fails."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        raise RunError(f"{proc.args!r} ran over {timeout:g} s: killed") from None

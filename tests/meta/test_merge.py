@@ -122,7 +122,7 @@ def test_two_merges_at_once_both_finish(pg, table):
 @pytest.mark.spark
 @pytest.mark.parametrize("every", [0, 7])
 def test_driver_and_distributed_paths_agree(pg, spark, tmp_path, every):
-    from meta.synthetic import generate_history
+    from meta.synthetic import generate_history, reset_history
 
     hist = generate_history(
         pg,
@@ -135,14 +135,12 @@ def test_driver_and_distributed_paths_agree(pg, spark, tmp_path, every):
     )
     driver = merge_table(pg, hist.table, force_path="driver")
     assert driver.changed
-    from meta.bench import _reset
-
-    _reset(pg, hist.table.table_id)
+    reset_history(pg, hist.table.table_id)
     dist = merge_table(pg, hist.table, spark=spark, force_path="distributed")
     assert dist.partitions[0].path == "distributed"
     assert dist.partitions[0].order == driver.partitions[0].order
     # The adaptive choice: under the threshold the driver replays.
-    _reset(pg, hist.table.table_id)
+    reset_history(pg, hist.table.table_id)
     auto = merge_table(pg, hist.table, spark=spark, distributed_threshold=10**9)
     assert auto.partitions[0].path == "driver"
 

@@ -1,10 +1,23 @@
-"""Timed processes: exit code, wall time, peak memory of the whole process tree."""
+"""Child processes: a timed one (exit code, wall time, peak memory of the whole tree),
+and ones in their own process group, killed whole."""
 
 from __future__ import annotations
 
+import os
 import sys
 
-from contest.infra.proc import run_timed, tree_rss
+import pytest
+
+from contest.errors import RunError
+from contest.infra.proc import (
+    kill_group,
+    run_timed,
+    spawn,
+    spawn_piped,
+    stop_spawned,
+    tree_rss,
+    wait_bounded,
+)
 
 CHILD = """
 import subprocess, sys, time
@@ -42,3 +55,30 @@ def test_own_peak_rss_follows_this_process_and_starts_over():
     reset_own_peak_rss()
     assert high >= 200 << 20
     assert 0 < own_peak_rss() < high - (100 << 20)
+
+
+GROUP = """
+import subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+print("started", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_spawned_group_is_killed_whole(tmp_path):
+    proc = spawn([sys.executable, "-c", GROUP], tmp_path / "g.log", os.environ, tmp_path)
+    while "started" not in (tmp_path / "g.log").read_text():
+        assert proc.poll() is None
+    kill_group(proc, timeout=10)  # returns only once no process of the group is left
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)
+    piped = spawn_piped([sys.executable, "-c", "print(input()[::-1])"], os.environ, tmp_path)
+    out, _ = piped.communicate("abc\n", timeout=30)
+    assert out.strip() == "cba" and piped.returncode == 0
+    slow = spawn([sys.executable, "-c", GROUP], tmp_path / "s.log", os.environ, tmp_path)
+    with pytest.raises(RunError, match="ran over 0.5 s: killed"):
+        wait_bounded(slow, 0.5)
+    assert slow.poll() is not None
+    left = spawn([sys.executable, "-c", GROUP], tmp_path / "l.log", os.environ, tmp_path)
+    stop_spawned()  # an interrupted run: every child still running goes
+    assert left.poll() is not None

@@ -8,12 +8,15 @@ import json
 
 import pytest
 
-from contest.evaluation.bench_scale import (
+from contest.errors import UsageError
+from contest.evaluation.bench.base import Results
+from contest.evaluation.bench.scale import (
+    ScaleBench,
     job_seconds,
+    measure,
     newest_per_scale,
-    render,
-    run_scale_bench,
-    write_outputs,
+    render_table,
+    scale_list,
 )
 
 
@@ -52,8 +55,11 @@ def test_newest_row_per_scale_in_scale_order():
 
 
 def test_outputs_gather_separate_invocations(tmp_path):
-    write_outputs([_row(0.1, 2.0, "first"), _row(1, 1.0, "first")], tmp_path)
-    md = write_outputs([_row(10, None, "second"), _row(1, 1.1, "second")], tmp_path)
+    results = Results(tmp_path, ScaleBench.stem)
+    results.append([_row(0.1, 2.0, "first"), _row(1, 1.0, "first")])
+    ScaleBench().publish(results)
+    results.append([_row(10, None, "second"), _row(1, 1.1, "second")])
+    md = ScaleBench().publish(results)
     lines = [ln for ln in md.read_text().splitlines() if ln.startswith("| ") and "scale" not in ln]
     assert [ln.split("|")[1].strip() for ln in lines] == ["0.1", "1", "10"]
     assert "| 1.10 |" in lines[1]  # scale 1: the second invocation's row
@@ -61,7 +67,14 @@ def test_outputs_gather_separate_invocations(tmp_path):
     assert "2.00 / 1.50 / -" in lines[0]
     assert len((tmp_path / "scale.jsonl").read_text().splitlines()) == 4
     assert (tmp_path / "scale.png").stat().st_size > 0
-    assert render([]).startswith("# Cost per row against scale")
+    assert render_table([]).startswith("# Cost per row against scale")
+
+
+def test_scales_are_positive_numbers():
+    assert scale_list("0.1, 1,3") == [0.1, 1.0, 3.0]
+    for bad in ("0.1,x", "", "1,-1"):
+        with pytest.raises(UsageError, match="--scales"):
+            scale_list(bad)
 
 
 @pytest.mark.spark
@@ -70,9 +83,7 @@ def test_scale_run_is_exact_and_frees_its_batches_after_the_write(cfg, pg, tmp_p
     cfg = dataclasses.replace(cfg, work_dir=str(tmp_path / "work"))
     said: list[str] = []
     got: list[dict] = []
-    rows = run_scale_bench(
-        cfg, [0.0005], cores=2, keep_data=False, say=said.append, on_row=got.append
-    )
+    rows = measure(cfg, [0.0005], cores=2, keep_data=False, say=said.append, on_row=got.append)
     (row,) = rows
     assert got == rows  # handed out as soon as measured
     assert row["correct"], row.get("error")

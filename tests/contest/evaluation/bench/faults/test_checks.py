@@ -1,21 +1,15 @@
-"""Pure helpers of `contest bench faults`: the write log, one-line failures, what a
-killed read left, permutations, and the results table."""
+"""The fault experiments' pure checks: the write log, one-line failures, what a killed
+read left, permutations."""
 
 from __future__ import annotations
 
-import json
-
-from contest.evaluation.faults import (
-    Outcome,
+from contest.evaluation.bench.faults.checks import (
     classify_result,
     committed_in_log,
     disjoint_indices,
     is_permutation,
     is_sorted,
-    latest_outcomes,
     one_line_failure,
-    render_markdown,
-    write_fault_results,
 )
 
 LOG = """\
@@ -62,30 +56,3 @@ def test_batches_are_dealt_to_writers_disjointly():
     shares = disjoint_indices(11, 4)
     assert shares == [[0, 4, 8], [1, 5, 9], [2, 6, 10], [3, 7]]
     assert sorted(i for s in shares for i in s) == list(range(11))
-
-
-def test_goal_and_results_files(tmp_path):
-    good = Outcome("kill_write", "exp a", "contest write --resume", trials=2, recovered=2)
-    lossy = Outcome("kill_merge", "exp b", "x", trials=1, recovered=1, lost=1)
-    unsafe = Outcome("pg_crash_unsafe", "exp c", "x", trials=1, recovered=1, lost=3)
-    unsafe.expected_losses = True
-    skipped = Outcome("disk_full", "exp d", "x", not_run="mount refused: permission denied")
-    assert good.goal_met and not lossy.goal_met and unsafe.goal_met and not skipped.goal_met
-    write_fault_results([skipped, lossy], {"scale": 0.01, "when": "t1"}, tmp_path)
-    lossy.lost = 0  # a later run of one experiment replaces its row
-    md = write_fault_results([lossy, unsafe, good], {"scale": 0.01, "when": "t2"}, tmp_path)
-    text = md.read_text()
-    assert "| exp a | 2 |" in text and "losses expected" in text and "NOT MET" not in text
-    assert "mount refused: permission denied" in text and "t1" in text and "t2" in text
-    assert text.index("exp a") < text.index("exp b") < text.index("exp c") < text.index("exp d")
-    assert "| exp b | 1 | 0 | 0 |" in text and "| exp b | 1 | 0 | 1 |" not in text
-    rows = [json.loads(x) for x in (tmp_path / "faults.jsonl").read_text().splitlines()]
-    assert [r["name"] for r in rows] == [
-        "disk_full",
-        "kill_merge",
-        "kill_merge",
-        "pg_crash_unsafe",
-        "kill_write",
-    ]
-    assert [o.name for o, _ in latest_outcomes(rows)][:2] == ["kill_write", "kill_merge"]
-    assert render_markdown([], []).startswith("# Fault injection")

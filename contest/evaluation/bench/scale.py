@@ -17,10 +17,22 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from contest.config import Config
+from contest.errors import UsageError
+from contest.evaluation.bench.base import (
+    CORES,
+    WORK,
+    Benchmark,
+    Option,
+    Record,
+    Say,
+    Sitting,
+    newest_per,
+)
+from contest.evaluation.strategies import STRATEGIES
 from contest.infra.proc import own_peak_rss, reset_own_peak_rss
 
 
@@ -76,14 +88,14 @@ def scale_row(cfg: Config, record: dict) -> dict:
     }
 
 
-def run_scale_bench(
+def measure(
     cfg: Config,
     scales: list[float],
     cores: int | None,
     keep_data: bool,
-    say: Callable[[str], None] = print,
-    on_row: Callable[[dict], None] | None = None,
-) -> list[dict]:
+    say: Say = print,
+    on_row: Callable[[Record], object] | None = None,
+) -> list[Record]:
     """Each scale in turn; `on_row` gets each scale's row as soon as it is measured, so
     a later scale that cannot run (its data does not fit) loses none of the earlier."""
     from contest.evaluation.evaluate import cached_data, evaluate
@@ -118,15 +130,12 @@ def run_scale_bench(
     return rows
 
 
-def newest_per_scale(rows: Iterable[dict]) -> list[dict]:
+def newest_per_scale(rows: Sequence[Record]) -> list[Record]:
     """The last row recorded for each scale, in order of scale."""
-    newest: dict[float, dict] = {}
-    for r in rows:
-        newest[float(r["scale"])] = r
-    return [newest[k] for k in sorted(newest)]
+    return newest_per(rows, lambda r: float(r["scale"]))
 
 
-def render(rows: list[dict]) -> str:
+def render_table(rows: Sequence[Record]) -> str:
     head = (
         "| scale | rows | write s | read s | rows/core/s | s per M rows (in-process) "
         "| peak RSS GB write / read / harness | stored GB | files/bucket | correct |"
@@ -161,7 +170,7 @@ def render(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def chart(rows: list[dict], path: Path) -> None:
+def chart(rows: Sequence[Record], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -185,14 +194,53 @@ def chart(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def write_outputs(rows: list[dict], out: Path) -> Path:
-    """Append `rows` to scale.jsonl; scale.md and scale.png from its newest row per scale."""
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "scale.jsonl").open("a") as fh:
-        for r in rows:
-            fh.write(json.dumps(r) + "\n")
-    recorded = [json.loads(line) for line in (out / "scale.jsonl").read_text().splitlines() if line]
-    table = newest_per_scale(recorded)
-    (out / "scale.md").write_text(render(table))
-    chart(table, out / "scale.png")
-    return out / "scale.md"
+def scale_list(text: str) -> list[float]:
+    """`--scales 0.1,1,3`: positive numbers, or a usage error naming the flag."""
+    try:
+        scales = [float(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise UsageError(f"--scales: not a list of numbers: {text!r}") from None
+    if not scales or any(s <= 0 for s in scales):
+        raise UsageError(f"--scales: give positive scales, got {text!r}")
+    return scales
+
+
+class ScaleBench(Benchmark):
+    name = "scale"
+    stem = "scale"
+    summary = "optimized at several scales: cost per row, memory, files per bucket"
+    description = (
+        "Run optimized at each scale and record write/read seconds, rows/core/s, seconds "
+        "per million rows of in-process time, peak RSS per process, stored bytes and "
+        "files per bucket; <out>/scale.md, scale.jsonl, scale.png (newest row per scale of "
+        "every sitting). Unless --keep-data, a scale's batches are removed once written "
+        "and its table, result and oracle's result before the next scale."
+    )
+    options = (
+        Option("--scales", "comma-separated scales", default="0.1,1,3,10"),
+        CORES,
+        WORK,
+        Option("--keep-data", "keep each scale's batches, table and result", action="store_true"),
+    )
+
+    def check(self, options) -> None:
+        super().check(options)
+        scale_list(options.scales)
+
+    def run(self, sitting: Sitting) -> bool:
+        opts = sitting.options
+        rows = measure(
+            sitting.config(STRATEGIES["optimized"]),
+            scale_list(opts.scales),
+            opts.cores,
+            opts.keep_data,
+            say=sitting.say,
+            on_row=sitting.record,
+        )
+        return all(r["correct"] for r in rows)
+
+    def render(self, records: Sequence[Record]) -> str:
+        return render_table(newest_per_scale(records))
+
+    def extras(self, records: Sequence[Record], folder: Path) -> None:
+        chart(newest_per_scale(records), folder / "scale.png")

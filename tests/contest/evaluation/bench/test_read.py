@@ -1,9 +1,11 @@
-"""`contest bench read`: every variant timed on one real table, results written."""
+"""`contest bench read`: every variant timed on one real table, results recorded and
+rendered."""
 
 from __future__ import annotations
 
 from contest.data.generator import generate
-from contest.evaluation.bench_read import run_read_bench, variants, write_read_results
+from contest.evaluation.bench.base import Results
+from contest.evaluation.bench.read import ReadBench, measure, variants
 
 
 def test_variants_cover_default_contest_and_each_operator():
@@ -15,9 +17,12 @@ def test_variants_cover_default_contest_and_each_operator():
 def test_read_bench_runs_every_variant_and_writes_results(spark, pg, cfg, tmp_path):
     data = tmp_path / "data"
     generate(data, 0.0002, seed=4, progress=False)
-    res = run_read_bench(spark, pg, cfg, data, repeat=1, say=lambda _: None)
+    res = measure(spark, pg, cfg, data, repeat=1, say=lambda _: None)
     assert res["rows"] == 6000 and set(res["variants"]) == set(variants())
     assert res["variants"]["default (UseLast)"]["vs_default"] == 1.0
     assert all(v["median_s"] > 0 for v in res["variants"].values())
-    out = write_read_results([{**res, "scale": 0.0002}], tmp_path / "results")
-    assert "contest operators" in out.read_text()
+    results = Results(tmp_path / "results", ReadBench.stem)
+    results.append([{**res, "scale": 0.0002}, {**res, "scale": 0.0002, "repeat": 7}])
+    text = ReadBench().publish(results).read_text()
+    assert "contest operators" in text
+    assert text.count("## 6,000 rows (0.0002 scale)") == 1 and "7 rounds" in text  # newest

@@ -10,15 +10,23 @@ Spark session, and the ratio of medians is the figure.
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from contest.config import Config
 from contest.errors import RunError
+from contest.evaluation.bench.base import (
+    REPEAT,
+    SCALE,
+    SEED,
+    Benchmark,
+    Record,
+    Say,
+    Sitting,
+    utc_now,
+)
 
 TABLE = "compact_bench"
 
@@ -30,15 +38,10 @@ def files_per_bucket(conn, table) -> float:
     return mean_files_per_bucket(head_snapshot(conn, table)[1]) or 0.0
 
 
-def run_compact_bench(
-    spark,
-    conn,
-    cfg: Config,
-    data: Path,
-    expected: Path,
-    repeat: int,
-    say: Callable[[str], None] = print,
-) -> dict[str, Any]:
+def measure(
+    spark, conn, cfg: Config, data: Path, expected: Path, repeat: int, say: Say = print
+) -> Record:
+    """The read `repeat` times before and after compacting a table written from `data`."""
     from contest.data.checker import compare
     from contest.infra.spark import cores_of
     from contest.maintenance.compact import compact
@@ -60,12 +63,7 @@ def run_compact_bench(
     def reads(label: str) -> list[float]:
         times = []
         for rnd in range(repeat):
-            plan = plan_read(
-                conn,
-                cfg,
-                table,
-                ReadRequest(str(root / "result"), overwrite=True),
-            )
+            plan = plan_read(conn, cfg, table, ReadRequest(str(root / "result"), overwrite=True))
             t0 = time.perf_counter()
             run_read(spark, cfg, plan)
             times.append(time.perf_counter() - t0)
@@ -88,7 +86,7 @@ def run_compact_bench(
     after = reads("after")
     med_b, med_a = statistics.median(before), statistics.median(after)
     return {
-        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "when": utc_now(),
         "data": str(data),
         "rows": rows,
         "cores": cores,
@@ -106,36 +104,53 @@ def run_compact_bench(
     }
 
 
-def write_compact_results(result: dict[str, Any], out_dir: Path) -> Path:
-    """Append the run to compact.jsonl and render every run in it to compact.md."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    log = out_dir / "compact.jsonl"
-    with log.open("a") as fh:
-        fh.write(json.dumps(result) + "\n")
-    runs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    lines = [
-        "# Compaction: the read before and after `contest compact`",
-        "",
-        "`contest bench compact`: one table written by the optimized Write job and merged;",
-        "the contest's read (merge by key with the contest's operators, write the result",
-        "parquet, publish) timed in-process (no JVM start) `repeat` times, then",
-        "`contest compact` (one merged file per bucket, committed as a CompactionCommit),",
-        "then the same read again. Every result checked against the oracle.",
-        "",
-        "| when | rows | cores | files (per bucket) before → after | compact s "
-        "| read s before (median) | read s after (median) | read speed-up |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in runs:
-        lines.append(
-            f"| {r['when']} | {r['rows']:,} | {r['cores']} "
-            f"| {r['files_before']} ({r['files_per_bucket_before']}) → {r['files_after']} "
-            f"({r['files_per_bucket_after']}) | {r['compact_s']} "
-            f"| {', '.join(map(str, r['read_before_s']))} ({r['median_before_s']}) "
-            f"| {', '.join(map(str, r['read_after_s']))} ({r['median_after_s']}) "
-            f"| {r['speedup']}x |"
-        )
-    lines.append("")
-    out = out_dir / "compact.md"
-    out.write_text("\n".join(lines))
-    return out
+class CompactBench(Benchmark):
+    name = "compact"
+    stem = "compact"
+    summary = "the read before and after `contest compact`"
+    description = (
+        "Write one table, time the contest's read (checked by the oracle) --repeat times, "
+        "compact it (one merged file per bucket), time the read again; results to "
+        "<out>/compact.md and compact.jsonl."
+    )
+    options = (SCALE, SEED, REPEAT.but(help="reads before and after"))
+
+    def run(self, sitting: Sitting) -> bool:
+        from contest.evaluation.evaluate import cached_data, cached_expected
+        from contest.infra.postgres import resolve_connection
+        from contest.infra.spark import spark_session
+
+        cfg, opts, say = sitting.cfg, sitting.options, sitting.say
+        conn = resolve_connection(cfg)
+        data = cached_data(cfg, opts.scale, opts.seed, say)
+        expected = cached_expected(cfg, data, "", say)
+        with spark_session(cfg, "contest-bench-compact") as spark:
+            res = measure(spark, conn, cfg, data, expected, opts.repeat, say=say)
+        sitting.record({**res, "scale": opts.scale})
+        return True
+
+    def render(self, records: Sequence[Record]) -> str:
+        lines = [
+            "# Compaction: the read before and after `contest compact`",
+            "",
+            "`contest bench compact`: one table written by the optimized Write job and merged;",
+            "the contest's read (merge by key with the contest's operators, write the result",
+            "parquet, publish) timed in-process (no JVM start) `repeat` times, then",
+            "`contest compact` (one merged file per bucket, committed as a CompactionCommit),",
+            "then the same read again. Every result checked against the oracle.",
+            "",
+            "| when | rows | cores | files (per bucket) before → after | compact s "
+            "| read s before (median) | read s after (median) | read speed-up |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in records:
+            lines.append(
+                f"| {r['when']} | {r['rows']:,} | {r['cores']} "
+                f"| {r['files_before']} ({r['files_per_bucket_before']}) → {r['files_after']} "
+                f"({r['files_per_bucket_after']}) | {r['compact_s']} "
+                f"| {', '.join(map(str, r['read_before_s']))} ({r['median_before_s']}) "
+                f"| {', '.join(map(str, r['read_after_s']))} ({r['median_after_s']}) "
+                f"| {r['speedup']}x |"
+            )
+        lines.append("")
+        return "\n".join(lines)

@@ -1,0 +1,63 @@
+"""Pure checks of what an experiment left: the write's log, a command's failure line,
+a killed read's target, a snapshot's order (unit-tested)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+# A committed batch's log line (contest/write/report.py `log_batch`): name, version, rows.
+_COMMITTED = re.compile(r"contest\.write (\S+) v(-?\d+): (\d+) rows, ")
+
+
+def committed_in_log(text: str) -> dict[int, str]:
+    """version -> batch of every batch a write's log reports committed. A batch's line
+    is logged only after its commit returned, so each one is an acknowledged commit; a
+    line cut short by a kill does not match."""
+    return {int(m.group(2)): m.group(1) for m in _COMMITTED.finditer(text)}
+
+
+def one_line_failure(stderr: str) -> str | None:
+    """The failure line of a command that failed as promised: exactly one line starting
+    `contest: ` and no traceback of its own; None otherwise. (Spark's executor logs a
+    failed task's Python traceback inside a Java log record, `PythonException:
+    Traceback ...`: that is Spark's log, not the command's failure.)"""
+    lines = stderr.splitlines()
+    if any(ln.startswith("Traceback (most recent call last)") for ln in lines):
+        return None
+    lines = [ln for ln in lines if ln.startswith("contest: ")]
+    lines = [ln for ln in lines if not ln.startswith("contest: warning:")]
+    return lines[0] if len(lines) == 1 else None
+
+
+def classify_result(exists: bool, complete: bool, inode: int | None, old_inode: int | None) -> str:
+    """What a killed read left at its target: the `old` complete result, a `new` complete
+    one, `none`, or a `partial` one (a folder without both markers: the broken promise)."""
+    if not exists:
+        return "none"
+    if not complete:
+        return "partial"
+    return "old" if inode == old_inode else "new"
+
+
+def is_permutation(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Same elements, each once: nothing dropped, nothing duplicated."""
+    return len(a) == len(b) == len(set(a)) and set(a) == set(b)
+
+
+def is_sorted(values: Sequence[int | None]) -> bool:
+    known = [v for v in values if v is not None]
+    return all(x <= y for x, y in zip(known, known[1:], strict=False))
+
+
+def disjoint_indices(count: int, writers: int) -> list[list[int]]:
+    """Batch indices 0..count-1 dealt round-robin to `writers` writers."""
+    return [list(range(w, count, writers)) for w in range(writers)]
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""

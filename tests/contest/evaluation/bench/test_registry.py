@@ -1,0 +1,18 @@
+"""Every benchmark is found through the registry, under a name and a results file of
+its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from contest.errors import UsageError
+from contest.evaluation.bench.registry import BENCHMARKS, benchmark
+
+
+def test_registry_names_and_files_are_unique():
+    assert list(BENCHMARKS) == ["read", "compact", "faults", "duckdb", "scale", "commits", "replay"]
+    stems = [b.stem for b in BENCHMARKS.values()]
+    assert len(set(stems)) == len(stems)
+    assert all(b.summary and b.description for b in BENCHMARKS.values())
+    with pytest.raises(UsageError, match="unknown benchmark 'x'"):
+        benchmark("x")

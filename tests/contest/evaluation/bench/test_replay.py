@@ -1,0 +1,27 @@
+"""`contest bench replay` and its old spelling `contest meta bench`: both paths give the
+same snapshot, records append across sittings, the table shows the newest sitting."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contest.cli.main import main
+from tests.support.config import cli
+
+pytestmark = [pytest.mark.spark, pytest.mark.pg]
+
+
+def test_both_spellings_record_into_one_file(spark, pg, cfg, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(cli(cfg, "bench", "replay", "--commits", "300,500", "--out", str(out))) == 0
+    assert main(cli(cfg, "meta", "bench", "--commits", "200", "--out", str(out))) == 0
+    records = [json.loads(x) for x in (out / "meta_replay.jsonl").read_text().splitlines()]
+    assert [r["commits"] for r in records] == [300, 500, 200]
+    assert all(r["identical"] and not r["second_run_changed"] for r in records)
+    assert all(r["driver_peak_rss_mb"] > 0 for r in records)
+    assert len({r["sitting"] for r in records}) == 2
+    md = (out / "meta_replay.md").read_text()
+    assert "| 200 |" in md and "| 300 |" not in md  # the newest sitting
+    assert capsys.readouterr().out.strip().endswith(md.strip().splitlines()[-1])
