@@ -250,7 +250,8 @@ def _check_eval_args(args: argparse.Namespace) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.evaluation.evaluate import append_record, evaluate
+    from contest.evaluation.evaluate import evaluate
+    from contest.evaluation.records import append_records
 
     _check_eval_args(args)
     cfg = strategy_config(args, args.strategy)
@@ -266,13 +267,14 @@ def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
     )
     out = _results_file(args.results, cfg)
     if out:
-        append_record(out, record)
-    print(json.dumps({k: v for k, v in record.items() if k not in ("config", "environment")}))
-    return EXIT_OK if record["correct"] else EXIT_FAILED
+        append_records(out, [record])
+    print(json.dumps(record.summary(), default=str))
+    return EXIT_OK if record.correct else EXIT_FAILED
 
 
 def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.evaluation.evaluate import append_record, evaluate
+    from contest.evaluation.evaluate import evaluate
+    from contest.evaluation.records import append_records
     from contest.evaluation.results import compare_table
 
     _check_eval_args(args)
@@ -300,14 +302,14 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
                 master=args.master,
                 say=say,
             )
-            rec["compare_round"] = rnd + 1
+            rec.compare_round = rnd + 1
             records.append(rec)
             if out:
-                append_record(out, rec)
+                append_records(out, [rec])
     table, summary = compare_table(records)
     print(table)
     print(json.dumps(summary))
-    return EXIT_OK if all(r["correct"] for r in records) else EXIT_FAILED
+    return EXIT_OK if all(r.correct for r in records) else EXIT_FAILED
 
 
 def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
@@ -322,7 +324,7 @@ def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
     from contest.peers.analysis import amplification_tables
 
     records = load_runs(runs)
-    if any(r.get("peer_write") for r in records):  # the peer formats' write amplification
+    if any(r.peer_write for r in records):  # the peer formats' write amplification
         batches = runs.parent / "peers_batches.md"
         batches.write_text(amplification_tables(records))
         print(f"wrote {batches}")

@@ -76,15 +76,15 @@ def run_duckdb_bench(
         opt = {
             "round": rnd,
             "engine": "optimized",
-            "seconds": round((rec["write_s"] or 0) + (rec["read_s"] or 0), 3),
-            "write_s": rec["write_s"],
-            "read_s": rec["read_s"],
+            "seconds": round((rec.write_s or 0) + (rec.read_s or 0), 3),
+            "write_s": rec.write_s,
+            "read_s": rec.read_s,
             "peak_process_rss_bytes": max(
-                rec.get("write_peak_process_rss_bytes") or 0,
-                rec.get("read_peak_process_rss_bytes") or 0,
+                rec.write_peak_process_rss_bytes or 0,
+                rec.read_peak_process_rss_bytes or 0,
             ),
-            "rows": rec.get("rows"),
-            "correct": rec["correct"],
+            "rows": rec.rows,
+            "correct": rec.correct,
         }
         runs["optimized"].append(opt)
         append_record(records, {**opt, "data": str(data), "cores": cores})

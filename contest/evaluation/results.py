@@ -2,44 +2,44 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-METRICS = ("write_s", "read_s", "merge_s", "rows_per_core_s")
+from contest.evaluation.records import RunRecord, load_records
+
+Metric = Callable[[RunRecord], float | None]
+METRICS: dict[str, Metric] = {
+    "write_s": lambda r: r.write_s,
+    "read_s": lambda r: r.read_s,
+    "merge_s": lambda r: r.merge_s,
+    "rows_per_core_s": lambda r: r.rows_per_core_s,
+}
 
 
-def load_runs(path: Path) -> list[dict]:
-    runs = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                runs.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise ValueError(f"{path}:{n}: not a JSON record") from None
-    return runs
+def load_runs(path: Path) -> list[RunRecord]:
+    return load_records(path)
 
 
-def median_of(records: Iterable[dict], key: str) -> float | None:
-    values = [r[key] for r in records if r.get(key) is not None]
-    return statistics.median(values) if values else None
+def median_of(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
-def compare_table(records: Sequence[dict]) -> tuple[str, dict]:
+def compare_table(records: Sequence[RunRecord]) -> tuple[str, dict]:
     """Medians per strategy (correct runs only) and the ratios optimized/baseline."""
-    by: dict[str, list[dict]] = defaultdict(list)
+    by: dict[str, list[RunRecord]] = defaultdict(list)
     for r in records:
-        by[r["strategy"]].append(r)
+        by[r.strategy].append(r)
     summary: dict = {"strategies": {}}
     lines = [
         f"{'strategy':<14} {'runs':>4} {'ok':>3} {'write s':>9} {'read s':>8} "
         f"{'merge s':>8} {'rows/core/s':>12}"
     ]
     for name, recs in by.items():
-        good = [r for r in recs if r["correct"]]
-        med = {k: median_of(good, k) for k in METRICS}
+        good = [r for r in recs if r.correct]
+        med = {k: median_of(map(get, good)) for k, get in METRICS.items()}
         summary["strategies"][name] = {"runs": len(recs), "correct": len(good), **med}
         lines.append(
             f"{name:<14} {len(recs):>4} {len(good):>3} "
@@ -71,10 +71,10 @@ def write_report(runs_path: Path) -> tuple[Path, Path]:
     """results/README.md (latest and best run per strategy and scale) and a PNG chart."""
     runs = load_runs(runs_path)
     out_dir = runs_path.parent
-    groups: dict[tuple[float, str], list[dict]] = defaultdict(list)
+    groups: dict[tuple[float, str], list[RunRecord]] = defaultdict(list)
     for r in runs:
-        if r.get("scale") is not None:
-            groups[(r["scale"], r["strategy"])].append(r)
+        if r.scale is not None:
+            groups[(r.scale, r.strategy)].append(r)
     lines = [
         "# Results",
         "",
@@ -87,14 +87,15 @@ def write_report(runs_path: Path) -> tuple[Path, Path]:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (scale, strategy), recs in sorted(groups.items()):
-        good = [r for r in recs if r["correct"]]
-        best = max((r["rows_per_core_s"] for r in good), default=None)
+        good = [r for r in recs if r.correct]
+        best = max((r.rows_per_core_s for r in good if r.rows_per_core_s), default=None)
         latest = recs[-1]
         lines.append(
             f"| {scale:g} | {strategy} | {len(recs)} | {len(good)} "
-            f"| {_cell(median_of(good, 'rows_per_core_s'))} | {_cell(best)} "
-            f"| {_cell(median_of(good, 'write_s'))} | {_cell(median_of(good, 'read_s'))} "
-            f"| {latest.get('when', '')} | {latest.get('environment', {}).get('git_commit', '')} |"
+            f"| {_cell(median_of(r.rows_per_core_s for r in good))} | {_cell(best)} "
+            f"| {_cell(median_of(r.write_s for r in good))} "
+            f"| {_cell(median_of(r.read_s for r in good))} "
+            f"| {latest.when} | {latest.git_commit} |"
         )
     chart = out_dir / "rows_per_core_s.png"
     _chart(groups, chart)
@@ -111,7 +112,7 @@ def _cell(v: float | None) -> str:
     return "-" if v is None else f"{v:,.1f}"
 
 
-def _chart(groups: dict[tuple[float, str], list[dict]], path: Path) -> None:
+def _chart(groups: dict[tuple[float, str], list[RunRecord]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -123,7 +124,7 @@ def _chart(groups: dict[tuple[float, str], list[dict]], path: Path) -> None:
     width = 0.8 / max(len(strategies), 1)
     for i, st in enumerate(strategies):
         values = [
-            median_of([r for r in groups.get((s, st), []) if r["correct"]], "rows_per_core_s") or 0
+            median_of(r.rows_per_core_s for r in groups.get((s, st), []) if r.correct) or 0
             for s in scales
         ]
         xs = [j + i * width for j in range(len(scales))]

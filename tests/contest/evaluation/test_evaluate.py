@@ -48,6 +48,14 @@ def test_evaluate_optimized_end_to_end(cfg, pg, tmp_path, capsys, monkeypatch):
     assert "optimized: write (15,000 rows" in err  # phases are shown as they run
     stored = json.loads(runs.read_text().splitlines()[-1])
     assert stored["environment"]["spark"] == "3.5.8" and "config" in stored
+    phases = [(p["name"].split(" ")[0], p["status"]) for p in stored["phases"]]
+    assert phases == [
+        (name, "ok")
+        for name in ("data", "clean", "write", "size", "metadata", "read", "cores", "check")
+    ]
+    assert all(p["start"] <= p["end"] for p in stored["phases"])
+    assert set(stored["load"]) == {"write", "read"} and stored["machine_id"]
+    assert stored["load"]["write"]["load1_before"] is not None and stored["git_commit"]
     assert "password" not in json.dumps(stored["config"]["pg"])
 
 
@@ -63,6 +71,8 @@ def test_failing_write_names_the_phase(cfg, pg, tmp_path, capsys):
     assert code == 1
     assert rec["correct"] is False and rec["failed_phase"].startswith("write")
     assert rec["rows_per_core_s"] is None
+    assert rec["write_s"] and rec["write_rows_per_core_s"] is None  # a write that failed
+    assert rec["phases"][-1]["status"] == "failed" and rec["phases"][-1]["error"] == rec["error"]
 
 
 def test_missing_batch_fails_in_the_data_phase(cfg, pg, tmp_path, capsys):
