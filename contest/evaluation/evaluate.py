@@ -277,6 +277,14 @@ def _evaluate(
     return rec
 
 
+def table_name_of(strategy: str, work: Path) -> str:
+    """The evaluation's table: `ccf_<strategy>_<8 hex of the work folder>`. The clean
+    phase drops it by name, so the name is the work folder's own: two evaluations in
+    different work folders never drop (or take) each other's table."""
+    where = str(Path(work).resolve())
+    return f"ccf_{strategy.replace('-', '_')}_{hashlib.sha256(where.encode()).hexdigest()[:8]}"
+
+
 def new_run(
     cfg: Config,
     strategy: str,
@@ -289,7 +297,7 @@ def new_run(
 ) -> Run:
     """The run's folders and its empty record: nothing is touched yet."""
     eval_dir = cfg.work_path / "eval"
-    table_name = f"ccf_{strategy.replace('-', '_')}"
+    table_name = table_name_of(strategy, cfg.work_path)
     tables_root = cfg.tables_dir or str((eval_dir / "tables").absolute())
     result_dir: Path | str = cfg.result_dir or eval_dir / "result" / "ccf"
     if not is_object_store(result_dir):
