@@ -15,13 +15,13 @@ import dataclasses
 import json
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contest.errors import DataError
-from contest.infra.machine import Sample
+from contest.errors import DataError, UsageError
+from contest.infra.machine import Sample, machine_id
 
 SCHEMA_VERSION = 2
 # Busy machine: the write started with a one-minute load average of at least this
@@ -201,6 +201,36 @@ class RunRecord:
             if kwargs.get(key) is None:
                 kwargs[key] = ""
         return cls(**kwargs, extra=extra)
+
+
+def local_runs(work: Path, machine: str | None = None) -> Path:
+    """Where this machine's own runs go by default: an ignored store per machine under
+    the work folder (as asv keeps results per machine), never the published results;
+    `contest publish` copies chosen runs from it."""
+    return work / "results" / (machine or machine_id()) / "runs.jsonl"
+
+
+def select_runs(records: Sequence[RunRecord], which: str) -> list[RunRecord]:
+    """The runs `contest publish --runs` names: `all`, `last`, `last:N`, or run ids
+    (comma-separated, a unique prefix each)."""
+    which = which.strip()
+    if which == "all":
+        return list(records)
+    if which == "last" or which.startswith("last:"):
+        count = which.partition(":")[2] or "1"
+        if not count.isdigit() or int(count) < 1:
+            raise UsageError(f"--runs {which}: give last:N with N a positive number")
+        return list(records[-int(count) :])
+    out = []
+    for want in (w.strip() for w in which.split(",") if w.strip()):
+        hits = [r for r in records if r.run_id and r.run_id.startswith(want)]
+        if len(hits) != 1:
+            why = "no run has" if not hits else f"{len(hits)} runs have"
+            raise UsageError(f"--runs: {why} the id {want!r} (`contest publish --list` shows them)")
+        out.append(hits[0])
+    if not out:
+        raise UsageError("--runs: name the runs to publish (all, last, last:N or run ids)")
+    return out
 
 
 def _known(cls: type, raw: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from tqdm import tqdm
 from contest.config import Config, load_config, override, to_toml
 from contest.errors import ConfigError
 from contest.evaluation.records import RunRecord, append_records, load_records
+from contest.infra.machine import machine_id
 
 TOP_KEYS = {"name", "scale", "repeat", "strategy", "seed", "cores", "data", "grid", "case", "base"}
 
@@ -198,6 +199,7 @@ def run_sweep(
                 error=f"{exc.__class__.__name__}: {exc}",
                 total_s=round(time.perf_counter() - started, 3),
                 when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                machine_id=machine_id(),
             )
         rec.case_key, rec.case, rec.rep = case_key(sweep, case, rep), label, rep
         rec.settings = case_settings(sweep, case)
@@ -219,6 +221,7 @@ class CaseSummary:
     low: float | None
     high: float | None
     errors: list[str]
+    busy: int = 0  # runs taken on a busy machine (timings suspect)
 
 
 def summarize(sweep: Sweep, records: list[RunRecord]) -> list[CaseSummary]:
@@ -238,18 +241,26 @@ def summarize(sweep: Sweep, records: list[RunRecord]) -> list[CaseSummary]:
                 min(scores, default=None),
                 max(scores, default=None),
                 [r.error for r in recs if r.error],
+                sum(1 for r in recs if r.busy),
             )
         )
     return out
 
 
 def render_table(summaries: list[CaseSummary]) -> str:
-    lines = ["| case | runs | correct | median rows/core/s | min–max |", "|---|---|---|---|---|"]
+    lines = [
+        "| case | runs | correct (n) | busy | median rows/core/s | min–max |",
+        "|---|---|---|---|---|---|",
+    ]
     for s in summaries:
         med = f"{s.median:,.0f}" if s.median else "-"
         rng = f"{s.low:,.0f}–{s.high:,.0f}" if s.low else "-"
+        if s.correct == 1:
+            rng += " (1 run)"
         note = f" (error: {s.errors[0][:80]})" if s.errors and not s.correct else ""
-        lines.append(f"| {s.label}{note} | {s.runs} | {s.correct} | {med} | {rng} |")
+        lines.append(f"| {s.label}{note} | {s.runs} | {s.correct} | {s.busy} | {med} | {rng} |")
+    if any(s.busy for s in summaries):
+        lines += ["", "busy: runs taken on a busy machine (load or CPU steal): timings suspect."]
     return "\n".join(lines)
 
 

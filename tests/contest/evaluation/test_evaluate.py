@@ -9,6 +9,7 @@ import pytest
 
 from contest.cli.main import main
 from contest.data.generator import generate
+from contest.evaluation.records import local_runs
 from tests.support.config import cli
 
 pytestmark = [pytest.mark.spark, pytest.mark.pg]
@@ -79,10 +80,17 @@ def test_missing_batch_fails_in_the_data_phase(cfg, pg, tmp_path, capsys):
     data = tmp_path / "gap"
     generate(data, 0.0005, seed=4, progress=False)
     (data / "base-4.parquet").unlink()
-    code = main(cli(cfg, "evaluate", "--data", str(data), "--results", "-"))
-    rec = _last_json(capsys.readouterr().out)
+    code = main(cli(cfg, "evaluate", "--data", str(data)))
+    out, err = capsys.readouterr()
+    rec = _last_json(out)
     assert code == 1 and rec["failed_phase"] == "data"
     assert "base-4.parquet: missing" in rec["error"]
+    assert rec["write_s"] is None and rec["write_rows_per_core_s"] is None
+    # By default the record goes to this machine's ignored store, not the published results.
+    local = local_runs(cfg.work_path)
+    assert json.loads(local.read_text().splitlines()[-1])["run_id"] == rec["run_id"]
+    assert f"run {rec['run_id']} recorded in {local}" in err
+    assert not (cfg.results_path / "runs.jsonl").exists()
 
 
 def test_two_evaluations_never_share_a_work_folder(cfg, tmp_path, capsys):
