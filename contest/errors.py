@@ -36,6 +36,7 @@ __all__ = [
     "MergeOperatorError",
     "MetaError",
     "PgError",
+    "PhaseError",
     "ReadError",
     "ReplayError",
     "RunError",
@@ -73,6 +74,10 @@ class ConnectorError(HarnessError):
 
 class RunError(HarnessError):
     """A run that failed (a job, a phase, a server); the message names what and where."""
+
+
+class PhaseError(RunError):
+    """A phase of an evaluation that failed; its run record names the phase."""
 
 
 class TaskError(HarnessError):

@@ -10,6 +10,7 @@ from pathlib import Path
 from contest.cli.common import command, config_source, say
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
+from contest.evaluation.records import RunRecord
 from contest.evaluation.strategies import DEFAULT_SCALE, STRATEGIES
 
 
@@ -44,10 +45,32 @@ def register(sub: argparse._SubParsersAction) -> None:
         sub,
         "report",
         "rebuild the results table and chart from the runs file",
-        "Rebuild <results>/README.md and the PNG chart from runs.jsonl.",
+        "Rebuild the README.md and PNG chart beside a runs file: by default the published "
+        "<results_dir>/runs.jsonl (`contest publish` adds runs to it); --local for this "
+        "machine's own runs (written beside them, in the ignored work folder).",
         cmd_report,
     )
-    r.add_argument("--results", default=None, help="runs file (default: runs.jsonl in results_dir)")
+    where = r.add_mutually_exclusive_group()
+    where.add_argument(
+        "--results", default=None, help="runs file (default: runs.jsonl in results_dir)"
+    )
+    where.add_argument("--local", action="store_true", help="this machine's own runs")
+
+    p = command(
+        sub,
+        "publish",
+        "copy chosen local runs into the published results",
+        "Append the runs you name from this machine's own store (<work_dir>/results/"
+        "<machine>/runs.jsonl, where evaluate, compare and ./build.sh run record them) to "
+        "the published <results_dir>/runs.jsonl, which `contest report` tabulates. Says "
+        "which runs it took and which were already there; warns about runs taken on a "
+        "busy machine or from a dirty tree.",
+        cmd_publish,
+    )
+    p.add_argument("--runs", help="all, last, last:N, or comma-separated run ids (or prefixes)")
+    p.add_argument("--list", action="store_true", help="list the local runs and their ids")
+    p.add_argument("--from", dest="source", help="runs file to take from (default: local store)")
+    p.add_argument("--to", help="published runs file (default: runs.jsonl in results_dir)")
 
     s = command(
         sub,
@@ -59,7 +82,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         cmd_sweep,
     )
     s.add_argument("file", help="sweep file (TOML)")
-    s.add_argument("--out", help="sweep folder (default: <results_dir>/sweeps/<name>)")
+    s.add_argument(
+        "--out",
+        help="sweep folder (default: <work_dir>/results/<machine>/sweeps/<name>, ignored; "
+        "give results/sweeps/<name> to publish one)",
+    )
     s.add_argument("--work", help="work folder (default: work_dir)")
     s.add_argument("--check", action="store_true", help="validate the file, run nothing")
     s.add_argument("--master", help=MASTER_HELP)
@@ -88,14 +115,30 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--results",
         default=None,
-        help="append records to this file (default: runs.jsonl in results_dir; '-' for none)",
+        help="append records to this file (default: this machine's own store, "
+        "<work_dir>/results/<machine>/runs.jsonl, ignored; `contest publish` takes runs "
+        "from it; '-' for none)",
     )
 
 
 def _results_file(arg: str | None, cfg: Config) -> Path | None:
+    """Where evaluate and compare append: this machine's own store unless told."""
+    from contest.evaluation.records import local_runs
+
     if arg == "-":
         return None
-    return Path(arg) if arg else cfg.results_path / "runs.jsonl"
+    return Path(arg) if arg else local_runs(cfg.work_path)
+
+
+def _recorded(record: RunRecord, out: Path | None) -> None:
+    """Append the record and say where, and whether its timings can be trusted."""
+    from contest.evaluation.records import append_records
+
+    if out:
+        append_records(out, [record])
+        say(f"run {record.run_id} recorded in {out}")
+    if record.busy:
+        say(f"note: busy machine ({record.busy}): this run's timings are suspect")
 
 
 def strategy_config(args: argparse.Namespace, strategy: str) -> Config:
@@ -114,7 +157,7 @@ def _check_eval_args(args: argparse.Namespace) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.evaluation.evaluate import append_record, evaluate
+    from contest.evaluation.evaluate import evaluate
 
     _check_eval_args(args)
     cfg = strategy_config(args, args.strategy)
@@ -128,15 +171,13 @@ def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
         master=args.master,
         say=say,
     )
-    out = _results_file(args.results, cfg)
-    if out:
-        append_record(out, record)
-    print(json.dumps({k: v for k, v in record.items() if k not in ("config", "environment")}))
-    return EXIT_OK if record["correct"] else EXIT_FAILED
+    _recorded(record, _results_file(args.results, cfg))
+    print(json.dumps(record.summary(), default=str))
+    return EXIT_OK if record.correct else EXIT_FAILED
 
 
 def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.evaluation.evaluate import append_record, evaluate
+    from contest.evaluation.evaluate import evaluate
     from contest.evaluation.results import compare_table
 
     _check_eval_args(args)
@@ -164,33 +205,75 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
                 master=args.master,
                 say=say,
             )
-            rec["compare_round"] = rnd + 1
+            rec.compare_round = rnd + 1
             records.append(rec)
-            if out:
-                append_record(out, rec)
+            _recorded(rec, out)
     table, summary = compare_table(records)
     print(table)
     print(json.dumps(summary))
-    return EXIT_OK if all(r["correct"] for r in records) else EXIT_FAILED
+    return EXIT_OK if all(r.correct for r in records) else EXIT_FAILED
 
 
 def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
+    from contest.evaluation.records import load_records, local_runs
     from contest.evaluation.results import write_report
+    from contest.peers.analysis import amplification_tables
 
-    runs = _results_file(args.results or "", cfg)
-    if runs is None or not runs.exists():
+    if args.local:
+        runs = local_runs(cfg.work_path)
+    else:
+        runs = Path(args.results) if args.results else cfg.results_path / "runs.jsonl"
+    if not runs.exists():
         raise UsageError(f"no runs file at {runs}: run `contest evaluate` first")
     readme, chart = write_report(runs)
     print(f"wrote {readme} and {chart}")
-    from contest.evaluation.results import load_runs
-    from contest.peers.analysis import amplification_tables
-
-    records = load_runs(runs)
-    if any(r.get("peer_write") for r in records):  # the peer formats' write amplification
+    records = load_records(runs)
+    if any(r.peer_write for r in records):  # the peer formats' write amplification
         batches = runs.parent / "peers_batches.md"
         batches.write_text(amplification_tables(records))
         print(f"wrote {batches}")
     return EXIT_OK
+
+
+def cmd_publish(args: argparse.Namespace, cfg: Config) -> int:
+    from contest.evaluation.records import (
+        append_records,
+        load_records,
+        local_runs,
+        select_runs,
+    )
+
+    source = Path(args.source) if args.source else local_runs(cfg.work_path)
+    if not source.exists():
+        raise UsageError(f"no local runs at {source}: run `contest evaluate` first")
+    local = load_records(source)
+    if args.list:
+        for r in local:
+            print(_run_line(r))
+        return EXIT_OK
+    if not args.runs:
+        raise UsageError("name the runs to publish: --runs all|last|last:N|ID,... (--list)")
+    target = Path(args.to) if args.to else cfg.results_path / "runs.jsonl"
+    published = {r.run_id for r in load_records(target)} if target.exists() else set()
+    chosen = select_runs(local, args.runs)
+    new = [r for r in chosen if not (r.run_id and r.run_id in published)]
+    for r in chosen:
+        print(("published " if r in new else "already published ") + _run_line(r))
+        if r in new and (r.busy or r.git_dirty):
+            why = [f"busy machine ({r.busy})"] if r.busy else []
+            why += ["dirty tree"] if r.git_dirty else []
+            say(f"warning: run {r.run_id} was taken on a {' and a '.join(why)}")
+    append_records(target, new)
+    print(f"{len(new)} run(s) appended to {target}; `contest report` rebuilds its table")
+    return EXIT_OK
+
+
+def _run_line(r: RunRecord) -> str:
+    score = f"{r.rows_per_core_s:,.0f} rows/core/s" if r.rows_per_core_s else "no score"
+    scale = f"scale {r.scale:g}" if r.scale is not None else "scale ?"
+    state = "correct" if r.correct else f"FAILED in {r.failed_phase}"
+    flags = (" busy" if r.busy else "") + (" dirty" if r.git_dirty else "")
+    return f"{r.run_id or '(no id)'} {r.when} {r.strategy} {scale} {state} {score}{flags}"
 
 
 def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
@@ -212,7 +295,10 @@ def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
             f"strategy {sweep.strategy}, varying {', '.join(sweep.varied)}"
         )
         return EXIT_OK
-    out = Path(args.out) if args.out else cfg.results_path / "sweeps" / sweep.name
+    from contest.evaluation.records import local_runs
+
+    local = local_runs(cfg.work_path).parent
+    out = Path(args.out) if args.out else local / "sweeps" / sweep.name
     records = run_sweep(sweep, out, source.env, work_dir=args.work, say=say, master=args.master)
     summaries = summarize(sweep, records)
     paths = write_outputs(sweep, summaries, out, source.env)

@@ -16,16 +16,20 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from contest.config import Config, absolute_paths, as_dict, to_toml
 from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discover
-from contest.errors import UsageError
+from contest.errors import PhaseError, UsageError
+from contest.evaluation.phases import Step, run_phases
+from contest.evaluation.records import JobLoad, RunRecord
 from contest.evaluation.strategies import DEFAULT_SCALE
+from contest.infra.machine import Sample, git_state, machine_id
 from contest.infra.packages import require as require_packages
 from contest.infra.proc import ProcResult
 from contest.infra.storage import configure, delete_tree, is_object_store
@@ -132,16 +136,7 @@ def environment() -> dict:
         lakesoul = version("lakesoul")
     except Exception:
         lakesoul = "unknown"
-    try:
-        source = Path(__file__).resolve().parent
-        commit = subprocess.run(
-            ["git", "-C", str(source), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        commit = ""
+    commit, _ = git_state(Path(__file__).resolve().parent)
     mem = 0
     try:
         with open("/proc/meminfo") as fh:
@@ -195,7 +190,7 @@ def evaluate(
     master: str | None = None,
     after_write: Callable[[], None] | None = None,
     say: Callable[[str], None] = print,
-) -> dict:
+) -> RunRecord:
     """Run the procedure; returns the record (correct=False with the failing phase named).
     Holds the work folder's lock throughout (see `work_lock`). Its folders are made
     absolute first: the timed jobs run in the evaluation's folder, not this one.
@@ -217,6 +212,36 @@ def evaluate(
         )
 
 
+@dataclass
+class Run:
+    """What the phases of one evaluation share: its settings, folders, record, and what
+    each phase leaves for the next."""
+
+    cfg: Config
+    strategy: str
+    record: RunRecord
+    say: Callable[[str], None]
+    data: Path | str | None
+    scale: float | None
+    seed: int
+    asked_cores: int | None
+    after_write: Callable[[], None] | None
+    peer: bool
+    eval_dir: Path
+    table_name: str
+    table_dir: str
+    result_dir: Path | str
+    rows: int = 0
+    expected: Path | None = None
+    conn: Any = None
+    table: Any = None
+    config_file: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    submit_opts: list[str] = field(default_factory=list)
+    write: ProcResult | None = None
+    read: ProcResult | None = None
+
+
 def _evaluate(
     cfg: Config,
     strategy: str,
@@ -228,190 +253,251 @@ def _evaluate(
     master: str | None,
     after_write: Callable[[], None] | None,
     say: Callable[[str], None],
-) -> dict:
-    from contest.data.checker import compare
-    from contest.data.oracle import config_budget
+) -> RunRecord:
     from contest.evaluation import submit
-    from contest.infra.postgres import resolve_connection
-    from meta import catalog
-    from meta.commits import head_snapshot
-    from meta.connection import check_reachable
-    from meta.merge import merge_table
 
-    asked_cores = cores
-    peer = is_peer(cfg)
-    cores = cores or os.cpu_count() or 1
-    master = submit.master_of(master, cores)
-    record: dict = {
-        "master": master,
-        "strategy": strategy,
-        "cores": cores,
-        "correct": False,
-        "size_ok": False,
-        "write_s": None,
-        "read_s": None,
-        "merge_s": None,
-        "failed_phase": None,
-    }
+    started = time.perf_counter()
+    run = new_run(cfg, strategy, data, scale, seed, cores, after_write, say)
+    run.record.master = submit.master_of(master, run.record.cores)
+    run_phases(run, PHASES, run.record, say, strategy)
+    rec = run.record
+    score(rec)
+    rec.total_s = round(time.perf_counter() - started, 3)
+    say(
+        f"[{rec.total_s:7.1f}s] {strategy}: "
+        + ("correct" if rec.correct else f"FAILED in {rec.failed_phase}")
+        + (f": {rec.error.splitlines()[0]}" if rec.error else "")
+    )
+    env = environment()
+    rec.git_commit, rec.git_dirty = git_state(Path(__file__).resolve().parent)
+    env["git_dirty"] = rec.git_dirty
+    rec.machine_id, rec.machine_cores = machine_id(), env["machine_cores"]
+    rec.environment, rec.config = env, as_dict(cfg)
+    rec.when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return rec
+
+
+def table_name_of(strategy: str, work: Path) -> str:
+    """The evaluation's table: `ccf_<strategy>_<8 hex of the work folder>`. The clean
+    phase drops it by name, so the name is the work folder's own: two evaluations in
+    different work folders never drop (or take) each other's table."""
+    where = str(Path(work).resolve())
+    return f"ccf_{strategy.replace('-', '_')}_{hashlib.sha256(where.encode()).hexdigest()[:8]}"
+
+
+def new_run(
+    cfg: Config,
+    strategy: str,
+    data: Path | str | None,
+    scale: float | None,
+    seed: int,
+    cores: int | None,
+    after_write: Callable[[], None] | None,
+    say: Callable[[str], None],
+) -> Run:
+    """The run's folders and its empty record: nothing is touched yet."""
     eval_dir = cfg.work_path / "eval"
-    table_name = f"ccf_{strategy.replace('-', '_')}"
+    table_name = table_name_of(strategy, cfg.work_path)
     tables_root = cfg.tables_dir or str((eval_dir / "tables").absolute())
-    table_dir = f"{tables_root.rstrip('/')}/{table_name}"
     result_dir: Path | str = cfg.result_dir or eval_dir / "result" / "ccf"
     if not is_object_store(result_dir):
         result_dir = Path(result_dir).absolute()
-    logs = eval_dir / "logs"
-    record["result_dir"] = str(result_dir)
-    started = time.perf_counter()
+    record = RunRecord(
+        strategy,
+        run_id=RunRecord.new_id(),
+        cores=cores or os.cpu_count() or 1,
+        table=table_name,
+        result_dir=str(result_dir),
+    )
+    return Run(
+        cfg=cfg,
+        strategy=strategy,
+        record=record,
+        say=say,
+        data=data,
+        scale=scale,
+        seed=seed,
+        asked_cores=cores,
+        after_write=after_write,
+        peer=is_peer(cfg),
+        eval_dir=eval_dir,
+        table_name=table_name,
+        table_dir=f"{tables_root.rstrip('/')}/{table_name}",
+        result_dir=result_dir,
+    )
 
-    def phase(name: str) -> None:
-        record["failed_phase"] = name
-        say(f"[{time.perf_counter() - started:7.1f}s] {strategy}: {name}")
 
-    try:
-        phase("data")
-        if data is None:
-            data = cached_data(cfg, scale if scale is not None else DEFAULT_SCALE, seed, say)
-        if not is_object_store(str(data)):
-            data = Path(data).absolute()  # the jobs run in the evaluation's folder
-        batches = discover(data, cfg.write.versions or None)
-        rows = sum(b.rows for b in batches)
-        record.update(data=str(data), rows=rows, scale=round(scale_of(rows), 6))
-        expected = cached_expected(cfg, data, cfg.write.versions, say)
+def phase_data(run: Run) -> None:
+    """The batches (generated and cached when not given) and the oracle's result."""
+    cfg = run.cfg
+    if run.data is None:
+        scale = run.scale if run.scale is not None else DEFAULT_SCALE
+        run.data = cached_data(cfg, scale, run.seed, run.say)
+    if not is_object_store(str(run.data)):
+        run.data = Path(run.data).absolute()  # the jobs run in the evaluation's folder
+    run.rows = sum(b.rows for b in discover(run.data, cfg.write.versions or None))
+    run.record.data, run.record.rows = str(run.data), run.rows
+    run.record.scale = round(scale_of(run.rows), 6)
+    run.expected = cached_expected(cfg, run.data, cfg.write.versions, run.say)
 
-        phase("clean")
-        if not peer:  # a peer table has no metadata in PostgreSQL
-            conn = resolve_connection(cfg)
-            check_reachable(conn)
-            catalog.drop_table(conn, table_name, cfg.table.namespace)
 
-        if is_object_store(table_dir):
+def phase_clean(run: Run) -> None:
+    """The evaluation's table (metadata and folder) and result dropped; the jobs'
+    config file and options written."""
+    from contest.infra.postgres import resolve_connection
+    from meta import catalog
+    from meta.connection import check_reachable
+
+    cfg = run.cfg
+    if not run.peer:  # a peer table has no metadata in PostgreSQL
+        run.conn = resolve_connection(cfg)
+        check_reachable(run.conn)
+        catalog.drop_table(run.conn, run.table_name, cfg.table.namespace)
+    for where in (run.table_dir, str(run.result_dir)):
+        if is_object_store(where):
             from contest.infra.s3server import ensure_bucket
 
             configure(cfg.s3)
-            ensure_bucket(table_dir)
-        delete_tree(table_dir)
-        if is_object_store(result_dir):
-            from contest.infra.s3server import ensure_bucket
-
-            configure(cfg.s3)
-            ensure_bucket(str(result_dir))
-        if not cfg.result_dir:  # the evaluation's own folder (a given one: see the read)
-            shutil.rmtree(result_dir, ignore_errors=True)
-        eval_dir.mkdir(parents=True, exist_ok=True)
-        config_file = eval_dir / f"{strategy}.toml"
-        config_file.write_text(to_toml(absolute_paths(cfg)))
-        env = child_env(cfg)
-        submit_opts = _submit_options(cfg, master, asked_cores, data, eval_dir, result_dir)
-        if peer:
-            # Resolved now, untimed: a library that cannot be had is one line naming it.
-            phase(f"packages ({cfg.peer.format})")
-            require_packages(coordinates(cfg))
-
-        phase(f"write ({rows:,} rows, spark-submit {master})")
-        w = run_job(
-            cfg,
-            "write",
-            cores,
-            config_file,
-            env,
-            logs / f"{strategy}-write.log",
-            ["--data", str(data), "--table", str(table_dir), "--name", table_name],
-            master,
-            submit_opts,
-        )
-        if peer:
-            record["peer_write"] = report_from_log(w.log)
-        record_job(record, "write", w)
-        if after_write is not None:
-            after_write()
-
-        phase("size check")
-        if peer:  # no LakeSoul commits: the table folder (data, logs, metadata)
-            stored = folder_bytes(Path(table_dir))
-        else:
-            table = catalog.get_table(conn, table_name, cfg.table.namespace)
-            _, commits = head_snapshot(conn, table)
-            stored = sum(f.size for c in commits for f in c.files)
-        floor = int(SIZE_RULE_BYTES * scale_of(rows))
-        record.update(stored_bytes=stored, size_floor_bytes=floor, size_ok=stored > floor)
-
-        if not peer:  # a peer's snapshot is its format's own: nothing to merge
-            phase("metadata merge")
-            t0 = time.perf_counter()
-            merge_table(conn, table)
-            record["merge_s"] = round(time.perf_counter() - t0, 4)
-
-        phase("read (spark-submit)")
-        r = run_job(
-            cfg,
-            "read",
-            cores,
-            config_file,
-            env,
-            logs / f"{strategy}-read.log",
-            ["--table", str(table_dir) if peer else table_name, "--out", str(result_dir)],
-            master,
-            submit_opts,
-        )
-        record_job(record, "read", r)
-
-        phase("cores")
-        granted = {"write": submit.job_cores(w.log), "read": submit.job_cores(r.log)}
-        record["spark_cores"] = granted
-        cores = record["cores"] = submit.scored_cores(asked_cores, granted)
-
-        phase("check (oracle)")
-        report = compare(result_dir, expected, budget=config_budget(cfg))
-        record["check"] = report.render().splitlines()[0]
-        record["correct"] = report.ok
-        if not report.ok:
-            raise PhaseError(report.render())
-        record["failed_phase"] = None
-    except PhaseError as exc:
-        record["error"] = str(exc)
-    except Exception as exc:  # any failure still yields the record, naming the phase
-        record["error"] = f"{exc.__class__.__name__}: {exc}"
-    total = (record["write_s"] or 0) + (record["read_s"] or 0)
-    n = record.get("rows") or 0
-    record["rows_per_core_s"] = (
-        round(n / (cores * total), 1) if total and record["correct"] else None
+            ensure_bucket(where)
+    delete_tree(run.table_dir)
+    if not cfg.result_dir:  # the evaluation's own folder (a given one: see the read)
+        shutil.rmtree(run.result_dir, ignore_errors=True)
+    run.eval_dir.mkdir(parents=True, exist_ok=True)
+    run.config_file = run.eval_dir / f"{run.strategy}.toml"
+    run.config_file.write_text(to_toml(absolute_paths(cfg)))
+    run.env = child_env(cfg)
+    assert run.data is not None
+    run.submit_opts = _submit_options(
+        cfg, run.record.master, run.asked_cores, run.data, run.eval_dir, run.result_dir
     )
-    record["write_rows_per_core_s"] = (
-        round(n / (cores * record["write_s"]), 1) if record["write_s"] else None
-    )
-    record["read_rows_per_core_s"] = (
-        round(n / (cores * record["read_s"]), 1) if record["read_s"] else None
-    )
-    record["total_s"] = round(time.perf_counter() - started, 3)
-    say(
-        f"[{record['total_s']:7.1f}s] {strategy}: "
-        + ("correct" if record["correct"] else f"FAILED in {record['failed_phase']}")
-        + (f": {record['error'].splitlines()[0]}" if record.get("error") else "")
-    )
-    record.update(
-        environment=environment(),
-        config=as_dict(cfg),
-        when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    )
-    return record
 
 
-def record_job(record: dict, stage: str, job: ProcResult) -> None:
-    """A timed job's seconds and peak memory into the record; a failed job ends the run."""
-    record.update(
-        {
-            f"{stage}_s": round(job.seconds, 3),
-            f"{stage}_peak_rss_bytes": job.peak_rss_bytes,
-            f"{stage}_peak_process_rss_bytes": job.peak_process_rss_bytes,
-        }
+def phase_packages(run: Run) -> None:
+    """A peer's libraries resolved now, untimed: one that cannot be had is one line."""
+    require_packages(coordinates(run.cfg))
+
+
+def phase_write(run: Run) -> None:
+    args = ["--data", str(run.data), "--table", run.table_dir, "--name", run.table_name]
+    run.write = timed_job(run, "write", args)
+    if run.peer:
+        run.record.peer_write = report_from_log(run.write.log)
+    if not run.write.ok:
+        raise PhaseError(job_failure("write", run.write))
+    if run.after_write is not None:
+        run.after_write()
+
+
+def phase_size(run: Run) -> None:
+    """The contest's stored-size rule: more bytes than the floor at this scale."""
+    from meta import catalog
+    from meta.commits import head_snapshot
+
+    if run.peer:  # no LakeSoul commits: the table folder (data, logs, metadata)
+        stored = folder_bytes(Path(run.table_dir))
+    else:
+        run.table = catalog.get_table(run.conn, run.table_name, run.cfg.table.namespace)
+        _, commits = head_snapshot(run.conn, run.table)
+        stored = sum(f.size for c in commits for f in c.files)
+    rec = run.record
+    rec.stored_bytes, rec.size_floor_bytes = stored, int(SIZE_RULE_BYTES * scale_of(run.rows))
+    rec.size_ok = stored > rec.size_floor_bytes
+
+
+def phase_merge(run: Run) -> None:
+    """The metadata merge (untimed by the score, recorded apart)."""
+    from meta.merge import merge_table
+
+    t0 = time.perf_counter()
+    merge_table(run.conn, run.table)
+    run.record.merge_s = round(time.perf_counter() - t0, 4)
+
+
+def phase_read(run: Run) -> None:
+    table = run.table_dir if run.peer else run.table_name
+    run.read = timed_job(run, "read", ["--table", table, "--out", str(run.result_dir)])
+    if not run.read.ok:
+        raise PhaseError(job_failure("read", run.read))
+
+
+def phase_cores(run: Run) -> None:
+    """The cores the jobs were granted: a cluster may give fewer than asked."""
+    from contest.evaluation import submit
+
+    assert run.write is not None and run.read is not None
+    granted = {"write": submit.job_cores(run.write.log), "read": submit.job_cores(run.read.log)}
+    run.record.spark_cores = granted
+    run.record.cores = submit.scored_cores(run.asked_cores, granted)
+
+
+def phase_check(run: Run) -> None:
+    from contest.data.checker import compare
+    from contest.data.oracle import config_budget
+
+    assert run.expected is not None
+    report = compare(run.result_dir, run.expected, budget=config_budget(run.cfg))
+    run.record.check = report.render().splitlines()[0]
+    run.record.correct = report.ok
+    if not report.ok:
+        raise PhaseError(report.render())
+
+
+def _lakesoul(run: Run) -> bool:
+    return not run.peer
+
+
+PHASES: tuple[Step[Run], ...] = (
+    Step(lambda r: "data", phase_data),
+    Step(lambda r: "clean", phase_clean),
+    Step(lambda r: f"packages ({r.cfg.peer.format})", phase_packages, lambda r: r.peer),
+    Step(lambda r: f"write ({r.rows:,} rows, spark-submit {r.record.master})", phase_write),
+    Step(lambda r: "size check", phase_size),
+    Step(lambda r: "metadata merge", phase_merge, _lakesoul),  # a peer's snapshot is its own
+    Step(lambda r: "read (spark-submit)", phase_read),
+    Step(lambda r: "cores", phase_cores),
+    Step(lambda r: "check (oracle)", phase_check),
+)
+
+
+def score(rec: RunRecord) -> None:
+    """Rows per core per second: of the whole run only when the result is correct, of
+    a job only when that job ran and succeeded."""
+    n, cores = rec.rows or 0, rec.cores
+    wrote, read = rec.phase_ok("write"), rec.phase_ok("read")
+    total = (rec.write_s or 0) + (rec.read_s or 0)
+    rec.rows_per_core_s = round(n / (cores * total), 1) if total and rec.correct else None
+    rec.write_rows_per_core_s = (
+        round(n / (cores * rec.write_s), 1) if wrote and rec.write_s else None
     )
-    if not job.ok:
-        raise PhaseError(f"{stage} job exited {job.returncode}: {job.last_line} (log {job.log})")
+    rec.read_rows_per_core_s = round(n / (cores * rec.read_s), 1) if read and rec.read_s else None
 
 
-class PhaseError(RuntimeError):
-    pass
+def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
+    """A timed job with the machine's load and CPU steal sampled just before and just
+    after it (untimed), its seconds and peak memory into the record."""
+    assert run.config_file is not None
+    log = run.eval_dir / "logs" / f"{run.strategy}-{stage}.log"
+    before = Sample.take()
+    job = run_job(
+        run.cfg,
+        stage,
+        run.record.cores,
+        run.config_file,
+        run.env,
+        log,
+        args,
+        run.record.master,
+        run.submit_opts,
+    )
+    run.record.load[stage] = JobLoad.around(before, Sample.take())
+    setattr(run.record, f"{stage}_s", round(job.seconds, 3))
+    setattr(run.record, f"{stage}_peak_rss_bytes", job.peak_rss_bytes)
+    setattr(run.record, f"{stage}_peak_process_rss_bytes", job.peak_process_rss_bytes)
+    return job
+
+
+def job_failure(stage: str, job: ProcResult) -> str:
+    return f"{stage} job exited {job.returncode}: {job.last_line} (log {job.log})"
 
 
 def run_job(
@@ -464,6 +550,7 @@ def _submit_options(
 
 
 def append_record(path: Path, record: dict) -> None:
+    """One JSON line of a bench's own records (a run's record: `records.append_records`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as fh:
         fh.write(json.dumps(record, sort_keys=True) + "\n")

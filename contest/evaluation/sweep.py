@@ -25,6 +25,8 @@ from tqdm import tqdm
 
 from contest.config import Config, load_config, override, to_toml
 from contest.errors import ConfigError
+from contest.evaluation.records import RunRecord, append_records, load_records
+from contest.infra.machine import machine_id
 
 TOP_KEYS = {"name", "scale", "repeat", "strategy", "seed", "cores", "data", "grid", "case", "base"}
 
@@ -140,14 +142,11 @@ def case_key(sweep: Sweep, case: Mapping[str, Any], rep: int) -> str:
     )
 
 
-def recorded(path: Path) -> dict[str, dict]:
-    out = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.strip():
-                rec = json.loads(line)
-                out[rec["case_key"]] = rec
-    return out
+def recorded(path: Path) -> dict[str, RunRecord]:
+    """The sweep's records by case key (the newest of each)."""
+    if not path.exists():
+        return {}
+    return {r.case_key: r for r in load_records(path) if r.case_key}
 
 
 def run_sweep(
@@ -157,7 +156,7 @@ def run_sweep(
     work_dir: str | None = None,
     say: Callable[[str], None] = print,
     master: str | None = None,
-) -> list[dict]:
+) -> list[RunRecord]:
     from contest.evaluation.evaluate import evaluate
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -194,30 +193,22 @@ def run_sweep(
                 say=say,
             )
         except Exception as exc:  # recorded, and the sweep goes on
-            rec = {
-                "strategy": sweep.strategy,
-                "correct": False,
-                "rows_per_core_s": None,
-                "error": f"{exc.__class__.__name__}: {exc}",
-                "total_s": round(time.perf_counter() - started, 3),
-            }
-        rec.update(
-            case_key=case_key(sweep, case, rep),
-            case=label,
-            rep=rep,
-            settings=case_settings(sweep, case),
-        )
-        with runs.open("a") as fh:
-            fh.write(json.dumps(rec, sort_keys=True, default=str) + "\n")
+            rec = RunRecord(
+                sweep.strategy,
+                run_id=RunRecord.new_id(),
+                error=f"{exc.__class__.__name__}: {exc}",
+                total_s=round(time.perf_counter() - started, 3),
+                when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                machine_id=machine_id(),
+            )
+        rec.case_key, rec.case, rec.rep = case_key(sweep, case, rep), label, rep
+        rec.settings = case_settings(sweep, case)
+        append_records(runs, [rec])
         bar.set_postfix_str(label, refresh=False)
         bar.update(1)
     bar.close()
-    return [
-        r
-        for r in recorded(runs).values()
-        if r["case_key"]
-        in {case_key(sweep, c, i) for c in sweep.cases for i in range(sweep.repeat)}
-    ]
+    keys = {case_key(sweep, c, i) for c in sweep.cases for i in range(sweep.repeat)}
+    return [r for r in recorded(runs).values() if r.case_key in keys]
 
 
 @dataclass
@@ -230,17 +221,16 @@ class CaseSummary:
     low: float | None
     high: float | None
     errors: list[str]
+    busy: int = 0  # runs taken on a busy machine (timings suspect)
 
 
-def summarize(sweep: Sweep, records: list[dict]) -> list[CaseSummary]:
+def summarize(sweep: Sweep, records: list[RunRecord]) -> list[CaseSummary]:
     out = []
     for case in sweep.cases:
         keys = {case_key(sweep, case, r) for r in range(sweep.repeat)}
-        recs = [r for r in records if r["case_key"] in keys]
+        recs = [r for r in records if r.case_key in keys]
         # A wrong result has no score: only correct runs are ranked.
-        scores = [
-            r["rows_per_core_s"] for r in recs if r.get("correct") and r.get("rows_per_core_s")
-        ]
+        scores = [r.rows_per_core_s for r in recs if r.correct and r.rows_per_core_s]
         out.append(
             CaseSummary(
                 case_label(case),
@@ -250,19 +240,27 @@ def summarize(sweep: Sweep, records: list[dict]) -> list[CaseSummary]:
                 statistics.median(scores) if scores else None,
                 min(scores, default=None),
                 max(scores, default=None),
-                [r["error"] for r in recs if r.get("error")],
+                [r.error for r in recs if r.error],
+                sum(1 for r in recs if r.busy),
             )
         )
     return out
 
 
 def render_table(summaries: list[CaseSummary]) -> str:
-    lines = ["| case | runs | correct | median rows/core/s | min–max |", "|---|---|---|---|---|"]
+    lines = [
+        "| case | runs | correct (n) | busy | median rows/core/s | min–max |",
+        "|---|---|---|---|---|---|",
+    ]
     for s in summaries:
         med = f"{s.median:,.0f}" if s.median else "-"
         rng = f"{s.low:,.0f}–{s.high:,.0f}" if s.low else "-"
+        if s.correct == 1:
+            rng += " (1 run)"
         note = f" (error: {s.errors[0][:80]})" if s.errors and not s.correct else ""
-        lines.append(f"| {s.label}{note} | {s.runs} | {s.correct} | {med} | {rng} |")
+        lines.append(f"| {s.label}{note} | {s.runs} | {s.correct} | {s.busy} | {med} | {rng} |")
+    if any(s.busy for s in summaries):
+        lines += ["", "busy: runs taken on a busy machine (load or CPU steal): timings suspect."]
     return "\n".join(lines)
 
 

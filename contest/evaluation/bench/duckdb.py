@@ -33,6 +33,7 @@ from contest.evaluation.bench.base import (
     Sitting,
     sittings,
 )
+from contest.evaluation.records import RunRecord
 from contest.evaluation.strategies import STRATEGIES
 
 ENGINES = ("optimized", "duckdb")
@@ -73,20 +74,19 @@ def run_duckdb(cfg: Config, data: Path, cores: int, out_dir: Path, log: Path) ->
     }
 
 
-def optimized_row(rnd: int, rec: dict) -> Record:
+def optimized_row(rnd: int, rec: RunRecord) -> Record:
     """An evaluation's record as one round of the `optimized` engine."""
     return {
         "round": rnd,
         "engine": "optimized",
-        "seconds": round((rec["write_s"] or 0) + (rec["read_s"] or 0), 3),
-        "write_s": rec["write_s"],
-        "read_s": rec["read_s"],
+        "seconds": round((rec.write_s or 0) + (rec.read_s or 0), 3),
+        "write_s": rec.write_s,
+        "read_s": rec.read_s,
         "peak_process_rss_bytes": max(
-            rec.get("write_peak_process_rss_bytes") or 0,
-            rec.get("read_peak_process_rss_bytes") or 0,
+            rec.write_peak_process_rss_bytes or 0, rec.read_peak_process_rss_bytes or 0
         ),
-        "rows": rec.get("rows"),
-        "correct": rec["correct"],
+        "rows": rec.rows,
+        "correct": rec.correct,
     }
 
 

@@ -32,6 +32,7 @@ from contest.evaluation.bench.base import (
     Sitting,
     newest_per,
 )
+from contest.evaluation.records import RunRecord
 from contest.evaluation.strategies import STRATEGIES
 from contest.infra.proc import own_peak_rss, reset_own_peak_rss
 
@@ -60,31 +61,33 @@ def files_per_bucket(cfg: Config, table_name: str) -> float | None:
     return mean_files_per_bucket(head_snapshot(conn, table)[1])
 
 
-def scale_row(cfg: Config, record: dict) -> dict:
+def scale_row(cfg: Config, record: RunRecord) -> dict:
     logs = cfg.work_path / "eval" / "logs"
     write_in = job_seconds(logs / "optimized-write.log", "wall_s")
     read_in = job_seconds(logs / "optimized-read.log", "seconds")
-    million = (record.get("rows") or 0) / 1e6
+    million = (record.rows or 0) / 1e6
     inproc = (write_in or 0) + (read_in or 0)
     return {
-        "scale": record.get("scale"),
-        "rows": record.get("rows"),
-        "cores": record.get("cores"),
-        "correct": record["correct"],
-        "write_s": record["write_s"],
-        "read_s": record["read_s"],
-        "rows_per_core_s": record["rows_per_core_s"],
+        "scale": record.scale,
+        "rows": record.rows,
+        "cores": record.cores,
+        "correct": record.correct,
+        "write_s": record.write_s,
+        "read_s": record.read_s,
+        "rows_per_core_s": record.rows_per_core_s,
         "write_inprocess_s": write_in,
         "read_inprocess_s": read_in,
         "s_per_million_rows": round(inproc / million, 3) if million and inproc else None,
-        "write_peak_process_rss_bytes": record.get("write_peak_process_rss_bytes"),
-        "read_peak_process_rss_bytes": record.get("read_peak_process_rss_bytes"),
+        "write_peak_process_rss_bytes": record.write_peak_process_rss_bytes,
+        "read_peak_process_rss_bytes": record.read_peak_process_rss_bytes,
         # This process over this scale: the generator, the oracle and the check run in it.
         "harness_peak_rss_bytes": own_peak_rss(),
-        "stored_bytes": record.get("stored_bytes"),
-        "files_per_bucket": files_per_bucket(cfg, "ccf_optimized") if record["correct"] else None,
-        "error": record.get("error"),
-        "when": record.get("when"),
+        "stored_bytes": record.stored_bytes,
+        "files_per_bucket": (
+            files_per_bucket(cfg, record.table) if record.correct and record.table else None
+        ),
+        "error": record.error,
+        "when": record.when,
     }
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from contest.cli.main import main
 from contest.data.generator import generate
+from contest.evaluation.records import local_runs
 from tests.support.config import cli
 
 pytestmark = [pytest.mark.spark, pytest.mark.pg]
@@ -48,6 +49,14 @@ def test_evaluate_optimized_end_to_end(cfg, pg, tmp_path, capsys, monkeypatch):
     assert "optimized: write (15,000 rows" in err  # phases are shown as they run
     stored = json.loads(runs.read_text().splitlines()[-1])
     assert stored["environment"]["spark"] == "3.5.8" and "config" in stored
+    phases = [(p["name"].split(" ")[0], p["status"]) for p in stored["phases"]]
+    assert phases == [
+        (name, "ok")
+        for name in ("data", "clean", "write", "size", "metadata", "read", "cores", "check")
+    ]
+    assert all(p["start"] <= p["end"] for p in stored["phases"])
+    assert set(stored["load"]) == {"write", "read"} and stored["machine_id"]
+    assert stored["load"]["write"]["load1_before"] is not None and stored["git_commit"]
     assert "password" not in json.dumps(stored["config"]["pg"])
 
 
@@ -63,16 +72,25 @@ def test_failing_write_names_the_phase(cfg, pg, tmp_path, capsys):
     assert code == 1
     assert rec["correct"] is False and rec["failed_phase"].startswith("write")
     assert rec["rows_per_core_s"] is None
+    assert rec["write_s"] and rec["write_rows_per_core_s"] is None  # a write that failed
+    assert rec["phases"][-1]["status"] == "failed" and rec["phases"][-1]["error"] == rec["error"]
 
 
 def test_missing_batch_fails_in_the_data_phase(cfg, pg, tmp_path, capsys):
     data = tmp_path / "gap"
     generate(data, 0.0005, seed=4, progress=False)
     (data / "base-4.parquet").unlink()
-    code = main(cli(cfg, "evaluate", "--data", str(data), "--results", "-"))
-    rec = _last_json(capsys.readouterr().out)
+    code = main(cli(cfg, "evaluate", "--data", str(data)))
+    out, err = capsys.readouterr()
+    rec = _last_json(out)
     assert code == 1 and rec["failed_phase"] == "data"
     assert "base-4.parquet: missing" in rec["error"]
+    assert rec["write_s"] is None and rec["write_rows_per_core_s"] is None
+    # By default the record goes to this machine's ignored store, not the published results.
+    local = local_runs(cfg.work_path)
+    assert json.loads(local.read_text().splitlines()[-1])["run_id"] == rec["run_id"]
+    assert f"run {rec['run_id']} recorded in {local}" in err
+    assert not (cfg.results_path / "runs.jsonl").exists()
 
 
 def test_two_evaluations_never_share_a_work_folder(cfg, tmp_path, capsys):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 
+from contest.evaluation.records import JobLoad, RunRecord
 from contest.evaluation.results import compare_table, load_runs, median_of, write_report
 
 
-def rec(strategy, score, correct=True, write=10.0, read=5.0, scale=0.1):
+def raw(strategy, score, correct=True, write=10.0, read=5.0, scale=0.1):
+    """A schema-1 line, as runs.jsonl held before records were typed."""
     return {
         "strategy": strategy,
         "rows_per_core_s": score if correct else None,
@@ -18,6 +20,10 @@ def rec(strategy, score, correct=True, write=10.0, read=5.0, scale=0.1):
         "scale": scale,
         "when": "2026-11-26T00:00:00Z",
     }
+
+
+def rec(*args, **kwargs):
+    return RunRecord.from_dict(raw(*args, **kwargs))
 
 
 def test_medians_count_only_correct_runs_and_ratios_use_them():
@@ -33,18 +39,41 @@ def test_medians_count_only_correct_runs_and_ratios_use_them():
     assert opt["rows_per_core_s"] == 200.0 and opt["runs"] == 3 and opt["correct"] == 3
     assert summary["strategies"]["baseline-mor"]["correct"] == 1
     assert summary["ratios"] == {"optimized/baseline-mor": 2.0}
-    assert "optimized/baseline-mor = 2.0x" in table
-    assert median_of([{"x": None}], "x") is None
+    assert "optimized/baseline-mor = 2.0x (single run: not a measured difference)" in table
+    assert summary["ratio_notes"] == {
+        "optimized/baseline-mor": "single run: not a measured difference"
+    }
+    assert "200.0 [100.0–300.0]" in table and "100.0 (1 run)" in table
+    assert "busy machine" not in table
+    assert median_of([None]) is None and median_of([3.0, None, 1.0]) == 2.0
 
 
 def test_report_writes_table_and_chart(tmp_path):
     runs = tmp_path / "runs.jsonl"
     runs.write_text(
-        "\n".join(json.dumps(r) for r in [rec("optimized", 150.0), rec("baseline-cow", 50.0)])
+        "\n".join(json.dumps(r) for r in [raw("optimized", 150.0), raw("baseline-cow", 50.0)])
         + "\n"
     )
     assert len(load_runs(runs)) == 2
     readme, chart = write_report(runs)
     text = readme.read_text()
-    assert "| 0.1 | optimized | 1 | 1 | 150.0 |" in text
+    assert "| 0.1 | optimized | 1 | 1 | ? | 150.0 (1 run) | 10.0 (1 run) |" in text
     assert chart.stat().st_size > 1000 and chart.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_ratio_says_whether_the_ranges_overlap_and_busy_runs_are_flagged():
+    apart = [rec("optimized", 300.0), rec("optimized", 310.0)]
+    apart += [rec("baseline-cow", 100.0), rec("baseline-cow", 120.0)]
+    _, summary = compare_table(apart)
+    assert summary["ratios"] == {"optimized/baseline-cow": 2.77}
+    assert summary["ratio_notes"] == {}  # beyond the spread: a measured difference
+    close = [rec("optimized", 300.0), rec("optimized", 200.0)]
+    close += [rec("baseline-cow", 250.0), rec("baseline-cow", 150.0)]
+    busy = RunRecord.from_dict({**raw("baseline-cow", 180.0), "machine_cores": 2})
+    busy.load["write"] = JobLoad(load1_before=3.0)
+    table, summary = compare_table([*close, busy])
+    assert "no significant difference" in summary["ratio_notes"]["optimized/baseline-cow"]
+    assert summary["strategies"]["baseline-cow"]["busy"] == 1
+    assert "busy machine: 1 of 5 run(s) (baseline-cow: load 3 on 2 cores)" in table
+    spread = summary["strategies"]["baseline-cow"]["spread"]["rows_per_core_s"]
+    assert spread == {"n": 3, "median": 180.0, "min": 150.0, "max": 250.0}

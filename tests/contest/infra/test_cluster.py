@@ -57,6 +57,6 @@ def test_evaluate_on_the_cluster_with_the_table_on_s3(cfg, pg, s3, standalone, c
     from meta import catalog
 
     native = catalog.native_catalog(pg, cfg.table.namespace, lakesoul_options(s3.s3))
-    got = native.table("ccf_optimized").scan().to_arrow_table()
+    got = native.table(rec["table"]).scan().to_arrow_table()
     result = pq.read_table(rec["result_dir"])
     assert set(pc.unique(got.column("uuid")).to_pylist()) == set(result.column("uuid").to_pylist())

@@ -1,5 +1,6 @@
 """The per-batch write amplification table built from evaluation records."""
 
+from contest.evaluation.records import RunRecord
 from contest.peers.analysis import amplification_tables
 
 
@@ -12,21 +13,23 @@ def _record(strategy, correct=True, seconds=2.0):
          "delete_files_added": 0, "log_files_added": 0, "bytes_added": 5_000_000,
          "table_files": 10, "metrics": {"numTargetFilesRemoved": 2, "numTargetRowsCopied": 90}},
     ]  # fmt: skip
-    return {
-        "strategy": strategy,
-        "scale": 0.01,
-        "correct": correct,
-        "write_s": 10.0,
-        "read_s": 3.0,
-        "stored_bytes": 9_000_000,
-        "peer_write": {"batches": batches},
-    }
+    return RunRecord.from_dict(
+        {
+            "strategy": strategy,
+            "scale": 0.01,
+            "correct": correct,
+            "write_s": 10.0,
+            "read_s": 3.0,
+            "stored_bytes": 9_000_000,
+            "peer_write": {"batches": batches},
+        }
+    )
 
 
 def test_medians_per_version_from_correct_runs_only():
     text = amplification_tables(
         [_record("delta-merge", seconds=2.0), _record("delta-merge", seconds=4.0),
-         _record("delta-merge", correct=False, seconds=100.0), {"strategy": "optimized"}]
+         _record("delta-merge", correct=False, seconds=100.0), RunRecord("optimized")]
     )  # fmt: skip
     assert "## scale 0.01, delta-merge (2 run(s)): write 10.0 s, read 3.0 s, stored 9.0 MB" in text
     assert "| 1 | merge | 3 | 8 | 0 | 0 | 5 | 2 | 90 | 10 |" in text  # median of 2 s and 4 s

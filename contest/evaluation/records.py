@@ -1,0 +1,259 @@
+"""One typed record per evaluation run: the line `runs.jsonl` holds, read and written
+only here so that no module reads a run by string keys.
+
+A record carries its schema version; lines written before versions existed (schema 1:
+a flat object with `failed_phase` naming the phase that failed) are read too. Its
+phases are modelled on LST-Bench's telemetry event (a name, start and end time, a
+status): a failed run keeps when each phase ran and which one failed, not just a name.
+It also carries what decides whether its number can be trusted: the machine, the load
+and CPU steal around each timed job, the commit and whether the tree was dirty.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contest.errors import DataError, UsageError
+from contest.infra.machine import Sample, machine_id
+
+SCHEMA_VERSION = 2
+# Busy machine: the write started with a one-minute load average of at least this
+# fraction of the machine's cores (nothing of the run's own is timed then), or the
+# hypervisor took at least this fraction of the CPU around a timed job.
+BUSY_LOAD_PER_CORE = 0.5
+BUSY_STEAL = 0.02
+
+OK, FAILED, RUNNING = "ok", "failed", "running"
+
+
+def utc_now() -> str:
+    """UTC with milliseconds: phases of a tiny run last well under a second."""
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+
+
+@dataclass
+class Phase:
+    """One step of a run (LST-Bench's telemetry event): its name, when it started and
+    ended (UTC), how long it took, and its status; a failed one carries the error."""
+
+    name: str
+    start: str
+    end: str | None = None
+    seconds: float | None = None
+    status: str = RUNNING
+    error: str | None = None
+    _t0: float = field(default=0.0, repr=False, compare=False)
+
+    @classmethod
+    def begin(cls, name: str) -> Phase:
+        return cls(name, utc_now(), _t0=time.perf_counter())
+
+    def finish(self, error: str | None = None) -> None:
+        self.end = utc_now()
+        self.seconds = round(time.perf_counter() - self._t0, 3)
+        self.status = FAILED if error else OK
+        self.error = error
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in dataclasses.asdict(self).items() if k != "_t0"}
+
+
+@dataclass
+class JobLoad:
+    """The machine just before and just after one timed job (the samples are untimed)."""
+
+    load1_before: float | None = None
+    load1_after: float | None = None
+    steal_before: float | None = None
+    steal_after: float | None = None
+
+    @classmethod
+    def around(cls, before: Sample, after: Sample) -> JobLoad:
+        return cls(before.load1, after.load1, before.steal, after.steal)
+
+
+@dataclass
+class RunRecord:
+    """One evaluation of one strategy; `None` is "not measured" (the run failed first)."""
+
+    strategy: str
+    schema: int = SCHEMA_VERSION
+    run_id: str = ""
+    when: str = ""
+    machine_id: str = ""
+    machine_cores: int | None = None
+    git_commit: str = ""
+    git_dirty: bool | None = None
+    master: str = ""
+    cores: int = 0
+    rows: int | None = None
+    scale: float | None = None
+    data: str | None = None
+    table: str | None = None
+    result_dir: str | None = None
+    correct: bool = False
+    size_ok: bool = False
+    write_s: float | None = None
+    read_s: float | None = None
+    merge_s: float | None = None
+    total_s: float | None = None
+    rows_per_core_s: float | None = None
+    write_rows_per_core_s: float | None = None
+    read_rows_per_core_s: float | None = None
+    write_peak_rss_bytes: int | None = None
+    write_peak_process_rss_bytes: int | None = None
+    read_peak_rss_bytes: int | None = None
+    read_peak_process_rss_bytes: int | None = None
+    stored_bytes: int | None = None
+    size_floor_bytes: int | None = None
+    spark_cores: dict[str, int | None] | None = None
+    check: str | None = None
+    error: str | None = None
+    failed_phase: str | None = None
+    phases: list[Phase] = field(default_factory=list)
+    load: dict[str, JobLoad] = field(default_factory=dict)
+    peer_write: dict[str, Any] | None = None
+    # A compare's round; a sweep's case (key, label, repetition, settings).
+    compare_round: int | None = None
+    case_key: str | None = None
+    case: str | None = None
+    rep: int | None = None
+    settings: dict[str, Any] | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    # Keys this version does not know (a newer writer's), kept as they were.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @staticmethod
+    def new_id() -> str:
+        return uuid.uuid4().hex[:12]
+
+    def begin(self, name: str) -> Phase:
+        phase = Phase.begin(name)
+        self.phases.append(phase)
+        return phase
+
+    def fail(self, phase: Phase, error: str) -> None:
+        phase.finish(error)
+        self.failed_phase, self.error = phase.name, error
+
+    def phase_ok(self, prefix: str) -> bool:
+        """Whether a phase whose name starts with `prefix` ran and succeeded."""
+        return any(p.name.startswith(prefix) and p.status == OK for p in self.phases)
+
+    @property
+    def busy(self) -> str | None:
+        """Why this run's timings are suspect (a busy machine), or None."""
+        write = self.load.get("write")
+        if write and write.load1_before is not None and self.machine_cores:
+            if write.load1_before >= BUSY_LOAD_PER_CORE * self.machine_cores:
+                return f"load {write.load1_before:g} on {self.machine_cores} cores"
+        for job, jl in self.load.items():
+            steal = max((s for s in (jl.steal_before, jl.steal_after) if s is not None), default=0)
+            if steal >= BUSY_STEAL:
+                return f"CPU steal {steal:.0%} around the {job}"
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name == "phases":
+                value = [p.to_dict() for p in value]
+            elif f.name == "load":
+                value = {k: dataclasses.asdict(v) for k, v in value.items()}
+            elif f.name == "extra":
+                continue
+            out[f.name] = value
+        return {**self.extra, **out}
+
+    def summary(self) -> dict[str, Any]:
+        """The record without the effective config and the environment: the JSON line
+        `contest evaluate` prints last."""
+        return {k: v for k, v in self.to_dict().items() if k not in ("config", "environment")}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> RunRecord:
+        """A record from its JSON object, of any schema version so far."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("strategy"), str):
+            raise ValueError("not a run record (no strategy)")
+        known = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        kwargs = {k: v for k, v in raw.items() if k in known}
+        extra = {k: v for k, v in raw.items() if k not in known}
+        kwargs["schema"] = int(raw.get("schema", 1))
+        kwargs["phases"] = [Phase(**_known(Phase, p)) for p in raw.get("phases") or []]
+        kwargs["load"] = {
+            k: JobLoad(**_known(JobLoad, v)) for k, v in (raw.get("load") or {}).items()
+        }
+        env = raw.get("environment") or {}
+        if kwargs["schema"] < 2:  # schema 1 kept these in its environment only
+            kwargs.setdefault("git_commit", env.get("git_commit", ""))
+            kwargs.setdefault("machine_cores", env.get("machine_cores"))
+        for key in ("run_id", "when", "machine_id", "git_commit", "master"):
+            if kwargs.get(key) is None:
+                kwargs[key] = ""
+        return cls(**kwargs, extra=extra)
+
+
+def local_runs(work: Path, machine: str | None = None) -> Path:
+    """Where this machine's own runs go by default: an ignored store per machine under
+    the work folder (as asv keeps results per machine), never the published results;
+    `contest publish` copies chosen runs from it."""
+    return work / "results" / (machine or machine_id()) / "runs.jsonl"
+
+
+def select_runs(records: Sequence[RunRecord], which: str) -> list[RunRecord]:
+    """The runs `contest publish --runs` names: `all`, `last`, `last:N`, or run ids
+    (comma-separated, a unique prefix each)."""
+    which = which.strip()
+    if which == "all":
+        return list(records)
+    if which == "last" or which.startswith("last:"):
+        count = which.partition(":")[2] or "1"
+        if not count.isdigit() or int(count) < 1:
+            raise UsageError(f"--runs {which}: give last:N with N a positive number")
+        return list(records[-int(count) :])
+    out = []
+    for want in (w.strip() for w in which.split(",") if w.strip()):
+        hits = [r for r in records if r.run_id and r.run_id.startswith(want)]
+        if len(hits) != 1:
+            why = "no run has" if not hits else f"{len(hits)} runs have"
+            raise UsageError(f"--runs: {why} the id {want!r} (`contest publish --list` shows them)")
+        out.append(hits[0])
+    if not out:
+        raise UsageError("--runs: name the runs to publish (all, last, last:N or run ids)")
+    return out
+
+
+def _known(cls: type, raw: dict[str, Any]) -> dict[str, Any]:
+    """The keys of `raw` that `cls` has (a newer writer may add some)."""
+    names = {f.name for f in dataclasses.fields(cls) if not f.name.startswith("_")}
+    return {k: v for k, v in raw.items() if k in names}
+
+
+def load_records(path: Path) -> list[RunRecord]:
+    """Every record of a runs file, in file order; a line that is not one names itself."""
+    out = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(RunRecord.from_dict(json.loads(line)))
+        except (json.JSONDecodeError, ValueError, TypeError) as exc:
+            raise DataError(f"{path}:{n}: not a run record: {exc}") from None
+    return out
+
+
+def append_records(path: Path, records: Iterable[RunRecord]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as fh:
+        for r in records:
+            fh.write(json.dumps(r.to_dict(), sort_keys=True, default=str) + "\n")

@@ -1,0 +1,94 @@
+"""What decides whether a timed number can be trusted: which machine took it, how busy
+it was around each timed job (load average, CPU steal), and which source ran (commit,
+dirty tree). Read from /proc and git; every reader degrades to "unknown" (None or "")
+rather than failing a run."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+STEAL_WINDOW_S = 0.5  # a short sample of CPU steal around a job, untimed
+
+
+def machine_id(etc: Path = Path("/etc/machine-id")) -> str:
+    """A stable, file-name-safe id of this machine: the host name and a short hash of
+    /etc/machine-id (containers may share a host name, not a machine id)."""
+    host = re.sub(r"[^A-Za-z0-9_.-]", "-", socket.gethostname()) or "host"
+    try:
+        raw = etc.read_text().strip()
+    except OSError:
+        raw = ""
+    return f"{host}-{hashlib.sha256(raw.encode()).hexdigest()[:8]}" if raw else host
+
+
+def load1() -> float | None:
+    """The one-minute load average (runnable processes, ours included)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+def cpu_ticks(stat: Path = Path("/proc/stat")) -> tuple[int, int] | None:
+    """(steal, total) jiffies of all CPUs since boot, from the `cpu` line of /proc/stat."""
+    try:
+        with stat.open() as fh:
+            fields = fh.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    ticks = [int(x) for x in fields[1:9]]  # user nice system idle iowait irq softirq steal
+    return (ticks[7] if len(ticks) > 7 else 0), sum(ticks)
+
+
+def steal_between(a: tuple[int, int] | None, b: tuple[int, int] | None) -> float | None:
+    """The fraction of CPU time the hypervisor took between two samples."""
+    if a is None or b is None or b[1] <= a[1]:
+        return None
+    return round((b[0] - a[0]) / (b[1] - a[1]), 4)
+
+
+def steal_now(window_s: float = STEAL_WINDOW_S) -> float | None:
+    a = cpu_ticks()
+    time.sleep(window_s)
+    return steal_between(a, cpu_ticks())
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The machine at one moment: load average and CPU steal over a short window."""
+
+    load1: float | None
+    steal: float | None
+
+    @classmethod
+    def take(cls, window_s: float = STEAL_WINDOW_S) -> Sample:
+        return cls(load1(), steal_now(window_s))
+
+
+def git_state(source: Path) -> tuple[str, bool | None]:
+    """(short commit, whether the work tree has uncommitted changes) of the checkout
+    that holds `source`; ("", None) outside a checkout."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(source), *args], capture_output=True, text=True, timeout=10
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    commit = (git("rev-parse", "--short", "HEAD") or "").strip()
+    if not commit:
+        return "", None
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return commit, (None if status is None else bool(status.strip()))
