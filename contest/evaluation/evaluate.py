@@ -474,21 +474,26 @@ def score(rec: RunRecord) -> None:
 
 def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
     """A timed job with the machine's load and CPU steal sampled just before and just
-    after it (untimed), its seconds and peak memory into the record."""
+    after it (untimed), its seconds and peak memory into the record. Its log's path is
+    said first, and its Spark UI's address once the job's session is up."""
+    from contest.evaluation.progress import heartbeat
+
     assert run.config_file is not None
     log = run.eval_dir / "logs" / f"{run.strategy}-{stage}.log"
+    run.say(f"{run.strategy}: {stage} job's log (per-batch lines): {log}")
     before = Sample.take()
-    job = run_job(
-        run.cfg,
-        stage,
-        run.record.cores,
-        run.config_file,
-        run.env,
-        log,
-        args,
-        run.record.master,
-        run.submit_opts,
-    )
+    with heartbeat(f"{run.strategy}: {stage}", run.say, log=log, every_s=None):
+        job = run_job(
+            run.cfg,
+            stage,
+            run.record.cores,
+            run.config_file,
+            run.env,
+            log,
+            args,
+            run.record.master,
+            run.submit_opts,
+        )
     run.record.load[stage] = JobLoad.around(before, Sample.take())
     setattr(run.record, f"{stage}_s", round(job.seconds, 3))
     setattr(run.record, f"{stage}_peak_rss_bytes", job.peak_rss_bytes)
@@ -497,7 +502,19 @@ def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
 
 
 def job_failure(stage: str, job: ProcResult) -> str:
-    return f"{stage} job exited {job.returncode}: {job.last_line} (log {job.log})"
+    return f"{stage} job exited {job.returncode}: {failure_cause(job)} (log {job.log})"
+
+
+def failure_cause(job: ProcResult) -> str:
+    """Why a job failed: its own one-line error (`contest: ...`, what the CLI prints
+    for any error it knows, Spark's unwrapped) when it printed one, since Spark's
+    shutdown lines may follow it; else its last line."""
+    try:
+        lines = job.log.read_text(errors="replace").splitlines()
+    except OSError:
+        return job.last_line
+    own = [ln.removeprefix("contest: ") for ln in lines if ln.startswith("contest: ")]
+    return own[-1] if own else job.last_line
 
 
 def run_job(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from contest.errors import PhaseError
+from contest.evaluation.progress import heartbeat
 from contest.evaluation.records import RunRecord
 
 C = TypeVar("C")
@@ -33,7 +34,8 @@ def run_phases(
     prefix: str,
 ) -> bool:
     """Run the steps that apply, in order; True when all succeeded. A `PhaseError`'s
-    message is the phase's error as is; any other error is prefixed with its class."""
+    message is the phase's error as is; any other error is prefixed with its class.
+    A long phase says it is still running (`progress.heartbeat`), also into a log."""
     started = time.perf_counter()
     for step in steps:
         if not step.applies(ctx):
@@ -41,7 +43,8 @@ def run_phases(
         phase = record.begin(step.label(ctx))
         say(f"[{time.perf_counter() - started:7.1f}s] {prefix}: {phase.name}")
         try:
-            step.run(ctx)
+            with heartbeat(f"{prefix}: {phase.name}", say):
+                step.run(ctx)
         except PhaseError as exc:
             record.fail(phase, str(exc))
             return False
