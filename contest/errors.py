@@ -141,7 +141,9 @@ def unwrap_spark_error(exc: BaseException) -> HarnessError | None:
         if py:
             return TaskError(f"in a Spark task: {py[-1].group(0)}")
     for line in lines:
-        m = _EXC_LINE.match(line.strip())
+        # Py4J puts the JVM's exception after ": " on the line below its own wrapper
+        # ("An error occurred while calling None.org...JavaSparkContext."): the cause.
+        m = _EXC_LINE.match(line.strip().removeprefix(": "))
         if m:
             return TaskError(f"Spark: {m.group(0)[:500]}")
     first = next((ln.strip() for ln in lines if ln.strip()), name)

@@ -33,8 +33,22 @@ OSError: [Errno 28] No space left on device
 """
 
 
+DRIVER_MEMORY_TRACE = (
+    "An error occurred while calling None.org.apache.spark.api.java.JavaSparkContext.\n"
+    ": java.lang.IllegalArgumentException: [INVALID_DRIVER_MEMORY] System memory 1048576 "
+    "must be at least 471859200. Please increase heap size using the --driver-memory option "
+    'or "spark.driver.memory" in Spark configuration.\n'
+    "\tat org.apache.spark.memory.UnifiedMemoryManager$.getMaxMemory(...)\n"
+    "\tat org.apache.spark.SparkContext.<init>(SparkContext.scala:552)\n"
+)
+
+
 class PythonException(Exception):
     """Stands in for pyspark.errors.PythonException's type name only: the text is real."""
+
+
+class Py4JJavaError(Exception):
+    """Stands in for py4j's type name only: the text is what str() of the real one gives."""
 
 
 def test_harness_error_from_a_worker_keeps_its_class_and_message():
@@ -49,6 +63,14 @@ def test_other_worker_errors_become_one_task_line():
     assert isinstance(err, TaskError)
     assert str(err) == "in a Spark task: OSError: [Errno 28] No space left on device"
     assert err.exit_code == 1
+
+
+def test_a_jvm_error_names_its_cause_not_py4js_wrapper():
+    err = unwrap_spark_error(Py4JJavaError(DRIVER_MEMORY_TRACE))
+    assert isinstance(err, TaskError)
+    assert str(err).startswith(
+        "Spark: java.lang.IllegalArgumentException: [INVALID_DRIVER_MEMORY] System memory"
+    )
 
 
 def test_not_a_spark_error_is_left_alone():

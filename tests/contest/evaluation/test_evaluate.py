@@ -105,3 +105,20 @@ def test_two_evaluations_never_share_a_work_folder(cfg, tmp_path, capsys):
     assert code == 2 and "another evaluation (pid" in err and "--work DIR" in err
     with work_lock(work / "eval"):  # released: it can be taken again
         pass
+
+
+def test_a_job_that_cannot_start_names_sparks_cause(cfg, pg, tmp_path, capsys):
+    """Spark refuses a driver below 450 MB: the one-line failure says so, not py4j's
+    wrapper ("An error occurred while calling None...JavaSparkContext")."""
+    argv = cli(cfg, "evaluate", "--scale", "0.0005", "--cores", "2", "--results", "-")
+    code = main([*argv, "--set", "spark.driver_memory=200m", "--work", str(tmp_path / "w")])
+    out, err = capsys.readouterr()
+    rec = _last_json(out)
+    assert code == 1 and rec["failed_phase"].startswith("write")
+    assert "INVALID_DRIVER_MEMORY" in rec["error"].splitlines()[0]
+    assert "An error occurred while calling" not in rec["error"]
+    failed = next(ln for ln in err.splitlines() if "FAILED in write" in ln)
+    assert "INVALID_DRIVER_MEMORY" in failed
+    log = tmp_path / "w" / "eval" / "logs" / "optimized-write.log"
+    assert f"optimized: write job's log (per-batch lines): {log}" in err
+    assert rec["write_rows_per_core_s"] is None  # a write that never ran has no score
