@@ -77,7 +77,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "sweep",
         "run a parameter sweep from a TOML file",
         "Run every case of a sweep file as `contest evaluate` does; resume where an "
-        "interrupted sweep stopped; write a table, plots and the best configuration. "
+        "interrupted sweep stopped; write a table and plots (median, min–max, n), and "
+        "best.toml (the best case's settings over the base) only when that case beats every "
+        "other beyond the spread of the runs. "
         "See sweeps/*.toml.",
         cmd_sweep,
     )
@@ -278,11 +280,11 @@ def _run_line(r: RunRecord) -> str:
 
 def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
     from contest.evaluation.sweep import (
-        best_case,
         load_sweep,
         render_table,
         run_sweep,
         summarize,
+        verdict,
         write_outputs,
     )
 
@@ -303,9 +305,6 @@ def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
     summaries = summarize(sweep, records)
     paths = write_outputs(sweep, summaries, out, source.env)
     print(render_table(summaries))
-    best = best_case(summaries)
-    if best:
-        print(f"best: {best.label} ({best.median:,.0f} rows/core/s); config {paths['best']}")
-    else:
-        print("no case gave a correct result")
-    return EXIT_OK if best else EXIT_FAILED
+    answer = verdict(summaries)
+    print(answer.text + (f"; its settings: {paths['best']}" if answer.best else ""))
+    return EXIT_OK if answer.top else EXIT_FAILED

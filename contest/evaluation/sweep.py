@@ -13,7 +13,6 @@ import dataclasses
 import itertools
 import json
 import statistics
-import sys
 import time
 import tomllib
 from collections.abc import Callable, Mapping
@@ -23,9 +22,11 @@ from typing import Any
 
 from tqdm import tqdm
 
-from contest.config import Config, load_config, override, to_toml
+from contest.config import Config, load_config, override
 from contest.errors import ConfigError
+from contest.evaluation.progress import is_terminal
 from contest.evaluation.records import RunRecord, append_records, load_records
+from contest.evaluation.results import Spread
 from contest.infra.machine import machine_id
 
 TOP_KEYS = {"name", "scale", "repeat", "strategy", "seed", "cores", "data", "grid", "case", "base"}
@@ -171,12 +172,14 @@ def run_sweep(
     skipped = len(sweep.cases) * sweep.repeat - len(todo)
     if skipped:
         say(f"{skipped} run(s) already recorded in {runs}: skipped")
-    bar = tqdm(
-        total=len(todo), desc=f"sweep {sweep.name}", unit="runs", disable=not sys.stderr.isatty()
-    )
-    for case, rep in todo:
+    bar = tqdm(total=len(todo), desc=f"sweep {sweep.name}", unit="runs", disable=not is_terminal())
+    sweep_started = time.perf_counter()
+    for i, (case, rep) in enumerate(todo):
         label = case_label(case)
-        say(f"case {label} (run {rep + 1}/{sweep.repeat})")
+        say(
+            f"case {label} (run {rep + 1}/{sweep.repeat}); "
+            + sweep_progress(i, len(todo), time.perf_counter() - sweep_started)
+        )
         started = time.perf_counter()
         try:
             cfg = case_config(sweep, case, env)
@@ -211,6 +214,15 @@ def run_sweep(
     return [r for r in recorded(runs).values() if r.case_key in keys]
 
 
+def sweep_progress(done: int, total: int, elapsed_s: float) -> str:
+    """`sweep 3/8 runs done, 4.0 min elapsed, ~6.7 min left`: the sweep's progress as
+    a line of its own, so that a log (not only a terminal's bar) shows it."""
+    text = f"sweep {done}/{total} runs done, {elapsed_s / 60:.1f} min elapsed"
+    if done:
+        text += f", ~{elapsed_s / done * (total - done) / 60:.1f} min left"
+    return text
+
+
 @dataclass
 class CaseSummary:
     label: str
@@ -222,6 +234,10 @@ class CaseSummary:
     high: float | None
     errors: list[str]
     busy: int = 0  # runs taken on a busy machine (timings suspect)
+
+    @property
+    def spread(self) -> Spread:
+        return Spread(self.correct, self.median, self.low, self.high)
 
 
 def summarize(sweep: Sweep, records: list[RunRecord]) -> list[CaseSummary]:
@@ -264,16 +280,96 @@ def render_table(summaries: list[CaseSummary]) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """The sweep's answer: the best case only where its runs beat every other case's
+    beyond their spread (the README's rule: medians count only where min–max ranges do
+    not overlap); `top` is the highest median either way, `text` says which it is."""
+
+    best: CaseSummary | None
+    top: CaseSummary | None
+    text: str
+
+
+def verdict(summaries: list[CaseSummary]) -> Verdict:
+    ranked = sorted((s for s in summaries if s.median), key=lambda s: -(s.median or 0.0))
+    if not ranked:
+        return Verdict(None, None, "no case gave a correct result")
+    top, rivals = ranked[0], ranked[1:]
+    med = f"median {top.median:,.0f} rows/core/s"
+    if not rivals:
+        only = "the only case" if len(summaries) == 1 else "the only case with a correct result"
+        return Verdict(top, top, f"best: {top.label} ({med}; {only})")
+    if top.correct < 2 or any(r.correct < 2 for r in rivals):
+        return Verdict(
+            None,
+            top,
+            f"no significant difference: {top.label} has the highest median "
+            f"({top.median:,.0f} rows/core/s) but some case has a single run: "
+            "repeat the sweep (repeat = 3 or more)",
+        )
+    close = [r.label for r in rivals if top.spread.overlaps(r.spread)]
+    if close:
+        return Verdict(
+            None,
+            top,
+            f"no significant difference: {top.label} has the highest median "
+            f"({top.median:,.0f} rows/core/s) but its min–max range overlaps {', '.join(close)}",
+        )
+    return Verdict(
+        top, top, f"best: {top.label} ({med}; its min–max range is above every other case's)"
+    )
+
+
 def best_case(summaries: list[CaseSummary]) -> CaseSummary | None:
-    ranked = [s for s in summaries if s.median]
-    return max(ranked, key=lambda s: s.median or 0.0) if ranked else None
+    """The case better than every other beyond the spread of the runs, or None."""
+    return verdict(summaries).best
+
+
+def settings_toml(settings: Mapping[str, Any]) -> str:
+    """Dotted settings (`write.parallelism = 4`) as a TOML config file `load_config`
+    reads: top-level keys first, then one table per section."""
+
+    def scalar(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(scalar(x) for x in v) + "]"
+        return json.dumps(str(v))
+
+    top = [f"{k} = {scalar(v)}" for k, v in sorted(settings.items()) if "." not in k]
+    sections: dict[str, list[str]] = {}
+    for key, value in sorted(settings.items()):
+        if "." in key:
+            section, name = key.split(".", 1)
+            name = name if "." not in name else json.dumps(name)
+            sections.setdefault(section, []).append(f"{name} = {scalar(value)}")
+    blocks = ["\n".join(top)] if top else []
+    blocks += ["\n".join([f"[{k}]", *v]) for k, v in sections.items()]
+    return "\n\n".join(blocks) + "\n"
+
+
+def best_toml(sweep: Sweep, best: CaseSummary) -> str:
+    """The best case as a config file: only the settings the sweep set over its base
+    strategy's preset (its [base] and the case), not this shell's ports and folders."""
+    return (
+        f"# Best case of sweep {sweep.name}: {best.label}, median {best.median:,.0f} "
+        f"rows/core/s over {best.correct} correct run(s), min-max "
+        f"{best.low:,.0f}-{best.high:,.0f}.\n"
+        f"# Settings over strategy {sweep.strategy}'s preset; use with\n"
+        f"#   contest evaluate --strategy {sweep.strategy} --config best.toml\n"
+        + settings_toml(best.settings)
+    )
 
 
 def write_outputs(
     sweep: Sweep, summaries: list[CaseSummary], out_dir: Path, env: Mapping[str, str]
 ) -> dict[str, Path]:
     paths = {"table": out_dir / "README.md"}
-    best = best_case(summaries)
+    answer = verdict(summaries)
+    best = answer.best
     lines = [
         f"# Sweep {sweep.name}",
         "",
@@ -283,17 +379,18 @@ def write_outputs(
         render_table(summaries),
         "",
     ]
+    best_file = out_dir / "best.toml"
     if best:
-        cfg = case_config(sweep, next(c for c in sweep.cases if case_label(c) == best.label), env)
-        paths["best"] = out_dir / "best.toml"
-        paths["best"].write_text(
-            f"# best case of sweep {sweep.name}: {best.label} "
-            f"({best.median:,.0f} rows/core/s)\n" + to_toml(cfg)
-        )
+        paths["best"] = best_file
+        best_file.write_text(best_toml(sweep, best))
         lines.append(
-            f"Best: **{best.label}**, median {best.median:,.0f} rows/core/s "
-            f"(`contest evaluate --config {paths['best'].name}`)."
+            f"**{answer.text}**. Its settings over the base: `{best_file.name}` "
+            f"(`contest evaluate --strategy {sweep.strategy} --config {best_file.name}`)."
         )
+    else:
+        lines.append(f"**{answer.text}**.")
+        if best_file.exists() and best_file.read_text().startswith("# Best case of sweep"):
+            best_file.unlink()  # this tool's own answer from fewer runs: no longer true
     for key in sweep.varied:
         png = out_dir / f"{key.replace('.', '_')}.png"
         if _plot(summaries, key, png):
@@ -304,28 +401,68 @@ def write_outputs(
 
 
 def _plot(summaries: list[CaseSummary], key: str, path: Path) -> bool:
-    points = [(s.settings.get(key), s.median) for s in summaries if key in s.settings and s.median]
-    if not points:
+    fig = sweep_figure(summaries, key)
+    if fig is None:
         return False
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def sweep_figure(summaries: list[CaseSummary], key: str) -> Any:
+    """Median rows/core/s against `key`'s values, each point with its min–max whisker
+    and n, on a y axis from zero: a few percent between single runs stays a few
+    percent on the chart. Cases that also differ in other settings are series of
+    their own, side by side."""
+    cases = [s for s in summaries if key in s.settings and s.median]
+    if not cases:
+        return None
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
-    labels = sorted(
-        {str(v) for v, _ in points},
-        key=lambda x: (not x.lstrip("-").isdigit(), int(x) if x.lstrip("-").isdigit() else 0, x),
-    )
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    for v, m in points:
-        ax.scatter(labels.index(str(v)), m, color="tab:blue")
+    labels = sorted({str(s.settings[key]) for s in cases}, key=_value_order)
+    series: dict[str, list[CaseSummary]] = {}
+    for s in cases:
+        rest = ", ".join(f"{k}={v}" for k, v in sorted(s.settings.items()) if k != key)
+        series.setdefault(rest, []).append(s)
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    step = 0.6 / max(len(series), 1)
+    for i, (name, members) in enumerate(series.items()):
+        shift = (i - (len(series) - 1) / 2) * step
+        xs = [labels.index(str(s.settings[key])) + shift for s in members]
+        ys = [s.median or 0.0 for s in members]
+        err = [
+            [y - (s.low or y) for y, s in zip(ys, members, strict=True)],
+            [(s.high or y) - y for y, s in zip(ys, members, strict=True)],
+        ]
+        ax.errorbar(xs, ys, yerr=err, fmt="o", capsize=4, label=name or None)
+        for x, y, s in zip(xs, ys, members, strict=True):
+            ax.annotate(
+                f"n={s.correct}", (x, y), textcoords="offset points", xytext=(6, -3), fontsize=7
+            )
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels)
+    ax.set_xlim(-0.6, len(labels) - 0.4)
+    ax.set_ylim(0, max(s.high or s.median or 0.0 for s in cases) * 1.15)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.set_xlabel(key)
-    ax.set_ylabel("median rows/core/s")
-    ax.set_title(f"rows/core/s against {key}")
-    ax.grid(alpha=0.3)
+    ax.set_ylabel("rows/core/s (median, min–max)")
+    ax.set_title(f"rows/core/s against {key} (correct runs; n per point)")
+    ax.grid(alpha=0.3, axis="y")
+    if len(series) > 1:
+        ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return fig
+
+
+def _value_order(x: str) -> tuple[bool, float, str]:
+    """Numbers in numeric order before any other value."""
+    try:
+        return (False, float(x), x)
+    except ValueError:
+        return (True, 0.0, x)
