@@ -77,3 +77,50 @@ def test_ratio_says_whether_the_ranges_overlap_and_busy_runs_are_flagged():
     assert "busy machine: 1 of 5 run(s) (baseline-cow: load 3 on 2 cores)" in table
     spread = summary["strategies"]["baseline-cow"]["spread"]["rows_per_core_s"]
     assert spread == {"n": 3, "median": 180.0, "min": 150.0, "max": 250.0}
+
+
+def test_chart_has_a_panel_per_scale_from_zero_with_whiskers_and_n(tmp_path):
+    from collections import defaultdict
+
+    import matplotlib.pyplot as plt
+
+    from contest.evaluation.results import chart_figure
+
+    groups = defaultdict(list)
+    for strategy, score, scale in [
+        ("optimized", 190_000.0, 1.0),
+        ("optimized", 210_000.0, 1.0),
+        ("baseline-mor", 120_000.0, 1.0),
+        ("optimized", 900.0, 0.01),
+        ("a-strategy-with-a-long-name", 700.0, 0.01),
+    ]:
+        groups[(scale, strategy)].append(rec(strategy, score, scale=scale))
+    fig = chart_figure(groups)
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes] == ["scale 0.01", "scale 1"]
+    small, big = axes
+    # Each scale has its own axis from zero: scale 0.01's bars fill their panel.
+    assert small.get_xlim()[0] == 0 and small.get_xlim()[1] < 2_000
+    assert big.get_xlim()[0] == 0 and big.get_xlim()[1] > 210_000
+    texts = [t.get_text() for t in big.texts]
+    assert "200,000 (n=2)" in texts and "120,000 (n=1)" in texts
+    assert " no correct run" in texts  # the long-named strategy has none at scale 1
+    # Strategy names are the shared y axis's tick labels, one per row.
+    names = [t.get_text() for t in small.get_yticklabels()]
+    assert sorted(names) == ["a-strategy-with-a-long-name", "baseline-mor", "optimized"]
+    # The min–max whisker of optimized at scale 1 spans 190,000–210,000.
+    segments = [seg for coll in big.collections for seg in coll.get_segments()]
+    assert any(seg[0][0] == 190_000 and seg[1][0] == 210_000 for seg in segments)
+    plt.close(fig)
+
+
+def test_report_names_one_headline_per_scale(tmp_path):
+    runs = tmp_path / "runs.jsonl"
+    lines = [raw("optimized", s, scale=1.0) for s in (180.0, 200.0, 220.0)]
+    lines += [raw("optimized", 50.0, scale=0.1), raw("baseline-mor", 999.0, scale=1.0)]
+    runs.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    readme, _ = write_report(runs)
+    text = readme.read_text()
+    assert "- scale 1: **200 rows/core/s** (median of n=3 correct run(s), min–max 180–220)" in text
+    assert "- scale 0.1: **50 rows/core/s** (median of n=1 correct run(s)" in text
+    assert "999" not in text.split("## Runs by scale")[0]  # only optimized is the headline
