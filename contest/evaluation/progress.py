@@ -17,10 +17,11 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from contest.infra.spark import UI_LINE_PREFIX
+
 HEARTBEAT_S = 30.0
-# Spark's SparkUI logger (INFO, see contest/infra/log4j2.properties):
-# "Bound SparkUI to 0.0.0.0, and started at http://host:4040".
-_UI = re.compile(r"SparkUI.*started at (https?://\S+)")
+# The line a harness session prints once its UI is up.
+_UI = re.compile(rf"^{re.escape(UI_LINE_PREFIX)}(https?://\S+)", re.MULTILINE)
 
 
 def is_terminal() -> bool:

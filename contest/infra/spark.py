@@ -19,6 +19,10 @@ def log_config() -> Path:
     return Path(__file__).resolve().parent / "log4j2.properties"
 
 
+# How a session announces its UI (`contest.evaluation.progress` finds it in a job's log).
+UI_LINE_PREFIX = "Spark UI: "
+
+
 def log_java_option() -> str:
     return f"-Dlog4j2.configurationFile=file:{log_config()}"
 
@@ -128,6 +132,9 @@ def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) ->
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(cfg.spark.log_level)
+    if url := spark.sparkContext.uiWebUrl:
+        # The address people look for; a timed job's is printed by evaluate from its log.
+        print(f"{UI_LINE_PREFIX}{url}", file=sys.stderr, flush=True)
     return spark
 
 

@@ -8,9 +8,7 @@ import time
 
 from contest.evaluation.progress import heartbeat, heartbeat_line, spark_ui_address
 
-UI_LINE = (
-    "16:40:01 INFO SparkUI: Bound SparkUI to 127.0.0.1, and started at http://127.0.0.1:4041\n"
-)
+UI_LINE = "Spark UI: http://127.0.0.1:4041\n"
 
 
 def test_heartbeat_says_a_line_every_period_when_not_a_terminal(tmp_path):
