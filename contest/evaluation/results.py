@@ -285,9 +285,10 @@ def chart_figure(groups: dict[tuple[float, str], list[RunRecord]]) -> Any:
         colors = ["tab:orange" if st == "optimized" else "tab:blue" for st in strategies]
         ax.barh(ys, values, 0.6, xerr=err, capsize=3, color=colors, ecolor="black")
         top = max((x.high or 0.0 for x in sp), default=0.0) or 1.0
-        for y, x in zip(ys, sp, strict=True):
+        for y, x, st in zip(ys, sp, strategies, strict=True):
             if x.median is None:
-                ax.text(0, y, " no correct run", va="center", fontsize=7, color="gray")
+                why = " no correct run" if groups.get((scale, st)) else " not run"
+                ax.text(0, y, why, va="center", fontsize=7, color="gray")
                 continue
             ax.text(
                 (x.high or x.median) + top * 0.02,

@@ -104,7 +104,13 @@ def test_chart_has_a_panel_per_scale_from_zero_with_whiskers_and_n(tmp_path):
     assert big.get_xlim()[0] == 0 and big.get_xlim()[1] > 210_000
     texts = [t.get_text() for t in big.texts]
     assert "200,000 (n=2)" in texts and "120,000 (n=1)" in texts
-    assert " no correct run" in texts  # the long-named strategy has none at scale 1
+    assert " not run" in texts  # the long-named strategy has no run at scale 1
+    wrong = rec("baseline-mor", 1.0, correct=False, scale=0.01)
+    groups[(0.01, "baseline-mor")].append(wrong)
+    plt.close(fig)
+    fig = chart_figure(groups)
+    assert " no correct run" in [t.get_text() for t in fig.axes[0].texts]
+    small, big = fig.axes
     # Strategy names are the shared y axis's tick labels, one per row.
     names = [t.get_text() for t in small.get_yticklabels()]
     assert sorted(names) == ["a-strategy-with-a-long-name", "baseline-mor", "optimized"]
