@@ -389,7 +389,7 @@ def write_outputs(
         )
     else:
         lines.append(f"**{answer.text}**.")
-        if best_file.exists() and best_file.read_text().startswith("# Best case of sweep"):
+        if best_file.exists() and best_file.read_text().lower().startswith("# best case of sweep"):
             best_file.unlink()  # this tool's own answer from fewer runs: no longer true
     for key in sweep.varied:
         png = out_dir / f"{key.replace('.', '_')}.png"
