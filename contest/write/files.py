@@ -23,7 +23,7 @@ import pyarrow as pa
 from contest.config import CODECS
 from contest.errors import DataError
 from contest.infra.storage import filesystem
-from meta.catalog import TableRef
+from meta.catalog import Neighbours, TableRef
 from meta.commits import DataFile
 
 if TYPE_CHECKING:
@@ -251,26 +251,60 @@ def is_data_file(name: str) -> bool:
     return name.startswith("part-") and name.endswith((".parquet", ".vortex"))
 
 
-def delete_table_files(table_path: str) -> tuple[int, list[str]]:
+def inner_path(uri: str) -> str:
+    """A URI's path inside its filesystem (what pyarrow lists): `file:///a` -> `/a`,
+    `s3://b/k` -> `b/k`."""
+    return uri.split("://", 1)[1] if "://" in uri else uri
+
+
+def table_data_files(table_path: str, others: Neighbours | None = None) -> list:
+    """The data files under a table's folder (pyarrow FileInfo), never descending into
+    another table's folder nor listing a file another table's commits name."""
+    import pyarrow.fs as pafs
+
+    others = others or Neighbours()
+    skip = {inner_path(f) for f in others.folders}
+    foreign = {inner_path(f) for f in others.files}
+    fs, base = filesystem(table_path)
+    out, todo = [], [base]
+    while todo:
+        folder = todo.pop()
+        try:
+            infos = fs.get_file_info(pafs.FileSelector(folder, recursive=False))
+        except FileNotFoundError:
+            continue
+        for info in infos:
+            if info.type == pafs.FileType.Directory and info.path.rstrip("/") not in skip:
+                todo.append(info.path)
+            elif (
+                info.type == pafs.FileType.File
+                and is_data_file(info.base_name)
+                and info.path not in foreign
+            ):
+                out.append(info)
+    return out
+
+
+def delete_table_files(table_path: str, others: Neighbours | None = None) -> tuple[int, list[str]]:
     """Delete the data files of a dropped table's folder (and the folder when it is
-    then empty); returns how many were deleted and the other files that were kept."""
+    then empty), but those of `others` (other tables' folders and files); returns how
+    many were deleted and the other files that were kept."""
     import pyarrow.fs as pafs
 
     fs, base = filesystem(table_path)
+    removed = 0
+    for info in table_data_files(table_path, others):
+        try:
+            fs.delete_file(info.path)
+            removed += 1
+        except FileNotFoundError:
+            pass
     try:
         infos = fs.get_file_info(pafs.FileSelector(base, recursive=True))
     except FileNotFoundError:
-        return 0, []
-    removed, kept = 0, []
-    for info in infos:
-        if info.type != pafs.FileType.File:
-            continue
-        if is_data_file(info.base_name):
-            fs.delete_file(info.path)
-            removed += 1
-        else:
-            kept.append(info.path)
-    if not kept:
+        return removed, []
+    kept = [i.path for i in infos if i.type == pafs.FileType.File]
+    if not kept and not (others and others.folders):
         try:
             fs.delete_dir(base)
         except (FileNotFoundError, OSError):

@@ -67,7 +67,9 @@ def prepare_table(
     """The target table, by `mode`; a replaced table's data files are deleted."""
 
     def remove_files(old: TableRef) -> None:
-        removed, kept = delete_table_files(old.path)
+        removed, kept = delete_table_files(
+            old.path, catalog.neighbours(conn, old.table_id, old.path)
+        )
         log.info(
             "replaced table %s.%s at %s: removed %d data files%s",
             old.namespace,
