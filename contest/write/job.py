@@ -196,6 +196,41 @@ def _arrow_schema(df) -> object:
     )
 
 
+def select_batches(
+    batches: Sequence[Batch], indices: Sequence[int] | None, data_dir: str | Path
+) -> list[Batch]:
+    """The batches `--only` names; an index with no batch file is an error (before any
+    work), not a write of nothing."""
+    if indices is None:
+        return list(batches)
+    if not indices:
+        raise DataError("--only: no batch index given")
+    have = {b.index for b in batches}
+    unknown = sorted(set(indices) - have)
+    if unknown:
+        raise DataError(
+            f"--only {','.join(map(str, unknown))}: no such batch in {data_dir} "
+            f"(it has base-{min(have)} to base-{max(have)})"
+            if have
+            else f"--only: {data_dir} has no batches"
+        )
+    return [b for b in batches if b.index in set(indices)]
+
+
+def refuse_committed(conn: PgConnection, table: TableRef, batches: Sequence[Batch]) -> None:
+    """`--append` of a version the table has committed is refused before anything is
+    written (the commit would refuse it anyway, after the whole batch was written)."""
+    done = committed_versions(conn, table)
+    clash = [b for b in batches if b.version in done]
+    if clash:
+        b = clash[0]
+        raise DataError(
+            f"version {b.version} ({b.name}) is already committed in "
+            f"{table.namespace}.{table.name}: nothing written (--resume skips committed "
+            "versions; `contest meta rollback` undoes versions on purpose)"
+        )
+
+
 def run_write(
     spark: SparkSession,
     conn: PgConnection,
@@ -208,11 +243,13 @@ def run_write(
     indices: Sequence[int] | None = None,
 ) -> WriteReport:
     """discover, create the table, upsert everything: the whole Write job."""
-    batches = discover(data_dir, cfg.write.versions or None, schema=None)
-    if indices is not None:
-        batches = [b for b in batches if b.index in set(indices)]
+    batches = select_batches(
+        discover(data_dir, cfg.write.versions or None, schema=None), indices, data_dir
+    )
     name = table_name or Path(str(table_path)).name
     table = prepare_table(conn, cfg, table_path, name, mode)
+    if mode is WriteMode.APPEND:
+        refuse_committed(conn, table, batches)
     plan_versions(conn, table, {b.version: b.name for b in batches})
     skipped: list[BatchResult] = []
     if mode is WriteMode.RESUME:

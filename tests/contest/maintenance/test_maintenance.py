@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from contest.data.generator import generate
+from contest.errors import DataError
 from contest.maintenance.compact import compact
 from contest.maintenance.vacuum import vacuum
 from contest.write.job import WriteMode, run_write
@@ -69,8 +70,8 @@ def test_compaction_keeps_result_and_versions(spark, pg, cfg, data, tmp_path):
     assert sorted(committed_versions(pg, table)) == list(range(11))
     assert merge_and_read(spark, pg, cfg, table) == before == oracle(data)
     # The compacted versions stay taken; resume has nothing to do.
-    again, _ = write(spark, pg, cfg, data, tmp_path / "cmp", indices=[3], mode=WriteMode.APPEND)
-    assert "version 3 is already committed" in again.batches[0].error
+    with pytest.raises(DataError, match="version 3 .* is already committed"):
+        write(spark, pg, cfg, data, tmp_path / "cmp", indices=[3], mode=WriteMode.APPEND)
     resumed, _ = write(spark, pg, cfg, data, tmp_path / "cmp", mode=WriteMode.RESUME)
     assert resumed.ok and all(b.skipped for b in resumed.batches)
 

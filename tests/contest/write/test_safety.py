@@ -12,6 +12,7 @@ import pytest
 
 from contest.cli.main import main
 from contest.data.generator import generate
+from contest.errors import DataError
 from contest.write.job import WriteMode
 from meta import catalog
 from meta.commits import DataFile, commit_files, committed_versions, head_snapshot
@@ -34,9 +35,10 @@ def data(tmp_path_factory) -> Path:
 def test_a_version_is_committed_once_across_runs(spark, pg, cfg, data, tmp_path):
     report, table = write(spark, pg, cfg, data, tmp_path / "once", indices=[0, 1, 2, 3])
     assert report.ok
-    again, _ = write(spark, pg, cfg, data, tmp_path / "once", indices=[3], mode=WriteMode.APPEND)
-    assert not again.ok and again.exit_code == 1
-    assert "version 3 is already committed" in again.batches[0].error
+    parts = set((tmp_path / "once").glob("part-*"))
+    with pytest.raises(DataError, match=r"version 3 \(base-3.parquet\) is already committed"):
+        write(spark, pg, cfg, data, tmp_path / "once", indices=[3], mode=WriteMode.APPEND)
+    assert set((tmp_path / "once").glob("part-*")) == parts  # refused before writing
     assert sorted(committed_versions(pg, table)) == [0, 1, 2, 3]
     files = [f.path for c in head_snapshot(pg, table)[1] for f in c.files]
     assert all(Path(p.removeprefix("file://")).exists() for p in files)
@@ -209,3 +211,73 @@ def test_read_refuses_planned_versions_that_never_landed(spark, pg, cfg, data, t
     assert main([*read, "--as-of-version", "8"]) == 0  # a range up to 8 needs nothing more
     capsys.readouterr()
     assert main([*read, "--allow-gaps"]) == 0
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("contest: "), err
+    return err[0]
+
+
+def test_a_gap_the_write_skipped_is_refused_and_shown(spark, pg, cfg, data, tmp_path, capsys):
+    table_dir = tmp_path / "gap"
+    write = cli(cfg, "write", "--data", str(data), "--table", str(table_dir), "--replace")
+    assert main([*write, "--only", "0,1,2,4"]) == 0
+    capsys.readouterr()
+    assert main(cli(cfg, "meta", "merge", "--table", "gap")) == 0
+    assert "warning: table default.gap: missing version(s) 3" in capsys.readouterr().err
+    out = tmp_path / "res" / "mis"
+    read = cli(cfg, "read", "--table", "gap", "--out", str(out))
+    assert main(read) == 2
+    assert "missing version(s) 3 below the newest committed" in _one_line_error(capsys)
+    assert main(cli(cfg, "history", "--table", "gap")) == 0
+    assert "missing: missing version(s) 3 below the newest committed" in capsys.readouterr().out
+    # The user's hidden folders beside the result are not the read's to clean up.
+    users = [out.parent / ".mis.backup-2024", out.parent / ".mis.old-mine"]
+    for u in users:
+        u.mkdir(parents=True)
+        (u / "notes.txt").write_text("mine")
+    assert main([*read, "--allow-gaps"]) == 0
+    assert main([*read, "--allow-gaps"]) == 0  # a second read replaces the first
+    assert all((u / "notes.txt").read_text() == "mine" for u in users)
+    assert sorted(p.name for p in out.parent.iterdir()) == [
+        ".mis.backup-2024",
+        ".mis.old-mine",
+        "mis",
+    ]
+    capsys.readouterr()
+    assert main([*read, "--as-of-version", "-1"]) == 2
+    assert "--as-of-version -1 is before the oldest version, 0" in _one_line_error(capsys)
+    # --append of a committed version: refused before anything is written, as bad input.
+    parts = set(table_dir.glob("part-*"))
+    append = cli(cfg, "write", "--data", str(data), "--table", str(table_dir), "--append")
+    assert main([*append, "--only", "3,4"]) == 2
+    assert "version 4 (base-4.parquet) is already committed" in _one_line_error(capsys)
+    assert set(table_dir.glob("part-*")) == parts
+
+
+@pytest.mark.parametrize("only", ["99", "-1", "2,99"])
+def test_only_naming_no_batch_is_refused_before_any_work(cfg, pg, data, tmp_path, capsys, only):
+    table_dir = tmp_path / "nobatch"
+    code = main(cli(cfg, "write", "--data", str(data), "--table", str(table_dir), "--only", only))
+    assert code == 2
+    assert "no such batch" in _one_line_error(capsys)
+    assert not table_dir.exists()
+    with pytest.raises(TableError):
+        catalog.find_table(pg, str(table_dir))
+
+
+def test_an_empty_batch_is_committed_with_a_warning(spark, pg, cfg, data, tmp_path, capsys):
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    empty = tmp_path / "empty"
+    shutil.copytree(data, empty)
+    pq.write_table(pq.read_table(empty / "base-3.parquet").slice(0, 0), empty / "base-3.parquet")
+    write = cli(cfg, "write", "--data", str(empty), "--table", str(tmp_path / "e"), "--replace")
+    assert main([*write, "--only", "2,3"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [ln for ln in err if "warning" in ln] == [
+        "contest: warning: base-3.parquet (version 3) had no rows: committed as an empty version"
+    ]
