@@ -133,8 +133,7 @@ def check_range(
         for flag, v in (("--as-of-version", as_of), ("--to-version", to_version)):
             if v is not None and v < oldest:
                 raise ReadError(
-                    f"{flag} {v} is before the oldest version, {oldest}: the table "
-                    "had nothing then"
+                    f"{flag} {v} is before the oldest version, {oldest}: the table had nothing then"
                 )
     if from_version is not None and to_version is not None and from_version >= to_version:
         raise ReadError(
