@@ -144,7 +144,7 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover
     from contest.infra.packages import for_paths
     from contest.infra.postgres import resolve_connection
-    from contest.infra.spark import granted_cores, spark_session
+    from contest.infra.spark import granted_cores, log_note, spark_session
     from contest.write.job import WriteMode, run_write, select_batches
     from contest.write.report import timeline
 
@@ -187,7 +187,10 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
     print(json.dumps({**report.to_dict(), "spark_cores": cores}))
     for warning in report.warnings():
         print(f"contest: warning: {warning}", file=sys.stderr)
-    print(("" if report.ok else "contest: ") + report.summary(), file=sys.stderr)
+    print(
+        ("" if report.ok else "contest: ") + report.summary() + ("" if report.ok else log_note()),
+        file=sys.stderr,
+    )
     return report.exit_code
 
 

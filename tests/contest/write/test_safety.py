@@ -281,3 +281,44 @@ def test_an_empty_batch_is_committed_with_a_warning(spark, pg, cfg, data, tmp_pa
     assert [ln for ln in err if "warning" in ln] == [
         "contest: warning: base-3.parquet (version 3) had no rows: committed as an empty version"
     ]
+
+
+def test_a_truncated_file_is_one_line_naming_it_and_sparks_log(spark, pg, cfg, data, tmp_path):
+    """The read of a table with a truncated committed file, as a user runs it (its own
+    process and JVM): the terminal shows one line naming the file and Spark's log, which
+    holds the stack traces; `contest check` of a truncated result: one line, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    from meta.merge import merge_table
+    from tests.support.config import REPO
+
+    _, table = write(spark, pg, cfg, data, tmp_path / "trunc", indices=[0, 1])
+    merge_table(pg, table)
+    out = tmp_path / "tres"
+    assert main(cli(cfg, "read", "--table", "trunc", "--out", str(out))) == 0
+    victim = Path(head_snapshot(pg, table)[1][1].files[0].path.removeprefix("file://"))
+    victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
+    contest = [
+        sys.executable,
+        "-c",
+        "import sys; from contest.cli.main import main; sys.exit(main())",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    read = [*contest, *cli(cfg, "read", "--table", "trunc", "--out", str(tmp_path / "t2"))]
+    proc = subprocess.run(read, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) <= 3, proc.stderr[-3000:]
+    last = lines[-1]
+    assert last.startswith("contest: committed data file ") and victim.name in last
+    assert "truncated or damaged" in last and "Spark's log: " in last
+    log = Path(last.rsplit("Spark's log: ", 1)[1].rstrip(")"))
+    assert log.is_file() and victim.name in log.read_text()  # the details are there
+    # A result file cut short: `contest check` says which, in one line, exit 2.
+    part = sorted(out.glob("part-*.parquet"))[0]
+    part.write_bytes(part.read_bytes()[:100])
+    check = [*contest, *cli(cfg, "check", "--result", str(out), "--data", str(data))]
+    proc = subprocess.run(check, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr[-3000:]
+    assert proc.stderr.startswith(f"contest: {part}: not a readable parquet file")
