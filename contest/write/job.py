@@ -30,9 +30,12 @@ from contest.errors import DataError
 from contest.write.files import (
     delete_files,
     delete_table_files,
+    delete_written,
     direct_read_possible,
+    wait_for_tasks,
     write_dataframe,
     write_file_direct,
+    write_token,
 )
 from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
 from meta import catalog
@@ -112,8 +115,12 @@ def write_batches(
 
     def one(batch: Batch) -> BatchResult:
         res = BatchResult(batch.name, batch.version, start_s=time.perf_counter() - started)
-        spark.sparkContext.setLocalProperty(
-            "spark.job.description", f"upsert {batch.name} v{batch.version}"
+        # Every file of this batch's job begins with its token, and the job has its own
+        # group: a failure finds the files of all its tasks (README, "Failures").
+        token = write_token()
+        group = f"contest-upsert-{token}"
+        spark.sparkContext.setJobGroup(
+            group, f"upsert {batch.name} v{batch.version}", interruptOnCancel=True
         )
         written: list[str] = []
         try:
@@ -132,6 +139,7 @@ def write_batches(
                     table,
                     codec=cfg.write.codec,
                     drop_null_keys=cfg.write.drop_null_keys,
+                    token=token,
                 )
             else:
                 df = spark.read.parquet(str(batch.path))
@@ -142,6 +150,7 @@ def write_batches(
                     codec=cfg.write.codec,
                     repartition=cfg.write.repartition if big else None,
                     drop_null_keys=cfg.write.drop_null_keys,
+                    token=token,
                 )
             written = [f.path for f in outcome.files]
             res.write_s = time.perf_counter() - t0
@@ -167,6 +176,9 @@ def write_batches(
         except Exception as exc:  # one batch's failure must not stop the others
             fail(res, exc)
             delete_files(written)
+            spark.sparkContext.cancelJobGroup(group)
+            wait_for_tasks(spark, group)
+            delete_written(table.path, token)
         res.end_s = time.perf_counter() - started
         with lock:
             report.batches.append(res)

@@ -15,11 +15,11 @@ from contest.data.generator import generate
 from contest.errors import DataError
 from contest.write.job import WriteMode
 from meta import catalog
-from meta.commits import DataFile, commit_files, committed_versions, head_snapshot
+from meta.commits import DataFile, commit_files, committed_versions, head_snapshot, live_files
 from meta.errors import CommitError, TableError
 from meta.versions import rollback
 from tests.support.config import cli
-from tests.support.pipeline import merge_and_read, oracle, write
+from tests.support.pipeline import merge_and_read, oracle, with_write, write
 
 pytestmark = [pytest.mark.spark, pytest.mark.pg]
 SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
@@ -322,3 +322,37 @@ def test_a_truncated_file_is_one_line_naming_it_and_sparks_log(spark, pg, cfg, d
     proc = subprocess.run(check, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr[-3000:]
     assert proc.stderr.startswith(f"contest: {part}: not a readable parquet file")
+
+
+def _damage_row_group(path: Path, group: int) -> None:
+    """Overwrite the first data page of one row group: the footer stays readable."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    col = meta.row_group(group).column(0)
+    start = col.dictionary_page_offset or col.data_page_offset
+    raw = bytearray(path.read_bytes())
+    raw[start : start + 64] = b"\xff" * 64
+    path.write_bytes(bytes(raw))
+
+
+def test_a_failed_batch_leaves_no_files(spark, pg, cfg, data, tmp_path):
+    """Tasks of a batch that finished (or were still running) when another task of it
+    failed wrote files: they are deleted with the batch, not left for vacuum."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    bad = tmp_path / "bad"
+    shutil.copytree(data, bad)
+    batch = bad / "base-3.parquet"
+    rows = pq.read_table(batch)
+    pq.write_table(rows, batch, row_group_size=max(rows.num_rows // 8, 1))
+    groups = pq.ParquetFile(batch).metadata.num_row_groups
+    assert groups >= 6
+    _damage_row_group(batch, groups // 2)
+    report, table = write(spark, pg, with_write(cfg, reader="arrow"), bad, tmp_path / "orph")
+    assert [b.batch for b in report.failed] == ["base-3.parquet"]
+    assert "row group" in report.failed[0].error
+    live = {p.removeprefix("file://") for p in live_files(pg, table)}
+    assert {str(p) for p in (tmp_path / "orph").rglob("part-*")} == live
