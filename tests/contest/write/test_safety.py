@@ -356,3 +356,33 @@ def test_a_failed_batch_leaves_no_files(spark, pg, cfg, data, tmp_path):
     assert "row group" in report.failed[0].error
     live = {p.removeprefix("file://") for p in live_files(pg, table)}
     assert {str(p) for p in (tmp_path / "orph").rglob("part-*")} == live
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 1 MiB tmpfs (as root, like the fault bench's full-disk experiment)."""
+    import subprocess
+
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    res = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {(res.stderr or res.stdout).strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True, timeout=60)
+
+
+def test_a_full_disk_leaves_no_files_of_failed_batches(spark, pg, cfg, data, tiny_disk):
+    report, table = write(spark, pg, cfg, data, tiny_disk / "full")
+    assert report.failed, "the disk was big enough: nothing was tested"
+    assert all("No space left on device" in b.error for b in report.failed)
+    live = {p.removeprefix("file://") for p in live_files(pg, table)}
+    assert {str(p) for p in (tiny_disk / "full").rglob("part-*")} == live
+    catalog.drop_table(pg, "full")
