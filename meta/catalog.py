@@ -149,12 +149,6 @@ def _taken(conn: PgConnection, name: str, namespace: str, uri: str) -> list[Tabl
         pgc.close()
 
 
-def folders_nest(a: str, b: str) -> bool:
-    """One folder (a URI) is strictly inside the other."""
-    a, b = a.rstrip("/"), b.rstrip("/")
-    return a.startswith(b + "/") or b.startswith(a + "/")
-
-
 def nested_tables(conn: PgConnection, uri: str) -> list[TableRef]:
     """The tables whose folder is inside `uri`'s folder or holds it (not the same folder)."""
     uri = uri.rstrip("/")

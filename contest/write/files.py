@@ -6,8 +6,9 @@ key keep their order) and writes one parquet file per bucket,
 `part-<id>_<bucket:04>.parquet`, with the codec asked for. A batch that is not
 repartitioned is read by its tasks with pyarrow (write_file_direct); one that is goes
 through Spark's shuffle (write_dataframe). The driver then commits the files
-(meta.commits.commit_files). A task that fails leaves files no commit names: nothing
-is half-committed, and `contest vacuum` removes them.
+(meta.commits.commit_files). Nothing is half-committed: a batch that fails has its
+files deleted, those of every task of its job (their names begin with the write's
+token); only a killed process leaves files no commit names, for `contest vacuum`.
 """
 
 from __future__ import annotations

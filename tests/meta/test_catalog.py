@@ -58,13 +58,6 @@ def test_bucket_of_path():
         bucket_of_path("file:///t/data.parquet")
 
 
-def test_folders_nest():
-    assert catalog.folders_nest("file:///a/b", "file:///a")
-    assert catalog.folders_nest("file:///a", "file:///a/b/c/")
-    assert not catalog.folders_nest("file:///a", "file:///a")  # the same folder: `taken`
-    assert not catalog.folders_nest("file:///a/b", "file:///a/bc")  # a sibling, not inside
-
-
 def test_a_table_folder_inside_or_around_another_is_refused(pg, tmp_path):
     for name in ("nest_a", "nest_b", "nest_c", "nest_d"):  # left by an earlier run
         catalog.drop_table(pg, name)
