@@ -229,6 +229,16 @@ def select_batches(
     return [b for b in batches if b.index in set(indices)]
 
 
+def expected_versions(found: Sequence[Batch], chosen: Sequence[Batch]) -> dict[int, str]:
+    """The versions a table written with `chosen` should hold: theirs, and those of
+    the data's other batches below the newest chosen one (`--only 9,10` leaves 0..8
+    missing, not absent by design: a read refuses the table until they land)."""
+    if not chosen:
+        return {}
+    top = max(b.version for b in chosen)
+    return {b.version: b.name for b in found if b.version <= top}
+
+
 def refuse_committed(conn: PgConnection, table: TableRef, batches: Sequence[Batch]) -> None:
     """`--append` of a version the table has committed is refused before anything is
     written (the commit would refuse it anyway, after the whole batch was written)."""
@@ -255,14 +265,13 @@ def run_write(
     indices: Sequence[int] | None = None,
 ) -> WriteReport:
     """discover, create the table, upsert everything: the whole Write job."""
-    batches = select_batches(
-        discover(data_dir, cfg.write.versions or None, schema=None), indices, data_dir
-    )
+    found = discover(data_dir, cfg.write.versions or None, schema=None)
+    batches = select_batches(found, indices, data_dir)
     name = table_name or Path(str(table_path)).name
     table = prepare_table(conn, cfg, table_path, name, mode)
     if mode is WriteMode.APPEND:
         refuse_committed(conn, table, batches)
-    plan_versions(conn, table, {b.version: b.name for b in batches})
+    plan_versions(conn, table, expected_versions(found, batches))
     skipped: list[BatchResult] = []
     if mode is WriteMode.RESUME:
         done = committed_versions(conn, table)

@@ -70,10 +70,7 @@ def test_rollback_then_resume_reaches_the_oracle(spark, pg, cfg, data, tmp_path)
 def test_read_refuses_holes_unless_asked(spark, pg, cfg, data, tmp_path, capsys):
     _, table = write(spark, pg, cfg, data, tmp_path / "holes", indices=[1, 2, 3])
     assert sorted(committed_versions(pg, table)) == [1, 2, 3]
-    # The write planned 1, 2, 3 only: no hole. Plan 0 as well (as a full write does).
-    from meta.versions import plan_versions
-
-    plan_versions(pg, table, {0: "base-0.parquet"})
+    # The data has base-0 below the newest written batch: the write expects version 0.
     assert main(cli(cfg, "meta", "merge", "--table", table.name)) == 0
     out = str(tmp_path / "out")
     read = cli(cfg, "read", "--table", table.name, "--out", out)
@@ -386,3 +383,18 @@ def test_a_full_disk_leaves_no_files_of_failed_batches(spark, pg, cfg, data, tin
     live = {p.removeprefix("file://") for p in live_files(pg, table)}
     assert {str(p) for p in (tiny_disk / "full").rglob("part-*")} == live
     catalog.drop_table(pg, "full")
+
+
+def test_a_write_of_the_last_batches_only_expects_the_earlier_ones(
+    spark, pg, cfg, data, tmp_path, capsys
+):
+    """As when 3 of 4 racing writers were refused: the table holds versions 9 and 10 only,
+    and a read must not return them as the table."""
+    write(spark, pg, cfg, data, tmp_path / "late", indices=[9, 10])
+    assert main(cli(cfg, "meta", "merge", "--table", "late")) == 0
+    capsys.readouterr()
+    read = cli(cfg, "read", "--table", "late", "--out", str(tmp_path / "o"))
+    assert main(read) == 2
+    line = _one_line_error(capsys)
+    assert "missing version(s) 0, 1, 2, 3, 4, 5, 6, 7 ... (9 in all) below the newest" in line
+    assert main([*read, "--allow-gaps"]) == 0
