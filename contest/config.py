@@ -475,6 +475,14 @@ def validate(cfg: Config) -> None:
     if cfg.cluster.workers < 1 or cfg.cluster.cores_per_worker < 1:
         raise ConfigError("cluster.workers and cluster.cores_per_worker: must be at least 1")
     _validate_peer(cfg.peer)
+    if cfg.pg.url:
+        from meta.connection import parse_jdbc_url
+        from meta.errors import PgError
+
+        try:
+            parse_jdbc_url(cfg.pg.url)
+        except PgError as exc:
+            raise ConfigError(f"pg.url (LAKESOUL_PG_URL): {exc}") from None
     if cfg.pg.url and not (cfg.pg.username and cfg.pg.password):
         raise ConfigError(
             "pg.url is set (external PostgreSQL) but pg.username or pg.password is missing: "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import uuid as uuidlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +19,8 @@ import pyarrow as pa
 from meta.connection import PgConnection, connect
 from meta.errors import TableError
 
-NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+NAME_MAX = 128  # LakeSoul's (and PostgreSQL's identifier-ish) limit for a table name
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CREATE_LOCK = "contest.meta.create_table"
 
 
@@ -60,7 +61,11 @@ def native_catalog(
 
 
 def check_name(name: str) -> str:
-    """Table names are identifiers: letters, digits and underscores."""
+    """Table names are identifiers: letters, digits and underscores, at most 128."""
+    if len(name) > NAME_MAX:
+        raise TableError(
+            f"table name {name[:24]}... is {len(name)} characters long: at most {NAME_MAX}"
+        )
     if not NAME_RE.fullmatch(name):
         raise TableError(
             f"table name {name!r}: use letters, digits and underscores "
@@ -108,6 +113,7 @@ def create_table(
                 f"cannot create {namespace}.{name} at {uri}: taken by {what} "
                 "(--append adds to the same table, --replace recreates it)"
             )
+        refuse_nesting(conn, f"{namespace}.{name}", uri, {t.table_id for t in taken})
         for t in taken:
             drop_table(conn, t.name, t.namespace)
             if on_replaced is not None:
@@ -141,6 +147,74 @@ def _taken(conn: PgConnection, name: str, namespace: str, uri: str) -> list[Tabl
             return [_table_from_row(r) for r in cur.fetchall()]
     finally:
         pgc.close()
+
+
+def nested_tables(conn: PgConnection, uri: str) -> list[TableRef]:
+    """The tables whose folder is inside `uri`'s folder or holds it (not the same folder)."""
+    uri = uri.rstrip("/")
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            cur.execute(
+                f"SELECT {_TABLE_COLS} FROM table_info WHERE "
+                "left(table_path, length(%s) + 1) = %s || '/' "
+                "OR left(%s, length(table_path) + 1) = table_path || '/' "
+                "ORDER BY table_namespace, table_name",
+                (uri, uri, uri),
+            )
+            return [_table_from_row(r) for r in cur.fetchall()]
+    finally:
+        pgc.close()
+
+
+def refuse_nesting(
+    conn: PgConnection, qualified: str, uri: str, ignore: Collection[str] = ()
+) -> None:
+    """A new table's folder may not hold, or be inside, another table's folder (but
+    those of `ignore`, table ids about to be replaced): an error naming both."""
+    nested = [t for t in nested_tables(conn, uri) if t.table_id not in ignore]
+    if nested:
+        t = nested[0]
+        how = "is inside" if uri.startswith(t.path.rstrip("/") + "/") else "holds"
+        raise TableError(
+            f"cannot create {qualified} at {uri}: its folder {how} the folder of table "
+            f"{t.namespace}.{t.name} at {t.path}; tables' folders may not nest "
+            "(choose a folder outside every table)"
+        )
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """What under a table's folder belongs to other tables, so deleting the table's
+    files (vacuum, replace) never touches it: their folders, and files their commits name.
+    Paths are URIs, as `table_info` and the commits hold them."""
+
+    folders: tuple[str, ...] = ()
+    files: frozenset[str] = frozenset()
+
+
+def neighbours(conn: PgConnection, table_id: str, uri: str) -> Neighbours:
+    """Other tables' folders inside `uri`'s folder, and the files under it that other
+    tables' commits (live or not) name."""
+    prefix = uri.rstrip("/") + "/"
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            cur.execute(
+                "SELECT table_path FROM table_info WHERE table_id <> %s "
+                "AND left(table_path, length(%s)) = %s",
+                (table_id, prefix, prefix),
+            )
+            folders = tuple(sorted(r[0].rstrip("/") for r in cur.fetchall()))
+            cur.execute(
+                "SELECT DISTINCT (f).path FROM data_commit_info dc, unnest(dc.file_ops) f "
+                "WHERE dc.table_id <> %s AND left((f).path, length(%s)) = %s",
+                (table_id, prefix, prefix),
+            )
+            files = frozenset(r[0] for r in cur.fetchall())
+    finally:
+        pgc.close()
+    return Neighbours(folders, files)
 
 
 def drop_table(conn: PgConnection, name: str, namespace: str = "default") -> bool:

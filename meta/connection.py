@@ -52,10 +52,14 @@ def parse_jdbc_url(url: str) -> tuple[str, int, str]:
     parsed = urlparse(raw)
     if parsed.scheme not in ("postgresql", "postgres") or not parsed.hostname:
         raise PgError(f"not a PostgreSQL URL: {url!r} (expected jdbc:postgresql://HOST:PORT/DB)")
+    try:
+        port = parsed.port or 5432
+    except ValueError:
+        raise PgError(f"PostgreSQL URL {url!r}: the port is not a number from 1 to 65535") from None
     database = parsed.path.lstrip("/")
     if not database:
         raise PgError(f"PostgreSQL URL names no database: {url!r}")
-    return parsed.hostname, parsed.port or 5432, database
+    return parsed.hostname, port, database
 
 
 TRANSIENT = (psycopg2.OperationalError, psycopg2.InterfaceError)
@@ -77,8 +81,10 @@ def connect(conn: PgConnection, **kw: Any) -> Any:
             return psycopg2.connect(**conn.dsn(), **{"connect_timeout": 5, **kw})
         except psycopg2.OperationalError as exc:
             attempt += 1
-            if time.monotonic() >= deadline or not _transient(exc):
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else "no answer"
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "no answer"
+            if not _transient(exc):  # it answered, and said no: retrying cannot help
+                raise PgError(refusal(conn, exc)) from None
+            if time.monotonic() >= deadline:
                 raise PgError(
                     f"cannot reach PostgreSQL at {conn.describe()} (tried for "
                     f"{conn.retry_s:g} s): {first}"
@@ -98,10 +104,24 @@ def _transient(exc: psycopg2.OperationalError) -> bool:
     return not any(p in text for p in permanent)
 
 
+def refusal(conn: PgConnection, exc: Exception) -> str:
+    """One line for a server that answered and refused us (no retry helps)."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    if "authentication failed" in text.lower():
+        return (
+            f"PostgreSQL at {conn.describe()}: authentication failed for user "
+            f"{conn.username!r}: check the password (LAKESOUL_PG_PASSWORD, pg.password)"
+        )
+    return f"PostgreSQL at {conn.describe()} refused the connection: {first}"
+
+
 def check_reachable(conn: PgConnection) -> None:
     """Fail fast (no retries) when the server does not answer: before long work."""
     try:
         psycopg2.connect(**{**conn.dsn(), "connect_timeout": 5}).close()
     except psycopg2.OperationalError as exc:
+        if not _transient(exc):
+            raise PgError(refusal(conn, exc)) from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "connection failed"
         raise PgError(f"cannot reach PostgreSQL at {conn.describe()}: {first}") from None

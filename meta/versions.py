@@ -49,16 +49,17 @@ def _short(values: tuple[int, ...], most: int = 8) -> str:
 
 
 def version_gaps(committed: Iterable[int], planned: Iterable[int] = ()) -> Gaps:
-    """Holes: planned versions below the newest committed one that are not committed,
-    and whole numbers missing between the smallest and newest committed when the plan
-    is unknown. Pending: planned versions above the newest committed."""
+    """Holes: every whole number below the newest committed version, from the lowest
+    version committed or planned, that is not committed, whatever the plan says (a
+    write of `--only 0,1,2,4` plans no 3, and its table still lacks batch 3).
+    Pending: planned versions above the newest committed."""
     done = set(committed)
     plan = set(planned)
     if not done:
         return Gaps((), tuple(sorted(plan)))
     top = max(done)
-    expected = {v for v in plan if v < top} if plan else set(range(min(done), top))
-    holes = tuple(sorted(expected - done))
+    low = min(done | {v for v in plan if v < top})
+    holes = tuple(sorted(set(range(low, top)) - done))
     pending = tuple(sorted(v for v in plan - done if v > top))
     return Gaps(holes, pending)
 

@@ -149,9 +149,10 @@ def cmd_oracle(args: argparse.Namespace, cfg: Config) -> int:
 def cmd_check(args: argparse.Namespace, cfg: Config) -> int:
     if bool(args.data) == bool(args.sha256):
         raise UsageError("check needs exactly one of --data DIR (oracle) or --sha256 HEX")
-    from contest.data.checker import result_files
+    from contest.data.checker import check_footers, result_files
 
-    result_files(args.result)  # bad or incomplete result folder: exit 2 before any work
+    # A bad, incomplete or truncated result folder: exit 2 before any work.
+    check_footers([f for f in result_files(args.result) if "://" not in f])
     if args.sha256:
         return _check_sha(args, cfg)
     return _check_oracle(args, cfg)

@@ -67,12 +67,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         unwrapped = unwrap_spark_error(exc)
         if unwrapped is None:
             raise
-        return _fail(unwrapped)
+        from contest.infra.spark import log_note
+
+        return _fail(unwrapped, log_note())  # Spark's stack traces are in its log file
 
 
-def _fail(exc: HarnessError) -> int:
+def _fail(exc: HarnessError, note: str = "") -> int:
     text = " ".join(str(exc).split("\n", 1)[0].split()) or type(exc).__name__
-    print(f"contest: {text}", file=sys.stderr)
+    print(f"contest: {text}{note}", file=sys.stderr)
     return exc.exit_code
 
 

@@ -197,6 +197,7 @@ def cmd_meta_merge(args: argparse.Namespace, cfg: Config) -> int:
     from meta import catalog
     from meta.commits import live_commit_count
     from meta.merge import DISTRIBUTED_THRESHOLD, merge_table
+    from meta.versions import gaps_of
 
     conn = resolve_connection(cfg)
     table = catalog.find_table(conn, args.table, cfg.table.namespace)
@@ -217,4 +218,10 @@ def cmd_meta_merge(args: argparse.Namespace, cfg: Config) -> int:
                 force_path=None if args.path == "auto" else args.path,
             )
     print(json.dumps(report.to_dict()) if args.json else report.render())
+    gaps = gaps_of(conn, table)
+    if gaps.holes:  # merged in version order, but a batch is missing: a read refuses it
+        say(
+            f"contest: warning: table {table.namespace}.{table.name}: {gaps.describe()}; "
+            "a read refuses it without --allow-gaps"
+        )
     return EXIT_OK

@@ -144,16 +144,17 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover
     from contest.infra.packages import for_paths
     from contest.infra.postgres import resolve_connection
-    from contest.infra.spark import granted_cores, spark_session
-    from contest.write.job import WriteMode, run_write
+    from contest.infra.spark import granted_cores, log_note, spark_session
+    from contest.write.job import WriteMode, run_write, select_batches
     from contest.write.report import timeline
 
     cfg = _write_config(args, cfg)
     if cfg.peer.format:
         return _peer_write(args, cfg)
     delays = {int(k): float(v) for k, v in pairs(args.delay_commit, "--delay-commit").items()}
-    only = int_list(args.only, "--only") if args.only else None
-    discover(args.data, cfg.write.versions or None, schema=None)  # bad input: before Spark
+    only = int_list(args.only, "--only") if args.only is not None else None
+    # Bad input (a data folder, versions, --only naming no batch): before Spark starts.
+    select_batches(discover(args.data, cfg.write.versions or None, schema=None), only, args.data)
     mode = (
         WriteMode.RESUME
         if args.resume
@@ -184,7 +185,12 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
         cores = granted_cores(spark)  # what a score divides by (contest evaluate)
     print(timeline(report), file=sys.stderr)
     print(json.dumps({**report.to_dict(), "spark_cores": cores}))
-    print(("" if report.ok else "contest: ") + report.summary(), file=sys.stderr)
+    for warning in report.warnings():
+        print(f"contest: warning: {warning}", file=sys.stderr)
+    print(
+        ("" if report.ok else "contest: ") + report.summary() + ("" if report.ok else log_note()),
+        file=sys.stderr,
+    )
     return report.exit_code
 
 

@@ -137,39 +137,71 @@ def _compare(
     samples: int,
     budget: Budget | None,
 ) -> CheckReport:
+    import duckdb
+
+    check_footers(files)
     report = CheckReport()
     budget = budget or machine_budget()
     con = connect(budget.memory_limit, budget.threads, str(Path(expected).parent))
     try:
-        try:
-            listing = ", ".join(f"'{sql_str(f)}'" for f in files)  # views take no parameters
-            con.execute(f"CREATE VIEW act AS SELECT * FROM read_parquet([{listing}])")
-        except Exception as exc:  # duckdb.Error: unreadable or mismatched files
-            raise DataError(f"{result_dir}: cannot read the result: {exc}") from None
-        con.execute(f"CREATE VIEW exp AS SELECT * FROM read_parquet('{sql_str(expected)}')")
-        cols = con.execute("DESCRIBE act").fetchall()
-        names = [c[0] for c in cols]
-        if names != list(COLUMNS):
-            report.schema_error = (
-                f"result columns are {', '.join(names)}; expected exactly {', '.join(COLUMNS)}"
-            )
-            return report
-        wrong = [f"{c[0]} is {c[1]}" for c in cols if c[1] != EXPECTED_TYPES[c[0]]]
-        if wrong:
-            report.schema_error = (
-                f"result column types: {', '.join(wrong)} (requests must be int64)"
-            )
-            return report
-        report.expected_rows = con.execute("SELECT count(*) FROM exp").fetchone()[0]
-        report.actual_rows = con.execute("SELECT count(*) FROM act").fetchone()[0]
-        # Both sides are read per range: the join of a range fits the budget.
-        parts = budget.parts_for(data_bytes([*files, expected]))
-        bounds = key_ranges(con, "exp", parts)
-        report.column_diffs = dict.fromkeys(COLUMNS[1:], 0)
-        for i in range(len(bounds) + 1):
-            _compare_range(con, range_filter("uuid", bounds, i), report, samples)
+        return _compare_in(con, result_dir, files, expected, samples, budget, report)
+    except duckdb.Error as exc:  # a damaged body: one line, not DuckDB's traceback
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise DataError(f"{result_dir}: cannot read the result: {first}") from None
     finally:
         con.close()
+
+
+def check_footers(files: list[str]) -> None:
+    """Every result file opens as parquet (a truncated one has no footer): an error
+    naming the first that does not, before DuckDB reads any."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for f in files:
+        try:
+            pq.read_metadata(f)
+        except (OSError, pa.ArrowException) as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            raise DataError(
+                f"{f}: not a readable parquet file, it is truncated or damaged ({first})"
+            ) from None
+
+
+def _compare_in(
+    con,
+    result_dir: str | Path,
+    files: list[str],
+    expected: str | Path,
+    samples: int,
+    budget: Budget,
+    report: CheckReport,
+) -> CheckReport:
+    try:
+        listing = ", ".join(f"'{sql_str(f)}'" for f in files)  # views take no parameters
+        con.execute(f"CREATE VIEW act AS SELECT * FROM read_parquet([{listing}])")
+    except Exception as exc:  # duckdb.Error: unreadable or mismatched files
+        raise DataError(f"{result_dir}: cannot read the result: {exc}") from None
+    con.execute(f"CREATE VIEW exp AS SELECT * FROM read_parquet('{sql_str(expected)}')")
+    cols = con.execute("DESCRIBE act").fetchall()
+    names = [c[0] for c in cols]
+    if names != list(COLUMNS):
+        report.schema_error = (
+            f"result columns are {', '.join(names)}; expected exactly {', '.join(COLUMNS)}"
+        )
+        return report
+    wrong = [f"{c[0]} is {c[1]}" for c in cols if c[1] != EXPECTED_TYPES[c[0]]]
+    if wrong:
+        report.schema_error = f"result column types: {', '.join(wrong)} (requests must be int64)"
+        return report
+    report.expected_rows = con.execute("SELECT count(*) FROM exp").fetchone()[0]
+    report.actual_rows = con.execute("SELECT count(*) FROM act").fetchone()[0]
+    # Both sides are read per range: the join of a range fits the budget.
+    parts = budget.parts_for(data_bytes([*files, expected]))
+    bounds = key_ranges(con, "exp", parts)
+    report.column_diffs = dict.fromkeys(COLUMNS[1:], 0)
+    for i in range(len(bounds) + 1):
+        _compare_range(con, range_filter("uuid", bounds, i), report, samples)
     return report
 
 

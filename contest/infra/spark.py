@@ -14,22 +14,49 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-def log_config() -> Path:
-    """The log4j2 configuration shipped with the package (warnings only)."""
-    return Path(__file__).resolve().parent / "log4j2.properties"
+# The log file of the session this process started (its JVM's), once it has one.
+_session_log: Path | None = None
 
 
 # How a session announces its UI (`contest.evaluation.progress` finds it in a job's log).
 UI_LINE_PREFIX = "Spark UI: "
 
 
-def log_java_option() -> str:
-    return f"-Dlog4j2.configurationFile=file:{log_config()}"
+def log_config(to_file: bool = False) -> Path:
+    """The log4j2 configuration shipped with the package: warnings only, on the
+    terminal (spark-submit command lines) or in a log file (a command's own session)."""
+    name = "log4j2-file.properties" if to_file else "log4j2.properties"
+    return Path(__file__).resolve().parent / name
 
 
-def session_conf(cfg: Config, packages: tuple[str, ...] = ()) -> dict[str, str]:
+def log_java_option(log_file: Path | None = None) -> str:
+    if log_file is None:
+        return f"-Dlog4j2.configurationFile=file:{log_config()}"
+    return f"-Dlog4j2.configurationFile=file:{log_config(True)} -Dcontest.log.file={log_file}"
+
+
+def session_log_path(cfg: Config, app_name: str) -> Path:
+    """Where a command's session logs: the work folder's logs/, one file per run."""
+    import os
+    import time
+
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return cfg.work_path / "logs" / f"{app_name}-{stamp}-{os.getpid()}.log"
+
+
+def log_note() -> str:
+    """` (Spark's log: PATH)` when this process's session wrote to its log file."""
+    path = _session_log
+    if path is None or not path.is_file() or path.stat().st_size == 0:
+        return ""
+    return f" (Spark's log: {path})"
+
+
+def session_conf(
+    cfg: Config, packages: tuple[str, ...] = (), log_file: Path | None = None
+) -> dict[str, str]:
     conf = {
-        "spark.driver.extraJavaOptions": log_java_option(),
+        "spark.driver.extraJavaOptions": log_java_option(log_file),
         "spark.sql.shuffle.partitions": str(cfg.spark.shuffle_partitions),
         "spark.driver.memory": cfg.spark.driver_memory,
         "spark.ui.enabled": str(cfg.spark.ui).lower(),
@@ -122,11 +149,19 @@ def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) ->
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # Local sessions stay on loopback unless the user says otherwise.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark import SparkContext
+
+    global _session_log
     submitted = submitted_conf()
     builder = SparkSession.builder.appName(app_name)
+    log_file = None
     if submitted is None:
         builder = builder.master(cfg.spark.master)
-    for key, value in session_conf(cfg, packages).items():
+        if SparkContext._gateway is None:  # this session starts the JVM: it has a log file
+            log_file = session_log_path(cfg, app_name).absolute()
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            _session_log = log_file
+    for key, value in session_conf(cfg, packages, log_file).items():
         if submitted is not None and (key in submitted or key in JVM_START_KEYS):
             continue
         builder = builder.config(key, value)

@@ -22,7 +22,15 @@ from contest.errors import ReadError
 from contest.read.files import files_by_bucket, newest_version, read_bucket
 from contest.read.job import operators_for
 from contest.read.operators import merge_rows, validate_operators
-from contest.write.files import BUCKET_COL, FILE_SCHEMA, delete_files, write_bucket_files
+from contest.write.files import (
+    BUCKET_COL,
+    FILE_SCHEMA,
+    delete_files,
+    delete_written,
+    wait_for_tasks,
+    write_bucket_files,
+    write_token,
+)
 from meta.catalog import TableRef
 from meta.commits import DataFile, commit_files, committed_versions, head_snapshot
 from meta.connection import PgConnection
@@ -84,10 +92,20 @@ def compact(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRe
                 merged = merged.append_column(
                     BUCKET_COL, pa.array([bucket] * merged.num_rows, pa.int32())
                 )
-                yield file_rows(write_bucket_files(merged, path, keys, schema, codec), 0)
+                yield file_rows(write_bucket_files(merged, path, keys, schema, codec, token), 0)
 
+    # Its files begin with its token: a failed job's (also of tasks still running) go.
+    token = write_token()
+    group = f"contest-compact-{token}"
+    spark.sparkContext.setJobGroup(group, f"compact {name}", interruptOnCancel=True)
     tasks = spark.sparkContext.parallelize(work, max(len(work), 1)).toDF("bucket int, files string")
-    result = tasks.mapInArrow(task, FILE_SCHEMA).collect()
+    try:
+        result = tasks.mapInArrow(task, FILE_SCHEMA).collect()
+    except BaseException:
+        spark.sparkContext.cancelJobGroup(group)
+        wait_for_tasks(spark, group)
+        delete_written(table.path, token)
+        raise
     files = [
         DataFile(r["path"], r["size"], tuple(schema.names), r["bucket"], r["rows"])
         for r in result

@@ -4,7 +4,9 @@ or compacted commits, replaced tables.
 
 Only files older than the retention window go, so a write in progress (its files are
 written before they are committed) is never touched; the table's files are listed
-before its live commits are read, so a commit that lands meanwhile is seen.
+before its live commits are read, so a commit that lands meanwhile is seen. Another
+table's folder inside this one is never entered, and a file another table's commits
+name is never touched (README, "Failures").
 """
 
 from __future__ import annotations
@@ -12,12 +14,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import pyarrow.fs as pafs
-
 from contest.errors import UsageError
 from contest.infra.storage import filesystem
-from contest.write.files import is_data_file
-from meta.catalog import TableRef
+from contest.write.files import inner_path, table_data_files
+from meta.catalog import TableRef, neighbours
 from meta.commits import live_files
 from meta.connection import PgConnection
 
@@ -59,10 +59,6 @@ class VacuumReport:
         )
 
 
-def _local(path: str) -> str:
-    return path.removeprefix("file://")
-
-
 def vacuum(
     conn: PgConnection,
     table: TableRef,
@@ -72,17 +68,18 @@ def vacuum(
 ) -> VacuumReport:
     if retain_hours < 0:
         raise UsageError(f"--retain must be 0 or more hours, got {retain_hours:g}")
-    fs, base = filesystem(table.path)
-    try:
-        infos = fs.get_file_info(pafs.FileSelector(base, recursive=True))
-    except FileNotFoundError:
-        infos = []
-    files = [i for i in infos if i.type == pafs.FileType.File and is_data_file(i.base_name)]
-    live = {_local(p) for p in live_files(conn, table)}  # read after listing: see above
+    fs, _ = filesystem(table.path)
+    files = table_data_files(table.path, neighbours(conn, table.table_id, table.path))
+    # Read again after listing (see above): a table or commit that came meanwhile counts.
+    others = neighbours(conn, table.table_id, table.path)
+    foreign = {inner_path(f) for f in others.files}
+    folders = tuple(inner_path(d) + "/" for d in others.folders)
+    files = [i for i in files if i.path not in foreign and not i.path.startswith(folders)]
+    live = {inner_path(p) for p in live_files(conn, table)}
     cutoff = (time.time() if now is None else now) - retain_hours * 3600
     report = VacuumReport(f"{table.namespace}.{table.name}", dry_run, retain_hours, 0)
     for info in files:
-        if _local(info.path) in live:
+        if info.path in live:
             report.live_files += 1
             continue
         mtime = info.mtime.timestamp() if info.mtime is not None else 0.0

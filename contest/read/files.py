@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from contest.config import CODECS
-from contest.errors import SchemaEvolutionError
+from contest.errors import RunError, SchemaEvolutionError
 from contest.infra.storage import filesystem
 from meta.catalog import TableRef
 from meta.commits import SnapshotCommit
@@ -53,11 +53,26 @@ def read_bucket(
     parts = []
     for path, version in files:
         fs, local = filesystem(path)
-        t = pq.read_table(local, filesystem=fs)
+        try:
+            t = pq.read_table(local, filesystem=fs)
+        except (OSError, pa.ArrowException) as exc:
+            raise unreadable(path, exc) from None
         parts.append(conform(t, schema, path, version, newest))
     if not parts:
         return schema.empty_table()
     return pa.concat_tables(parts)
+
+
+def unreadable(path: str, exc: BaseException) -> RunError:
+    """One line naming a committed data file that cannot be read, and why."""
+    text = str(exc).strip()
+    why = text.splitlines()[0][:200] if text else type(exc).__name__
+    if isinstance(exc, FileNotFoundError):
+        return RunError(f"committed data file {path} is missing: {why}")
+    return RunError(
+        f"committed data file {path} cannot be read, it is truncated or damaged "
+        f"({type(exc).__name__}: {why})"
+    )
 
 
 def conform(
@@ -107,9 +122,12 @@ def merge_bucket(
     if memory_bytes > 0 and len(keys) == 1:
         for path, version in files:
             fs, local = filesystem(path)
-            pf = pq.ParquetFile(
-                fs.open_input_file(local), pre_buffer=False, buffer_size=READ_BUFFER_BYTES
-            )
+            try:
+                pf = pq.ParquetFile(
+                    fs.open_input_file(local), pre_buffer=False, buffer_size=READ_BUFFER_BYTES
+                )
+            except (OSError, pa.ArrowException) as exc:
+                raise unreadable(path, exc) from None
             names = pf.schema_arrow.names
             if keys[0] not in names or not declares_sorted(pf.metadata, names.index(keys[0])):
                 opened = []

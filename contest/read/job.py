@@ -114,6 +114,7 @@ def select_commits(
 def check_range(
     newest: int | None,
     *,
+    oldest: int | None = None,
     as_of: int | None = None,
     from_version: int | None = None,
     to_version: int | None = None,
@@ -128,6 +129,12 @@ def check_range(
         raise ReadError(f"--as-of-version {as_of} is past the newest version, {newest}")
     if to_version is not None and to_version > newest:
         raise ReadError(f"--to-version {to_version} is past the newest version, {newest}")
+    if oldest is not None:
+        for flag, v in (("--as-of-version", as_of), ("--to-version", to_version)):
+            if v is not None and v < oldest:
+                raise ReadError(
+                    f"{flag} {v} is before the oldest version, {oldest}: the table had nothing then"
+                )
     if from_version is not None and to_version is not None and from_version >= to_version:
         raise ReadError(
             f"--from-version {from_version} --to-version {to_version} is an empty "
@@ -153,8 +160,8 @@ def chosen_commits(
         )
     ops = operators_for(table, cfg)
     validate_operators(table.schema, list(table.primary_keys), ops)
-    newest = max((c.version for c in commits if c.version is not None), default=None)
-    check_range(newest, **versions)
+    known = [c.version for c in commits if c.version is not None]
+    check_range(max(known, default=None), oldest=min(known, default=None), **versions)
     ranged = any(v is not None for v in versions.values())
     if (
         not ranged

@@ -1,7 +1,11 @@
 """Result folders that never destroy what the tool did not make.
 
 A read writes into a fresh hidden folder beside the target and moves it into place
-only when complete (`_SUCCESS` and the tool's own marker written last). An existing
+only when complete (`_SUCCESS` and the tool's own marker written last). The hidden
+folder (`.<name>.staging-<8 hex>`, holding `_CONTEST_STAGING` and the result in
+`result/`) is the only kind, with `.<name>.old-<8 hex>` holding a previous result,
+that the clean-up after a killed read removes: a folder without the tool's marker
+or with another name is never touched, whatever it is called. An existing
 target is replaced only when it is empty or a previous result of this tool, or with
 `overwrite`; a target inside a table's folder is refused. A killed read leaves the
 old result (or, killed between the two renames, none and the old one beside it,
@@ -14,6 +18,7 @@ stages and copies it, with the same rules and its own guarantee (see there).
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import shutil
 import time
@@ -29,6 +34,7 @@ from contest.read.remote_output import prepare as prepare_remote
 from contest.read.remote_output import publish as publish_remote
 
 RESULT_MARKER = "_CONTEST_RESULT"
+STAGING_MARKER = "_CONTEST_STAGING"
 SUCCESS_MARKER = "_SUCCESS"
 
 
@@ -36,6 +42,18 @@ SUCCESS_MARKER = "_SUCCESS"
 class Output:
     target: Path
     staging: Path  # where the read writes; moved to `target` by `publish`
+
+    @property
+    def holder(self) -> Path:
+        """The hidden folder with the tool's marker that holds `staging`."""
+        return self.staging.parent
+
+
+def own_sibling(target: Path, folder: Path) -> str | None:
+    """'staging' or 'old' when `folder` has a name this tool gives the folders beside
+    `target`, None otherwise."""
+    m = re.fullmatch(rf"\.{re.escape(target.name)}\.(staging|old)-[0-9a-f]{{8}}", folder.name)
+    return m.group(1) if m else None
 
 
 def _local(path: str) -> Path:
@@ -79,23 +97,33 @@ def prepare(
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     recover(target)
-    staging = target.parent / f".{target.name}.staging-{secrets.token_hex(4)}"
-    return Output(target, staging)
+    holder = target.parent / f".{target.name}.staging-{secrets.token_hex(4)}"
+    holder.mkdir()
+    (holder / STAGING_MARKER).write_text(json.dumps({"target": str(target)}) + "\n")
+    return Output(target, holder / "result")
 
 
 def recover(target: Path, stale_s: float = 600.0) -> None:
     """Clean up after a killed read: put back a previous result that was moved aside
     (killed between the two renames), and remove staging folders left long enough ago
-    that no read is still writing them."""
-    siblings = list(target.parent.glob(f".{target.name}.*-*"))
-    olds = [p for p in siblings if ".old-" in p.name and is_previous_result(p)]
+    that no read is still writing them. Only folders with a name this tool generates
+    and its marker inside are touched."""
+    siblings = [p for p in target.parent.iterdir() if p.is_dir() and own_sibling(target, p)]
+    olds = [p for p in siblings if own_sibling(target, p) == "old" and is_previous_result(p)]
     if not target.exists() and olds:
         newest = max(olds, key=lambda p: p.stat().st_mtime)
         newest.rename(target)
+        olds.remove(newest)
     now = time.time()
-    for p in siblings:
-        if p.exists() and (".old-" in p.name or now - p.stat().st_mtime > stale_s):
-            shutil.rmtree(p, ignore_errors=True)
+    stale = [
+        p
+        for p in siblings
+        if own_sibling(target, p) == "staging"
+        and (p / STAGING_MARKER).is_file()
+        and now - (p / STAGING_MARKER).stat().st_mtime > stale_s
+    ]
+    for p in olds + stale:
+        shutil.rmtree(p, ignore_errors=True)
 
 
 def publish(out: Output | RemoteOutput, info: dict) -> None:
@@ -112,6 +140,7 @@ def publish(out: Output | RemoteOutput, info: dict) -> None:
         old = out.target.parent / f".{out.target.name}.old-{secrets.token_hex(4)}"
         out.target.rename(old)
     out.staging.rename(out.target)
+    shutil.rmtree(out.holder, ignore_errors=True)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
 
@@ -120,4 +149,4 @@ def discard(out: Output | RemoteOutput) -> None:
     if isinstance(out, RemoteOutput):
         discard_remote(out)
         return
-    shutil.rmtree(out.staging, ignore_errors=True)
+    shutil.rmtree(out.holder, ignore_errors=True)

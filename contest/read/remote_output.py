@@ -34,6 +34,7 @@ does), and may still see objects change under it.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from collections.abc import Iterable
@@ -108,10 +109,10 @@ def prepare(out_dir: str, table_paths: Iterable[str], overwrite: bool = False) -
 def recover(target: str, stale_s: float = STALE_S) -> None:
     """Remove the staging prefixes of earlier reads of `target` in which no object
     changed for `stale_s` (their read was killed or failed)."""
-    prefix = f".{base_name(target)}.staging-"
+    own = re.compile(rf"\.{re.escape(base_name(target))}\.staging-[0-9a-f]{{8}}")
     now_ns = time.time_ns()
     for sibling in list_files(parent(target), folders=True):
-        if not sibling.name.startswith(prefix):
+        if not own.fullmatch(sibling.name):  # a name this tool did not generate
             continue
         newest = max((e.mtime_ns for e in list_files(sibling.uri, recursive=True)), default=0)
         if now_ns - newest > stale_s * 1e9:

@@ -90,7 +90,13 @@ class SortedRun:
         self.buf: pa.Table | None = None
 
     def _next_chunk(self) -> pa.Table:
-        batch = next(self._chunks)
+        try:
+            batch = next(self._chunks)
+        except (OSError, pa.ArrowException) as exc:
+            raise RunError(
+                f"committed data file {self.name} cannot be read, it is damaged "
+                f"({type(exc).__name__}: {str(exc).strip()[:200]})"
+            ) from None
         self.left -= batch.num_rows
         chunk = self._conform(pa.Table.from_batches([batch]))
         keys = chunk.column(self.key)

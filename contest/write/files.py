@@ -6,8 +6,9 @@ key keep their order) and writes one parquet file per bucket,
 `part-<id>_<bucket:04>.parquet`, with the codec asked for. A batch that is not
 repartitioned is read by its tasks with pyarrow (write_file_direct); one that is goes
 through Spark's shuffle (write_dataframe). The driver then commits the files
-(meta.commits.commit_files). A task that fails leaves files no commit names: nothing
-is half-committed, and `contest vacuum` removes them.
+(meta.commits.commit_files). Nothing is half-committed: a batch that fails has its
+files deleted, those of every task of its job (their names begin with the write's
+token); only a killed process leaves files no commit names, for `contest vacuum`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pyarrow as pa
 from contest.config import CODECS
 from contest.errors import DataError
 from contest.infra.storage import filesystem
-from meta.catalog import TableRef
+from meta.catalog import Neighbours, TableRef
 from meta.commits import DataFile
 
 if TYPE_CHECKING:
@@ -62,9 +63,17 @@ def _outcome(result: list, columns: tuple[str, ...], shuffled: bool) -> WriteOut
     return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled)
 
 
-def _file_id() -> str:
+def _file_id(prefix: str = "") -> str:
+    """16 letters: `prefix` (a write's token, see write_token) then random ones."""
     alphabet = string.ascii_letters
-    return "".join(secrets.choice(alphabet) for _ in range(16))
+    return prefix + "".join(secrets.choice(alphabet) for _ in range(16 - len(prefix)))
+
+
+def write_token() -> str:
+    """8 letters that begin the name of every file one write (one batch's Spark job,
+    one compaction) creates, so that when it fails its files, also those of tasks that
+    finished or were still running, can be found and deleted (delete_written)."""
+    return _file_id()[:8]
 
 
 def write_bucket_files(
@@ -73,9 +82,12 @@ def write_bucket_files(
     key_cols: Sequence[str],
     out_schema: pa.Schema,
     codec: str = "none",
+    token: str = "",
 ) -> list[dict]:
     """Write one sorted parquet file per bucket present in `table` (which carries
-    BUCKET_COL, and POS_COL when its rows were shuffled) and describe them."""
+    BUCKET_COL, and POS_COL when its rows were shuffled) and describe them; their
+    names begin with `token`. When a file cannot be written (a full disk), the files
+    of this call, the partial one too, are deleted before the error goes on."""
     import numpy as np
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -95,31 +107,46 @@ def write_bucket_files(
     buckets = bucket_ids[order]
     fs, base = filesystem(table_path)
     fs.create_dir(base, recursive=True)
-    file_id = _file_id()
-    out = []
+    file_id = _file_id(token)
+    out: list[dict] = []
     sorting = [pq.SortingColumn(out_schema.names.index(k)) for k in key_cols]
     starts = np.flatnonzero(np.r_[True, buckets[1:] != buckets[:-1]])
     ends = np.r_[starts[1:], len(buckets)]
-    for start, end in zip(starts, ends, strict=True):
-        bucket = int(buckets[start])
-        part = table.slice(start, end - start).select(out_schema.names).cast(out_schema)
-        name = f"part-{file_id}_{bucket:04d}.parquet"
-        path = f"{base}/{name}"
-        pq.write_table(
-            part,
-            path,
-            filesystem=fs,
-            compression=codec.upper() if codec != "none" else "NONE",
-            row_group_size=max(part.num_rows, 1),
-            write_statistics=False,
-            # The footer says the file is sorted by key: the read merges such files as
-            # sorted runs in bounded memory (contest/read/stream.py).
-            sorting_columns=sorting,
-        )
-        size = fs.get_file_info(path).size
-        out.append(
-            {"path": f"{table_path}/{name}", "size": size, "bucket": bucket, "rows": part.num_rows}
-        )
+    attempted: list[str] = []  # local paths, the one being written last
+    try:
+        for start, end in zip(starts, ends, strict=True):
+            bucket = int(buckets[start])
+            part = table.slice(start, end - start).select(out_schema.names).cast(out_schema)
+            name = f"part-{file_id}_{bucket:04d}.parquet"
+            path = f"{base}/{name}"
+            attempted.append(path)
+            pq.write_table(
+                part,
+                path,
+                filesystem=fs,
+                compression=codec.upper() if codec != "none" else "NONE",
+                row_group_size=max(part.num_rows, 1),
+                write_statistics=False,
+                # The footer says the file is sorted by key: the read merges such files as
+                # sorted runs in bounded memory (contest/read/stream.py).
+                sorting_columns=sorting,
+            )
+            size = fs.get_file_info(path).size
+            out.append(
+                {
+                    "path": f"{table_path}/{name}",
+                    "size": size,
+                    "bucket": bucket,
+                    "rows": part.num_rows,
+                }
+            )
+    except BaseException:
+        for path in attempted:
+            try:
+                fs.delete_file(path)
+            except OSError:  # FileNotFoundError too: the partial file may not exist
+                pass
+        raise
     return out
 
 
@@ -137,8 +164,10 @@ def write_dataframe(
     codec: str = "none",
     repartition: int | None = None,
     drop_null_keys: bool = False,
+    token: str = "",
 ) -> WriteOutcome:
-    """Write a DataFrame's rows as bucket files of `table`; they stay uncommitted.
+    """Write a DataFrame's rows as bucket files of `table`, their names beginning with
+    `token`; they stay uncommitted.
 
     A task that meets NULL keys writes nothing and reports them (unless they are to
     be dropped), so the caller can refuse the whole batch."""
@@ -183,7 +212,7 @@ def write_dataframe(
                 else pc.is_valid(data.column(keys[0]))
             )
             data = data.filter(valid)
-        yield file_rows(write_bucket_files(data, path, keys, schema, codec), nulls)
+        yield file_rows(write_bucket_files(data, path, keys, schema, codec, token), nulls)
 
     result = staged.mapInArrow(write_task, FILE_SCHEMA).collect()
     return _outcome(result, tuple(schema.names), shuffled)
@@ -202,6 +231,7 @@ def write_file_direct(
     *,
     codec: str = "none",
     drop_null_keys: bool = False,
+    token: str = "",
 ) -> WriteOutcome:
     """Write a batch file as bucket files of `table` without a shuffle, each Spark task
     reading its row groups with pyarrow and bucketing with Spark's hash computed in
@@ -241,7 +271,9 @@ def write_file_direct(
                 data = data.append_column(
                     BUCKET_COL, pa.array(buckets(data.column(key), n_buckets))
                 )
-                yield file_rows(write_bucket_files(data, table_path, [key], schema, codec), nulls)
+                yield file_rows(
+                    write_bucket_files(data, table_path, [key], schema, codec, token), nulls
+                )
 
     work = spark.sparkContext.parallelize([(g,) for g in range(groups)], max(groups, 1))
     result = work.toDF("group int").mapInArrow(task, FILE_SCHEMA).collect()
@@ -253,31 +285,108 @@ def is_data_file(name: str) -> bool:
     return name.startswith("part-") and name.endswith((".parquet", ".vortex"))
 
 
-def delete_table_files(table_path: str) -> tuple[int, list[str]]:
+def inner_path(uri: str) -> str:
+    """A URI's path inside its filesystem (what pyarrow lists): `file:///a` -> `/a`,
+    `s3://b/k` -> `b/k`."""
+    return uri.split("://", 1)[1] if "://" in uri else uri
+
+
+def table_data_files(table_path: str, others: Neighbours | None = None) -> list:
+    """The data files under a table's folder (pyarrow FileInfo), never descending into
+    another table's folder nor listing a file another table's commits name."""
+    import pyarrow.fs as pafs
+
+    others = others or Neighbours()
+    skip = {inner_path(f) for f in others.folders}
+    foreign = {inner_path(f) for f in others.files}
+    fs, base = filesystem(table_path)
+    out, todo = [], [base]
+    while todo:
+        folder = todo.pop()
+        try:
+            infos = fs.get_file_info(pafs.FileSelector(folder, recursive=False))
+        except FileNotFoundError:
+            continue
+        for info in infos:
+            if info.type == pafs.FileType.Directory and info.path.rstrip("/") not in skip:
+                todo.append(info.path)
+            elif (
+                info.type == pafs.FileType.File
+                and is_data_file(info.base_name)
+                and info.path not in foreign
+            ):
+                out.append(info)
+    return out
+
+
+def delete_table_files(table_path: str, others: Neighbours | None = None) -> tuple[int, list[str]]:
     """Delete the data files of a dropped table's folder (and the folder when it is
-    then empty); returns how many were deleted and the other files that were kept."""
+    then empty), but those of `others` (other tables' folders and files); returns how
+    many were deleted and the other files that were kept."""
     import pyarrow.fs as pafs
 
     fs, base = filesystem(table_path)
+    removed = 0
+    for info in table_data_files(table_path, others):
+        try:
+            fs.delete_file(info.path)
+            removed += 1
+        except FileNotFoundError:
+            pass
     try:
         infos = fs.get_file_info(pafs.FileSelector(base, recursive=True))
     except FileNotFoundError:
-        return 0, []
-    removed, kept = 0, []
-    for info in infos:
-        if info.type != pafs.FileType.File:
-            continue
-        if is_data_file(info.base_name):
-            fs.delete_file(info.path)
-            removed += 1
-        else:
-            kept.append(info.path)
-    if not kept:
+        return removed, []
+    kept = [i.path for i in infos if i.type == pafs.FileType.File]
+    if not kept and not (others and others.folders):
         try:
             fs.delete_dir(base)
         except (FileNotFoundError, OSError):
             pass
     return removed, kept
+
+
+def delete_written(table_path: str, token: str) -> int:
+    """Delete the files a failed write (its `token`) left in the table's own folder:
+    those of its tasks that finished before another failed, or were still running.
+    Only names this write generated (`part-<token>...`), never below the folder."""
+    import pyarrow.fs as pafs
+
+    if len(token) < 8:
+        raise ValueError("a write token has 8 letters")
+    fs, base = filesystem(table_path)
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(base, recursive=False))
+    except FileNotFoundError:
+        return 0
+    removed = 0
+    for info in infos:
+        if info.type == pafs.FileType.File and info.base_name.startswith(f"part-{token}"):
+            try:
+                fs.delete_file(info.path)
+                removed += 1
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+def wait_for_tasks(spark: SparkSession, group: str, timeout_s: float = 30.0) -> None:
+    """Until no task of the Spark job group runs: when one task fails its job, Spark
+    kills the others without waiting for them, and they may still be writing."""
+    import time
+
+    tracker = spark.sparkContext.statusTracker()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        active = 0
+        for job in tracker.getJobIdsForGroup(group):
+            info = tracker.getJobInfo(job)
+            for stage in info.stageIds if info is not None else ():
+                st = tracker.getStageInfo(stage)
+                active += st.numActiveTasks if st is not None else 0
+        if active == 0:
+            return
+        time.sleep(0.2)
 
 
 def delete_files(paths: Sequence[str]) -> None:

@@ -30,9 +30,12 @@ from contest.errors import DataError
 from contest.write.files import (
     delete_files,
     delete_table_files,
+    delete_written,
     direct_read_possible,
+    wait_for_tasks,
     write_dataframe,
     write_file_direct,
+    write_token,
 )
 from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
 from meta import catalog
@@ -67,7 +70,9 @@ def prepare_table(
     """The target table, by `mode`; a replaced table's data files are deleted."""
 
     def remove_files(old: TableRef) -> None:
-        removed, kept = delete_table_files(old.path)
+        removed, kept = delete_table_files(
+            old.path, catalog.neighbours(conn, old.table_id, old.path)
+        )
         log.info(
             "replaced table %s.%s at %s: removed %d data files%s",
             old.namespace,
@@ -110,8 +115,12 @@ def write_batches(
 
     def one(batch: Batch) -> BatchResult:
         res = BatchResult(batch.name, batch.version, start_s=time.perf_counter() - started)
-        spark.sparkContext.setLocalProperty(
-            "spark.job.description", f"upsert {batch.name} v{batch.version}"
+        # Every file of this batch's job begins with its token, and the job has its own
+        # group: a failure finds the files of all its tasks (README, "Failures").
+        token = write_token()
+        group = f"contest-upsert-{token}"
+        spark.sparkContext.setJobGroup(
+            group, f"upsert {batch.name} v{batch.version}", interruptOnCancel=True
         )
         written: list[str] = []
         try:
@@ -130,6 +139,7 @@ def write_batches(
                     table,
                     codec=cfg.write.codec,
                     drop_null_keys=cfg.write.drop_null_keys,
+                    token=token,
                 )
             else:
                 df = spark.read.parquet(str(batch.path))
@@ -140,6 +150,7 @@ def write_batches(
                     codec=cfg.write.codec,
                     repartition=cfg.write.repartition if big else None,
                     drop_null_keys=cfg.write.drop_null_keys,
+                    token=token,
                 )
             written = [f.path for f in outcome.files]
             res.write_s = time.perf_counter() - t0
@@ -165,6 +176,9 @@ def write_batches(
         except Exception as exc:  # one batch's failure must not stop the others
             fail(res, exc)
             delete_files(written)
+            spark.sparkContext.cancelJobGroup(group)
+            wait_for_tasks(spark, group)
+            delete_written(table.path, token)
         res.end_s = time.perf_counter() - started
         with lock:
             report.batches.append(res)
@@ -194,6 +208,51 @@ def _arrow_schema(df) -> object:
     )
 
 
+def select_batches(
+    batches: Sequence[Batch], indices: Sequence[int] | None, data_dir: str | Path
+) -> list[Batch]:
+    """The batches `--only` names; an index with no batch file is an error (before any
+    work), not a write of nothing."""
+    if indices is None:
+        return list(batches)
+    if not indices:
+        raise DataError("--only: no batch index given")
+    have = {b.index for b in batches}
+    unknown = sorted(set(indices) - have)
+    if unknown:
+        raise DataError(
+            f"--only {','.join(map(str, unknown))}: no such batch in {data_dir} "
+            f"(it has base-{min(have)} to base-{max(have)})"
+            if have
+            else f"--only: {data_dir} has no batches"
+        )
+    return [b for b in batches if b.index in set(indices)]
+
+
+def expected_versions(found: Sequence[Batch], chosen: Sequence[Batch]) -> dict[int, str]:
+    """The versions a table written with `chosen` should hold: theirs, and those of
+    the data's other batches below the newest chosen one (`--only 9,10` leaves 0..8
+    missing, not absent by design: a read refuses the table until they land)."""
+    if not chosen:
+        return {}
+    top = max(b.version for b in chosen)
+    return {b.version: b.name for b in found if b.version <= top}
+
+
+def refuse_committed(conn: PgConnection, table: TableRef, batches: Sequence[Batch]) -> None:
+    """`--append` of a version the table has committed is refused before anything is
+    written (the commit would refuse it anyway, after the whole batch was written)."""
+    done = committed_versions(conn, table)
+    clash = [b for b in batches if b.version in done]
+    if clash:
+        b = clash[0]
+        raise DataError(
+            f"version {b.version} ({b.name}) is already committed in "
+            f"{table.namespace}.{table.name}: nothing written (--resume skips committed "
+            "versions; `contest meta rollback` undoes versions on purpose)"
+        )
+
+
 def run_write(
     spark: SparkSession,
     conn: PgConnection,
@@ -206,12 +265,13 @@ def run_write(
     indices: Sequence[int] | None = None,
 ) -> WriteReport:
     """discover, create the table, upsert everything: the whole Write job."""
-    batches = discover(data_dir, cfg.write.versions or None, schema=None)
-    if indices is not None:
-        batches = [b for b in batches if b.index in set(indices)]
+    found = discover(data_dir, cfg.write.versions or None, schema=None)
+    batches = select_batches(found, indices, data_dir)
     name = table_name or Path(str(table_path)).name
     table = prepare_table(conn, cfg, table_path, name, mode)
-    plan_versions(conn, table, {b.version: b.name for b in batches})
+    if mode is WriteMode.APPEND:
+        refuse_committed(conn, table, batches)
+    plan_versions(conn, table, expected_versions(found, batches))
     skipped: list[BatchResult] = []
     if mode is WriteMode.RESUME:
         done = committed_versions(conn, table)

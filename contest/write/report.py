@@ -72,6 +72,14 @@ class WriteReport:
             )
         return line
 
+    def warnings(self) -> list[str]:
+        """One line per batch committed with no rows (an empty version)."""
+        return [
+            f"{b.batch} (version {b.version}) had no rows: committed as an empty version"
+            for b in self.batches
+            if b.commit_id and b.rows == 0
+        ]
+
     def to_dict(self) -> dict:
         return {
             "table": self.table,

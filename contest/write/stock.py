@@ -104,9 +104,10 @@ def prepare_stock_table(
     if taken and not replace:
         what = "; ".join(f"table {t.namespace}.{t.name} at {t.path}" for t in taken)
         raise RunError(f"cannot create {name} at {uri}: taken by {what} (--replace recreates it)")
+    catalog.refuse_nesting(conn, f"{cfg.table.namespace}.{name}", uri, {t.table_id for t in taken})
     for t in taken:
         catalog.drop_table(conn, t.name, t.namespace)
-        delete_table_files(t.path)
+        delete_table_files(t.path, catalog.neighbours(conn, t.table_id, t.path))
     return db.create_table(
         name, cfg.table.namespace, uri, stock_schema(), PRIMARY_KEY, cfg.table.hash_buckets
     )

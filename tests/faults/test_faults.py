@@ -118,4 +118,4 @@ def test_killed_read_leaves_the_old_result_or_none(spark, pg, cfg, tmp_path):
             assert check.returncode == 0, check.stdout[-500:]
     assert sorted(committed_versions(pg, table)) == list(range(11))
     partial = [p for p in Path(tmp_path).iterdir() if ".staging-" in p.name]
-    assert all(not (p / "_SUCCESS").exists() for p in partial)
+    assert all(not list(p.rglob("_SUCCESS")) for p in partial)

@@ -54,3 +54,29 @@ def test_bucket_of_path():
     assert bucket_of_path("file:///t/part-AbCdEfGhIjKlMnOp_0003.parquet") == 3
     with pytest.raises(TableError):
         bucket_of_path("file:///t/data.parquet")
+
+
+def test_a_table_folder_inside_or_around_another_is_refused(pg, tmp_path):
+    for name in ("nest_a", "nest_b", "nest_c", "nest_d"):  # left by an earlier run
+        catalog.drop_table(pg, name)
+    a = catalog.create_table(pg, "nest_a", tmp_path / "a", SCHEMA, ["uuid"], 1)
+    with pytest.raises(TableError) as inside:
+        catalog.create_table(pg, "nest_b", tmp_path / "a" / "b", SCHEMA, ["uuid"], 1)
+    msg = str(inside.value)
+    assert "default.nest_b" in msg and "is inside the folder of table default.nest_a" in msg
+    assert a.path in msg and "\n" not in msg
+    with pytest.raises(TableError, match="holds the folder of table default.nest_a"):
+        catalog.create_table(pg, "nest_c", tmp_path, SCHEMA, ["uuid"], 1, replace=True)
+    # A sibling whose name merely starts with the other's is not nested.
+    d = catalog.create_table(pg, "nest_d", tmp_path / "ab", SCHEMA, ["uuid"], 1)
+    assert d.path.endswith("/ab")
+    assert [t.name for t in catalog.nested_tables(pg, catalog.table_uri(tmp_path))] == [
+        "nest_a",
+        "nest_d",
+    ]
+
+
+def test_a_name_over_128_characters_has_its_own_message(pg, tmp_path):
+    with pytest.raises(TableError, match="is 129 characters long: at most 128"):
+        catalog.create_table(pg, "n" * 129, tmp_path / "long", SCHEMA, ["uuid"], 1)
+    assert catalog.check_name("n" * 128) == "n" * 128

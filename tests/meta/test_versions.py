@@ -20,6 +20,13 @@ def test_gaps_from_the_plan():
     assert version_gaps([], [0, 1]) == Gaps(pending=(0, 1))
 
 
+def test_a_gap_the_plan_skipped_is_still_a_hole():
+    # `write --only 0,1,2,4`: the plan has no 3, the table still lacks batch 3.
+    assert version_gaps([0, 1, 2, 4], [0, 1, 2, 4]) == Gaps(holes=(3,))
+    assert version_gaps([9, 10], [9, 10]) == Gaps()  # nothing known below 9
+    assert version_gaps([2, 5], [0, 2, 5, 7]) == Gaps(holes=(0, 1, 3, 4), pending=(7,))
+
+
 def test_gaps_without_a_plan_are_holes_between_committed():
     assert version_gaps([0, 1, 3, 6]) == Gaps(holes=(2, 4, 5))
     assert version_gaps([5]) == Gaps()

@@ -78,3 +78,30 @@ def test_config_file_after_the_command_wins(tmp_path, capsys):
     cfg.write_text("[write]\nthreads = 0\n")
     assert main(["db", "status", "--config", str(cfg)]) == 2
     assert "write.threads: must be at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "url", ["localhost:5432/db", "jdbc:postgresql://db.example:port/lakesoul", "jdbc:mysql://h/d"]
+)
+def test_a_malformed_pg_url_is_bad_input(url, monkeypatch, capsys):
+    monkeypatch.setenv("LAKESOUL_PG_URL", url)
+    monkeypatch.setenv("LAKESOUL_PG_USERNAME", "u")
+    monkeypatch.setenv("LAKESOUL_PG_PASSWORD", "p")
+    assert main(["history", "--table", "t"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("contest: pg.url (LAKESOUL_PG_URL): ") and err.count("\n") == 1
+
+
+@pytest.mark.pg
+def test_a_wrong_password_says_authentication_failed_at_once(pg, monkeypatch, capsys):
+    import time
+
+    monkeypatch.setenv("LAKESOUL_PG_URL", f"jdbc:postgresql://{pg.host}:{pg.port}/{pg.database}")
+    monkeypatch.setenv("LAKESOUL_PG_USERNAME", pg.username)
+    monkeypatch.setenv("LAKESOUL_PG_PASSWORD", "not-" + pg.password)
+    started = time.monotonic()
+    assert main(["history", "--table", "t"]) == 1
+    err = capsys.readouterr().err
+    assert time.monotonic() - started < 10  # no retrying for pg.retry_seconds (30)
+    assert err.count("\n") == 1 and "authentication failed for user" in err
+    assert "cannot reach" not in err and "tried for" not in err

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from contest.data.generator import generate
+from contest.errors import DataError
 from contest.maintenance.compact import compact
 from contest.maintenance.vacuum import vacuum
-from contest.write.job import WriteMode
+from contest.write.job import WriteMode, run_write
 from meta.commits import committed_versions, head_snapshot, live_files
 from meta.merge import merge_table
 from meta.versions import rollback
@@ -66,7 +68,72 @@ def test_compaction_keeps_result_and_versions(spark, pg, cfg, data, tmp_path):
     assert sorted(committed_versions(pg, table)) == list(range(11))
     assert merge_and_read(spark, pg, cfg, table) == before == oracle(data)
     # The compacted versions stay taken; resume has nothing to do.
-    again, _ = write(spark, pg, cfg, data, tmp_path / "cmp", indices=[3], mode=WriteMode.APPEND)
-    assert "version 3 is already committed" in again.batches[0].error
+    with pytest.raises(DataError, match="version 3 .* is already committed"):
+        write(spark, pg, cfg, data, tmp_path / "cmp", indices=[3], mode=WriteMode.APPEND)
     resumed, _ = write(spark, pg, cfg, data, tmp_path / "cmp", mode=WriteMode.RESUME)
     assert resumed.ok and all(b.skipped for b in resumed.batches)
+
+
+def _nested_pair(spark, pg, cfg, data, root: Path):
+    """An outer table and one nested in its folder, made as a table created before the
+    rule against nesting would be: the inner one through LakeSoul's own client."""
+    from contest.data.batches import SCHEMA as BATCH_SCHEMA
+    from meta import catalog
+    from meta.errors import TableError
+
+    for name in ("nest_out", "nest_in"):  # left by an earlier run
+        catalog.drop_table(pg, name)
+    _, outer = write(spark, pg, cfg, data, root / "nest_out", indices=[0, 1])
+    inner_dir = root / "nest_out" / "nest_in"
+    with pytest.raises(TableError, match="is inside the folder of table default.nest_out"):
+        write(spark, pg, cfg, data, inner_dir, indices=[0, 1])
+    catalog.native_catalog(pg).create_table(
+        "nest_in",
+        path=catalog.table_uri(inner_dir),
+        schema=BATCH_SCHEMA,
+        primary_keys=["uuid"],
+        hash_bucket_num=cfg.table.hash_buckets,
+    )
+    report, inner = write(spark, pg, cfg, data, inner_dir, indices=[0, 1], mode=WriteMode.APPEND)
+    assert report.ok
+    return outer, inner, inner_dir
+
+
+def test_a_nested_tables_files_survive_vacuum_compact_and_replace(spark, pg, cfg, data, tmp_path):
+    from meta import catalog
+    from meta.commits import DataFile, commit_files
+
+    outer, inner, inner_dir = _nested_pair(spark, pg, cfg, data, tmp_path)
+    inner_files = _files(inner_dir)
+    assert len(inner_files) >= 2 and inner_files == {
+        p.removeprefix("file://") for p in live_files(pg, inner)
+    }
+    # A file in the outer folder that another table's commit names (a shallow copy).
+    shared = tmp_path / "nest_out" / "part-sharedByOtherTab_0000.parquet"
+    shutil.copy(sorted(inner_files)[0], shared)
+    other = catalog.create_table(
+        pg,
+        "nest_other",
+        tmp_path / "other",
+        outer.schema,
+        ["uuid"],
+        outer.hash_buckets,
+        replace=True,
+    )
+    commit_files(pg, other, [DataFile(f"{outer.path}/{shared.name}", 1, outer.schema.names, 0)])
+    merge_table(pg, outer)
+    compact(spark, pg, cfg, outer)  # its old files are orphans now
+    done = vacuum(pg, outer, retain_hours=0)
+    assert done.orphans and not any(p.startswith(str(inner_dir)) for p in done.orphans)
+    assert str(shared) not in done.orphans and shared.exists()
+    assert _files(inner_dir) == inner_files
+    assert merge_and_read(spark, pg, cfg, inner) == oracle(data, only={0, 1})
+    # Replacing the outer table (by name, at a new path) deletes its files, not the others.
+    report = run_write(
+        spark, pg, cfg, data, str(tmp_path / "moved"), "nest_out", WriteMode.REPLACE, indices=[0]
+    )
+    assert report.ok and catalog.get_table(pg, "nest_out").path.endswith("/moved")
+    left = {Path(p) for p in (tmp_path / "nest_out").rglob("part-*")}
+    assert left == {Path(p) for p in inner_files} | {shared}
+    assert merge_and_read(spark, pg, cfg, inner) == oracle(data, only={0, 1})
+    catalog.drop_table(pg, "nest_other")

@@ -67,3 +67,19 @@ def test_deleting_a_dropped_tables_files_keeps_other_files(tmp_path):
     (table / "part-Q_0002.parquet").write_bytes(b"x")
     assert delete_table_files(str(table)) == (1, []) and not table.exists()
     assert delete_table_files(str(tmp_path / "never")) == (0, [])
+
+
+def test_deleting_a_tables_files_spares_other_tables(tmp_path):
+    from meta.catalog import Neighbours, table_uri
+
+    table = tmp_path / "t"
+    (table / "inner" / "deeper").mkdir(parents=True)
+    mine = table / "part-Mine_0000.parquet"
+    theirs = [table / "inner" / "part-In_0000.parquet", table / "inner/deeper/part-D_0000.parquet"]
+    shared = table / "part-Shared_0001.parquet"
+    for f in (mine, shared, *theirs):
+        f.write_bytes(b"x")
+    others = Neighbours((table_uri(table / "inner"),), frozenset({table_uri(shared)}))
+    removed, kept = delete_table_files(table_uri(table), others)
+    assert removed == 1 and sorted(kept) == sorted(map(str, [shared, *theirs]))
+    assert not mine.exists() and shared.exists() and all(f.exists() for f in theirs)

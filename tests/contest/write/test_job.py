@@ -145,3 +145,19 @@ def test_copy_on_write_keeps_the_contract_on_hand_written_cases(spark, pg, cfg, 
         c = with_write(cfg, mode="cow", versions=versions_spec(case) or "")
         _, table = write(spark, pg, c, d, tmp_path / f"cow_{name.lower()}")
         assert merge_and_read(spark, pg, cfg, table) == case["expected"], name
+
+
+def test_expected_versions_are_the_datas_up_to_the_newest_chosen():
+    from contest.data.batches import Batch
+    from contest.write.job import expected_versions
+
+    def b(i: int, v: int) -> Batch:
+        return Batch(index=i, path=f"/d/base-{i}.parquet", rows=1, bytes=1, version=v)
+
+    found = [b(0, 2), b(1, 0), b(2, 1), b(3, 3)]
+    assert expected_versions(found, [b(0, 2)]) == {
+        0: "base-1.parquet",
+        1: "base-2.parquet",
+        2: "base-0.parquet",
+    }
+    assert expected_versions(found, []) == {}

@@ -12,13 +12,14 @@ import pytest
 
 from contest.cli.main import main
 from contest.data.generator import generate
+from contest.errors import DataError
 from contest.write.job import WriteMode
 from meta import catalog
-from meta.commits import DataFile, commit_files, committed_versions, head_snapshot
+from meta.commits import DataFile, commit_files, committed_versions, head_snapshot, live_files
 from meta.errors import CommitError, TableError
 from meta.versions import rollback
 from tests.support.config import cli
-from tests.support.pipeline import merge_and_read, oracle, write
+from tests.support.pipeline import merge_and_read, oracle, with_write, write
 
 SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
 
@@ -33,9 +34,10 @@ def data(tmp_path_factory) -> Path:
 def test_a_version_is_committed_once_across_runs(spark, pg, cfg, data, tmp_path):
     report, table = write(spark, pg, cfg, data, tmp_path / "once", indices=[0, 1, 2, 3])
     assert report.ok
-    again, _ = write(spark, pg, cfg, data, tmp_path / "once", indices=[3], mode=WriteMode.APPEND)
-    assert not again.ok and again.exit_code == 1
-    assert "version 3 is already committed" in again.batches[0].error
+    parts = set((tmp_path / "once").glob("part-*"))
+    with pytest.raises(DataError, match=r"version 3 \(base-3.parquet\) is already committed"):
+        write(spark, pg, cfg, data, tmp_path / "once", indices=[3], mode=WriteMode.APPEND)
+    assert set((tmp_path / "once").glob("part-*")) == parts  # refused before writing
     assert sorted(committed_versions(pg, table)) == [0, 1, 2, 3]
     files = [f.path for c in head_snapshot(pg, table)[1] for f in c.files]
     assert all(Path(p.removeprefix("file://")).exists() for p in files)
@@ -67,10 +69,7 @@ def test_rollback_then_resume_reaches_the_oracle(spark, pg, cfg, data, tmp_path)
 def test_read_refuses_holes_unless_asked(spark, pg, cfg, data, tmp_path, capsys):
     _, table = write(spark, pg, cfg, data, tmp_path / "holes", indices=[1, 2, 3])
     assert sorted(committed_versions(pg, table)) == [1, 2, 3]
-    # The write planned 1, 2, 3 only: no hole. Plan 0 as well (as a full write does).
-    from meta.versions import plan_versions
-
-    plan_versions(pg, table, {0: "base-0.parquet"})
+    # The data has base-0 below the newest written batch: the write expects version 0.
     assert main(cli(cfg, "meta", "merge", "--table", table.name)) == 0
     out = str(tmp_path / "out")
     read = cli(cfg, "read", "--table", table.name, "--out", out)
@@ -207,4 +206,194 @@ def test_read_refuses_planned_versions_that_never_landed(spark, pg, cfg, data, t
     assert "planned version(s) 9, 10 not committed yet" in capsys.readouterr().err
     assert main([*read, "--as-of-version", "8"]) == 0  # a range up to 8 needs nothing more
     capsys.readouterr()
+    assert main([*read, "--allow-gaps"]) == 0
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("contest: "), err
+    return err[0]
+
+
+def test_a_gap_the_write_skipped_is_refused_and_shown(spark, pg, cfg, data, tmp_path, capsys):
+    table_dir = tmp_path / "gap"
+    write = cli(cfg, "write", "--data", str(data), "--table", str(table_dir), "--replace")
+    assert main([*write, "--only", "0,1,2,4"]) == 0
+    capsys.readouterr()
+    assert main(cli(cfg, "meta", "merge", "--table", "gap")) == 0
+    assert "warning: table default.gap: missing version(s) 3" in capsys.readouterr().err
+    out = tmp_path / "res" / "mis"
+    read = cli(cfg, "read", "--table", "gap", "--out", str(out))
+    assert main(read) == 2
+    assert "missing version(s) 3 below the newest committed" in _one_line_error(capsys)
+    assert main(cli(cfg, "history", "--table", "gap")) == 0
+    assert "missing: missing version(s) 3 below the newest committed" in capsys.readouterr().out
+    # The user's hidden folders beside the result are not the read's to clean up.
+    users = [out.parent / ".mis.backup-2024", out.parent / ".mis.old-mine"]
+    for u in users:
+        u.mkdir(parents=True)
+        (u / "notes.txt").write_text("mine")
+    assert main([*read, "--allow-gaps"]) == 0
+    assert main([*read, "--allow-gaps"]) == 0  # a second read replaces the first
+    assert all((u / "notes.txt").read_text() == "mine" for u in users)
+    assert sorted(p.name for p in out.parent.iterdir()) == [
+        ".mis.backup-2024",
+        ".mis.old-mine",
+        "mis",
+    ]
+    capsys.readouterr()
+    assert main([*read, "--as-of-version", "-1"]) == 2
+    assert "--as-of-version -1 is before the oldest version, 0" in _one_line_error(capsys)
+    # --append of a committed version: refused before anything is written, as bad input.
+    parts = set(table_dir.glob("part-*"))
+    append = cli(cfg, "write", "--data", str(data), "--table", str(table_dir), "--append")
+    assert main([*append, "--only", "3,4"]) == 2
+    assert "version 4 (base-4.parquet) is already committed" in _one_line_error(capsys)
+    assert set(table_dir.glob("part-*")) == parts
+
+
+@pytest.mark.parametrize("only", ["99", "-1", "2,99"])
+def test_only_naming_no_batch_is_refused_before_any_work(cfg, pg, data, tmp_path, capsys, only):
+    table_dir = tmp_path / "nobatch"
+    code = main(cli(cfg, "write", "--data", str(data), "--table", str(table_dir), "--only", only))
+    assert code == 2
+    assert "no such batch" in _one_line_error(capsys)
+    assert not table_dir.exists()
+    with pytest.raises(TableError):
+        catalog.find_table(pg, str(table_dir))
+
+
+def test_an_empty_batch_is_committed_with_a_warning(spark, pg, cfg, data, tmp_path, capsys):
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    empty = tmp_path / "empty"
+    shutil.copytree(data, empty)
+    pq.write_table(pq.read_table(empty / "base-3.parquet").slice(0, 0), empty / "base-3.parquet")
+    write = cli(cfg, "write", "--data", str(empty), "--table", str(tmp_path / "e"), "--replace")
+    assert main([*write, "--only", "2,3"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [ln for ln in err if "warning" in ln] == [
+        "contest: warning: base-3.parquet (version 3) had no rows: committed as an empty version"
+    ]
+
+
+def test_a_truncated_file_is_one_line_naming_it_and_sparks_log(spark, pg, cfg, data, tmp_path):
+    """The read of a table with a truncated committed file, as a user runs it (its own
+    process and JVM): the terminal shows one line naming the file and Spark's log, which
+    holds the stack traces; `contest check` of a truncated result: one line, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    from meta.merge import merge_table
+    from tests.support.config import REPO
+
+    _, table = write(spark, pg, cfg, data, tmp_path / "trunc", indices=[0, 1])
+    merge_table(pg, table)
+    out = tmp_path / "tres"
+    assert main(cli(cfg, "read", "--table", "trunc", "--out", str(out))) == 0
+    victim = Path(head_snapshot(pg, table)[1][1].files[0].path.removeprefix("file://"))
+    victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
+    contest = [
+        sys.executable,
+        "-c",
+        "import sys; from contest.cli.main import main; sys.exit(main())",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    read = [*contest, *cli(cfg, "read", "--table", "trunc", "--out", str(tmp_path / "t2"))]
+    proc = subprocess.run(read, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) <= 3, proc.stderr[-3000:]
+    last = lines[-1]
+    assert last.startswith("contest: committed data file ") and victim.name in last
+    assert "truncated or damaged" in last and "Spark's log: " in last
+    log = Path(last.rsplit("Spark's log: ", 1)[1].rstrip(")"))
+    assert log.is_file() and victim.name in log.read_text()  # the details are there
+    # A result file cut short: `contest check` says which, in one line, exit 2.
+    part = sorted(out.glob("part-*.parquet"))[0]
+    part.write_bytes(part.read_bytes()[:100])
+    check = [*contest, *cli(cfg, "check", "--result", str(out), "--data", str(data))]
+    proc = subprocess.run(check, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr[-3000:]
+    assert proc.stderr.startswith(f"contest: {part}: not a readable parquet file")
+
+
+def _damage_row_group(path: Path, group: int) -> None:
+    """Overwrite the first data page of one row group: the footer stays readable."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    col = meta.row_group(group).column(0)
+    start = col.dictionary_page_offset or col.data_page_offset
+    raw = bytearray(path.read_bytes())
+    raw[start : start + 64] = b"\xff" * 64
+    path.write_bytes(bytes(raw))
+
+
+def test_a_failed_batch_leaves_no_files(spark, pg, cfg, data, tmp_path):
+    """Tasks of a batch that finished (or were still running) when another task of it
+    failed wrote files: they are deleted with the batch, not left for vacuum."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    bad = tmp_path / "bad"
+    shutil.copytree(data, bad)
+    batch = bad / "base-3.parquet"
+    rows = pq.read_table(batch)
+    pq.write_table(rows, batch, row_group_size=max(rows.num_rows // 8, 1))
+    groups = pq.ParquetFile(batch).metadata.num_row_groups
+    assert groups >= 6
+    _damage_row_group(batch, groups // 2)
+    report, table = write(spark, pg, with_write(cfg, reader="arrow"), bad, tmp_path / "orph")
+    assert [b.batch for b in report.failed] == ["base-3.parquet"]
+    assert "row group" in report.failed[0].error
+    live = {p.removeprefix("file://") for p in live_files(pg, table)}
+    assert {str(p) for p in (tmp_path / "orph").rglob("part-*")} == live
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 1 MiB tmpfs (as root, like the fault bench's full-disk experiment)."""
+    import subprocess
+
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    res = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {(res.stderr or res.stdout).strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True, timeout=60)
+
+
+def test_a_full_disk_leaves_no_files_of_failed_batches(spark, pg, cfg, data, tiny_disk):
+    report, table = write(spark, pg, cfg, data, tiny_disk / "full")
+    assert report.failed, "the disk was big enough: nothing was tested"
+    assert all("No space left on device" in b.error for b in report.failed)
+    live = {p.removeprefix("file://") for p in live_files(pg, table)}
+    assert {str(p) for p in (tiny_disk / "full").rglob("part-*")} == live
+    catalog.drop_table(pg, "full")
+
+
+def test_a_write_of_the_last_batches_only_expects_the_earlier_ones(
+    spark, pg, cfg, data, tmp_path, capsys
+):
+    """As when 3 of 4 racing writers were refused: the table holds versions 9 and 10 only,
+    and a read must not return them as the table."""
+    write(spark, pg, cfg, data, tmp_path / "late", indices=[9, 10])
+    assert main(cli(cfg, "meta", "merge", "--table", "late")) == 0
+    capsys.readouterr()
+    read = cli(cfg, "read", "--table", "late", "--out", str(tmp_path / "o"))
+    assert main(read) == 2
+    line = _one_line_error(capsys)
+    assert "missing version(s) 0, 1, 2, 3, 4, 5, 6, 7 ... (9 in all) below the newest" in line
     assert main([*read, "--allow-gaps"]) == 0
