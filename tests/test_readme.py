@@ -47,3 +47,57 @@ def test_readme_headline_is_the_reports():
         "README.md's headline block is not the published runs' headline: paste "
         "the 'Headline' lines of `contest report`'s results/README.md"
     )
+
+
+def api_example() -> str:
+    text = (REPO / "README.md").read_text()
+    section = text.split("## Python API", 1)[1].split("\n## ", 1)[0]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def test_python_api_example_runs_and_reads_what_the_oracle_says(
+    cfg, pg, spark, tmp_path, capsys, monkeypatch
+):
+    """The README's Python API example, after the tour's commands, against the test
+    cluster: its merged read equals the oracle's, and as of version 3 equals the
+    Spark read of the same version."""
+    import functools
+
+    import pyarrow.parquet as pq
+
+    from contest import api
+
+    os.chdir(tmp_path)
+    try:
+        for argv in tour_commands():
+            assert main(cli(cfg, *argv[1:])) == 0, capsys.readouterr().err[-2000:]
+        capsys.readouterr()
+        # The example's load_config as the tour's commands got it: the test cluster.
+        settings = {
+            "state_dir": cfg.state_dir,
+            "work_dir": cfg.work_dir,
+            "pg.port": cfg.pg.port,
+            "spark.master": cfg.spark.master,
+        }
+        monkeypatch.setattr(
+            api, "load_config", functools.partial(api.load_config, settings=settings)
+        )
+        scope: dict = {}
+        exec(compile(api_example(), "README.md (Python API)", "exec"), scope)
+        printed = capsys.readouterr().out.splitlines()
+    finally:
+        os.chdir(REPO)
+
+    def rows(table):
+        return table.sort_by("uuid").to_pylist()
+
+    tour = tmp_path / ".work" / "tour"
+    expected = pq.read_table(tour / "expected").select(scope["merged"].column_names)
+    assert scope["merged"].num_rows == expected.num_rows > 0
+    assert rows(scope["merged"]) == rows(expected)
+    as_of = pq.read_table(tour / "as-of-3").select(scope["as_of_3"].column_names)
+    assert 0 < scope["as_of_3"].num_rows < expected.num_rows
+    assert rows(scope["as_of_3"]) == rows(as_of)
+    assert printed[0] == f"default.ccf {expected.num_rows} {as_of.num_rows}"
+    versions = [line.split()[0] for line in printed[1:]]
+    assert versions[:11] == [str(v) for v in range(10, -1, -1)]

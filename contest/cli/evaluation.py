@@ -159,13 +159,13 @@ def _check_eval_args(args: argparse.Namespace) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.evaluation.evaluate import evaluate
+    from contest.api import evaluate
 
     _check_eval_args(args)
     cfg = strategy_config(args, args.strategy)
     record = evaluate(
-        cfg,
         args.strategy,
+        cfg,
         data=args.data or None,
         scale=args.scale,
         seed=args.seed,

@@ -176,9 +176,12 @@ def chosen_commits(
     return (select_commits(commits, **versions) if ranged else commits), pversion, ops
 
 
-def plan_read(conn: PgConnection, cfg: Config, table: TableRef, request: ReadRequest) -> ReadPlan:
-    """Everything a read needs, checked: commits, order, versions, gaps, operators,
-    and the result folder. Runs before Spark starts."""
+def checked_commits(
+    conn: PgConnection, cfg: Config, table: TableRef, request: ReadRequest
+) -> tuple[list[SnapshotCommit], int, dict[str, str], list[str]]:
+    """The commits a read applies, after every check a read makes (`chosen_commits`,
+    and the gaps): commits, partition version, operators, warnings. No Spark, no I/O
+    beyond PostgreSQL: the Read job and the Python API (`contest.api`) both start here."""
     chosen, pversion, ops = chosen_commits(conn, cfg, table, request.versions)
     warnings = []
     gaps = gaps_of(conn, table)
@@ -195,6 +198,13 @@ def plan_read(conn: PgConnection, cfg: Config, table: TableRef, request: ReadReq
         )
     if missing:
         warnings.append(f"table {table.namespace}.{table.name}: {gaps.describe()}")
+    return chosen, pversion, ops, warnings
+
+
+def plan_read(conn: PgConnection, cfg: Config, table: TableRef, request: ReadRequest) -> ReadPlan:
+    """Everything a read needs, checked: commits, order, versions, gaps, operators,
+    and the result folder. Runs before Spark starts."""
+    chosen, pversion, ops, warnings = checked_commits(conn, cfg, table, request)
     out = output.prepare(
         request.out_dir, [t.path for t in catalog.list_tables(conn)], request.overwrite
     )
