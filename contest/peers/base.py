@@ -48,6 +48,9 @@ class PeerFormat:
     marker: ClassVar[str] = ""
     # Folders of its table that hold log and metadata, not data (left out of file counts).
     metadata_dirs: ClassVar[tuple[str, ...]] = ()
+    # Whether batches after the first may be applied concurrently, committing in any
+    # order (the format orders a key's versions by the batch's version itself).
+    concurrent_batches: ClassVar[bool] = False
 
     def validate(self, peer: PeerConfig) -> None:
         """Refuse values of the options this format owns, in one line naming the key.

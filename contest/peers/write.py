@@ -17,6 +17,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,6 +61,8 @@ class PeerWriteReport:
     wall_s: float = 0.0
     # The cores the job's Spark application held (what a score divides by).
     spark_cores: int | None = None
+    # Batches applied at once after the first (1: one after another).
+    threads: int = 1
 
     @property
     def ok(self) -> bool:
@@ -88,6 +91,7 @@ class PeerWriteReport:
             "wall_s": round(self.wall_s, 3),
             "table_bytes": self.table_bytes,
             "spark_cores": self.spark_cores,
+            "threads": self.threads,
             "batches": [
                 {k: round(v, 3) if isinstance(v, float) else v for k, v in asdict(b).items()}
                 for b in self.batches
@@ -153,49 +157,81 @@ def prepare_folder(cfg: Config, table: Path, replace: bool) -> None:
     shutil.rmtree(table)
 
 
+def apply_one(
+    spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool, alone: bool
+) -> PeerBatch:
+    """One batch applied and measured. `alone`: no other batch is being applied, so the
+    files that appeared and the format's latest commit are this batch's."""
+    fmt = formats.of(cfg)
+    res = PeerBatch(batch.name, batch.version, batch.rows)
+    spark.sparkContext.setLocalProperty(
+        "spark.job.description", f"{cfg.peer.format} {batch.name} v{batch.version}"
+    )
+    before = data_listing(table) if alone and table.exists() else {}
+    t0 = time.perf_counter()
+    try:
+        res.operation = fmt.apply_batch(spark, cfg, table, batch, first=first)
+        if alone:
+            res.metrics = fmt.commit_metrics(spark, table)
+    except Exception as exc:
+        cause = unwrap_spark_error(exc) or exc
+        lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
+        res.error = lines[0][:500] if lines else type(cause).__name__
+    res.seconds = time.perf_counter() - t0
+    if res.error is None and alone:
+        record_files(res, before, data_listing(table), table)
+    log.info(
+        "%s v%d: %s %.2fs, +%d data +%d delete +%d log files, +%d bytes %s%s",
+        res.batch,
+        res.version,
+        res.operation or "-",
+        res.seconds,
+        res.data_files_added,
+        res.delete_files_added,
+        res.log_files_added,
+        res.bytes_added,
+        json.dumps(res.metrics) if res.metrics else "",
+        f" FAILED: {res.error}" if res.error else "",
+    )
+    return res
+
+
 def write_peer(
     spark: SparkSession, cfg: Config, table: Path, batches: Sequence[Batch]
 ) -> PeerWriteReport:
-    """Apply the batches in version order; stop at the first failure (later batches
-    depend on it)."""
+    """Apply the batches in version order, stopping at the first failure (later batches
+    depend on it); or, for a format whose commits may land in any order
+    (`concurrent_batches`), the first batch (it creates the table), then the others
+    from a pool of write.threads threads, as the harness's own write does. Concurrent
+    batches report their seconds and operation; the files and commit numbers of one
+    batch cannot be told apart from its neighbours', so only the table's totals after
+    the last of them are recorded."""
     fmt = formats.of(cfg)
     for key, value in fmt.runtime_conf(cfg, table).items():
         spark.conf.set(key, value)
-    report = PeerWriteReport(cfg.peer.format, str(table))
+    threads = cfg.write.threads if fmt.concurrent_batches else 1
+    report = PeerWriteReport(cfg.peer.format, str(table), threads=threads)
     started = time.perf_counter()
-    for i, batch in enumerate(sorted(batches, key=lambda b: b.version)):
-        res = PeerBatch(batch.name, batch.version, batch.rows)
-        spark.sparkContext.setLocalProperty(
-            "spark.job.description", f"{cfg.peer.format} {batch.name} v{batch.version}"
-        )
-        before = data_listing(table) if table.exists() else {}
-        t0 = time.perf_counter()
-        try:
-            res.operation = fmt.apply_batch(spark, cfg, table, batch, first=i == 0)
-            res.metrics = fmt.commit_metrics(spark, table)
-        except Exception as exc:
-            cause = unwrap_spark_error(exc) or exc
-            lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
-            res.error = lines[0][:500] if lines else type(cause).__name__
-        res.seconds = time.perf_counter() - t0
-        if res.error is None:
-            record_files(res, before, data_listing(table), table)
-        report.batches.append(res)
-        log.info(
-            "%s v%d: %s %.2fs, +%d data +%d delete +%d log files, +%d bytes %s%s",
-            res.batch,
-            res.version,
-            res.operation or "-",
-            res.seconds,
-            res.data_files_added,
-            res.delete_files_added,
-            res.log_files_added,
-            res.bytes_added,
-            json.dumps(res.metrics) if res.metrics else "",
-            f" FAILED: {res.error}" if res.error else "",
-        )
-        if res.error:
-            break
+    ordered = sorted(batches, key=lambda b: b.version)
+    if threads > 1 and len(ordered) > 1:
+        first = apply_one(spark, cfg, table, ordered[0], first=True, alone=True)
+        report.batches.append(first)
+        if first.error is None:
+            with ThreadPoolExecutor(threads) as pool:
+                rest = pool.map(
+                    lambda b: apply_one(spark, cfg, table, b, first=False, alone=False),
+                    ordered[1:],
+                )
+                report.batches.extend(rest)
+            files, stored = len(data_listing(table)), folder_bytes(table)
+            for res in report.batches[1:]:
+                res.table_files, res.table_bytes = files, stored
+    else:
+        for i, batch in enumerate(ordered):
+            res = apply_one(spark, cfg, table, batch, first=i == 0, alone=True)
+            report.batches.append(res)
+            if res.error:
+                break
     report.wall_s = time.perf_counter() - started
     return report
 
