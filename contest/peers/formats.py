@@ -16,11 +16,12 @@ from pathlib import Path
 from contest.config import Config, register_check
 from contest.errors import ConfigError
 from contest.infra import packages
-from contest.peers import delta, hudi, iceberg, paimon
+from contest.peers import delta, hudi, hudi_merger, iceberg, paimon
 from contest.peers.base import PeerFormat
 
 AVAILABLE_FORMATS: dict[str, PeerFormat] = {
-    f.name: f for f in (delta.FORMAT, iceberg.FORMAT, hudi.FORMAT, paimon.FORMAT)
+    f.name: f
+    for f in (delta.FORMAT, iceberg.FORMAT, hudi.FORMAT, paimon.FORMAT, hudi_merger.FORMAT)
 }
 
 # Names other modules have used since before the registry (contest/peers/hudi.py and
