@@ -90,7 +90,8 @@ quiet_mvn() {
 }
 
 setup_jvm_stock() {
-  # LakeSoul's JVM libraries and the project's helper jar (the lakesoul-stock strategy):
+  # LakeSoul's JVM libraries and the project's helper jar (the lakesoul-stock strategy,
+  # and hudi-merger's record merger):
   # the packages into Spark's Ivy cache, jffi's main jar (Ivy fetches only its native
   # jar) into the local Maven repository, jvm/ built into jvm/target when its sources
   # changed. Each step is skipped when already done.
@@ -104,6 +105,16 @@ sys.exit(any(not p.is_file() for p in lakesoul_jvm.classpath()[:-1]))"; then
   if [ ! -f "$HOME/.m2/repository/com/github/jnr/jffi/1.3.13/jffi-1.3.13.jar" ]; then
     log "fetching com.github.jnr:jffi:1.3.13 (main jar)"
     quiet_mvn dependency:get -Dartifact=com.github.jnr:jffi:1.3.13 -Dtransitive=false
+  fi
+  # Hudi's Spark bundle, which the record merger of hudi-merger compiles against: the
+  # jar Spark's Ivy already holds (contest packages fetch), installed into the local
+  # Maven repository rather than downloaded a second time.
+  local hudi="org.apache.hudi:hudi-spark3.5-bundle_2.12:1.0.2"
+  if [ ! -f "$HOME/.m2/repository/org/apache/hudi/hudi-spark3.5-bundle_2.12/1.0.2/hudi-spark3.5-bundle_2.12-1.0.2.jar" ]; then
+    "$VENV/bin/contest" packages fetch --name hudi >/dev/null
+    log "installing $hudi into the local Maven repository (from Spark's Ivy cache)"
+    mvn -q install:install-file -Dfile="$HOME/.ivy2/jars/org.apache.hudi_hudi-spark3.5-bundle_2.12-1.0.2.jar" \
+      -DgroupId=org.apache.hudi -DartifactId=hudi-spark3.5-bundle_2.12 -Dversion=1.0.2 -Dpackaging=jar
   fi
   local want have=""
   want=$(cat jvm/pom.xml $(find jvm/src -type f | sort) | sha256sum | cut -d' ' -f1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -155,21 +155,12 @@ class ClusterConfig:
     memory: str = "1g"
 
 
-# Table formats the harness runs beside its own LakeSoul tables (contest/peers).
-PEER_FORMATS = ("delta", "iceberg", "hudi")
-# Parquet codecs each peer format takes for its data files ("" = the format's default).
-PEER_CODECS = {
-    "delta": ("", "none", "snappy", "zstd", "gzip", "lz4_raw"),
-    "iceberg": ("", "none", "snappy", "zstd", "gzip"),
-    "hudi": ("", "none", "snappy", "zstd", "gzip", "lz4_raw"),
-}
-
-
 @dataclass(frozen=True)
 class PeerConfig:
     # The table format the write and read jobs use: "" = this project's LakeSoul tables;
-    # "delta", "iceberg" or "hudi" = a peer format through its own Spark library, so the
-    # harness measures what users would pick instead on the same data and oracle.
+    # a format of contest/peers/formats.py ("delta", "iceberg", "hudi", ...) = a peer
+    # format through its own Spark library, so the harness measures what users would
+    # pick instead on the same data and oracle. Each format checks its own options.
     format: str = ""
     # Maven coordinates loaded instead of the format's pinned set (contest/infra/packages.py);
     # "" = the pinned set. For trying another release of a format.
@@ -483,6 +474,8 @@ def validate(cfg: Config) -> None:
             parse_jdbc_url(cfg.pg.url)
         except PgError as exc:
             raise ConfigError(f"pg.url (LAKESOUL_PG_URL): {exc}") from None
+    for check in _CHECKS.values():
+        check(cfg)
     if cfg.pg.url and not (cfg.pg.username and cfg.pg.password):
         raise ConfigError(
             "pg.url is set (external PostgreSQL) but pg.username or pg.password is missing: "
@@ -491,29 +484,21 @@ def validate(cfg: Config) -> None:
 
 
 def _validate_peer(peer: PeerConfig) -> None:
-    if peer.format and peer.format not in PEER_FORMATS:
-        raise ConfigError(
-            f"peer.format: {peer.format!r} is not one of {', '.join(PEER_FORMATS)} "
-            "(or empty for LakeSoul)"
-        )
-    if peer.format and peer.codec not in PEER_CODECS[peer.format]:
-        raise ConfigError(
-            f"peer.codec: {peer.codec!r} is not one of "
-            f"{', '.join(c or '(default)' for c in PEER_CODECS[peer.format])} for {peer.format}"
-        )
-    if peer.merge_mode not in ("merge-on-read", "copy-on-write"):
-        raise ConfigError(
-            f"peer.merge_mode: {peer.merge_mode!r} is not merge-on-read or copy-on-write"
-        )
-    if peer.distribution not in ("", "none", "hash", "range"):
-        raise ConfigError(f"peer.distribution: {peer.distribution!r} is not none, hash or range")
-    if peer.hudi_index not in ("", "SIMPLE", "BLOOM", "BUCKET", "RECORD_INDEX"):
-        raise ConfigError(
-            f"peer.hudi_index: {peer.hudi_index!r} is not SIMPLE, BLOOM, BUCKET or RECORD_INDEX"
-        )
+    """The peer options every format shares; each format checks its own (below)."""
     for key in ("target_file_bytes", "broadcast_bytes", "buckets"):
         if getattr(peer, key) < 0:
             raise ConfigError(f"peer.{key}: must be 0 (default) or more, got {getattr(peer, key)}")
+
+
+# Checks of settings that belong to the layers above (a peer format checks its own
+# options): registered by them, run by `validate`, so this module names none of them.
+_CHECKS: dict[str, Callable[[Config], None]] = {}
+
+
+def register_check(name: str, check: Callable[[Config], None]) -> None:
+    """Run `check` on every validated config (registered again under the same name, it
+    replaces the earlier one)."""
+    _CHECKS[name] = check
 
 
 def to_toml(cfg: Config, *, secrets: bool = False) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import contest.peers.formats  # noqa: F401 (registers each peer format's option checks)
 from contest.config import Config, load_config
 from contest.errors import UsageError
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 
 from contest.cli.common import absolute, command, int_list, pairs
 from contest.config import Config, override
-from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
+from contest.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -141,20 +140,11 @@ def _logging() -> None:
 
 
 def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.data.batches import discover
-    from contest.infra.packages import for_paths
-    from contest.infra.postgres import resolve_connection
-    from contest.infra.spark import granted_cores, log_note, spark_session
-    from contest.write.job import WriteMode, run_write, select_batches
-    from contest.write.report import timeline
+    from contest.engines import WriteJob, WriteMode, engine_for
 
     cfg = _write_config(args, cfg)
-    if cfg.peer.format:
-        return _peer_write(args, cfg)
     delays = {int(k): float(v) for k, v in pairs(args.delay_commit, "--delay-commit").items()}
     only = int_list(args.only, "--only") if args.only is not None else None
-    # Bad input (a data folder, versions, --only naming no batch): before Spark starts.
-    select_batches(discover(args.data, cfg.write.versions or None, schema=None), only, args.data)
     mode = (
         WriteMode.RESUME
         if args.resume
@@ -164,42 +154,14 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
         if args.replace
         else WriteMode.CREATE
     )
-    conn = resolve_connection(cfg)
+    job = WriteJob(args.data, absolute(args.table), args.name, mode, only, delays)
+    engine = engine_for(cfg, "write")
     _logging()
-    if cfg.write.engine == "lakesoul-stock":
-        if mode not in (WriteMode.CREATE, WriteMode.REPLACE) or only or delays:
-            raise UsageError("write.engine=lakesoul-stock: only a new table (or --replace)")
-        return _stock_write(args, cfg, conn, mode is WriteMode.REPLACE)
-    with spark_session(cfg, "contest-write", for_paths(args.data)) as spark:
-        report = run_write(
-            spark,
-            conn,
-            cfg,
-            args.data,
-            absolute(args.table),
-            args.name,
-            mode=mode,
-            delays=delays,
-            indices=only,
-        )
-        cores = granted_cores(spark)  # what a score divides by (contest evaluate)
-    print(timeline(report), file=sys.stderr)
-    print(json.dumps({**report.to_dict(), "spark_cores": cores}))
-    for warning in report.warnings():
-        print(f"contest: warning: {warning}", file=sys.stderr)
-    print(
-        ("" if report.ok else "contest: ") + report.summary() + ("" if report.ok else log_note()),
-        file=sys.stderr,
-    )
-    return report.exit_code
+    return engine.write(cfg, job).emit(sys.stdout, sys.stderr)
 
 
 def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.infra.packages import for_paths
-    from contest.infra.postgres import resolve_connection
-    from contest.infra.spark import granted_cores, spark_session
-    from contest.read.job import ReadRequest, plan_read, run_read
-    from meta import catalog
+    from contest.engines import ReadJob, engine_for
 
     if args.as_of_version is not None and (
         args.from_version is not None or args.to_version is not None
@@ -211,100 +173,15 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
     if args.allow_unmerged:
         values["read.require_merged"] = False
     cfg = override(cfg, values) if values else cfg
-    if cfg.peer.format:
-        return _peer_read(args, cfg)
-    conn = resolve_connection(cfg)
-    if cfg.read.engine == "lakesoul-stock":
-        if args.as_of_version is not None or args.from_version is not None or args.to_version:
-            raise UsageError("read.engine=lakesoul-stock reads the head snapshot only")
-        return _stock_read(args, cfg, conn)
-    table = catalog.find_table(conn, args.table, cfg.table.namespace)
-    request = ReadRequest(
-        out_dir=absolute(args.out),
+    engine = engine_for(cfg, "read")
+    job = ReadJob(
+        # A LakeSoul table is found by name or path; a peer format's by its folder.
+        table=absolute(args.table) if engine.name == "peer" else args.table,
+        out=absolute(args.out),
         as_of=args.as_of_version,
         from_version=args.from_version,
         to_version=args.to_version,
         overwrite=args.overwrite,
         allow_gaps=args.allow_gaps,
     )
-    plan = plan_read(conn, cfg, table, request)  # every check before Spark starts
-    for warning in plan.warnings:
-        print(f"contest: warning: {warning}", file=sys.stderr)
-    with spark_session(cfg, "contest-read", for_paths(args.out)) as spark:
-        report = run_read(spark, cfg, plan)
-        cores = granted_cores(spark)
-    print(
-        f"read {report.table}: {report.rows:,} rows in {report.seconds:.3f} s -> {report.out}",
-        file=sys.stderr,
-    )
-    print(json.dumps({**report.to_dict(), "spark_cores": cores}))
-    return EXIT_OK
-
-
-def _stock_write(args: argparse.Namespace, cfg: Config, conn, replace: bool) -> int:
-    """The write of the lakesoul-stock engine (contest/write/stock.py)."""
-    from contest.infra.lakesoul_jvm import COORDINATES, session_config
-    from contest.infra.packages import for_paths
-    from contest.infra.spark import spark_session
-    from contest.write.stock import run_stock_write
-
-    packages = COORDINATES + for_paths(args.data)
-    with spark_session(session_config(cfg), "contest-write-stock", packages) as spark:
-        report = run_stock_write(
-            spark, conn, cfg, args.data, absolute(args.table), args.name, replace=replace
-        )
-    print(json.dumps(report.to_dict()))
-    print(("" if report.ok else "contest: ") + report.summary(), file=sys.stderr)
-    return report.exit_code
-
-
-def _stock_read(args: argparse.Namespace, cfg: Config, conn) -> int:
-    """The read of the lakesoul-stock engine (contest/read/stock.py)."""
-    from contest.infra.lakesoul_jvm import COORDINATES, session_config
-    from contest.infra.packages import for_paths
-    from contest.infra.spark import spark_session
-    from contest.read.stock import run_stock_read
-
-    packages = COORDINATES + for_paths(args.out)
-    with spark_session(session_config(cfg), "contest-read-stock", packages) as spark:
-        report = run_stock_read(spark, conn, cfg, args.table, absolute(args.out), args.overwrite)
-    print(
-        f"read {report.table}: {report.rows:,} rows in {report.seconds:.3f} s -> {report.out}",
-        file=sys.stderr,
-    )
-    print(json.dumps(report.to_dict()))
-    return EXIT_OK
-
-
-def _peer_write(args: argparse.Namespace, cfg: Config) -> int:
-    """`contest write` with peer.format set: the batches merged into a Delta, Iceberg or
-    Hudi table in version order (contest/peers/write.py); --table is its folder."""
-    from contest.peers.write import run_peer_write
-
-    if args.append or args.resume or args.only or args.delay_commit:
-        raise UsageError(
-            f"peer.format={cfg.peer.format}: --append, --resume, --only and --delay-commit "
-            "are for LakeSoul tables; a peer write applies every batch in version order"
-        )
-    _logging()
-    report = run_peer_write(cfg, args.data, absolute(args.table), replace=args.replace)
-    print(json.dumps(report.to_dict()))
-    print(("" if report.ok else "contest: ") + report.summary(), file=sys.stderr)
-    return EXIT_OK if report.ok else EXIT_FAILED
-
-
-def _peer_read(args: argparse.Namespace, cfg: Config) -> int:
-    """`contest read` with peer.format set: the format's merged snapshot as the result;
-    --table is the table's folder."""
-    from contest.peers.read import run_peer_read
-
-    if args.as_of_version is not None or args.from_version is not None or args.to_version:
-        raise UsageError(f"peer.format={cfg.peer.format}: version ranges are for LakeSoul tables")
-    report = run_peer_read(cfg, absolute(args.table), absolute(args.out), args.overwrite)
-    print(
-        f"read {report['format']} table {report['table']}: {report['rows']:,} rows in "
-        f"{report['seconds']:.3f} s -> {report['out']}",
-        file=sys.stderr,
-    )
-    print(json.dumps(report))
-    return EXIT_OK
+    return engine.read(cfg, job).emit(sys.stdout, sys.stderr)

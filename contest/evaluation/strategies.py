@@ -114,4 +114,43 @@ STRATEGIES: dict[str, dict[str, object]] = {
         "peer.table": {"hoodie.compact.inline": "false", "hoodie.metadata.enable": "false"},
         "spark.shuffle_partitions": 8,
     },
+    # --- Peers that defer the merge, as LakeSoul does: each batch is appended and the
+    # format's own merge runs at read (and in compactions), not at write.
+    #
+    # Apache Paimon 0.9.0 (paimon-spark-3.5, the newest Spark 3.5 connector the Maven
+    # repository here serves), a primary-key table whose aggregation merge engine is the
+    # contract (contest/peers/paimon.py: sum, last_non_null_value, sequence fields
+    # version + row position). Settings per Paimon's documentation:
+    # - fixed buckets (`bucket` = 8): "Data Distribution" page, fixed bucket mode hashes
+    #   the key into a bucket (one LSM tree each) without the key index that dynamic
+    #   buckets keep, and unlike dynamic buckets it allows several writers; 8 as for
+    #   hudi-mor, one per shuffle partition ("Write Performance": sink parallelism at
+    #   most, preferably equal to, the bucket count).
+    # - `write-only` = true: "Multiple Writers" page, writers skip compaction (and
+    #   snapshot expiration), so every commit only appends sorted runs and concurrent
+    #   commits never conflict; the read merges the runs, as the contest reads once.
+    # - `write-buffer-spillable` = true: "Write Performance" page, lets the writer's
+    #   sort buffer spill to disk instead of failing on the 10M-row first batch.
+    # - parquet with zstd (level 1): Paimon 0.9's defaults (`file.format`,
+    #   `file.compression`: "For faster read and write, it is recommended to use zstd").
+    "paimon-agg": {
+        "peer.format": "paimon",
+        "peer.buckets": 8,
+        "peer.table": {"write-only": "true", "write-buffer-spillable": "true"},
+        "spark.shuffle_partitions": 8,
+    },
+    # Apache Hudi 1.0.2, MERGE_ON_READ with the contract as a record merger compiled
+    # into jvm/ (contest/peers/hudi_merger.py; Hudi 1.0's Record Mergers page recommends
+    # mergers over payload classes): each collapsed batch is upserted as is, appended to
+    # log files without reading the table; the merger merges at read. The layout of
+    # hudi-mor (bucket index of 8 file groups, no inline compaction, no metadata table,
+    # snappy), so the two differ only in where the merge runs.
+    "hudi-merger": {
+        "peer.format": "hudi-merger",
+        "peer.hudi_index": "BUCKET",
+        "peer.buckets": 8,
+        "peer.codec": "snappy",
+        "peer.table": {"hoodie.compact.inline": "false", "hoodie.metadata.enable": "false"},
+        "spark.shuffle_partitions": 8,
+    },
 }

@@ -34,6 +34,9 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     "delta": ("io.delta:delta-spark_2.12:3.3.2",),
     "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.0",),
     "hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.0.2",),
+    # Apache Paimon's Spark 3.5 connector (a self-contained jar); the newest release of
+    # it the Maven repository here serves (contest/peers/paimon.py).
+    "paimon": ("org.apache.paimon:paimon-spark-3.5:0.9.0",),
 }
 # Artifacts a set must not pull in (they clash with Spark's own jars).
 EXCLUDES: dict[str, tuple[str, ...]] = {

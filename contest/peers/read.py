@@ -13,7 +13,7 @@ from contest.config import Config
 from contest.data.batches import COLUMNS
 from contest.errors import ReadError
 from contest.peers import formats
-from contest.peers.write import TABLE_MARKERS, session_config
+from contest.peers.write import session_config
 from contest.read import output
 
 if TYPE_CHECKING:
@@ -24,13 +24,7 @@ def table_dataframe(spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
     """The table as the format's reader merges it, in the contest's columns and types."""
     from pyspark.sql import functions as F
 
-    fmt = cfg.peer.format
-    if fmt == "delta":
-        df = spark.read.format("delta").load(str(table))
-    elif fmt == "iceberg":
-        df = spark.table(formats.iceberg_identifier(table))
-    else:
-        df = spark.read.format("hudi").load(str(table))
+    df = formats.of(cfg).read(spark, cfg, table)
     return df.select(
         *[F.col(c).cast("long").alias(c) if c == "requests" else F.col(c) for c in COLUMNS]
     )
@@ -39,10 +33,11 @@ def table_dataframe(spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
 def run_peer_read(cfg: Config, table_path: str | Path, out_dir: str, overwrite: bool) -> dict:
     """Check the table and the result folder, read, publish; the job's report."""
     from contest.infra import packages
-    from contest.infra.spark import spark_session
+    from contest.infra.spark import granted_cores, spark_session
 
     table = Path(str(table_path)).absolute()
-    marker = TABLE_MARKERS[cfg.peer.format]
+    fmt = formats.of(cfg)
+    marker = fmt.marker
     if not (table / marker).exists():
         raise ReadError(
             f"--table {table}: no {cfg.peer.format} table there (no {marker}): "
@@ -53,7 +48,7 @@ def run_peer_read(cfg: Config, table_path: str | Path, out_dir: str, overwrite: 
     packages.require(coords)
     started = time.perf_counter()
     with spark_session(session_config(cfg), f"contest-read-{cfg.peer.format}", coords) as spark:
-        for key, value in formats.runtime_conf(cfg, table).items():
+        for key, value in fmt.runtime_conf(cfg, table).items():
             spark.conf.set(key, value)
         try:
             table_dataframe(spark, cfg, table).write.option("compression", cfg.read.codec).parquet(
@@ -64,10 +59,12 @@ def run_peer_read(cfg: Config, table_path: str | Path, out_dir: str, overwrite: 
         except BaseException:
             output.discard(out)
             raise
+        cores = granted_cores(spark)
     return {
         "table": str(table),
         "format": cfg.peer.format,
         "out": str(out.target),
         "rows": rows,
         "seconds": round(time.perf_counter() - started, 3),
+        "spark_cores": cores,
     }

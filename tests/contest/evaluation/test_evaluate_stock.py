@@ -3,6 +3,7 @@ packages, jars and class path on their command line, and the result is exact on 
 contract case (all cases in one data set, keys prefixed by the case's name)."""
 
 import json
+import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -38,9 +39,11 @@ def all_cases(folder):
 def test_evaluate_lakesoul_stock_is_exact_on_the_contract_cases(cfg, pg, tmp_path, capsys):
     expected = all_cases(tmp_path / "data")
     args = ["evaluate", "--strategy", "lakesoul-stock", "--data", str(tmp_path / "data")]
-    code = main(cli(cfg, *args, "--cores", "2", "--results", "-"))
+    code = main(cli(cfg, *args, "--results", "-"))  # default cores: what the jobs held
     out, err = capsys.readouterr()
     rec = json.loads(out.strip().splitlines()[-1])
     assert code == 0, err[-3000:]
     assert rec["correct"] and rec["strategy"] == "lakesoul-stock"
+    cores = os.cpu_count()
+    assert rec["spark_cores"] == {"write": cores, "read": cores} and rec["cores"] == cores
     assert result_rows(rec["result_dir"]) == expected

@@ -89,7 +89,7 @@ def test_iceberg_tables_live_at_warehouse_namespace_table():
 @pytest.mark.parametrize(
     ("key", "value", "needle"),
     [
-        ("peer.format", "paimon", "peer.format: 'paimon' is not one of delta, iceberg, hudi"),
+        ("peer.format", "kudu", "peer.format: 'kudu' is not one of delta, iceberg, hudi, paimon"),
         ("peer.codec", "lz4_raw", "peer.codec: 'lz4_raw' is not one of"),  # not Iceberg's
         ("peer.merge_mode", "mor", "peer.merge_mode"),
         ("peer.hudi_index", "bucket", "peer.hudi_index"),

@@ -1,18 +1,24 @@
 """Each peer strategy end to end on the contract cases: `contest evaluate` with real
-jars and real Spark (a timed spark-submit write and read), the oracle's verdict, the
-hand-written expected rows, and the write amplification the format reports; a library
-that cannot be resolved is one line naming it and the pre-fetch command."""
+jars and real Spark (a timed spark-submit write and read) and the default cores, the
+oracle's verdict, the hand-written expected rows, the cores the jobs held, and the write
+amplification the format reports; a library that cannot be resolved is one line naming
+it and the pre-fetch command."""
 
 import json
+import os
 
 import pyarrow.parquet as pq
 import pytest
 
 from contest.cli.main import main
+from contest.evaluation.strategies import STRATEGIES
 from tests.support.combined_cases import write_combined
 from tests.support.config import cli
 
 pytestmark = [pytest.mark.spark]
+
+# Every strategy on a peer format (a new preset is covered as it is added).
+PEERS = sorted(name for name, preset in STRATEGIES.items() if preset.get("peer.format"))
 
 
 @pytest.fixture(scope="module")
@@ -26,12 +32,13 @@ def _last_json(out: str) -> dict:
 
 
 def _evaluate(cfg, tmp_path, strategy, data, *extra):
+    """Without --cores: the score divides by the cores the jobs report they held."""
     args = cli(cfg, *extra, "evaluate", "--strategy", strategy, "--data", str(data))
-    return main([*args, "--cores", "2", "--work", str(tmp_path / "work"), "--results", "-"])
+    return main([*args, "--work", str(tmp_path / "work"), "--results", "-"])
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("strategy", ["delta-merge", "delta-dv", "iceberg-mor", "hudi-mor"])
+@pytest.mark.parametrize("strategy", PEERS)
 def test_peer_is_exact_on_the_contract_cases(cfg, tmp_path, capsys, contract_data, strategy):
     data, expected = contract_data
     code = _evaluate(cfg, tmp_path, strategy, data)
@@ -40,6 +47,8 @@ def test_peer_is_exact_on_the_contract_cases(cfg, tmp_path, capsys, contract_dat
     assert code == 0, err[-3000:]
     assert rec["correct"] and rec["check"].startswith("OK")
     assert rec["merge_s"] is None  # no LakeSoul metadata to merge
+    cores = os.cpu_count()
+    assert rec["spark_cores"] == {"write": cores, "read": cores} and rec["cores"] == cores
     got = pq.read_table(rec["result_dir"]).to_pylist()
     assert sorted(got, key=lambda r: r["uuid"]) == expected
     report = rec["peer_write"]
@@ -55,7 +64,12 @@ def test_peer_is_exact_on_the_contract_cases(cfg, tmp_path, capsys, contract_dat
     elif strategy == "iceberg-mor":  # position-delete files, no data file removed
         assert all(b["metrics"].get("removed-data-files", 0) == 0 for b in merges)
         assert all(b["metrics"]["added-delete-files"] >= 1 for b in merges)
+    elif strategy == "paimon-agg":  # appends, the later ones from concurrent writers
+        assert batches[0]["operation"] == "create+append" and report["threads"] > 1
+        assert all(b["operation"] == "append" for b in merges)
+        assert batches[0]["metrics"]["total_record_count"] >= 1
     else:  # Hudi MOR upserts land in log files
+        assert strategy in ("hudi-mor", "hudi-merger")
         assert all(b["operation"] == "upsert" and b["log_files_added"] >= 1 for b in merges)
 
 

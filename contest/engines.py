@@ -1,0 +1,254 @@
+"""The engines that run the Write and Read jobs, registered by name: the harness's own
+(contest/write, contest/read), stock LakeSoul's libraries (write/stock.py, read/stock.py)
+and a peer table format (contest/peers). `contest write` and `contest read` (and so the
+timed jobs of `contest evaluate`) look the engine up and print what it returns; none of
+them holds a code path per engine.
+
+Every engine's job reports the cores its Spark application held (`spark_cores`): a
+score divides by them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from contest.config import Config
+from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
+from contest.write.job import WriteMode
+
+if TYPE_CHECKING:
+    from meta.connection import PgConnection
+
+
+@dataclass(frozen=True)
+class WriteJob:
+    """What `contest write` was asked to do."""
+
+    data: str
+    table: str  # absolute path or URI
+    name: str | None = None
+    mode: WriteMode = WriteMode.CREATE
+    only: list[int] | None = None
+    delays: Mapping[int, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReadJob:
+    """What `contest read` was asked to do."""
+
+    table: str  # a name, or a path (a peer format's table: its folder)
+    out: str  # absolute path or URI
+    as_of: int | None = None
+    from_version: int | None = None
+    to_version: int | None = None
+    overwrite: bool = False
+    allow_gaps: bool = False
+
+    @property
+    def versioned(self) -> bool:
+        return self.as_of is not None or self.from_version is not None or bool(self.to_version)
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """A job's report (one JSON line on stdout, `spark_cores` in it), lines for people
+    (stderr) and the exit code."""
+
+    report: dict
+    messages: tuple[str, ...]
+    exit_code: int
+
+    def emit(self, out, err) -> int:
+        for line in self.messages[:-1]:
+            print(line, file=err)
+        print(json.dumps(self.report), file=out)
+        if self.messages:
+            print(self.messages[-1], file=err)
+        return self.exit_code
+
+
+class Engine(Protocol):
+    name: str
+
+    def write(self, cfg: Config, job: WriteJob) -> JobOutcome: ...
+
+    def read(self, cfg: Config, job: ReadJob) -> JobOutcome: ...
+
+
+def _read_line(table: str, rows: int, seconds: float, out: str) -> str:
+    return f"read {table}: {rows:,} rows in {seconds:.3f} s -> {out}"
+
+
+def _connection(cfg: Config) -> PgConnection:
+    from contest.infra.postgres import resolve_connection
+
+    return resolve_connection(cfg)
+
+
+class Harness:
+    """This project's jobs: concurrent versioned upserts, merge operators on read."""
+
+    name = "harness"
+
+    def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
+        from contest.data.batches import discover
+        from contest.infra.packages import for_paths
+        from contest.infra.spark import granted_cores, log_note, spark_session
+        from contest.write.job import run_write, select_batches
+        from contest.write.report import timeline
+
+        # Bad input (a data folder, versions, --only naming no batch): before Spark starts.
+        batches = discover(job.data, cfg.write.versions or None, schema=None)
+        select_batches(batches, job.only, job.data)
+        conn = _connection(cfg)
+        with spark_session(cfg, "contest-write", for_paths(job.data)) as spark:
+            report = run_write(
+                spark,
+                conn,
+                cfg,
+                job.data,
+                job.table,
+                job.name,
+                mode=job.mode,
+                delays=dict(job.delays),
+                indices=job.only,
+            )
+            cores = granted_cores(spark)  # what a score divides by (contest evaluate)
+        summary = ("" if report.ok else "contest: ") + report.summary()
+        warnings = tuple(f"contest: warning: {w}" for w in report.warnings())
+        return JobOutcome(
+            {**report.to_dict(), "spark_cores": cores},
+            (timeline(report), *warnings, summary + ("" if report.ok else log_note())),
+            report.exit_code,
+        )
+
+    def read(self, cfg: Config, job: ReadJob) -> JobOutcome:
+        import sys
+
+        from contest.infra.packages import for_paths
+        from contest.infra.spark import granted_cores, spark_session
+        from contest.read.job import ReadRequest, plan_read, run_read
+        from meta import catalog
+
+        conn = _connection(cfg)
+        table = catalog.find_table(conn, job.table, cfg.table.namespace)
+        request = ReadRequest(
+            out_dir=job.out,
+            as_of=job.as_of,
+            from_version=job.from_version,
+            to_version=job.to_version,
+            overwrite=job.overwrite,
+            allow_gaps=job.allow_gaps,
+        )
+        plan = plan_read(conn, cfg, table, request)  # every check before Spark starts
+        for warning in plan.warnings:
+            print(f"contest: warning: {warning}", file=sys.stderr)
+        with spark_session(cfg, "contest-read", for_paths(job.out)) as spark:
+            report = run_read(spark, cfg, plan)
+            cores = granted_cores(spark)
+        out = {**report.to_dict(), "spark_cores": cores}
+        line = _read_line(report.table, report.rows, report.seconds, report.out)
+        return JobOutcome(out, (line,), EXIT_OK)
+
+
+class Stock:
+    """Stock LakeSoul: tables and commits by LakeSoul's DBManager, rows written and
+    merged by its native IO, sequential upserts in version order."""
+
+    name = "lakesoul-stock"
+
+    def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
+        from contest.infra.lakesoul_jvm import COORDINATES, session_config
+        from contest.infra.packages import for_paths
+        from contest.infra.spark import granted_cores, spark_session
+        from contest.write.stock import run_stock_write
+
+        if job.mode not in (WriteMode.CREATE, WriteMode.REPLACE) or job.only or job.delays:
+            raise UsageError("write.engine=lakesoul-stock: only a new table (or --replace)")
+        conn = _connection(cfg)
+        packages = COORDINATES + for_paths(job.data)
+        with spark_session(session_config(cfg), "contest-write-stock", packages) as spark:
+            report = run_stock_write(
+                spark,
+                conn,
+                cfg,
+                job.data,
+                job.table,
+                job.name,
+                replace=job.mode is WriteMode.REPLACE,
+            )
+            cores = granted_cores(spark)
+        summary = ("" if report.ok else "contest: ") + report.summary()
+        return JobOutcome({**report.to_dict(), "spark_cores": cores}, (summary,), report.exit_code)
+
+    def read(self, cfg: Config, job: ReadJob) -> JobOutcome:
+        from contest.infra.lakesoul_jvm import COORDINATES, session_config
+        from contest.infra.packages import for_paths
+        from contest.infra.spark import granted_cores, spark_session
+        from contest.read.stock import run_stock_read
+
+        if job.versioned:
+            raise UsageError("read.engine=lakesoul-stock reads the head snapshot only")
+        conn = _connection(cfg)
+        packages = COORDINATES + for_paths(job.out)
+        with spark_session(session_config(cfg), "contest-read-stock", packages) as spark:
+            report = run_stock_read(spark, conn, cfg, job.table, job.out, job.overwrite)
+            cores = granted_cores(spark)
+        out = {**report.to_dict(), "spark_cores": cores}
+        line = _read_line(report.table, report.rows, report.seconds, report.out)
+        return JobOutcome(out, (line,), EXIT_OK)
+
+
+class Peer:
+    """A peer table format (peer.format, contest/peers/formats.py): the batches merged
+    in version order, read by the format's own reader; --table is the table's folder."""
+
+    name = "peer"
+
+    def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
+        from contest.peers.write import run_peer_write
+
+        if job.mode in (WriteMode.APPEND, WriteMode.RESUME) or job.only or job.delays:
+            raise UsageError(
+                f"peer.format={cfg.peer.format}: --append, --resume, --only and --delay-commit "
+                "are for LakeSoul tables; a peer write applies every batch in version order"
+            )
+        report = run_peer_write(cfg, job.data, job.table, replace=job.mode is WriteMode.REPLACE)
+        summary = ("" if report.ok else "contest: ") + report.summary()
+        return JobOutcome(report.to_dict(), (summary,), EXIT_OK if report.ok else EXIT_FAILED)
+
+    def read(self, cfg: Config, job: ReadJob) -> JobOutcome:
+        from contest.peers.read import run_peer_read
+
+        if job.versioned:
+            raise UsageError(
+                f"peer.format={cfg.peer.format}: version ranges are for LakeSoul tables"
+            )
+        report = run_peer_read(cfg, job.table, job.out, job.overwrite)
+        line = _read_line(
+            f"{report['format']} table {report['table']}",
+            report["rows"],
+            report["seconds"],
+            report["out"],
+        )
+        return JobOutcome(report, (line,), EXIT_OK)
+
+
+# write.engine and read.engine name one of the first two (contest/config.py's ENGINES);
+# the peer engine is chosen by peer.format.
+AVAILABLE_ENGINES: dict[str, Engine] = {e.name: e for e in (Harness(), Stock(), Peer())}
+
+
+def engine_name(cfg: Config, stage: str) -> str:
+    """The engine of a stage ("write" or "read"): a peer format when peer.format is set,
+    else write.engine / read.engine."""
+    if cfg.peer.format:
+        return Peer.name
+    return cfg.write.engine if stage == "write" else cfg.read.engine
+
+
+def engine_for(cfg: Config, stage: str) -> Engine:
+    return AVAILABLE_ENGINES[engine_name(cfg, stage)]

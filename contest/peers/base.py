@@ -1,0 +1,93 @@
+"""What a peer table format is to the harness: one object per format, registered in
+`contest/peers/formats.py`, implementing `PeerFormat`.
+
+A format says which JVM libraries it needs (a named set of `contest/infra/packages.py`),
+the Spark settings that must be in place when the session starts and those a running
+session takes, the properties its table is created with, how one batch is applied, how
+the table is read merged, its commit's own numbers, and which of the `peer.*` options it
+accepts. The write and read jobs (`contest/peers/write.py`, `read.py`) hold everything
+the formats share: the batch loop, reports, the table folder's files, the result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from contest.config import Config, PeerConfig
+from contest.data.batches import Batch
+from contest.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+# Parquet codec names as the formats spell them ("none" is the harness's own spelling).
+_CODEC_NAMES = {"none": "uncompressed"}
+
+
+def codec_name(name: str) -> str:
+    return _CODEC_NAMES.get(name, name)
+
+
+def quoted(path: Path) -> str:
+    """A path as a back-quoted SQL identifier (`delta.`/path``)."""
+    return "`" + str(path).replace("`", "``") + "`"
+
+
+class PeerFormat:
+    """One peer table format. Subclasses set the class attributes and implement
+    `apply_batch` and `read`; the other methods have the common defaults."""
+
+    # The value of peer.format that selects it.
+    name: ClassVar[str] = ""
+    # Its set of Maven coordinates in contest/infra/packages.py.
+    package_set: ClassVar[str] = ""
+    # Parquet codecs peer.codec may name for it ("" = the format's own default).
+    codecs: ClassVar[tuple[str, ...]] = ("",)
+    # The entry that marks a folder as one of its tables (a replaced folder must have it).
+    marker: ClassVar[str] = ""
+    # Folders of its table that hold log and metadata, not data (left out of file counts).
+    metadata_dirs: ClassVar[tuple[str, ...]] = ()
+    # Whether batches after the first may be applied concurrently, committing in any
+    # order (the format orders a key's versions by the batch's version itself).
+    concurrent_batches: ClassVar[bool] = False
+
+    def validate(self, peer: PeerConfig) -> None:
+        """Refuse values of the options this format owns, in one line naming the key.
+        Run whichever format is selected: a bad value is a mistake wherever it is set."""
+
+    def check_codec(self, peer: PeerConfig) -> None:
+        """Refuse a codec this format cannot write (when it is the selected format)."""
+        if peer.codec not in self.codecs:
+            raise ConfigError(
+                f"peer.codec: {peer.codec!r} is not one of "
+                f"{', '.join(c or '(default)' for c in self.codecs)} for {self.name}"
+            )
+
+    def start_conf(self, cfg: Config) -> dict[str, str]:
+        """Settings read when the session starts (extensions, catalogs, serializer)."""
+        return {}
+
+    def runtime_conf(self, cfg: Config, table: Path) -> dict[str, str]:
+        """SQL settings a running session takes, set before the table is touched."""
+        if cfg.peer.broadcast_bytes:
+            return {"spark.sql.autoBroadcastJoinThreshold": str(cfg.peer.broadcast_bytes)}
+        return {}
+
+    def table_properties(self, cfg: Config) -> dict[str, str]:
+        """Properties the table is created with: the format's, then peer.table's."""
+        return dict(cfg.peer.table)
+
+    def apply_batch(
+        self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
+    ) -> str:
+        """Apply one batch (the first creates the table); returns the operation's name."""
+        raise NotImplementedError
+
+    def commit_metrics(self, spark: SparkSession, table: Path) -> dict[str, int]:
+        """The format's own numbers for the commit just made (none by default)."""
+        return {}
+
+    def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
+        """The table's current snapshot as the format's reader merges it."""
+        raise NotImplementedError

@@ -1,0 +1,128 @@
+"""Apache Iceberg: format v2 tables in a Hadoop catalog, MERGE INTO as merge-on-read
+(position deletes) or copy-on-write (peer.merge_mode). Commit numbers from the
+snapshot summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contest.config import Config, PeerConfig
+from contest.data.batches import Batch
+from contest.errors import ConfigError
+from contest.peers.base import PeerFormat, codec_name
+from contest.peers.merge import collapsed, merge_sql
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+# The Iceberg catalog the jobs use: a Hadoop catalog, i.e. the warehouse folder itself
+# holds each table's metadata pointer (version-hint.text) and commits by atomic rename.
+# Chosen because it needs no server and the contest's tables are on a local disk, where
+# rename is atomic. On an object store (no atomic rename) a JDBC catalog on the
+# project's PostgreSQL would be the choice; it changes only the commit, not the MERGE.
+CATALOG = "peer"
+# Snapshot summary keys kept in the report.
+METRICS = (
+    "added-data-files",
+    "removed-data-files",
+    "added-delete-files",
+    "removed-delete-files",
+    "added-position-deletes",
+    "added-records",
+    "deleted-records",
+    "added-files-size",
+    "removed-files-size",
+    "total-data-files",
+    "total-delete-files",
+    "total-position-deletes",
+    "total-records",
+)
+
+
+def location(table_path: Path) -> tuple[Path, str, str]:
+    """(warehouse, namespace, table) of a table folder in a Hadoop catalog: the catalog
+    keeps table `ns.t` at `<warehouse>/ns/t`, so the folder's parent is the namespace and
+    its grandparent the warehouse."""
+    path = Path(table_path).absolute()
+    return path.parent.parent, path.parent.name, path.name
+
+
+def identifier(table_path: Path) -> str:
+    _, namespace, name = location(table_path)
+    return f"{CATALOG}.`{namespace}`.`{name}`"
+
+
+class Iceberg(PeerFormat):
+    name = "iceberg"
+    package_set = "iceberg"
+    codecs = ("", "none", "snappy", "zstd", "gzip")
+    marker = "metadata"
+    metadata_dirs = ("metadata",)
+
+    def validate(self, peer: PeerConfig) -> None:
+        if peer.merge_mode not in ("merge-on-read", "copy-on-write"):
+            raise ConfigError(
+                f"peer.merge_mode: {peer.merge_mode!r} is not merge-on-read or copy-on-write"
+            )
+        if peer.distribution not in ("", "none", "hash", "range"):
+            raise ConfigError(
+                f"peer.distribution: {peer.distribution!r} is not none, hash or range"
+            )
+
+    def start_conf(self, cfg: Config) -> dict[str, str]:
+        return {
+            "spark.sql.extensions": (
+                "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+            ),
+            f"spark.sql.catalog.{CATALOG}": "org.apache.iceberg.spark.SparkCatalog",
+            f"spark.sql.catalog.{CATALOG}.type": "hadoop",
+        }
+
+    def runtime_conf(self, cfg: Config, table: Path) -> dict[str, str]:
+        warehouse, _, _ = location(table)
+        conf = super().runtime_conf(cfg, table)
+        conf[f"spark.sql.catalog.{CATALOG}.warehouse"] = str(warehouse)
+        return conf
+
+    def table_properties(self, cfg: Config) -> dict[str, str]:
+        p = cfg.peer
+        props = {"format-version": "2"}
+        for op in ("merge", "update", "delete"):
+            props[f"write.{op}.mode"] = p.merge_mode
+        if p.codec:
+            props["write.parquet.compression-codec"] = codec_name(p.codec)
+        if p.target_file_bytes:
+            props["write.target-file-size-bytes"] = str(p.target_file_bytes)
+        if p.distribution:
+            props["write.distribution-mode"] = p.distribution
+            props["write.merge.distribution-mode"] = p.distribution
+        return props | super().table_properties(cfg)
+
+    def apply_batch(
+        self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
+    ) -> str:
+        source = collapsed(spark, batch)
+        ident = identifier(table)
+        if first:
+            spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ident.rsplit('.', 1)[0]}")
+            writer = source.writeTo(ident).using("iceberg")
+            for key, value in self.table_properties(cfg).items():
+                writer = writer.tableProperty(key, value)
+            writer.create()
+            return "create"
+        source.createOrReplaceTempView("contest_peer_batch")
+        spark.sql(merge_sql(ident, "contest_peer_batch"))
+        return "merge"
+
+    def commit_metrics(self, spark: SparkSession, table: Path) -> dict[str, int]:
+        snap = spark.sql(
+            f"SELECT summary FROM {identifier(table)}.snapshots ORDER BY committed_at DESC LIMIT 1"
+        ).collect()[0]["summary"]
+        return {k: int(snap[k]) for k in METRICS if k in snap}
+
+    def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
+        return spark.table(identifier(table))
+
+
+FORMAT = Iceberg()

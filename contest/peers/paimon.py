@@ -1,0 +1,153 @@
+"""Apache Paimon: a primary-key table whose aggregation merge engine is the contract.
+
+The table is keyed by uuid with `'merge-engine' = 'aggregation'`: `requests` is summed
+(`sum` skips NULLs and is NULL only when every value is), every other column keeps its
+last non-NULL value (`last_non_null_value`); the contract's "null" name is made NULL as
+the rows are written, so it keeps the older name as the contract asks. Writes append
+sorted runs to each bucket's LSM tree; the merge runs when the table is read (and in
+compactions): deferred, as LakeSoul defers it.
+https://paimon.apache.org/docs/0.9/primary-key-table/merge-engine/aggregation/
+
+Order: `'sequence.field' = '_ver,_pos'`, the batch's version, then the row's position
+in its batch (compared in that order). Paimon merges the records of a key in sequence
+order, so batches may be written in any order, and rows of one key inside one batch are
+applied in file order, without collapsing the batch in Spark first (that would be one
+more shuffle and aggregation per batch, doing the merge engine's work).
+https://paimon.apache.org/docs/0.9/primary-key-table/sequence-rowkind/
+The position is Spark's `monotonically_increasing_id` on the batch as read, the order
+the copy-on-write baseline's `collapse_batch` takes as file order too.
+
+Concurrent writers: batches after the first are written from a pool of write.threads
+threads, as the harness's own write does (contest/peers/write.py). Each batch is one
+Spark write and one Paimon commit; commits race on the next snapshot's id, which
+Paimon's local file IO claims by a rename under a JVM-wide lock that refuses an existing
+target (`LocalFileIO.rename`, RENAME_LOCK), and a writer that loses retries on the new
+latest snapshot. With `write-only` no writer compacts, so no two commits delete the
+same file and none conflicts ("Multiple Writers" page); the sequence fields, not the
+commit order, order a key's versions. Tried: ten batches committed newest first from
+four threads gave eleven APPEND snapshots and the oracle's result exactly.
+https://paimon.apache.org/docs/0.9/maintenance/multiple-writers/
+
+Where the table lives: Paimon's filesystem catalog keeps table `db.t` at
+`<warehouse>/db.db/t`; the table folder the harness names is the warehouse, holding one
+database and one table (so its stored bytes are the folder's).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contest.config import Config
+from contest.data.batches import COLUMNS, Batch
+from contest.peers.base import PeerFormat, codec_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+CATALOG = "paimon"
+DATABASE = "contest"
+TABLE = "ccf"
+# The sequence fields: the batch's version, then the row's position in its batch.
+SEQUENCE = ("_ver", "_pos")
+# The snapshot's own numbers kept in the report (its `snapshots` system table).
+METRICS = ("delta_record_count", "changelog_record_count", "total_record_count")
+
+
+def identifier() -> str:
+    return f"{CATALOG}.{DATABASE}.{TABLE}"
+
+
+def merge_properties() -> dict[str, str]:
+    """The contract as Paimon table options (fixed: they are what makes it exact)."""
+    props = {
+        "primary-key": "uuid",
+        "merge-engine": "aggregation",
+        "fields.requests.aggregate-function": "sum",
+        "sequence.field": ",".join(SEQUENCE),
+    }
+    for col in COLUMNS:
+        if col not in ("uuid", "requests"):
+            props[f"fields.{col}.aggregate-function"] = "last_non_null_value"
+    return props
+
+
+class Paimon(PeerFormat):
+    name = "paimon"
+    package_set = "paimon"
+    # Paimon's own codec names for file.compression ("" = its default).
+    codecs = ("", "none", "snappy", "zstd", "gzip", "lz4")
+    marker = f"{DATABASE}.db"
+    # Everything under the table but its bucket folders is metadata.
+    metadata_dirs = ("schema", "snapshot", "manifest", "index", "statistics")
+    concurrent_batches = True
+
+    def start_conf(self, cfg: Config) -> dict[str, str]:
+        # https://paimon.apache.org/docs/0.9/spark/quick-start/
+        return {
+            "spark.sql.extensions": (
+                "org.apache.paimon.spark.extensions.PaimonSparkSessionExtensions"
+            ),
+            f"spark.sql.catalog.{CATALOG}": "org.apache.paimon.spark.SparkCatalog",
+        }
+
+    def runtime_conf(self, cfg: Config, table: Path) -> dict[str, str]:
+        conf = super().runtime_conf(cfg, table)
+        conf[f"spark.sql.catalog.{CATALOG}.warehouse"] = Path(table).absolute().as_uri()
+        return conf
+
+    def table_properties(self, cfg: Config) -> dict[str, str]:
+        p = cfg.peer
+        props = merge_properties()
+        if p.buckets:
+            props["bucket"] = str(p.buckets)
+        if p.codec:
+            props["file.compression"] = codec_name(p.codec).replace("uncompressed", "none")
+        if p.target_file_bytes:
+            props["target-file-size"] = f"{p.target_file_bytes}b"
+        return props | super().table_properties(cfg)
+
+    def rows(self, spark: SparkSession, batch: Batch) -> DataFrame:
+        """The batch's rows as written: "null" names made NULL, version and position."""
+        from pyspark.sql import functions as F
+
+        df = spark.read.parquet(str(batch.path)).select(*COLUMNS)
+        name = F.when(F.col("name") == "null", F.lit(None)).otherwise(F.col("name"))
+        return (
+            df.withColumn("name", name)
+            .withColumn(SEQUENCE[0], F.lit(batch.version).cast("long"))
+            .withColumn(SEQUENCE[1], F.monotonically_increasing_id())
+        )
+
+    def create(self, spark: SparkSession, cfg: Config, schema) -> None:
+        cols = ", ".join(
+            f"`{f.name}` {f.dataType.simpleString()}" + (" NOT NULL" if f.name == "uuid" else "")
+            for f in schema.fields
+        )
+        props = ", ".join(f"'{k}' = '{v}'" for k, v in self.table_properties(cfg).items())
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {CATALOG}.{DATABASE}")
+        spark.sql(f"CREATE TABLE {identifier()} ({cols}) TBLPROPERTIES ({props})")
+
+    def apply_batch(
+        self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
+    ) -> str:
+        rows = self.rows(spark, batch)
+        if first:
+            self.create(spark, cfg, rows.schema)
+        rows.writeTo(identifier()).append()
+        return "create+append" if first else "append"
+
+    def commit_metrics(self, spark: SparkSession, table: Path) -> dict[str, int]:
+        snap = spark.sql(
+            f"SELECT {', '.join(METRICS)} FROM {CATALOG}.{DATABASE}.`{TABLE}$snapshots` "
+            "ORDER BY snapshot_id DESC LIMIT 1"
+        ).collect()
+        if not snap:
+            return {}
+        return {k: int(v) for k, v in snap[0].asDict().items() if v is not None}
+
+    def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
+        return spark.table(identifier())
+
+
+FORMAT = Paimon()

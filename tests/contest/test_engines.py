@@ -1,0 +1,65 @@
+"""The engines registry: which engine a config picks, and what each refuses before any
+Spark session starts."""
+
+import io
+import json
+
+import pytest
+
+from contest.config import load_config
+from contest.engines import AVAILABLE_ENGINES, JobOutcome, ReadJob, WriteJob, engine_for
+from contest.errors import UsageError
+from contest.evaluation.strategies import STRATEGIES
+from contest.write.job import WriteMode
+
+
+@pytest.mark.parametrize(
+    ("strategy", "engine"),
+    [
+        ("optimized", "harness"),
+        ("baseline-cow", "harness"),
+        ("lakesoul-stock", "lakesoul-stock"),
+        ("delta-merge", "peer"),
+        ("hudi-mor", "peer"),
+    ],
+)
+def test_each_strategy_runs_on_its_engine(strategy, engine):
+    cfg = load_config(preset=STRATEGIES[strategy])
+    assert engine_for(cfg, "write").name == engine
+    assert engine_for(cfg, "read").name == engine
+
+
+def test_every_engine_config_names_is_registered():
+    from contest.config import ENGINES
+
+    assert set(ENGINES) <= set(AVAILABLE_ENGINES)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "job"),
+    [
+        ("lakesoul-stock", WriteJob("d", "/t", mode=WriteMode.APPEND)),
+        ("lakesoul-stock", WriteJob("d", "/t", delays={0: 1.0})),
+        ("delta-merge", WriteJob("d", "/t", mode=WriteMode.RESUME)),
+        ("delta-merge", WriteJob("d", "/t", only=[0, 1])),
+    ],
+)
+def test_writes_an_engine_cannot_do_are_refused_before_spark(strategy, job):
+    cfg = load_config(preset=STRATEGIES[strategy])
+    with pytest.raises(UsageError):
+        engine_for(cfg, "write").write(cfg, job)
+
+
+@pytest.mark.parametrize("strategy", ["lakesoul-stock", "iceberg-mor"])
+def test_version_ranges_are_for_the_harness_read(strategy):
+    cfg = load_config(preset=STRATEGIES[strategy])
+    with pytest.raises(UsageError):
+        engine_for(cfg, "read").read(cfg, ReadJob("/t", "/o", as_of=3))
+
+
+def test_an_outcome_is_one_json_line_and_its_messages():
+    out, err = io.StringIO(), io.StringIO()
+    code = JobOutcome({"rows": 3, "spark_cores": 2}, ("timeline", "summary"), 1).emit(out, err)
+    assert code == 1
+    assert json.loads(out.getvalue()) == {"rows": 3, "spark_cores": 2}
+    assert err.getvalue().splitlines() == ["timeline", "summary"]
