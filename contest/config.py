@@ -203,6 +203,37 @@ class PeerConfig:
     table: dict[str, str] = field(default_factory=dict)
 
 
+# How a later batch picks the earlier keys it updates (README, "Workloads").
+DISTRIBUTIONS = ("uniform", "zipf", "recent")
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """The shape of the generated data; the defaults are the contest's (byte-for-byte the
+    data the generator wrote before workloads existed). Row counts are at scale 1."""
+
+    # A label: the workload file's name, and part of the data cache's key.
+    name: str = "contest"
+    batches: int = 11
+    # Rows of base-0, and of each later batch.
+    first_rows: int = 10_000_000
+    batch_rows: int = 2_000_000
+    # Share of a later batch's rows that update keys of earlier batches (the rest are new).
+    update_share: float = 0.5
+    # Which earlier keys the updates hit: "uniform" (any), "zipf" (a few hot keys again and
+    # again, P(k-th key) ~ 1/k^zipf_exponent), "recent" (keys of the last recent_batches).
+    distribution: str = "uniform"
+    zipf_exponent: float = 1.2
+    recent_batches: int = 1
+    # Share of a batch's rows that repeat a key already in the same batch.
+    repeat_share: float = 0.0
+    # Share of SQL NULLs in every non-key column, and of names that are the string "null".
+    null_share: float = 0.0
+    null_string_share: float = 0.15
+    # Extra payload columns and their merge operators (SumAll: int64; others: string).
+    columns: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Config:
     # Servers' data, passwords, logs (relative: to the folder the command runs in).
@@ -227,6 +258,7 @@ class Config:
     s3: ObjectStoreConfig = field(default_factory=ObjectStoreConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     peer: PeerConfig = field(default_factory=PeerConfig)
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
 
     @property
     def state_path(self) -> Path:
@@ -350,9 +382,11 @@ def load_config(
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
     preset: Mapping[str, Any] | None = None,
+    workload: Mapping[str, Any] | None = None,
 ) -> Config:
-    """Defaults (and a strategy's preset), then the TOML file, then the environment,
-    then explicit overrides."""
+    """Defaults (and a strategy's preset), then the TOML file, then a named workload
+    (`--workload`: its `workload.*` keys replace the whole section), then the
+    environment, then explicit overrides."""
     cfg = Config()
     for key, value in (preset or {}).items():
         set_key(cfg, key, value)
@@ -365,6 +399,9 @@ def load_config(
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         apply_mapping(cfg, data)
+    if workload is not None:
+        object.__setattr__(cfg, "workload", WorkloadConfig())
+        apply_mapping(cfg, workload)
     env = env or {}
     if env.get(LAKESOUL_HOME):
         apply_mapping(cfg, lakesoul_home_settings(Path(env[LAKESOUL_HOME])))
@@ -475,6 +512,7 @@ def validate(cfg: Config) -> None:
     if cfg.cluster.workers < 1 or cfg.cluster.cores_per_worker < 1:
         raise ConfigError("cluster.workers and cluster.cores_per_worker: must be at least 1")
     _validate_peer(cfg.peer)
+    validate_workload(cfg.workload)
     if cfg.pg.url and not (cfg.pg.username and cfg.pg.password):
         raise ConfigError(
             "pg.url is set (external PostgreSQL) but pg.username or pg.password is missing: "
@@ -506,6 +544,45 @@ def _validate_peer(peer: PeerConfig) -> None:
     for key in ("target_file_bytes", "broadcast_bytes", "buckets"):
         if getattr(peer, key) < 0:
             raise ConfigError(f"peer.{key}: must be 0 (default) or more, got {getattr(peer, key)}")
+
+
+def validate_workload(w: WorkloadConfig) -> None:
+    """Impossible shapes refused, naming the key."""
+    if w.batches < 1:
+        raise ConfigError(f"workload.batches: must be at least 1, got {w.batches}")
+    for key in ("first_rows", "batch_rows"):
+        if getattr(w, key) < 1:
+            raise ConfigError(f"workload.{key}: must be at least 1, got {getattr(w, key)}")
+    for key in ("update_share", "repeat_share", "null_share", "null_string_share"):
+        if not 0 <= getattr(w, key) <= 1:
+            raise ConfigError(f"workload.{key}: must be in [0, 1], got {getattr(w, key)}")
+    if w.update_share + w.repeat_share > 1:
+        raise ConfigError(
+            f"workload.repeat_share: with update_share {w.update_share} it leaves no room "
+            f"for new keys (the two must add up to at most 1, got {w.repeat_share})"
+        )
+    if w.distribution not in DISTRIBUTIONS:
+        raise ConfigError(
+            f"workload.distribution: {w.distribution!r} is not one of {', '.join(DISTRIBUTIONS)}"
+        )
+    if w.zipf_exponent <= 1:
+        raise ConfigError(f"workload.zipf_exponent: must be above 1, got {w.zipf_exponent}")
+    if w.recent_batches < 1:
+        raise ConfigError(f"workload.recent_batches: must be at least 1, got {w.recent_batches}")
+    if not w.columns:
+        return
+    from contest.data.batches import COLUMNS  # pyarrow: only for workloads with columns
+    from contest.read.operators import OPERATORS
+
+    for col, op in w.columns.items():
+        if not col.isidentifier() or col.lower() != col:
+            raise ConfigError(f"workload.columns.{col}: a column name is lower-case a-z, 0-9, _")
+        if col in COLUMNS:
+            raise ConfigError(f"workload.columns.{col}: a contest column already")
+        if op not in OPERATORS:
+            raise ConfigError(
+                f"workload.columns.{col}: {op!r} is not one of {', '.join(OPERATORS)}"
+            )
 
 
 def to_toml(cfg: Config, *, secrets: bool = False) -> str:
