@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from contest.config import Config, absolute_paths, as_dict, to_toml
+from contest.config import Config, WorkloadConfig, absolute_paths, as_dict, to_toml
 from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discover
 from contest.errors import UsageError
 from contest.evaluation.strategies import DEFAULT_SCALE
@@ -36,18 +36,25 @@ SCALE1_ROWS = BASE0_ROWS + (BATCHES - 1) * UPDATE_BATCH_ROWS
 SIZE_RULE_BYTES = 2_000_000_000  # the contest's stored-size floor at scale 1
 
 
-def scale_of(rows: int) -> float:
-    return rows / SCALE1_ROWS
+def scale_of(rows: int, workload: WorkloadConfig | None = None) -> float:
+    """Rows as a scale: of the contest's 30M rows, or of a workload's rows at scale 1."""
+    if workload is None:
+        return rows / SCALE1_ROWS
+    return rows / (workload.first_rows + (workload.batches - 1) * workload.batch_rows)
 
 
 def cached_data(cfg: Config, scale: float, seed: int, say: Callable[[str], None]) -> Path:
+    """Generated data of the configured workload, kept per workload, scale and seed (the
+    contest's shape keeps the folder names it had before workloads)."""
     from contest.data.generator import generate
+    from contest.data.workload import cache_label
 
-    folder = cfg.work_path / "data" / f"scale-{scale:g}-seed-{seed}"
+    label = cache_label(cfg.workload)
+    folder = cfg.work_path / "data" / f"{label + '-' if label else ''}scale-{scale:g}-seed-{seed}"
     marker = folder / ".complete"
     if not marker.exists():
-        say(f"generating scale {scale:g} data into {folder}")
-        generate(folder, scale, seed)
+        say(f"generating scale {scale:g} data of workload {cfg.workload.name} into {folder}")
+        generate(folder, scale, seed, workload=cfg.workload)
         marker.write_text("ok\n")
     return folder
 
@@ -55,16 +62,22 @@ def cached_data(cfg: Config, scale: float, seed: int, say: Callable[[str], None]
 def cached_expected(
     cfg: Config, data: Path | str, versions: str, say: Callable[[str], None]
 ) -> Path:
+    """The oracle's result for a data folder, kept per folder, files, versions and merge
+    operators (a workload's extra columns have theirs)."""
     from contest.data.oracle import config_budget, expected_result
+    from contest.data.workload import contract_operators, workload_schema
 
-    batches = discover(data, versions or None)
+    batches = discover(data, versions or None, workload_schema(cfg.workload))
+    ops = contract_operators(cfg.workload)
     where = str(data) if is_object_store(data) else str(Path(data).resolve())
     ident = json.dumps([where, versions] + [[b.name, b.bytes, b.mtime_ns] for b in batches])
+    if cfg.workload.columns:  # the contest's columns keep the keys they had
+        ident += json.dumps(ops)
     key = hashlib.sha256(ident.encode()).hexdigest()[:16]
     out = cfg.work_path / "oracle" / f"{key}.parquet"
     if not out.exists():
         say("computing the expected result (oracle)")
-        expected_result(batches, out, budget=config_budget(cfg))
+        expected_result(batches, out, budget=config_budget(cfg), operators=ops)
     return out
 
 
@@ -274,9 +287,9 @@ def _evaluate(
             data = cached_data(cfg, scale if scale is not None else DEFAULT_SCALE, seed, say)
         if not is_object_store(str(data)):
             data = Path(data).absolute()  # the jobs run in the evaluation's folder
-        batches = discover(data, cfg.write.versions or None)
+        batches = discover(data, cfg.write.versions or None, None)
         rows = sum(b.rows for b in batches)
-        record.update(data=str(data), rows=rows, scale=round(scale_of(rows), 6))
+        record.update(data=str(data), rows=rows, scale=round(scale_of(rows, cfg.workload), 6))
         expected = cached_expected(cfg, data, cfg.write.versions, say)
 
         phase("clean")

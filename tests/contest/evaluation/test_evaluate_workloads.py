@@ -1,0 +1,63 @@
+"""Workloads end to end: `contest gen --workload` then `contest evaluate` on any number of
+batches, and a wide workload's extra columns through write, read, oracle and check
+(whole spark-submit processes, real PostgreSQL; small data)."""
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from contest.cli.main import main
+from tests.support.config import cli
+
+pytestmark = [pytest.mark.spark, pytest.mark.pg]
+
+
+def _last_json(out: str) -> dict:
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_evaluate_forty_batches(cfg, pg, tmp_path, capsys):
+    shape = tmp_path / "forty.toml"
+    shape.write_text(
+        "[workload]\nbatches = 40\nfirst_rows = 2000\nbatch_rows = 100\n"
+        'update_share = 0.8\nrepeat_share = 0.1\ndistribution = "recent"\nrecent_batches = 3\n'
+    )
+    data = tmp_path / "data"
+    assert main(cli(cfg, "gen", "--workload", str(shape), "--scale", "1", "--out", str(data))) == 0
+    gen = _last_json(capsys.readouterr().out)
+    assert gen["files"] == 40 and gen["workload"] == "forty"
+    assert sorted(p.name for p in data.iterdir()) == sorted(f"base-{i}.parquet" for i in range(40))
+    code = main(cli(cfg, "evaluate", "--data", str(data), "--cores", "2", "--results", "-"))
+    out, err = capsys.readouterr()
+    rec = _last_json(out)
+    assert code == 0, err[-3000:]
+    assert rec["correct"] and rec["rows"] == 2000 + 39 * 100 == gen["rows"]
+
+
+def test_evaluate_wide_workload_carries_its_columns(cfg, pg, tmp_path, capsys):
+    argv = cli(cfg, "evaluate", "--workload", "wide", "--scale", "0.0002", "--cores", "2")
+    code = main([*argv, "--work", str(tmp_path / "w"), "--results", "-"])
+    out, err = capsys.readouterr()
+    rec = _last_json(out)
+    assert code == 0, err[-3000:]
+    assert rec["correct"] and rec["rows"] == 1000 + 10 * 200
+    assert rec["scale"] == pytest.approx(0.0002)
+    result = pq.read_table(rec["result_dir"])
+    assert len(result.column_names) == 8 + 16
+    assert str(result.schema.field("metric_01").type) == "int64"
+    # The data is cached per workload: the contest's shape has its own folder.
+    cached = sorted(p.name for p in (tmp_path / "w" / "data").iterdir())
+    assert len(cached) == 1 and cached[0].startswith("wide-")
+
+
+def test_wide_data_without_its_workload_is_one_clear_error(cfg, tmp_path, capsys):
+    data = tmp_path / "wide"
+    argv = ["gen", "--workload", "wide", "--scale", "0.0001", "--out", str(data)]
+    assert main(cli(cfg, *argv)) == 0
+    capsys.readouterr()
+    code = main(cli(cfg, "oracle", "--data", str(data), "--out", str(tmp_path / "e")))
+    err = capsys.readouterr().err
+    assert code == 2 and "unexpected column(s) metric_01" in err and "--workload" in err
+    argv = ["oracle", "--workload", "wide", "--data", str(data), "--out", str(tmp_path / "e")]
+    assert main(cli(cfg, *argv)) == 0
