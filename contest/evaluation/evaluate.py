@@ -283,6 +283,7 @@ def _evaluate(
 
     try:
         phase("data")
+        _check_extra_columns(cfg, peer)
         if data is None:
             data = cached_data(cfg, scale if scale is not None else DEFAULT_SCALE, seed, say)
         if not is_object_store(str(data)):
@@ -408,6 +409,17 @@ def _evaluate(
         when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )
     return record
+
+
+def _check_extra_columns(cfg: Config, peer: bool) -> None:
+    """A workload's extra columns are carried by the harness's merge-on-read write and
+    read only (baseline-cow's join, lakesoul-stock's rewrites and the peers' MERGE
+    expressions name the contest's columns): refused up front, not found wrong at the end."""
+    if cfg.workload.columns and (peer or cfg.write.mode != "mor" or cfg.write.engine != "harness"):
+        raise PhaseError(
+            f"workload {cfg.workload.name}: its extra columns are carried only by the "
+            "harness's merge-on-read strategies (optimized, baseline-mor) so far"
+        )
 
 
 def record_job(record: dict, stage: str, job: ProcResult) -> None:

@@ -61,3 +61,12 @@ def test_wide_data_without_its_workload_is_one_clear_error(cfg, tmp_path, capsys
     assert code == 2 and "unexpected column(s) metric_01" in err and "--workload" in err
     argv = ["oracle", "--workload", "wide", "--data", str(data), "--out", str(tmp_path / "e")]
     assert main(cli(cfg, *argv)) == 0
+
+
+def test_strategies_without_extra_columns_refuse_a_wide_workload(cfg, tmp_path, capsys):
+    argv = cli(cfg, "evaluate", "--strategy", "baseline-cow", "--workload", "wide")
+    code = main([*argv, "--scale", "0.0001", "--work", str(tmp_path), "--results", "-"])
+    rec = _last_json(capsys.readouterr().out)
+    assert code == 1 and rec["failed_phase"] == "data"
+    assert "extra columns are carried only by" in rec["error"]
+    assert not (tmp_path / "data").exists()  # refused before generating anything
