@@ -1,1 +1,2 @@
-"""The named workloads (`contest gen --workload NAME`), shipped in the package as `contest.workloads`."""
+"""The named workloads (`contest gen --workload NAME`), shipped in the package as
+`contest.workloads`."""
