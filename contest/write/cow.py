@@ -18,7 +18,7 @@ from contest.read.job import merged
 from contest.write.files import write_dataframe
 from contest.write.report import BatchResult, WriteReport, fail, log_batch
 from meta.catalog import TableRef
-from meta.commits import commit_files, head_snapshot
+from meta.commits import commit_files, committed_versions, head_snapshot
 from meta.connection import PgConnection
 
 if TYPE_CHECKING:
@@ -89,6 +89,9 @@ def write_cow(
                 version=batch.version,
                 batch=batch.name,
                 commit_op="UpdateCommit",
+                # The overwrite holds every batch before it: their versions stay live
+                # (else the read sees them as missing).
+                covers=sorted(committed_versions(conn, table)),
             )
             res.commit_s, res.commit_id = committed.seconds, committed.commit_id
         except Exception as exc:  # later batches depend on this one: stop here
