@@ -70,3 +70,36 @@ def test_strategies_without_extra_columns_refuse_a_wide_workload(cfg, tmp_path, 
     assert code == 1 and rec["failed_phase"] == "data"
     assert "extra columns are carried only by" in rec["error"]
     assert not (tmp_path / "data").exists()  # refused before generating anything
+
+
+def test_pipeline_commands_take_the_workload(cfg, pg, spark, tmp_path, capsys):
+    data, table, out = tmp_path / "d", tmp_path / "tables" / "wide_cli", tmp_path / "r"
+    steps = [
+        ["gen", "--workload", "wide", "--scale", "0.0001", "--out", str(data)],
+        ["write", "--workload", "wide", "--data", str(data), "--table", str(table), "--replace"],
+        ["meta", "merge", "--table", "wide_cli"],
+        ["read", "--workload", "wide", "--table", "wide_cli", "--out", str(out)],
+        ["check", "--workload", "wide", "--result", str(out), "--data", str(data)],
+    ]
+    for argv in steps:
+        code = main(cli(cfg, *argv))
+        assert code == 0, f"{argv}: {capsys.readouterr().err[-2000:]}"
+    assert capsys.readouterr().out.strip().endswith("OK: expected 1,000 rows, result has 1,000")
+    # The same result read without the workload's operators (UseLast for every extra
+    # column) is found wrong by the checker, naming the columns that differ.
+    main(cli(cfg, "read", "--table", "wide_cli", "--out", str(tmp_path / "plain")))
+    capsys.readouterr()
+    code = main(
+        cli(
+            cfg,
+            "check",
+            "--workload",
+            "wide",
+            "--result",
+            str(tmp_path / "plain"),
+            "--data",
+            str(data),
+        )
+    )
+    report = capsys.readouterr().out
+    assert code == 1 and "FAIL" in report and "metric_01" in report
