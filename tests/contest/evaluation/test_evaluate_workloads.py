@@ -2,6 +2,7 @@
 batches, and a wide workload's extra columns through write, read, oracle and check
 (whole spark-submit processes, real PostgreSQL; small data)."""
 
+import dataclasses
 import json
 
 import pyarrow.parquet as pq
@@ -35,20 +36,29 @@ def test_evaluate_forty_batches(cfg, pg, tmp_path, capsys):
     assert rec["correct"] and rec["rows"] == 2000 + 39 * 100 == gen["rows"]
 
 
-def test_evaluate_wide_workload_carries_its_columns(cfg, pg, tmp_path, capsys):
-    argv = cli(cfg, "evaluate", "--workload", "wide", "--scale", "0.0002", "--cores", "2")
-    code = main([*argv, "--work", str(tmp_path / "w"), "--results", "-"])
-    out, err = capsys.readouterr()
-    rec = _last_json(out)
-    assert code == 0, err[-3000:]
-    assert rec["correct"] and rec["rows"] == 1000 + 10 * 200
-    assert rec["scale"] == pytest.approx(0.0002)
-    result = pq.read_table(rec["result_dir"])
-    assert len(result.column_names) == 8 + 16
-    assert str(result.schema.field("metric_01").type) == "int64"
-    # The data is cached per workload: the contest's shape has its own folder.
-    cached = sorted(p.name for p in (tmp_path / "w" / "data").iterdir())
-    assert len(cached) == 1 and cached[0].startswith("wide-")
+def test_data_and_oracle_caches_are_keyed_by_the_workload(cfg, tmp_path):
+    """What `evaluate` generates and checks against: one folder per shape (the contest's
+    keeps its old name), and the oracle's result per extra columns' operators."""
+    from contest.config import load_config, to_toml
+    from contest.data.workload import workload_settings
+    from contest.evaluation.evaluate import cached_data, cached_expected
+
+    work = dataclasses.replace(cfg, work_dir=str(tmp_path))
+    wide = dataclasses.replace(
+        work, workload=load_config(workload=workload_settings("wide")).workload
+    )
+    plain = cached_data(work, 0.0001, 1, print)
+    assert plain.name == "scale-0.0001-seed-1"
+    wide_data = cached_data(wide, 0.0001, 1, print)
+    assert wide_data.name.startswith("wide-") and wide_data != plain
+    assert len(pq.read_schema(wide_data / "base-0.parquet").names) == 8 + 16
+    expected = pq.read_table(cached_expected(wide, wide_data, "", print))
+    assert str(expected.schema.field("metric_01").type) == "int64"
+    assert expected.num_rows == 1000
+    # The timed jobs get the workload through the configuration file evaluate writes.
+    f = tmp_path / "job.toml"
+    f.write_text(to_toml(wide))
+    assert load_config(f).workload == wide.workload
 
 
 def test_wide_data_without_its_workload_is_one_clear_error(cfg, tmp_path, capsys):
