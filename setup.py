@@ -6,4 +6,10 @@ every package under contest/ and meta/, found, plus that one."""
 
 from setuptools import find_packages, setup
 
-setup(packages=[*find_packages(include=["contest", "contest.*", "meta", "meta.*"]), "meta.sql"])
+setup(
+    packages=[
+        *find_packages(include=["contest", "contest.*", "meta", "meta.*"]),
+        "meta.sql",
+        "contest.workloads",
+    ]
+)

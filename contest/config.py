@@ -194,6 +194,37 @@ class PeerConfig:
     table: dict[str, str] = field(default_factory=dict)
 
 
+# How a later batch picks the earlier keys it updates (README, "Workloads").
+DISTRIBUTIONS = ("uniform", "zipf", "recent")
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """The shape of the generated data; the defaults are the contest's (byte-for-byte the
+    data the generator wrote before workloads existed). Row counts are at scale 1."""
+
+    # A label: the workload file's name, and part of the data cache's key.
+    name: str = "contest"
+    batches: int = 11
+    # Rows of base-0, and of each later batch.
+    first_rows: int = 10_000_000
+    batch_rows: int = 2_000_000
+    # Share of a later batch's rows that update keys of earlier batches (the rest are new).
+    update_share: float = 0.5
+    # Which earlier keys the updates hit: "uniform" (any), "zipf" (a few hot keys again and
+    # again, P(k-th key) ~ 1/k^zipf_exponent), "recent" (keys of the last recent_batches).
+    distribution: str = "uniform"
+    zipf_exponent: float = 1.2
+    recent_batches: int = 1
+    # Share of a batch's rows that repeat a key already in the same batch.
+    repeat_share: float = 0.0
+    # Share of SQL NULLs in every non-key column, and of names that are the string "null".
+    null_share: float = 0.0
+    null_string_share: float = 0.15
+    # Extra payload columns and their merge operators (SumAll: int64; others: string).
+    columns: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Config:
     # Servers' data, passwords, logs (relative: to the folder the command runs in).
@@ -218,6 +249,7 @@ class Config:
     s3: ObjectStoreConfig = field(default_factory=ObjectStoreConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     peer: PeerConfig = field(default_factory=PeerConfig)
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
 
     @property
     def state_path(self) -> Path:
@@ -341,9 +373,11 @@ def load_config(
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
     preset: Mapping[str, Any] | None = None,
+    workload: Mapping[str, Any] | None = None,
 ) -> Config:
-    """Defaults (and a strategy's preset), then the TOML file, then the environment,
-    then explicit overrides."""
+    """Defaults (and a strategy's preset), then the TOML file, then a named workload
+    (`--workload`: its `workload.*` keys replace the whole section), then the
+    environment, then explicit overrides."""
     cfg = Config()
     for key, value in (preset or {}).items():
         set_key(cfg, key, value)
@@ -356,6 +390,9 @@ def load_config(
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         apply_mapping(cfg, data)
+    if workload is not None:
+        object.__setattr__(cfg, "workload", WorkloadConfig())
+        apply_mapping(cfg, workload)
     env = env or {}
     if env.get(LAKESOUL_HOME):
         apply_mapping(cfg, lakesoul_home_settings(Path(env[LAKESOUL_HOME])))
@@ -466,6 +503,7 @@ def validate(cfg: Config) -> None:
     if cfg.cluster.workers < 1 or cfg.cluster.cores_per_worker < 1:
         raise ConfigError("cluster.workers and cluster.cores_per_worker: must be at least 1")
     _validate_peer(cfg.peer)
+    validate_workload(cfg.workload)
     if cfg.pg.url:
         from meta.connection import parse_jdbc_url
         from meta.errors import PgError
@@ -499,6 +537,31 @@ def register_check(name: str, check: Callable[[Config], None]) -> None:
     """Run `check` on every validated config (registered again under the same name, it
     replaces the earlier one)."""
     _CHECKS[name] = check
+
+
+def validate_workload(w: WorkloadConfig) -> None:
+    """Impossible shapes refused, naming the key."""
+    if w.batches < 1:
+        raise ConfigError(f"workload.batches: must be at least 1, got {w.batches}")
+    for key in ("first_rows", "batch_rows"):
+        if getattr(w, key) < 1:
+            raise ConfigError(f"workload.{key}: must be at least 1, got {getattr(w, key)}")
+    for key in ("update_share", "repeat_share", "null_share", "null_string_share"):
+        if not 0 <= getattr(w, key) <= 1:
+            raise ConfigError(f"workload.{key}: must be in [0, 1], got {getattr(w, key)}")
+    if w.update_share + w.repeat_share > 1:
+        raise ConfigError(
+            f"workload.repeat_share: with update_share {w.update_share} it leaves no room "
+            f"for new keys (the two must add up to at most 1, got {w.repeat_share})"
+        )
+    if w.distribution not in DISTRIBUTIONS:
+        raise ConfigError(
+            f"workload.distribution: {w.distribution!r} is not one of {', '.join(DISTRIBUTIONS)}"
+        )
+    if w.zipf_exponent <= 1:
+        raise ConfigError(f"workload.zipf_exponent: must be above 1, got {w.zipf_exponent}")
+    if w.recent_batches < 1:
+        raise ConfigError(f"workload.recent_batches: must be at least 1, got {w.recent_batches}")
 
 
 def to_toml(cfg: Config, *, secrets: bool = False) -> str:

@@ -117,12 +117,15 @@ def test_installed_package_runs_the_tour_outside_the_checkout(installed, cfg, pg
             str(py),
             "-c",
             "import contest, meta.schema as s; print(contest.__file__); "
-            "print(s.schema_sql('lakesoul_meta.sql')[:20])",
+            "print(s.schema_sql('lakesoul_meta.sql')[:20]); "
+            "from contest.data.workload import named, workload_settings as w; "
+            "print(named(), w('cdc-trickle')['workload.batches'])",
         ],
         cwd=tmp_path,
     )
     assert where.returncode == 0, where.stderr
     assert str(installed) in where.stdout and str(REPO) not in where.stdout
+    assert "'cdc-trickle'" in where.stdout and "'wide'" in where.stdout  # shipped workloads
     env = {**os.environ, "PATH": f"{installed / 'bin'}:{os.environ['PATH']}"}
     for argv in tour_commands():
         proc = _run(

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import contest.data.workload  # noqa: F401 (registers the workload columns check)
 import contest.peers.formats  # noqa: F401 (registers each peer format's option checks)
 from contest.config import Config, load_config
 from contest.errors import UsageError
@@ -82,6 +83,18 @@ def group(
     return p.add_subparsers(dest=dest, metavar="ACTION", required=True)
 
 
+def workload_option(p: argparse.ArgumentParser) -> None:
+    """`--workload NAME|FILE`: the data's shape (contest/data/workload.py), read by
+    `config_from` into the configuration's `[workload]` section."""
+    p.add_argument(
+        "--workload",
+        metavar="NAME|FILE",
+        help="a named workload (workloads/*.toml: contest, cdc-trickle, hot-keys, "
+        "append-mostly, wide) or a TOML file with a [workload] table; default: the "
+        "configuration's [workload], the contest's shape",
+    )
+
+
 def pairs(items: Sequence[str], what: str) -> dict[str, str]:
     """`KEY=VALUE` arguments as a dict; anything else is a usage error naming it."""
     out = {}
@@ -118,9 +131,13 @@ class ConfigSource:
     file: str | None
     env: Mapping[str, str]
     overrides: Mapping[str, str]
+    # A named workload's settings (`--workload`), or None.
+    workload: Mapping[str, object] | None = None
 
     def load(self, preset: Mapping[str, object] | None = None) -> Config:
-        return load_config(self.file, self.env, self.overrides, preset=preset)
+        return load_config(
+            self.file, self.env, self.overrides, preset=preset, workload=self.workload
+        )
 
 
 def config_source(args: argparse.Namespace) -> ConfigSource:

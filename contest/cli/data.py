@@ -7,7 +7,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from contest.cli.common import command
+from contest.cli.common import command, workload_option
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
 
@@ -16,16 +16,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     gen = command(
         sub,
         "gen",
-        "generate contest-shaped batches base-0..base-10",
-        "Write base-0.parquet .. base-10.parquet: uncompressed, one row group each, "
-        "deterministic for a scale and seed.",
+        "generate batches base-0..base-<N-1> of a workload (default: the contest's)",
+        "Write base-0.parquet .. base-<N-1>.parquet (the contest's shape: base-0 .. "
+        "base-10): uncompressed, one row group each, deterministic for a workload, scale "
+        "and seed.",
         cmd_gen,
     )
+    workload_option(gen)
     gen.add_argument(
         "--scale",
         type=float,
         required=True,
-        help="1 = the contest's 30M rows; 0.001 = a tiny smoke set",
+        help="1 = the workload's sizes (the contest's 30M rows); 0.001 = a tiny smoke set",
     )
     gen.add_argument(
         "--out", required=True, help="folder (or s3://bucket/prefix) to write the batch files to"
@@ -46,6 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         cmd_oracle,
     )
     orc.add_argument("--data", required=True, help="folder with base-*.parquet")
+    workload_option(orc)
     orc.add_argument("--out", required=True, help="output parquet file (or folder)")
     orc.add_argument("--versions", help="batch versions: INDEX=VERSION,... or @file.json")
 
@@ -59,6 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     chk.add_argument("--result", required=True, help="result folder (parquet files)")
     chk.add_argument("--data", help="data folder: compare with the oracle's result")
+    workload_option(chk)
     chk.add_argument("--versions", help="batch versions: INDEX=VERSION,... or @file.json")
     chk.add_argument(
         "--sha256",
@@ -74,12 +78,13 @@ def cmd_gen(args: argparse.Namespace, cfg: Config) -> int:
 
     if is_object_store(args.out):
         return _gen_remote(args, cfg)
-    report = generate(args.out, args.scale, args.seed, args.nulls)
+    report = generate(args.out, args.scale, args.seed, args.nulls, workload=cfg.workload)
     size = sum(p.stat().st_size for p in report.files)
     print(
         json.dumps(
             {
                 "out": args.out,
+                "workload": cfg.workload.name,
                 "files": len(report.files),
                 "rows": report.rows,
                 "distinct_keys": report.distinct_keys,
@@ -101,13 +106,14 @@ def _gen_remote(args: argparse.Namespace, cfg: Config) -> int:
     scratch = cfg.work_path / "tmp"
     scratch.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
-        report = generate(tmp, args.scale, args.seed, args.nulls)
+        report = generate(tmp, args.scale, args.seed, args.nulls, workload=cfg.workload)
         size = sum(p.stat().st_size for p in report.files)
         upload(report.files, args.out)
     print(
         json.dumps(
             {
                 "out": args.out,
+                "workload": cfg.workload.name,
                 "files": len(report.files),
                 "rows": report.rows,
                 "distinct_keys": report.distinct_keys,
@@ -123,13 +129,16 @@ def cmd_oracle(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover
     from contest.data.checker import SUCCESS_MARKER
     from contest.data.oracle import config_budget, expected_result
+    from contest.data.workload import contract_operators, workload_schema
 
-    batches = discover(args.data, args.versions)
+    batches = discover(args.data, args.versions, workload_schema(cfg.workload))
     out = Path(args.out)
     folder = out.is_dir() or not out.suffix
     if folder:
         out = out / "expected.parquet"
-    report = expected_result(batches, out, budget=config_budget(cfg))
+    report = expected_result(
+        batches, out, budget=config_budget(cfg), operators=contract_operators(cfg.workload)
+    )
     if folder:  # a complete result folder, as `contest check` expects one
         (out.parent / SUCCESS_MARKER).touch()
     print(
@@ -162,13 +171,19 @@ def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover
     from contest.data.checker import compare
     from contest.data.oracle import config_budget, expected_result
+    from contest.data.workload import contract_operators, workload_schema
 
-    batches = discover(args.data, args.versions)
+    batches = discover(args.data, args.versions, workload_schema(cfg.workload))
     budget = config_budget(cfg)
     scratch = cfg.work_path / "tmp"
     scratch.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
-        expected = expected_result(batches, Path(tmp) / "expected.parquet", budget=budget)
+        expected = expected_result(
+            batches,
+            Path(tmp) / "expected.parquet",
+            budget=budget,
+            operators=contract_operators(cfg.workload),
+        )
         report = compare(args.result, expected.path, budget=budget)
     if args.json:
         print(json.dumps({"ok": report.ok, **report.__dict__}, default=str))

@@ -7,7 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from contest.cli.common import command, config_source, say
+from contest.cli.common import command, config_source, say, workload_option
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
 from contest.evaluation.records import RunRecord
@@ -106,6 +106,7 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
         "--scale", type=float, help=f"scale of generated data (default {DEFAULT_SCALE:g})"
     )
     p.add_argument("--seed", type=int, default=2022, help="generator seed")
+    workload_option(p)
     p.add_argument(
         "--cores",
         type=int,

@@ -45,7 +45,12 @@ def config_from(args: argparse.Namespace) -> Config:
     (given before or after the command). Its source stays on `args` for variants."""
     config_file = getattr(args, "config_sub", None) or args.config
     overrides = pairs([*args.overrides, *getattr(args, "overrides_sub", [])], "--set")
-    args.config_source = ConfigSource(config_file, dict(os.environ), overrides)
+    workload = None
+    if getattr(args, "workload", None):
+        from contest.data.workload import workload_settings
+
+        workload = workload_settings(args.workload)
+    args.config_source = ConfigSource(config_file, dict(os.environ), overrides, workload)
     cfg = args.config_source.load()
     # s3:// data, tables and results (opened before any Spark session) use its store.
     configure(cfg.s3)

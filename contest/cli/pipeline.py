@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from contest.cli.common import absolute, command, int_list, pairs
+from contest.cli.common import absolute, command, int_list, pairs, workload_option
 from contest.config import Config, override
 from contest.errors import UsageError
 
@@ -25,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--table", required=True, help="table path (its folder name is its name)")
     w.add_argument("--name", help="table name (default: the path's last folder)")
     w.add_argument("--versions", help="batch versions: INDEX=VERSION,... or @file.json")
+    workload_option(w)  # a workload's extra columns make the table's schema
     w.add_argument("--threads", type=int, help="batches upserted at once (write.threads)")
     w.add_argument("--buckets", type=int, help="hash buckets of a new table (table.hash_buckets)")
     w.add_argument(
@@ -76,6 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("--table", required=True, help="table path or name")
     r.add_argument("--out", required=True, help="result folder")
+    workload_option(r)  # a workload's extra columns have their merge operators
     r.add_argument(
         "--operator",
         action="append",

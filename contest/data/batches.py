@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from contest.config import WorkloadConfig
 from contest.errors import DataError
 
 SCHEMA = pa.schema(
@@ -26,10 +27,11 @@ SCHEMA = pa.schema(
     ]
 )
 COLUMNS = tuple(SCHEMA.names)
-BATCHES = 11
-# Scale 1: base-0 has 10M rows, base-1..10 2M each; 20M distinct keys in 30M rows.
-BASE0_ROWS = 10_000_000
-UPDATE_BATCH_ROWS = 2_000_000
+# The contest's shape, the default workload (`[workload]`): at scale 1 base-0 has 10M
+# rows, base-1..10 2M each; 20M distinct keys in 30M rows.
+BATCHES = WorkloadConfig.batches
+BASE0_ROWS = WorkloadConfig.first_rows
+UPDATE_BATCH_ROWS = WorkloadConfig.batch_rows
 _FILE_RE = re.compile(r"^base-(\d+)\.parquet$")
 
 
@@ -48,13 +50,15 @@ class Batch:
         return self.path.rsplit("/", 1)[-1]
 
 
-def batch_rows(scale: float) -> list[int]:
-    """Rows of base-0 .. base-10 at a scale (scale 1 = the contest's sizes)."""
+def batch_rows(scale: float, workload: WorkloadConfig | None = None) -> list[int]:
+    """Rows of base-0 .. base-<N-1> at a scale (scale 1 = the workload's sizes; by
+    default the contest's)."""
+    w = workload or WorkloadConfig()
     if scale <= 0:
         raise DataError(f"scale must be positive, got {scale}")
-    first = max(1, round(BASE0_ROWS * scale))
-    rest = max(1, round(UPDATE_BATCH_ROWS * scale))
-    return [first] + [rest] * (BATCHES - 1)
+    first = max(1, round(w.first_rows * scale))
+    rest = max(1, round(w.batch_rows * scale))
+    return [first] + [rest] * (w.batches - 1)
 
 
 def parse_versions(spec: str | None, indices: list[int]) -> dict[int, int]:
@@ -148,7 +152,10 @@ def check_schema(path: str | Path, actual: pa.Schema, expected: pa.Schema = SCHE
         if missing:
             detail.append(f"missing column(s) {', '.join(missing)}")
         if extra:
-            detail.append(f"unexpected column(s) {', '.join(extra)}")
+            detail.append(
+                f"unexpected column(s) {', '.join(extra)} (a workload's extra columns? give "
+                "its --workload)"
+            )
         if not detail:
             detail.append(f"columns in order {', '.join(names)}")
         raise DataError(

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 SUCCESS_MARKER = "_SUCCESS"  # written last by every result writer (Spark's too)
-EXPECTED_TYPES = {c: "VARCHAR" for c in COLUMNS} | {"requests": "BIGINT"}
 
 
 @dataclass
@@ -42,6 +41,8 @@ class CheckReport:
     column_diffs: dict[str, int] = field(default_factory=dict)
     samples: list[dict] = field(default_factory=list)
     schema_error: str | None = None
+    # The compared columns, key first (the contest's by default).
+    columns: list[str] = field(default_factory=lambda: list(COLUMNS))
 
     @property
     def ok(self) -> bool:
@@ -185,21 +186,24 @@ def _compare_in(
     con.execute(f"CREATE VIEW exp AS SELECT * FROM read_parquet('{sql_str(expected)}')")
     cols = con.execute("DESCRIBE act").fetchall()
     names = [c[0] for c in cols]
-    if names != list(COLUMNS):
+    # The expected file's columns: the contest's, and a workload's extra ones.
+    want = {c[0]: c[1] for c in con.execute("DESCRIBE exp").fetchall()}
+    if names != list(want):
         report.schema_error = (
-            f"result columns are {', '.join(names)}; expected exactly {', '.join(COLUMNS)}"
+            f"result columns are {', '.join(names)}; expected exactly {', '.join(want)}"
         )
         return report
-    wrong = [f"{c[0]} is {c[1]}" for c in cols if c[1] != EXPECTED_TYPES[c[0]]]
+    wrong = [f"{c[0]} is {c[1]}, not {want[c[0]]}" for c in cols if c[1] != want[c[0]]]
     if wrong:
         report.schema_error = f"result column types: {', '.join(wrong)} (requests must be int64)"
         return report
+    report.columns = names
     report.expected_rows = con.execute("SELECT count(*) FROM exp").fetchone()[0]
     report.actual_rows = con.execute("SELECT count(*) FROM act").fetchone()[0]
     # Both sides are read per range: the join of a range fits the budget.
     parts = budget.parts_for(data_bytes([*files, expected]))
     bounds = key_ranges(con, "exp", parts)
-    report.column_diffs = dict.fromkeys(COLUMNS[1:], 0)
+    report.column_diffs = dict.fromkeys(names[1:], 0)
     for i in range(len(bounds) + 1):
         _compare_range(con, range_filter("uuid", bounds, i), report, samples)
     return report
@@ -212,10 +216,10 @@ def _compare_range(con, where: str, report: CheckReport, samples: int) -> None:
         f"SELECT count(*) FROM (SELECT uuid FROM act WHERE {where} "
         "GROUP BY uuid HAVING count(*) > 1)"
     ).fetchone()[0]
-    differs = " OR ".join(f"e.{c} IS DISTINCT FROM a.{c}" for c in COLUMNS[1:])
+    differs = " OR ".join(f"e.{c} IS DISTINCT FROM a.{c}" for c in report.columns[1:])
     diff = (
         "SELECT e.uuid AS e_uuid, a.uuid AS a_uuid, "
-        + ", ".join(f"e.{c} AS e_{c}, a.{c} AS a_{c}" for c in COLUMNS[1:])
+        + ", ".join(f"e.{c} AS e_{c}, a.{c} AS a_{c}" for c in report.columns[1:])
         + f" FROM (SELECT * FROM exp WHERE {where}) e FULL OUTER JOIN "
         f"(SELECT DISTINCT ON (uuid) * FROM act WHERE {where}) a "
         f"ON e.uuid = a.uuid WHERE e.uuid IS NULL OR a.uuid IS NULL OR {differs}"
@@ -226,14 +230,15 @@ def _compare_range(con, where: str, report: CheckReport, samples: int) -> None:
         "SELECT count(*) FILTER (WHERE a_uuid IS NULL), count(*) FILTER (WHERE e_uuid IS NULL), "
         f"count(*) FILTER (WHERE {both}), "
         + ", ".join(
-            f"count(*) FILTER (WHERE {both} AND e_{c} IS DISTINCT FROM a_{c})" for c in COLUMNS[1:]
+            f"count(*) FILTER (WHERE {both} AND e_{c} IS DISTINCT FROM a_{c})"
+            for c in report.columns[1:]
         )
         + " FROM diff"
     ).fetchone()
     report.missing_keys += counts[0]
     report.extra_keys += counts[1]
     report.differing_keys += counts[2]
-    for c, n in zip(COLUMNS[1:], counts[3:], strict=True):
+    for c, n in zip(report.columns[1:], counts[3:], strict=True):
         report.column_diffs[c] += n
     wanted = samples - len(report.samples)
     if wanted > 0 and any(counts[:3]):
@@ -243,18 +248,19 @@ def _compare_range(con, where: str, report: CheckReport, samples: int) -> None:
         names = [d[0] for d in con.description]
         for row in rows:
             r = dict(zip(names, row, strict=True))
-            report.samples.append({"uuid": r["e_uuid"] or r["a_uuid"], "what": _describe(r)})
+            what = _describe(r, report.columns[1:])
+            report.samples.append({"uuid": r["e_uuid"] or r["a_uuid"], "what": what})
     con.execute("DROP TABLE diff")
 
 
-def _describe(r: dict) -> str:
+def _describe(r: dict, columns: list[str]) -> str:
     if r["a_uuid"] is None:
         return "missing from the result"
     if r["e_uuid"] is None:
         return "not expected"
     parts = [
         f"{c}: expected {r['e_' + c]!r}, got {r['a_' + c]!r}"
-        for c in COLUMNS[1:]
+        for c in columns
         if r["e_" + c] != r["a_" + c]
     ]
     return "; ".join(parts)

@@ -1,12 +1,18 @@
 """Contest-shaped data at any scale, deterministic, streamed in bounded memory.
 
-base-0 introduces its keys; each later batch is half new keys and half updates of
-keys drawn uniformly from every earlier batch, shuffled together. Scale 1 gives
-30,000,000 rows and 20,000,000 distinct keys, like the contest's files.
+By default (the `contest` workload) base-0 introduces its keys; each later batch is half
+new keys and half updates of keys drawn uniformly from every earlier batch, shuffled
+together. Scale 1 gives 30,000,000 rows and 20,000,000 distinct keys, like the contest's
+files. A workload (`[workload]`, contest/data/workload.py) changes the shape: batches,
+sizes, the update share and which keys updates hit, keys repeated inside a batch, NULLs,
+extra columns. The default workload's files are byte-for-byte those of the generator
+before workloads existed (tests/contest/data/test_workload_gen.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,14 +23,16 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from contest.config import WorkloadConfig
 from contest.data.batches import SCHEMA, batch_rows
 
 CHUNK_ROWS = 1_000_000
 # Rows per row group: a whole file up to scale 1 (one row group, as in the contest),
 # bounded above so memory stays bounded at any scale.
 MAX_ROW_GROUP_ROWS = 10_000_000
-NULL_NAME_SHARE = 0.15  # rows whose name is the literal string "null"
-SQL_NULL_SHARE = 0.02  # with --nulls: share of SQL NULLs per non-key column
+# Rows whose name is the literal string "null" (the default of workload.null_string_share).
+NULL_NAME_SHARE = WorkloadConfig.null_string_share
+SQL_NULL_SHARE = 0.02  # with --nulls (and workload.null_share 0): SQL NULLs per column
 # Low-cardinality columns dictionary-encoded: ~90 bytes a row, as the contest files.
 DICT_COLUMNS = ["hostname", "name", "city", "job"]
 
@@ -103,12 +111,23 @@ _CITY = pa.array(_CITIES, pa.string())
 _JOB = pa.array(_JOBS, pa.string())
 
 
-def _with_nulls(arr: pa.Array, rng: np.random.Generator) -> pa.Array:
-    mask = pa.array(rng.random(len(arr)) < SQL_NULL_SHARE)
+def _with_nulls(arr: pa.Array, rng: np.random.Generator, share: float = SQL_NULL_SHARE) -> pa.Array:
+    mask = pa.array(rng.random(len(arr)) < share)
     return pc.if_else(mask, pa.scalar(None, arr.type), arr)
 
 
-def chunk_table(keys: np.ndarray, rng: np.random.Generator, seed: int, nulls: bool) -> pa.Table:
+def chunk_table(
+    keys: np.ndarray,
+    rng: np.random.Generator,
+    seed: int,
+    nulls: bool,
+    workload: WorkloadConfig | None = None,
+    extra_rng: np.random.Generator | None = None,
+) -> pa.Table:
+    """One chunk's rows for `keys`. The contest's columns come from `rng` in a fixed
+    order (the default workload's bytes depend on it); extra columns from `extra_rng`."""
+    w = workload or WorkloadConfig()
+    null_share = w.null_share or (SQL_NULL_SHARE if nulls else 0.0)
     n = len(keys)
     octets = [
         pc.cast(pa.array(rng.integers(1, 255, n, dtype=np.int64)), pa.string()) for _ in range(4)
@@ -117,26 +136,97 @@ def chunk_table(keys: np.ndarray, rng: np.random.Generator, seed: int, nulls: bo
     hostname = _HOSTS.take(pa.array(rng.integers(0, len(_HOSTS), n)))
     requests = pa.array(rng.integers(1, 1000, n, dtype=np.int64))
     names = _NAMES.take(pa.array(rng.integers(0, len(_NAMES), n)))
-    name = pc.if_else(pa.array(rng.random(n) < NULL_NAME_SHARE), "null", names)
+    name = pc.if_else(pa.array(rng.random(n) < w.null_string_share), "null", names)
     city = _CITY.take(pa.array(rng.integers(0, len(_CITY), n)))
     job = _JOB.take(pa.array(rng.integers(0, len(_JOB), n)))
     phonenum = pc.cast(
         pa.array(rng.integers(13_000_000_000, 19_999_999_999, n, dtype=np.int64)), pa.string()
     )
     cols = [uuids(keys, seed), ip, hostname, requests, name, city, job, phonenum]
-    if nulls:
-        cols = [cols[0]] + [_with_nulls(c, rng) for c in cols[1:]]
-    return pa.Table.from_arrays(cols, schema=SCHEMA)
+    if null_share:
+        cols = [cols[0]] + [_with_nulls(c, rng, null_share) for c in cols[1:]]
+    if not w.columns:
+        return pa.Table.from_arrays(cols, schema=SCHEMA)
+    from contest.data.workload import workload_schema
+
+    erng = extra_rng or np.random.Generator(np.random.PCG64([seed, n, 2]))
+    for col, op in w.columns.items():
+        arr = extra_column(col, op, n, erng, w.null_string_share)
+        cols.append(_with_nulls(arr, erng, null_share) if null_share else arr)
+    return pa.Table.from_arrays(cols, schema=workload_schema(w))
 
 
-def batch_keys(batch: int, rows: int, next_key: int, rng: np.random.Generator) -> np.ndarray:
-    """Key indices of one batch in file order; new keys are next_key, next_key+1, ..."""
-    if batch == 0:
-        return np.arange(next_key, next_key + rows, dtype=np.int64)
-    new = rows // 2
-    updates = rng.integers(0, next_key, rows - new, dtype=np.int64)
-    keys = np.concatenate([np.arange(next_key, next_key + new, dtype=np.int64), updates])
-    rng.shuffle(keys)
+def extra_column(
+    col: str, op: str, n: int, rng: np.random.Generator, null_string_share: float
+) -> pa.Array:
+    """An extra payload column: numbers to sum, or low-cardinality strings (names with
+    "null" strings for the operator that skips them)."""
+    if op == "SumAll":
+        return pa.array(rng.integers(1, 1000, n, dtype=np.int64))
+    if op == "UseLastNotNullNorNullString":
+        names = _NAMES.take(pa.array(rng.integers(0, len(_NAMES), n)))
+        return pc.if_else(pa.array(rng.random(n) < null_string_share), "null", names)
+    pool = pa.array([f"{col}-{i:03d}" for i in range(1000)], pa.string())
+    return pool.take(pa.array(rng.integers(0, len(pool), n)))
+
+
+@dataclass(frozen=True)
+class KeyPlan:
+    """How one batch's rows split: keys updated, new keys, keys repeated in the batch."""
+
+    updates: int
+    new: int
+    repeats: int
+
+
+def key_plan(batch: int, rows: int, w: WorkloadConfig) -> KeyPlan:
+    """The split of a batch's rows (base-0 updates nothing). The contest's: rows // 2 new
+    keys and the rest updates, so the floor below keeps its counts exactly."""
+    repeats = math.floor(rows * w.repeat_share + 1e-9)
+    updates = 0 if batch == 0 else rows - math.floor(rows * (1 - w.update_share) + 1e-9)
+    repeats = min(repeats, rows - updates)
+    if batch == 0 and repeats == rows:  # a repeat needs a key to repeat
+        repeats -= 1
+    return KeyPlan(updates, rows - updates - repeats, repeats)
+
+
+def update_keys(
+    n: int,
+    batch: int,
+    next_key: int,
+    starts: list[int],
+    rng: np.random.Generator,
+    w: WorkloadConfig,
+) -> np.ndarray:
+    """`n` earlier keys a later batch updates: uniform over every earlier key; Zipf (the
+    key of rank k with probability ~ 1/k^s, ranks in key order, so base-0's first keys are
+    the hot ones); or uniform over the keys of the last `recent_batches` batches."""
+    if w.distribution == "zipf":
+        return (rng.zipf(w.zipf_exponent, n).astype(np.int64) - 1) % next_key
+    low = starts[max(0, batch - w.recent_batches)] if w.distribution == "recent" else 0
+    return rng.integers(low, next_key, n, dtype=np.int64)
+
+
+def batch_keys(
+    batch: int,
+    rows: int,
+    next_key: int,
+    rng: np.random.Generator,
+    workload: WorkloadConfig | None = None,
+    starts: list[int] | None = None,
+) -> np.ndarray:
+    """Key indices of one batch in file order; new keys are next_key, next_key+1, ...
+    `starts[b]` is batch b's first new key (for the `recent` distribution)."""
+    w = workload or WorkloadConfig()
+    plan = key_plan(batch, rows, w)
+    keys = np.arange(next_key, next_key + plan.new, dtype=np.int64)
+    if plan.updates:
+        updates = update_keys(plan.updates, batch, next_key, starts or [0], rng, w)
+        keys = np.concatenate([keys, updates])
+    if plan.repeats:
+        keys = np.concatenate([keys, keys[rng.integers(0, len(keys), plan.repeats)]])
+    if plan.updates or plan.repeats:
+        rng.shuffle(keys)
     return keys
 
 
@@ -146,13 +236,23 @@ def generate(
     seed: int = 2022,
     nulls: bool = False,
     progress: bool | None = None,
+    workload: WorkloadConfig | None = None,
 ) -> GenReport:
+    """base-0.parquet .. base-<N-1>.parquet of a workload (default: the contest's) into
+    `out_dir`; `nulls` puts SQL NULLs in when the workload has none."""
     import time
 
+    from contest.data.workload import workload_schema
+
+    w = workload or WorkloadConfig()
+    if nulls and not w.null_share:
+        w = dataclasses.replace(w, null_share=SQL_NULL_SHARE)
+    schema = workload_schema(w)
+    dict_columns = DICT_COLUMNS + [c for c, op in w.columns.items() if op != "SumAll"]
     started = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    sizes = batch_rows(scale)
+    sizes = batch_rows(scale, w)
     bar = tqdm(
         total=sum(sizes),
         desc="gen",
@@ -160,22 +260,26 @@ def generate(
         unit_scale=True,
         disable=not (sys.stderr.isatty() if progress is None else progress),
     )
-    files, next_key = [], 0
+    files, next_key, starts = [], 0, []
     for b, rows in enumerate(sizes):
         rng = np.random.Generator(np.random.PCG64([seed, b]))
-        keys = batch_keys(b, rows, next_key, rng)
-        next_key += rows if b == 0 else rows // 2
+        starts.append(next_key)
+        keys = batch_keys(b, rows, next_key, rng, w, starts)
+        next_key += key_plan(b, rows, w).new
         path = out / f"base-{b}.parquet"
         tmp = path.with_suffix(".parquet.tmp")
         with pq.ParquetWriter(
-            tmp, SCHEMA, compression="NONE", use_dictionary=DICT_COLUMNS, write_statistics=False
+            tmp, schema, compression="NONE", use_dictionary=dict_columns, write_statistics=False
         ) as writer:
             for start in range(0, rows, MAX_ROW_GROUP_ROWS):
                 group_keys = keys[start : start + MAX_ROW_GROUP_ROWS]
                 parts = []
                 for c in range(0, len(group_keys), CHUNK_ROWS):
                     crng = np.random.Generator(np.random.PCG64([seed, b, start + c, 1]))
-                    parts.append(chunk_table(group_keys[c : c + CHUNK_ROWS], crng, seed, nulls))
+                    erng = np.random.Generator(np.random.PCG64([seed, b, start + c, 2]))
+                    parts.append(
+                        chunk_table(group_keys[c : c + CHUNK_ROWS], crng, seed, False, w, erng)
+                    )
                     bar.set_postfix_str(f"base-{b}", refresh=False)
                     bar.update(len(parts[-1]))
                 # Chunked (no copy): the writer streams it out as one row group.

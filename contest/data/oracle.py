@@ -3,7 +3,7 @@ files, sharing no code with the Spark/LakeSoul pipeline.
 
 Every row gets an order key (batch version, row position in its file); per key:
 `requests` is the sum, `name` the last value that is neither NULL nor "null",
-the other columns the last non-NULL value.
+the other columns the last non-NULL value; a workload's extra columns by their operators.
 
 Bounded memory at any scale: DuckDB's memory limit is a share of the memory the machine
 has available (spilling to the output's folder beyond it), and when the data would not
@@ -26,12 +26,14 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contest.data.batches import Batch
+from contest.data.workload import CONTRACT_OPERATORS
+from contest.errors import DataError
 
 if TYPE_CHECKING:
     from contest.config import Config
@@ -39,20 +41,35 @@ if TYPE_CHECKING:
 # version * 2^40 + row position: positions stay below 2^40 in any file.
 _ORDER = "(v.version::HUGEINT * 1099511627776 + p.file_row_number)"
 
-_SELECT = f"""
-SELECT p.uuid AS uuid,
-  arg_max(p.ip, {_ORDER}) FILTER (WHERE p.ip IS NOT NULL) AS ip,
-  arg_max(p.hostname, {_ORDER}) FILTER (WHERE p.hostname IS NOT NULL) AS hostname,
-  CAST(sum(p.requests) AS BIGINT) AS requests,
-  arg_max(p.name, {_ORDER}) FILTER (WHERE p.name IS NOT NULL AND p.name <> 'null') AS name,
-  arg_max(p.city, {_ORDER}) FILTER (WHERE p.city IS NOT NULL) AS city,
-  arg_max(p.job, {_ORDER}) FILTER (WHERE p.job IS NOT NULL) AS job,
-  arg_max(p.phonenum, {_ORDER}) FILTER (WHERE p.phonenum IS NOT NULL) AS phonenum
+_FROM = """
 FROM read_parquet($files, filename = true, file_row_number = true) AS p
 JOIN batch_versions AS v ON p.filename = v.file
-{{where}}
+{where}
 GROUP BY p.uuid
 """
+
+
+def select_sql(operators: Mapping[str, str] | None = None) -> str:
+    """The contract as one aggregate per column (the contest's columns by default; a
+    workload's extra columns with their operators): a sum, or the value of the row with
+    the greatest order key among the rows the operator keeps. `{where}` left open."""
+    ops = dict(operators if operators is not None else CONTRACT_OPERATORS)
+    aggs = ["p.uuid AS uuid"]
+    for col, op in ops.items():
+        c = f'p."{col}"'
+        if op == "SumAll":
+            agg = f"CAST(sum({c}) AS BIGINT)"
+        elif op == "UseLast":
+            agg = f"arg_max_null({c}, {_ORDER})"
+        elif op == "UseLastNotNull":
+            agg = f"arg_max({c}, {_ORDER}) FILTER (WHERE {c} IS NOT NULL)"
+        elif op == "UseLastNotNullNorNullString":
+            agg = f"arg_max({c}, {_ORDER}) FILTER (WHERE {c} IS NOT NULL AND {c} <> 'null')"
+        else:
+            raise DataError(f"column {col!r}: the oracle knows no operator {op!r}")
+        aggs.append(f'{agg} AS "{col}"')
+    return "SELECT " + ",\n  ".join(aggs) + _FROM
+
 
 # Memory DuckDB's aggregate takes per uncompressed byte of batch data (scale 1: 2.5 GB
 # of data aggregated in about 2 GB; a margin included).
@@ -197,9 +214,12 @@ def expected_result(
     out_path: str | Path,
     *,
     budget: Budget | None = None,
+    operators: Mapping[str, str] | None = None,
 ) -> OracleReport:
     """Write the expected merged table (one parquet file, sorted by uuid), aggregating
-    one key range at a time when the data needs more memory than the budget."""
+    one key range at a time when the data needs more memory than the budget.
+    `operators`: every non-key column's, in order (default: the contest's columns)."""
+    select = select_sql(operators)
     started = time.perf_counter()
     budget = budget or machine_budget()
     out = Path(out_path)
@@ -219,7 +239,7 @@ def expected_result(
             path = work / f"part-{i:05d}.parquet"
             where = "WHERE " + range_filter("p.uuid", bounds, i)
             con.execute(
-                f"COPY ({_SELECT.format(where=where)} ORDER BY uuid) "
+                f"COPY ({select.format(where=where)} ORDER BY uuid) "
                 f"TO '{sql_str(path)}' (FORMAT parquet)",
                 {"files": files},
             )
@@ -255,14 +275,17 @@ def _concat(parts: Sequence[Path], out: Path) -> int:
     return rows
 
 
-def expected_rows(batches: Sequence[Batch]) -> list[dict]:
+def expected_rows(
+    batches: Sequence[Batch], operators: Mapping[str, str] | None = None
+) -> list[dict]:
     """The expected result in memory, sorted by uuid (for small data and tests)."""
+    select = select_sql(operators)
     with tempfile.TemporaryDirectory() as tmp:
         batches = local_batches(batches, Path(tmp))
         con = connect()
         try:
             files = register_batches(con, batches)
-            cur = con.execute(f"{_SELECT.format(where='')} ORDER BY uuid", {"files": files})
+            cur = con.execute(f"{select.format(where='')} ORDER BY uuid", {"files": files})
             names = [d[0] for d in cur.description]
             return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
         finally:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contest.config import Config, absolute_paths, as_dict, to_toml
+from contest.config import Config, WorkloadConfig, absolute_paths, as_dict, to_toml
 from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discover
 from contest.errors import PhaseError, UsageError
 from contest.evaluation.phases import Step, run_phases
@@ -40,18 +40,25 @@ SCALE1_ROWS = BASE0_ROWS + (BATCHES - 1) * UPDATE_BATCH_ROWS
 SIZE_RULE_BYTES = 2_000_000_000  # the contest's stored-size floor at scale 1
 
 
-def scale_of(rows: int) -> float:
-    return rows / SCALE1_ROWS
+def scale_of(rows: int, workload: WorkloadConfig | None = None) -> float:
+    """Rows as a scale: of the contest's 30M rows, or of a workload's rows at scale 1."""
+    if workload is None:
+        return rows / SCALE1_ROWS
+    return rows / (workload.first_rows + (workload.batches - 1) * workload.batch_rows)
 
 
 def cached_data(cfg: Config, scale: float, seed: int, say: Callable[[str], None]) -> Path:
+    """Generated data of the configured workload, kept per workload, scale and seed (the
+    contest's shape keeps the folder names it had before workloads)."""
     from contest.data.generator import generate
+    from contest.data.workload import cache_label
 
-    folder = cfg.work_path / "data" / f"scale-{scale:g}-seed-{seed}"
+    label = cache_label(cfg.workload)
+    folder = cfg.work_path / "data" / f"{label + '-' if label else ''}scale-{scale:g}-seed-{seed}"
     marker = folder / ".complete"
     if not marker.exists():
-        say(f"generating scale {scale:g} data into {folder}")
-        generate(folder, scale, seed)
+        say(f"generating scale {scale:g} data of workload {cfg.workload.name} into {folder}")
+        generate(folder, scale, seed, workload=cfg.workload)
         marker.write_text("ok\n")
     return folder
 
@@ -59,16 +66,22 @@ def cached_data(cfg: Config, scale: float, seed: int, say: Callable[[str], None]
 def cached_expected(
     cfg: Config, data: Path | str, versions: str, say: Callable[[str], None]
 ) -> Path:
+    """The oracle's result for a data folder, kept per folder, files, versions and merge
+    operators (a workload's extra columns have theirs)."""
     from contest.data.oracle import config_budget, expected_result
+    from contest.data.workload import contract_operators, workload_schema
 
-    batches = discover(data, versions or None)
+    batches = discover(data, versions or None, workload_schema(cfg.workload))
+    ops = contract_operators(cfg.workload)
     where = str(data) if is_object_store(data) else str(Path(data).resolve())
     ident = json.dumps([where, versions] + [[b.name, b.bytes, b.mtime_ns] for b in batches])
+    if cfg.workload.columns:  # the contest's columns keep the keys they had
+        ident += json.dumps(ops)
     key = hashlib.sha256(ident.encode()).hexdigest()[:16]
     out = cfg.work_path / "oracle" / f"{key}.parquet"
     if not out.exists():
         say("computing the expected result (oracle)")
-        expected_result(batches, out, budget=config_budget(cfg))
+        expected_result(batches, out, budget=config_budget(cfg), operators=ops)
     return out
 
 
@@ -330,15 +343,27 @@ def new_run(
 def phase_data(run: Run) -> None:
     """The batches (generated and cached when not given) and the oracle's result."""
     cfg = run.cfg
+    _check_extra_columns(cfg, run.peer)
     if run.data is None:
         scale = run.scale if run.scale is not None else DEFAULT_SCALE
         run.data = cached_data(cfg, scale, run.seed, run.say)
     if not is_object_store(str(run.data)):
         run.data = Path(run.data).absolute()  # the jobs run in the evaluation's folder
-    run.rows = sum(b.rows for b in discover(run.data, cfg.write.versions or None))
+    run.rows = sum(b.rows for b in discover(run.data, cfg.write.versions or None, None))
     run.record.data, run.record.rows = str(run.data), run.rows
-    run.record.scale = round(scale_of(run.rows), 6)
+    run.record.scale = round(scale_of(run.rows, cfg.workload), 6)
     run.expected = cached_expected(cfg, run.data, cfg.write.versions, run.say)
+
+
+def _check_extra_columns(cfg: Config, peer: bool) -> None:
+    """A workload's extra columns are carried by the harness's merge-on-read write and
+    read only (baseline-cow's join, lakesoul-stock's rewrites and the peers' MERGE
+    expressions name the contest's columns): refused up front, not found wrong at the end."""
+    if cfg.workload.columns and (peer or cfg.write.mode != "mor" or cfg.write.engine != "harness"):
+        raise PhaseError(
+            f"workload {cfg.workload.name}: its extra columns are carried only by the "
+            "harness's merge-on-read strategies (optimized, baseline-mor) so far"
+        )
 
 
 def phase_clean(run: Run) -> None:

@@ -75,10 +75,12 @@ class ReadReport:
 
 
 def operators_for(table: TableRef, cfg: Config) -> dict[str, str]:
-    """The configured operators, or the contest's for the columns the table has."""
+    """The configured operators, or the contest's (and a workload's extra columns') for
+    the columns the table has."""
     if cfg.read.operators:
         return dict(cfg.read.operators)
-    return {c: op for c, op in CONTEST_OPERATORS.items() if c in table.schema.names}
+    ops = {**CONTEST_OPERATORS, **cfg.workload.columns}
+    return {c: op for c, op in ops.items() if c in table.schema.names}
 
 
 def select_commits(

@@ -89,7 +89,8 @@ def write_cow(
                 version=batch.version,
                 batch=batch.name,
                 commit_op="UpdateCommit",
-                # The rewrite holds every earlier batch: their versions stay live.
+                # The overwrite holds every batch before it: their versions stay live
+                # (else the read sees them as missing).
                 covers=sorted(committed_versions(conn, table)),
             )
             res.commit_s, res.commit_id = committed.seconds, committed.commit_id

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 
 from contest.config import Config
 from contest.data.batches import (
-    SCHEMA,
     Batch,
     check_schema,
     check_unique_versions,
     discover,
 )
+from contest.data.workload import workload_schema
 from contest.errors import DataError
 from contest.write.files import (
     delete_files,
@@ -86,7 +86,7 @@ def prepare_table(
         conn,
         name,
         path,
-        SCHEMA,
+        workload_schema(cfg.workload),  # the contest's columns and a workload's extra ones
         ["uuid"],
         cfg.table.hash_buckets,
         cfg.table.namespace,
@@ -109,6 +109,7 @@ def write_batches(
     """Upsert the batches concurrently; a failing batch commits nothing, the others go on."""
     check_unique_versions({b.index: b.version for b in batches})
     threshold = big_file_threshold(batches, cfg.write.big_file_bytes)
+    schema = workload_schema(cfg.workload)
     report = WriteReport(f"{table.namespace}.{table.name}", table.path)
     started = time.perf_counter()
     lock = threading.Lock()
@@ -132,7 +133,7 @@ def write_batches(
                 from contest.infra.folders import open_input
 
                 with open_input(batch.path) as fh:
-                    check_schema(batch.path, pq.read_schema(fh), SCHEMA)
+                    check_schema(batch.path, pq.read_schema(fh), schema)
                 outcome = write_file_direct(
                     spark,
                     str(batch.path),
@@ -143,7 +144,7 @@ def write_batches(
                 )
             else:
                 df = spark.read.parquet(str(batch.path))
-                check_schema(batch.path, _arrow_schema(df), SCHEMA)
+                check_schema(batch.path, _arrow_schema(df), schema)
                 outcome = write_dataframe(
                     df,
                     table,

@@ -81,3 +81,50 @@ def test_lakesoul_home_is_a_source_of_postgres_settings(tmp_path):
     assert cfg.pg.username == "bob"
     with pytest.raises(ConfigError, match="no such properties file"):
         load_config(env={"lakesoul_home": str(tmp_path / "missing")})
+
+
+def test_workload_section_and_its_errors(tmp_path):
+    f = tmp_path / "w.toml"
+    f.write_text(
+        '[workload]\nbatches = 40\ndistribution = "recent"\nrecent_batches = 3\n'
+        '[workload.columns]\n"m1" = "SumAll"\n'
+    )
+    cfg = load_config(f, overrides={"workload.batch_rows": "50"})
+    assert (cfg.workload.batches, cfg.workload.batch_rows) == (40, 50)
+    assert cfg.workload.columns == {"m1": "SumAll"}
+    assert load_config().workload.batches == 11
+    for key, value, says in [
+        ("workload.batches", 0, "workload.batches"),
+        ("workload.update_share", 1.5, "workload.update_share"),
+        ("workload.null_share", -0.1, "workload.null_share"),
+        ("workload.distribution", "gauss", "workload.distribution"),
+        ("workload.zipf_exponent", 1.0, "workload.zipf_exponent"),
+        ("workload.recent_batches", 0, "workload.recent_batches"),
+        ("workload.columns.name", "SumAll", "workload.columns.name: a contest column"),
+        ("workload.columns.x", "Max", "workload.columns.x"),
+        ("workload.columns.Bad-Name", "UseLast", "workload.columns.Bad-Name"),
+        ("workload.repeat_share", 0.6, "workload.repeat_share"),
+    ]:
+        with pytest.raises(ConfigError, match=says):
+            load_config(overrides={key: value})
+
+
+def test_named_workload_replaces_the_section_and_flags_still_win(tmp_path):
+    from contest.data.workload import workload_settings
+
+    f = tmp_path / "c.toml"
+    f.write_text("[workload]\nrepeat_share = 0.3\n")
+    cfg = load_config(
+        f, workload=workload_settings("hot-keys"), overrides={"workload.batches": "5"}
+    )
+    assert cfg.workload.name == "hot-keys" and cfg.workload.distribution == "zipf"
+    assert cfg.workload.repeat_share == 0.0  # the file's section is replaced whole
+    assert cfg.workload.batches == 5  # a flag beats the workload
+    with pytest.raises(ConfigError, match="no workload named 'nope'"):
+        workload_settings("nope")
+    mine = tmp_path / "mine.toml"
+    mine.write_text("[workload]\nbatches = 3\n[spark]\nmaster = 'local[1]'\n")
+    with pytest.raises(ConfigError, match="one \\[workload\\] table"):
+        workload_settings(str(mine))
+    mine.write_text("[workload]\nbatches = 3\n")
+    assert workload_settings(str(mine)) == {"workload.batches": 3, "workload.name": "mine"}

@@ -11,6 +11,7 @@ from contest.errors import DataError
 from contest.read.job import ReadError
 from contest.write.job import WriteMode
 from meta.commits import head_snapshot
+from meta.versions import gaps_of
 from tests.support.pipeline import merge_and_read, oracle, read_rows, with_write, write
 
 
@@ -128,6 +129,7 @@ def test_copy_on_write_baseline_equals_the_oracle(spark, pg, cfg, data, tmp_path
     assert report.ok
     _, commits = head_snapshot(pg, table)
     assert [c.commit_op for c in commits] == ["UpdateCommit"]  # the last overwrite holds all
+    assert gaps_of(pg, table).describe() == ""  # ... and the versions of every batch
     assert merge_and_read(spark, pg, cfg, table) == oracle(data, only={0, 1, 2, 3})
 
 

@@ -1,0 +1,2 @@
+"""The named workloads (`contest gen --workload NAME`), shipped in the package as
+`contest.workloads`."""
