@@ -63,8 +63,9 @@ def register_maintenance(sub: argparse._SubParsersAction) -> None:
         "history",
         "the table's commits: versions, batches, files, gaps",
         "List every commit of the table, newest version first (like Delta's DESCRIBE "
-        "HISTORY): version, batch, commit id, time, files, bytes, whether it is live; "
-        "then the versions a write planned that are missing.",
+        "HISTORY; a compaction at the newest version it covers): version, batch, commit "
+        "id, time, files, bytes, the versions a compaction covers, whether it is live "
+        "(or rolled back); then the versions a write planned that are missing.",
         cmd_history,
     )
     h.add_argument("--table", required=True, help="table path or name")
@@ -114,6 +115,7 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     import dataclasses
     import time
 
+    from meta.merge import describe_versions
     from meta.versions import history
 
     conn, table = _table(cfg, args.table)
@@ -134,14 +136,16 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     print(f"{h.table}: partition version {h.partition_version}, {len(h.entries)} commit(s)")
     print(
         f"{'version':>7}  {'batch':<18} {'commit id':<36}  {'committed (UTC)':<19} "
-        f"{'files':>5} {'bytes':>13}  live"
+        f"{'files':>5} {'bytes':>13}  {'covers':<10} live"
     )
     for e in h.entries:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(e.timestamp_ms / 1000))
         ver = "-" if e.version is None else str(e.version)
+        covers = describe_versions(list(e.covers)) if e.covers else "-"
+        live = "yes" if e.live else "no (rolled back)" if e.rolled_back else "no"
         print(
             f"{ver:>7}  {(e.batch or e.commit_op):<18} {e.commit_id:<36}  {when:<19} "
-            f"{e.files:>5} {e.bytes:>13,}  {'yes' if e.live else 'no'}"
+            f"{e.files:>5} {e.bytes:>13,}  {covers:<10} {live}"
         )
     print(f"missing: {h.gaps.describe()}" if h.gaps.holes or h.gaps.pending else "missing: none")
     return EXIT_OK
