@@ -97,10 +97,18 @@ def register_maintenance(sub: argparse._SubParsersAction) -> None:
         "rewrite each bucket into one merged file",
         "Merge each bucket's files with the table's merge operators into one file and "
         "commit it as a LakeSoul CompactionCommit; reads give the same result, faster. "
-        "The old files stay until `contest vacuum`.",
+        "Buckets already compact are kept; with nothing to rewrite, nothing is committed. "
+        "The old files stay until `contest vacuum`, and versions before the compaction "
+        "stay readable (read --as-of-version) until then.",
         cmd_compact,
     )
     c.add_argument("--table", required=True, help="table path or name")
+    c.add_argument(
+        "--allow-gaps",
+        action="store_true",
+        help="compact a table with missing versions (a batch written later would apply "
+        "after the versions compacted above it)",
+    )
 
 
 def _table(cfg: Config, name: str):
@@ -187,11 +195,18 @@ def cmd_compact(args: argparse.Namespace, cfg: Config) -> int:
 
     conn, table = _table(cfg, args.table)
     with spark_session(cfg, "contest-compact") as spark:
-        report = compact(spark, conn, cfg, table)
-    say(
-        f"compacted {report.table}: {report.files_before} files -> {report.files_after}, "
-        f"{report.rows:,} rows, {report.versions} versions, {report.seconds:.3f} s"
-    )
+        report = compact(spark, conn, cfg, table, allow_gaps=args.allow_gaps)
+    if report.nothing_to_do:
+        say(
+            f"{report.table}: already compact ({report.buckets_kept} bucket(s), one file "
+            "each, nothing newer): nothing to do, nothing committed"
+        )
+    else:
+        say(
+            f"compacted {report.table}: {report.files_before} files -> {report.files_after}"
+            f" ({report.buckets_kept} bucket(s) already compact, kept), {report.rows:,} rows "
+            f"rewritten, {report.versions} versions, {report.seconds:.3f} s"
+        )
     print(json.dumps(report.to_dict()))
     return EXIT_OK
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from contest.data.generator import generate
-from contest.errors import DataError
-from contest.maintenance.compact import compact
+from contest.errors import DataError, ReadError
+from contest.maintenance.compact import compact, compact_buckets
 from contest.maintenance.vacuum import vacuum
 from contest.write.job import WriteMode, run_write
-from meta.commits import committed_versions, head_snapshot, live_files
+from meta.commits import DataFile, SnapshotCommit, committed_versions, head_snapshot, live_files
 from meta.merge import merge_table
 from meta.versions import rollback
-from tests.support.pipeline import merge_and_read, oracle, write
+from tests.support.pipeline import merge_and_read, oracle, read_rows, write
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +72,63 @@ def test_compaction_keeps_result_and_versions(spark, pg, cfg, data, tmp_path):
         write(spark, pg, cfg, data, tmp_path / "cmp", indices=[3], mode=WriteMode.APPEND)
     resumed, _ = write(spark, pg, cfg, data, tmp_path / "cmp", mode=WriteMode.RESUME)
     assert resumed.ok and all(b.skipped for b in resumed.batches)
+
+
+def test_time_travel_across_compaction_until_vacuum(spark, pg, cfg, data, tmp_path):
+    _, table = write(spark, pg, cfg, data, tmp_path / "tt", indices=[0, 1, 2, 3])
+    merge_table(pg, table)
+    compact(spark, pg, cfg, table)
+    assert [c.commit_op for c in head_snapshot(pg, table)[1]] == ["CompactionCommit"]
+    # Versions inside the compaction read from the commits it merged, as before it.
+    assert read_rows(spark, pg, cfg, table, as_of=1) == oracle(data, only={0, 1})
+    assert read_rows(spark, pg, cfg, table, from_version=1, to_version=2) == oracle(data, only={2})
+    assert read_rows(spark, pg, cfg, table, as_of=3) == oracle(data, only={0, 1, 2, 3})
+    done = vacuum(pg, table, retain_hours=0)
+    assert done.orphans  # the merged commits' files
+    with pytest.raises(ReadError) as info:
+        read_rows(spark, pg, cfg, table, as_of=1)
+    text = str(info.value)
+    assert "versions v0-3 were compacted by commit" in text
+    assert "`contest vacuum` has since removed the files" in text
+    assert "read as of version 3 or later" in text
+    # The compaction itself still stands for its newest version.
+    assert read_rows(spark, pg, cfg, table, as_of=3) == oracle(data, only={0, 1, 2, 3})
+
+
+def test_compacting_a_compact_table_commits_nothing(spark, pg, cfg, data, tmp_path):
+    _, table = write(spark, pg, cfg, data, tmp_path / "twice", indices=[0, 1, 2])
+    merge_table(pg, table)
+    first = compact(spark, pg, cfg, table)
+    head = head_snapshot(pg, table)
+    again = compact(spark, pg, cfg, table)
+    assert first.commit_id is not None and again.nothing_to_do
+    assert again.files_after == again.files_before == first.files_after
+    assert again.buckets_kept == first.files_after
+    assert head_snapshot(pg, table) == head  # nothing committed
+
+
+def test_compact_refuses_missing_versions_unless_allowed(spark, pg, cfg, data, tmp_path):
+    _, table = write(spark, pg, cfg, data, tmp_path / "holes", indices=[0, 1, 3])
+    merge_table(pg, table)
+    head = head_snapshot(pg, table)
+    with pytest.raises(ReadError, match=r"missing version\(s\) 2 below the newest.*--allow-gaps"):
+        compact(spark, pg, cfg, table)
+    assert head_snapshot(pg, table) == head
+    report = compact(spark, pg, cfg, table, allow_gaps=True)
+    assert report.commit_id is not None and report.versions == 3
+
+
+def _commit(cid, op, *buckets):
+    files = tuple(DataFile(f"t/part-{cid}_{b:04}.parquet", 1, ("uuid",), b) for b in buckets)
+    return SnapshotCommit(cid, op, files, None if op == "CompactionCommit" else 11)
+
+
+def test_compact_buckets_are_one_file_of_the_compaction_and_nothing_newer():
+    comp = _commit("c", "CompactionCommit", 0, 1, 2, 3)
+    assert sorted(compact_buckets([comp])) == [0, 1, 2, 3]
+    newer = _commit("n", "MergeCommit", 1, 3)
+    assert sorted(compact_buckets([comp, newer])) == [0, 2]
+    assert compact_buckets([_commit("m", "MergeCommit", 0, 1)]) == {}
 
 
 def _nested_pair(spark, pg, cfg, data, root: Path):
