@@ -334,6 +334,48 @@ def covers_of(
         pgc.close()
 
 
+# The partition version a compaction landed on: its commit_op, and its snapshot starts
+# with it (cheap tests first: a long snapshot's array is never searched).
+LANDED = "commit_op = 'CompactionCommit' AND snapshot[1] = %s::uuid"
+
+
+def retired_files(conn: PgConnection, table: TableRef) -> dict[str, int]:
+    """path -> when it left the table (ms), for the files of the commits a compaction
+    replaced or a rollback took out: a vacuum's retention counts from then, as Delta's
+    counts from a file's removal, so time travel lasts the retention window."""
+    out: dict[str, int] = {}
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            cur.execute(
+                "SELECT (f).path, c.ts FROM (SELECT cp.partition_desc, cp.commit_id, "
+                "dc.timestamp AS ts, (SELECT min(p.version) FROM partition_info p WHERE "
+                "p.table_id = cp.table_id AND p.partition_desc = cp.partition_desc AND "
+                "p.commit_op = 'CompactionCommit' AND p.snapshot[1] = cp.commit_id) AS landed "
+                "FROM contest_compaction cp JOIN data_commit_info dc ON dc.table_id = "
+                "cp.table_id AND dc.partition_desc = cp.partition_desc AND dc.commit_id = "
+                "cp.commit_id WHERE cp.table_id = %s) c "
+                "JOIN partition_info prev ON prev.table_id = %s AND prev.partition_desc = "
+                "c.partition_desc AND prev.version = c.landed - 1 "
+                "CROSS JOIN unnest(prev.snapshot) AS s(cid) "
+                "JOIN data_commit_info d ON d.table_id = %s AND d.partition_desc = "
+                "c.partition_desc AND d.commit_id = s.cid "
+                "CROSS JOIN unnest(d.file_ops) AS f WHERE (f).file_op = 'add' "
+                "UNION ALL "
+                "SELECT (f).path, (extract(epoch FROM rb.rolled_back_at) * 1000)::bigint "
+                "FROM contest_rolled_back_version rb JOIN data_commit_info d ON d.table_id = "
+                "rb.table_id AND d.partition_desc = rb.partition_desc AND d.commit_id = "
+                "rb.commit_id CROSS JOIN unnest(d.file_ops) AS f "
+                "WHERE rb.table_id = %s AND (f).file_op = 'add'",
+                (table.table_id,) * 4,
+            )
+            for path, ms in cur.fetchall():
+                out[path] = max(out.get(path, 0), int(ms))
+    finally:
+        pgc.close()
+    return out
+
+
 def compaction(
     conn: PgConnection, table: TableRef, commit_id: str, partition_desc: str = NO_PARTITION
 ) -> Compaction:
@@ -344,8 +386,8 @@ def compaction(
         with pgc, pgc.cursor() as cur:
             covers = compaction_covers(cur, table.table_id, partition_desc, [commit_id])
             cur.execute(
-                "SELECT min(version) FROM partition_info WHERE table_id = %s AND "
-                "partition_desc = %s AND %s::uuid = ANY(snapshot)",
+                f"SELECT min(version) FROM partition_info WHERE table_id = %s AND "
+                f"partition_desc = %s AND {LANDED}",
                 (table.table_id, partition_desc, commit_id),
             )
             landed = cur.fetchone()[0]
