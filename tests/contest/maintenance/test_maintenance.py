@@ -117,6 +117,28 @@ def test_compacting_a_compact_table_commits_nothing(spark, pg, cfg, data, tmp_pa
     assert head_snapshot(pg, table) == head  # nothing committed
 
 
+def test_compact_and_history_on_the_command_line(spark, pg, cfg, data, tmp_path, capsys):
+    import json
+
+    from contest.cli.main import main
+    from tests.support.config import cli
+
+    write(spark, pg, cfg, data, tmp_path / "cli_cmp", indices=[0, 1, 2])
+    assert main(cli(cfg, "meta", "merge", "--table", "cli_cmp")) == 0
+    capsys.readouterr()
+    assert main(cli(cfg, "compact", "--table", "cli_cmp")) == 0
+    first = capsys.readouterr()
+    assert json.loads(first.out.splitlines()[-1])["commit_id"]
+    assert main(cli(cfg, "compact", "--table", "cli_cmp")) == 0
+    again = capsys.readouterr()
+    assert json.loads(again.out.splitlines()[-1])["commit_id"] is None
+    assert "already compact" in again.err and "nothing committed" in again.err
+    assert main(cli(cfg, "history", "--table", "cli_cmp")) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "CompactionCommit" in lines[2] and " v0-2 " in lines[2]  # newest first
+    assert [ln.split()[0] for ln in lines[3:6]] == ["2", "1", "0"]
+
+
 def test_compact_refuses_missing_versions_unless_allowed(spark, pg, cfg, data, tmp_path):
     _, table = write(spark, pg, cfg, data, tmp_path / "holes", indices=[0, 1, 3])
     merge_table(pg, table)
