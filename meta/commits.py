@@ -298,6 +298,127 @@ def head_snapshot(
             rows = commit_rows(cur, table.table_id, partition_desc, snapshot, files=True)
     finally:
         pgc.close()
+    return pversion, _snapshot_commits(table, snapshot, rows)
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A compaction commit: the versions it stands for, when it landed, and the
+    snapshot it replaced (the commits it merged; their files stay until vacuum)."""
+
+    commit_id: str
+    covers: tuple[int, ...]
+    timestamp_ms: int
+    replaced: tuple[SnapshotCommit, ...]
+
+
+def compaction_covers(cur: Any, table_id: str, desc: str, ids: Sequence[str]) -> dict[str, tuple]:
+    """commit id -> the versions it covers, for the compactions among `ids`."""
+    cur.execute(
+        "SELECT commit_id::text, versions FROM contest_compaction WHERE table_id = %s "
+        "AND partition_desc = %s AND commit_id = ANY(%s::uuid[])",
+        (table_id, desc, list(ids)),
+    )
+    return {r[0]: tuple(sorted(int(v) for v in r[1])) for r in cur.fetchall()}
+
+
+def covers_of(
+    conn: PgConnection, table: TableRef, ids: Sequence[str], partition_desc: str = NO_PARTITION
+) -> dict[str, tuple]:
+    """commit id -> the versions it covers, for the compactions among `ids`."""
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            return compaction_covers(cur, table.table_id, partition_desc, ids)
+    finally:
+        pgc.close()
+
+
+# The partition version a compaction landed on: its commit_op, and its snapshot starts
+# with it (cheap tests first: a long snapshot's array is never searched).
+LANDED = "commit_op = 'CompactionCommit' AND snapshot[1] = %s::uuid"
+
+
+def retired_files(conn: PgConnection, table: TableRef) -> dict[str, int]:
+    """path -> when it left the table (ms), for the files of the commits a compaction
+    replaced or a rollback took out: a vacuum's retention counts from then, as Delta's
+    counts from a file's removal, so time travel lasts the retention window."""
+    out: dict[str, int] = {}
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            cur.execute(
+                "SELECT (f).path, c.ts FROM (SELECT cp.partition_desc, cp.commit_id, "
+                "dc.timestamp AS ts, (SELECT min(p.version) FROM partition_info p WHERE "
+                "p.table_id = cp.table_id AND p.partition_desc = cp.partition_desc AND "
+                "p.commit_op = 'CompactionCommit' AND p.snapshot[1] = cp.commit_id) AS landed "
+                "FROM contest_compaction cp JOIN data_commit_info dc ON dc.table_id = "
+                "cp.table_id AND dc.partition_desc = cp.partition_desc AND dc.commit_id = "
+                "cp.commit_id WHERE cp.table_id = %s) c "
+                "JOIN partition_info prev ON prev.table_id = %s AND prev.partition_desc = "
+                "c.partition_desc AND prev.version = c.landed - 1 "
+                "CROSS JOIN unnest(prev.snapshot) AS s(cid) "
+                "JOIN data_commit_info d ON d.table_id = %s AND d.partition_desc = "
+                "c.partition_desc AND d.commit_id = s.cid "
+                "CROSS JOIN unnest(d.file_ops) AS f WHERE (f).file_op = 'add' "
+                "UNION ALL "
+                "SELECT (f).path, (extract(epoch FROM rb.rolled_back_at) * 1000)::bigint "
+                "FROM contest_rolled_back_version rb JOIN data_commit_info d ON d.table_id = "
+                "rb.table_id AND d.partition_desc = rb.partition_desc AND d.commit_id = "
+                "rb.commit_id CROSS JOIN unnest(d.file_ops) AS f "
+                "WHERE rb.table_id = %s AND (f).file_op = 'add'",
+                (table.table_id,) * 4,
+            )
+            for path, ms in cur.fetchall():
+                out[path] = max(out.get(path, 0), int(ms))
+    finally:
+        pgc.close()
+    return out
+
+
+def compaction(
+    conn: PgConnection, table: TableRef, commit_id: str, partition_desc: str = NO_PARTITION
+) -> Compaction:
+    """A compaction commit and the snapshot it replaced: the partition version just
+    before the first one that holds it (a compaction commits only on the head it read)."""
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            covers = compaction_covers(cur, table.table_id, partition_desc, [commit_id])
+            cur.execute(
+                f"SELECT min(version) FROM partition_info WHERE table_id = %s AND "
+                f"partition_desc = %s AND {LANDED}",
+                (table.table_id, partition_desc, commit_id),
+            )
+            landed = cur.fetchone()[0]
+            cur.execute(
+                "SELECT snapshot::text[] FROM partition_info WHERE table_id = %s AND "
+                "partition_desc = %s AND version = %s",
+                (table.table_id, partition_desc, -1 if landed is None else int(landed) - 1),
+            )
+            row = cur.fetchone()
+            snapshot = [str(s) for s in row[0]] if row else []
+            rows = commit_rows(cur, table.table_id, partition_desc, snapshot, files=True)
+            cur.execute(
+                "SELECT timestamp FROM data_commit_info WHERE table_id = %s AND "
+                "partition_desc = %s AND commit_id = %s",
+                (table.table_id, partition_desc, commit_id),
+            )
+            ts = cur.fetchone()
+    finally:
+        pgc.close()
+    return Compaction(
+        commit_id,
+        covers.get(commit_id, ()),
+        int(ts[0]) if ts else 0,
+        tuple(_snapshot_commits(table, snapshot, rows)),
+    )
+
+
+def _snapshot_commits(
+    table: TableRef, snapshot: list[str], rows: dict[str, tuple]
+) -> list[SnapshotCommit]:
+    """A snapshot's commits with their files, in snapshot order."""
     missing = [c for c in snapshot if c not in rows]
     if missing:
         raise MetaError(f"table {table.name}: snapshot names commits with no data: {missing[:3]}")
@@ -306,7 +427,7 @@ def head_snapshot(
         _, op, version, raw_files = rows[cid]
         files = tuple(_parse_file_row(text) for text in raw_files)
         commits.append(SnapshotCommit(cid, op, files, version))
-    return pversion, commits
+    return commits
 
 
 def _parse_file_row(text: str) -> DataFile:
@@ -338,13 +459,8 @@ def live_versions(cur: Any, table_id: str, desc: str) -> dict[int, str]:
         return {}
     rows = commit_rows(cur, table_id, desc, head[1])
     out = {int(r[2]): r[0] for r in rows.values() if r[2] is not None}
-    cur.execute(
-        "SELECT commit_id::text, versions FROM contest_compaction WHERE table_id = %s "
-        "AND partition_desc = %s AND commit_id = ANY(%s::uuid[])",
-        (table_id, desc, head[1]),
-    )
-    for cid, versions in cur.fetchall():
-        out.update({int(v): cid for v in versions})
+    for cid, versions in compaction_covers(cur, table_id, desc, head[1]).items():
+        out.update({v: cid for v in versions})
     return out
 
 

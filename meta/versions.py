@@ -15,6 +15,7 @@ from meta.catalog import TableRef
 from meta.commits import (
     NO_PARTITION,
     commit_rows,
+    compaction_covers,
     head_partition,
     insert_partition_version,
     live_versions,
@@ -74,6 +75,31 @@ class HistoryEntry:
     files: int
     bytes: int
     live: bool
+    covers: tuple[int, ...] = ()  # the versions a compaction merged
+    rolled_back: bool = False  # taken out by `contest meta rollback` (version kept)
+
+
+def newest_first(entries: Iterable[HistoryEntry]) -> list[HistoryEntry]:
+    """Newest version first: a compaction at the newest version it covers, a commit
+    without a version at the newest version committed before it (where the replay
+    applies it), each above what it follows; one version committed again after a
+    rollback, the newer commit first."""
+    entries = list(entries)
+    by_time = sorted(entries, key=lambda e: e.timestamp_ms)
+    place: dict[str, int] = {}
+    high = -1
+    for e in by_time:
+        own = e.version if e.version is not None else max(e.covers, default=None)
+        if own is not None:
+            high = max(high, own)
+            place[e.commit_id] = own
+        else:
+            place[e.commit_id] = high
+    return sorted(
+        entries,
+        key=lambda e: (place[e.commit_id], e.version is None, e.timestamp_ms),
+        reverse=True,
+    )
 
 
 @dataclass
@@ -132,30 +158,45 @@ def history(conn: PgConnection, table: TableRef, desc: str = NO_PARTITION) -> Hi
             head = head_partition(cur, table.table_id, desc)
             live = set(head[1]) if head else set()
             cur.execute(
-                "SELECT dc.commit_id::text, dc.commit_op, dc.timestamp, cv.version, cv.batch, "
+                "SELECT dc.commit_id::text, dc.commit_op, dc.timestamp, "
+                "coalesce(cv.version, rb.version), coalesce(cv.batch, rb.batch), "
                 "(SELECT count(*) FROM unnest(dc.file_ops) f WHERE (f).file_op = 'add'), "
                 "(SELECT coalesce(sum((f).size), 0) FROM unnest(dc.file_ops) f "
-                "WHERE (f).file_op = 'add') "
+                "WHERE (f).file_op = 'add'), cv.version IS NULL AND rb.version IS NOT NULL "
                 "FROM data_commit_info dc LEFT JOIN contest_commit_version cv "
                 "ON cv.table_id = dc.table_id AND cv.partition_desc = dc.partition_desc "
                 "AND cv.commit_id = dc.commit_id "
+                "LEFT JOIN contest_rolled_back_version rb "
+                "ON rb.table_id = dc.table_id AND rb.partition_desc = dc.partition_desc "
+                "AND rb.commit_id = dc.commit_id "
                 "WHERE dc.table_id = %s AND dc.partition_desc = %s",
                 (table.table_id, desc),
             )
             rows = cur.fetchall()
+            covers = compaction_covers(cur, table.table_id, desc, [r[0] for r in rows])
             plan = planned_versions(cur, table.table_id, desc)
             committed = live_versions(cur, table.table_id, desc)
     finally:
         pgc.close()
     entries = [
-        HistoryEntry(r[3], r[4], r[0], r[1], int(r[2]), int(r[5]), int(r[6]), r[0] in live)
+        HistoryEntry(
+            None if r[3] is None else int(r[3]),
+            r[4],
+            r[0],
+            r[1],
+            int(r[2]),
+            int(r[5]),
+            int(r[6]),
+            r[0] in live,
+            covers.get(r[0], ()),
+            bool(r[7]),
+        )
         for r in rows
     ]
-    entries.sort(key=lambda e: (e.version is None, -(e.version or 0), -e.timestamp_ms))
     return History(
         f"{table.namespace}.{table.name}",
         head[0] if head else -1,
-        entries,
+        newest_first(entries),
         version_gaps(committed, plan),
     )
 
@@ -204,6 +245,13 @@ def rollback(
             keep = [c for c in head[1] if c not in set(removed)]
             insert_partition_version(
                 cur, table.table_id, desc, head[0] + 1, "MergeCommit", keep, int(time.time() * 1000)
+            )
+            cur.execute(  # history keeps naming their versions
+                "INSERT INTO contest_rolled_back_version (table_id, partition_desc, commit_id, "
+                "version, batch) SELECT table_id, partition_desc, commit_id, version, batch "
+                "FROM contest_commit_version WHERE table_id = %s AND partition_desc = %s "
+                "AND commit_id = ANY(%s::uuid[]) ON CONFLICT DO NOTHING",
+                (table.table_id, desc, removed),
             )
             cur.execute(
                 "DELETE FROM contest_commit_version WHERE table_id = %s AND "

@@ -50,3 +50,16 @@ CREATE TABLE IF NOT EXISTS contest_compaction (
     compacted_at   timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (table_id, partition_desc, commit_id)
 );
+
+-- The versions of rolled-back commits: `contest meta rollback` frees a version (its
+-- row leaves contest_commit_version) and keeps it here, so `contest history` still
+-- names the version and batch of a commit that is no longer live.
+CREATE TABLE IF NOT EXISTS contest_rolled_back_version (
+    table_id       text   NOT NULL,
+    partition_desc text   NOT NULL,
+    commit_id      uuid   NOT NULL,
+    version        bigint NOT NULL,
+    batch          text,
+    rolled_back_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_id, partition_desc, commit_id)
+);

@@ -63,8 +63,9 @@ def register_maintenance(sub: argparse._SubParsersAction) -> None:
         "history",
         "the table's commits: versions, batches, files, gaps",
         "List every commit of the table, newest version first (like Delta's DESCRIBE "
-        "HISTORY): version, batch, commit id, time, files, bytes, whether it is live; "
-        "then the versions a write planned that are missing.",
+        "HISTORY; a compaction at the newest version it covers): version, batch, commit "
+        "id, time, files, bytes, the versions a compaction covers, whether it is live "
+        "(or rolled back); then the versions a write planned that are missing.",
         cmd_history,
     )
     h.add_argument("--table", required=True, help="table path or name")
@@ -96,10 +97,18 @@ def register_maintenance(sub: argparse._SubParsersAction) -> None:
         "rewrite each bucket into one merged file",
         "Merge each bucket's files with the table's merge operators into one file and "
         "commit it as a LakeSoul CompactionCommit; reads give the same result, faster. "
-        "The old files stay until `contest vacuum`.",
+        "Buckets already compact are kept; with nothing to rewrite, nothing is committed. "
+        "The old files stay until `contest vacuum`, and versions before the compaction "
+        "stay readable (read --as-of-version) until then.",
         cmd_compact,
     )
     c.add_argument("--table", required=True, help="table path or name")
+    c.add_argument(
+        "--allow-gaps",
+        action="store_true",
+        help="compact a table with missing versions (a batch written later would apply "
+        "after the versions compacted above it)",
+    )
 
 
 def _table(cfg: Config, name: str):
@@ -114,6 +123,7 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     import dataclasses
     import time
 
+    from meta.merge import describe_versions
     from meta.versions import history
 
     conn, table = _table(cfg, args.table)
@@ -134,14 +144,16 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     print(f"{h.table}: partition version {h.partition_version}, {len(h.entries)} commit(s)")
     print(
         f"{'version':>7}  {'batch':<18} {'commit id':<36}  {'committed (UTC)':<19} "
-        f"{'files':>5} {'bytes':>13}  live"
+        f"{'files':>5} {'bytes':>13}  {'covers':<10} live"
     )
     for e in h.entries:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(e.timestamp_ms / 1000))
         ver = "-" if e.version is None else str(e.version)
+        covers = describe_versions(list(e.covers)) if e.covers else "-"
+        live = "yes" if e.live else "no (rolled back)" if e.rolled_back else "no"
         print(
             f"{ver:>7}  {(e.batch or e.commit_op):<18} {e.commit_id:<36}  {when:<19} "
-            f"{e.files:>5} {e.bytes:>13,}  {'yes' if e.live else 'no'}"
+            f"{e.files:>5} {e.bytes:>13,}  {covers:<10} {live}"
         )
     print(f"missing: {h.gaps.describe()}" if h.gaps.holes or h.gaps.pending else "missing: none")
     return EXIT_OK
@@ -183,11 +195,18 @@ def cmd_compact(args: argparse.Namespace, cfg: Config) -> int:
 
     conn, table = _table(cfg, args.table)
     with spark_session(cfg, "contest-compact") as spark:
-        report = compact(spark, conn, cfg, table)
-    say(
-        f"compacted {report.table}: {report.files_before} files -> {report.files_after}, "
-        f"{report.rows:,} rows, {report.versions} versions, {report.seconds:.3f} s"
-    )
+        report = compact(spark, conn, cfg, table, allow_gaps=args.allow_gaps)
+    if report.nothing_to_do:
+        say(
+            f"{report.table}: already compact ({report.buckets_kept} bucket(s), one file "
+            "each, nothing newer): nothing to do, nothing committed"
+        )
+    else:
+        say(
+            f"compacted {report.table}: {report.files_before} files -> {report.files_after}"
+            f" ({report.buckets_kept} bucket(s) already compact, kept), {report.rows:,} rows "
+            f"rewritten, {report.versions} versions, {report.seconds:.3f} s"
+        )
     print(json.dumps(report.to_dict()))
     return EXIT_OK
 

@@ -4,14 +4,18 @@ merge operators, committed as a LakeSoul CompactionCommit that replaces the snap
 The merged rows are what a read would produce, so reading the compacted table gives
 the same result with one file per bucket to scan. The compaction stands for the
 versions it merged (they stay committed, and taken). It commits only if the table
-did not change while it ran; otherwise nothing is committed and it says so.
+did not change while it ran; otherwise nothing is committed and it says so. Buckets
+that are already compact (one file of the head's compaction, nothing newer) are kept
+as they are, as Delta's OPTIMIZE skips compacted files; with nothing to rewrite it
+commits nothing. A table with missing versions is refused: a batch written later
+would apply after the versions the compaction merged above it.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,9 +36,16 @@ from contest.write.files import (
     write_token,
 )
 from meta.catalog import TableRef
-from meta.commits import DataFile, commit_files, committed_versions, head_snapshot
+from meta.commits import (
+    DataFile,
+    SnapshotCommit,
+    commit_files,
+    committed_versions,
+    head_snapshot,
+)
 from meta.connection import PgConnection
 from meta.replay import Commit, in_version_order
+from meta.versions import gaps_of
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -47,8 +58,13 @@ class CompactReport:
     files_after: int
     rows: int
     versions: int
-    commit_id: str | None
+    commit_id: str | None  # None: nothing to do, nothing committed
     seconds: float
+    buckets_kept: int = 0  # already compact, not rewritten
+
+    @property
+    def nothing_to_do(self) -> bool:
+        return self.commit_id is None
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
@@ -56,12 +72,37 @@ class CompactReport:
         return d
 
 
-def compact(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRef) -> CompactReport:
+def compact_buckets(commits: Sequence[SnapshotCommit]) -> dict[int, DataFile]:
+    """bucket -> its file, for the buckets that are already compact: their only file
+    is one of the compaction commit the snapshot starts with."""
+    if not commits or commits[0].commit_op != "CompactionCommit":
+        return {}
+    count: dict[int, int] = {}
+    for c in commits:
+        for f in c.files:
+            count[f.bucket] = count.get(f.bucket, 0) + 1
+    return {f.bucket: f for f in commits[0].files if count[f.bucket] == 1}
+
+
+def compact(
+    spark: SparkSession,
+    conn: PgConnection,
+    cfg: Config,
+    table: TableRef,
+    allow_gaps: bool = False,
+) -> CompactReport:
     started = time.perf_counter()
     pversion, commits = head_snapshot(conn, table)
     name = f"{table.namespace}.{table.name}"
     if not commits:
         raise ReadError(f"table {name} has no commits: nothing to compact")
+    gaps = gaps_of(conn, table)
+    if gaps.holes and not allow_gaps:
+        raise ReadError(
+            f"table {name}: {gaps.describe()}: a batch written later would apply after the "
+            "versions the compaction merges; finish the write (contest write --resume) or "
+            "compact anyway with --allow-gaps"
+        )
     if not in_version_order([Commit(c.commit_id, c.commit_op, c.version) for c in commits]):
         raise ReadError(
             f"table {name}: the snapshot is not in version order: run "
@@ -72,7 +113,14 @@ def compact(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRe
     validate_operators(table.schema, keys, ops)
     covered = sorted(committed_versions(conn, table))
     before = sum(len(c.files) for c in commits)
-    work = [(b, json.dumps(f)) for b, f in sorted(files_by_bucket(commits).items())]
+    kept = compact_buckets(commits)
+    work = [
+        (b, json.dumps(f)) for b, f in sorted(files_by_bucket(commits).items()) if b not in kept
+    ]
+    if not work:
+        return CompactReport(
+            name, before, before, 0, len(covered), None, time.perf_counter() - started, len(kept)
+        )
     plain = pa.schema([f.with_nullable(True) for f in table.schema])
     newest, path, schema, codec = newest_version(commits), table.path, table.schema, cfg.write.codec
 
@@ -113,7 +161,12 @@ def compact(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRe
     ]
     try:
         committed = commit_files(
-            conn, table, files, commit_op="CompactionCommit", covers=covered, expect_head=pversion
+            conn,
+            table,
+            [*files, *(kept[b] for b in sorted(kept))],
+            commit_op="CompactionCommit",
+            covers=covered,
+            expect_head=pversion,
         )
     except BaseException:
         delete_files([f.path for f in files])
@@ -121,9 +174,10 @@ def compact(spark: SparkSession, conn: PgConnection, cfg: Config, table: TableRe
     return CompactReport(
         name,
         before,
-        len(files),
+        len(files) + len(kept),
         sum(f.rows for f in files),
         len(covered),
         committed.commit_id,
         time.perf_counter() - started,
+        len(kept),
     )

@@ -3,7 +3,9 @@ Iceberg's remove_orphan_files): left by killed writes, failed Spark tasks, rolle
 or compacted commits, replaced tables.
 
 Only files older than the retention window go, so a write in progress (its files are
-written before they are committed) is never touched; the table's files are listed
+written before they are committed) is never touched; a file a compaction replaced or
+a rollback took out counts its age from then (Delta counts from a file's removal), so
+time travel across a compaction lasts the window; the table's files are listed
 before its live commits are read, so a commit that lands meanwhile is seen. Another
 table's folder inside this one is never entered, and a file another table's commits
 name is never touched (README, "Failures").
@@ -18,7 +20,7 @@ from contest.errors import UsageError
 from contest.infra.storage import filesystem
 from contest.write.files import inner_path, table_data_files
 from meta.catalog import TableRef, neighbours
-from meta.commits import live_files
+from meta.commits import live_files, retired_files
 from meta.connection import PgConnection
 
 DEFAULT_RETAIN_HOURS = 168.0  # Delta's default: a week
@@ -76,6 +78,7 @@ def vacuum(
     folders = tuple(inner_path(d) + "/" for d in others.folders)
     files = [i for i in files if i.path not in foreign and not i.path.startswith(folders)]
     live = {inner_path(p) for p in live_files(conn, table)}
+    retired = {inner_path(p): ms / 1000 for p, ms in retired_files(conn, table).items()}
     cutoff = (time.time() if now is None else now) - retain_hours * 3600
     report = VacuumReport(f"{table.namespace}.{table.name}", dry_run, retain_hours, 0)
     for info in files:
@@ -83,7 +86,7 @@ def vacuum(
             report.live_files += 1
             continue
         mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
-        if mtime > cutoff:
+        if max(mtime, retired.get(info.path, 0.0)) > cutoff:
             report.too_young += 1
             continue
         report.orphans.append(info.path)

@@ -10,6 +10,7 @@ Every check runs in `plan_read`, before Spark starts.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
@@ -21,8 +22,9 @@ from contest.read.files import merged_dataframe, write_merged
 from contest.read.operators import CONTEST_OPERATORS, validate_operators
 from meta import catalog
 from meta.catalog import TableRef
-from meta.commits import SnapshotCommit, head_snapshot
+from meta.commits import Compaction, SnapshotCommit, compaction, covers_of, head_snapshot
 from meta.connection import PgConnection
+from meta.merge import describe_versions
 from meta.replay import Commit, in_version_order, order_commits
 from meta.versions import gaps_of
 
@@ -113,6 +115,89 @@ def select_commits(
     return out
 
 
+def known_versions(commits: list[SnapshotCommit], covers: dict[str, tuple]) -> list[int]:
+    """The versions the commits stand for: their own, and those a compaction covers."""
+    out = [c.version for c in commits if c.version is not None]
+    for c in commits:
+        out.extend(covers.get(c.commit_id, ()))
+    return out
+
+
+def stands_whole(covers: tuple, low: int | None, high: int | None) -> bool:
+    """Whether a compaction of `covers` can stand for its versions in the range
+    (low, high]: it lies wholly inside the range, or wholly at or below its start (the
+    selection then leaves it out). Otherwise the range cuts it."""
+    inside = (low is None or min(covers) > low) and (high is None or max(covers) <= high)
+    return inside or (low is not None and max(covers) <= low)
+
+
+def unfold_compactions(
+    conn: PgConnection,
+    table: TableRef,
+    commits: list[SnapshotCommit],
+    low: int | None,
+    high: int | None,
+) -> list[SnapshotCommit]:
+    """The commits a read of the range (low, high] needs, like Delta's time travel
+    across OPTIMIZE: a compaction the range cuts is replaced by the commits it merged
+    (their files stay until vacuum), the others stand as one commit of their newest
+    version."""
+    covers = covers_of(conn, table, [c.commit_id for c in commits])
+    out: list[SnapshotCommit] = []
+    for c in commits:
+        cov = covers.get(c.commit_id)
+        if not cov:
+            out.append(c)
+        elif stands_whole(cov, low, high):
+            out.append(dataclasses.replace(c, version=max(cov)))
+        else:
+            comp = compaction(conn, table, c.commit_id)
+            replaced = unfold_compactions(conn, table, list(comp.replaced), low, high)
+            check_replaced_files(comp, replaced, low, high)
+            out.extend(replaced)
+    return out
+
+
+def check_replaced_files(
+    comp: Compaction, replaced: list[SnapshotCommit], low: int | None, high: int | None
+) -> None:
+    """The files a read needs of the commits a compaction merged still exist; when
+    `contest vacuum` removed them, one line saying so and which versions can be read."""
+    from contest.infra.storage import filesystem
+
+    needed = [
+        f.path
+        for c in replaced
+        if c.version is None
+        or ((low is None or c.version > low) and (high is None or c.version <= high))
+        for f in c.files
+    ]
+    gone = []
+    for path in needed:
+        fs, local = filesystem(path)
+        if fs.get_file_info(local).type.name == "NotFound":
+            gone.append(path)
+    covered = describe_versions(list(comp.covers))
+    if not comp.replaced:
+        raise ReadError(
+            f"versions {covered} were compacted by commit {comp.commit_id}, and the snapshot "
+            "it replaced is not in the metadata: versions inside it cannot be read apart"
+        )
+    if gone:
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(comp.timestamp_ms / 1000))
+        since = (
+            f"read as of version {max(comp.covers)} or later"
+            if low is None
+            else f"read the changes from version {max(comp.covers)} on"
+        )
+        raise ReadError(
+            f"versions {covered} were compacted by commit {comp.commit_id} ({when}) and "
+            "`contest vacuum` has since removed the files of the commits it merged "
+            f"({len(gone)} of {len(needed)} needed, e.g. {gone[0].rsplit('/', 1)[-1]}): "
+            f"versions inside it can no longer be read apart; {since}"
+        )
+
+
 def check_range(
     newest: int | None,
     *,
@@ -162,9 +247,10 @@ def chosen_commits(
         )
     ops = operators_for(table, cfg)
     validate_operators(table.schema, list(table.primary_keys), ops)
-    known = [c.version for c in commits if c.version is not None]
-    check_range(max(known, default=None), oldest=min(known, default=None), **versions)
     ranged = any(v is not None for v in versions.values())
+    if ranged:
+        known = known_versions(commits, covers_of(conn, table, [c.commit_id for c in commits]))
+        check_range(max(known, default=None), oldest=min(known, default=None), **versions)
     if (
         not ranged
         and cfg.read.require_merged
@@ -175,7 +261,12 @@ def chosen_commits(
             f"the snapshot was not merged since: run `contest meta merge --table {table.name}` "
             "first (or --allow-unmerged to read in commit order)"
         )
-    return (select_commits(commits, **versions) if ranged else commits), pversion, ops
+    if not ranged:
+        return commits, pversion, ops
+    as_of, to_version = versions.get("as_of"), versions.get("to_version")
+    high = as_of if as_of is not None else to_version
+    unfolded = unfold_compactions(conn, table, commits, versions.get("from_version"), high)
+    return select_commits(unfolded, **versions), pversion, ops
 
 
 def checked_commits(

@@ -61,3 +61,59 @@ def test_history_rollback_and_recommit(pg, tmp_path):
     commit_files(pg, t, [_file(t, "v3b")], version=3)  # the version is free again
     with pytest.raises(UsageError, match="oldest committed version is 0"):
         rollback(pg, t, -5)
+
+
+def _entry(version, cid, ts, covers=(), op="MergeCommit"):
+    from meta.versions import HistoryEntry
+
+    return HistoryEntry(version, None, cid, op, ts, 1, 1, True, covers)
+
+
+def test_newest_first_places_compactions_and_unversioned_commits():
+    from meta.versions import newest_first
+
+    entries = [
+        _entry(0, "a", 1),
+        _entry(1, "b", 2),
+        _entry(None, "plain", 3),  # applies after version 1
+        _entry(2, "c", 4),
+        _entry(None, "comp", 5, covers=(0, 1, 2), op="CompactionCommit"),
+        _entry(3, "d", 6),
+        _entry(3, "d-again", 8),  # committed again after a rollback
+    ]
+    order = [e.commit_id for e in newest_first(entries)]
+    assert order == ["d-again", "d", "comp", "c", "plain", "b", "a"]
+
+
+@pytest.mark.pg
+def test_history_keeps_rolled_back_versions_and_shows_what_a_compaction_covers(
+    pg, cfg, tmp_path, capsys
+):
+    from contest.cli.main import main
+    from tests.support.config import cli
+
+    t = catalog.create_table(pg, "ver_h", tmp_path / "ver_h", SCHEMA, ["uuid"], 1, replace=True)
+    for v in range(4):
+        commit_files(pg, t, [_file(t, f"v{v}")], version=v, batch=f"base-{v}.parquet")
+    rollback(pg, t, 2)
+    commit_files(pg, t, [_file(t, "v3b")], version=3, batch="base-3.parquet")
+    compacted = commit_files(
+        pg, t, [_file(t, "cmp")], commit_op="CompactionCommit", covers=range(4)
+    )
+    h = history(pg, t)
+    assert [(e.version, e.live, e.rolled_back) for e in h.entries] == [
+        (None, True, False),  # the compaction, newest
+        (3, False, False),  # the second version 3, compacted
+        (3, False, True),  # the rolled-back version 3 keeps its version
+        (2, False, False),
+        (1, False, False),
+        (0, False, False),
+    ]
+    assert h.entries[0].commit_id == compacted.commit_id and h.entries[0].covers == (0, 1, 2, 3)
+    assert h.entries[2].batch == "base-3.parquet"
+    capsys.readouterr()
+    assert main(cli(cfg, "history", "--table", "ver_h")) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "covers" in lines[1]
+    assert compacted.commit_id in lines[2] and " v0-3 " in lines[2] and lines[2].endswith("yes")
+    assert lines[4].split()[0] == "3" and lines[4].endswith("no (rolled back)")

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from contest.data.generator import generate
-from contest.errors import DataError
-from contest.maintenance.compact import compact
+from contest.errors import DataError, ReadError
+from contest.maintenance.compact import compact, compact_buckets
 from contest.maintenance.vacuum import vacuum
 from contest.write.job import WriteMode, run_write
-from meta.commits import committed_versions, head_snapshot, live_files
+from meta.commits import DataFile, SnapshotCommit, committed_versions, head_snapshot, live_files
 from meta.merge import merge_table
 from meta.versions import rollback
-from tests.support.pipeline import merge_and_read, oracle, write
+from tests.support.pipeline import merge_and_read, oracle, read_rows, write
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +74,93 @@ def test_compaction_keeps_result_and_versions(spark, pg, cfg, data, tmp_path):
         write(spark, pg, cfg, data, tmp_path / "cmp", indices=[3], mode=WriteMode.APPEND)
     resumed, _ = write(spark, pg, cfg, data, tmp_path / "cmp", mode=WriteMode.RESUME)
     assert resumed.ok and all(b.skipped for b in resumed.batches)
+
+
+def test_time_travel_across_compaction_until_vacuum(spark, pg, cfg, data, tmp_path):
+    _, table = write(spark, pg, cfg, data, tmp_path / "tt", indices=[0, 1, 2, 3])
+    merge_table(pg, table)
+    compact(spark, pg, cfg, table)
+    assert [c.commit_op for c in head_snapshot(pg, table)[1]] == ["CompactionCommit"]
+    # Versions inside the compaction read from the commits it merged, as before it.
+    assert read_rows(spark, pg, cfg, table, as_of=1) == oracle(data, only={0, 1})
+    assert read_rows(spark, pg, cfg, table, from_version=1, to_version=2) == oracle(data, only={2})
+    assert read_rows(spark, pg, cfg, table, as_of=3) == oracle(data, only={0, 1, 2, 3})
+    # Files written long ago but compacted just now are inside the retention window:
+    # it counts from the compaction, as Delta's from a file's removal.
+    month_ago = time.time() - 30 * 24 * 3600
+    for path in _files(tmp_path / "tt"):
+        os.utime(path, (month_ago, month_ago))
+    kept = vacuum(pg, table, retain_hours=168)
+    assert kept.orphans == [] and kept.too_young > 0
+    assert read_rows(spark, pg, cfg, table, as_of=1) == oracle(data, only={0, 1})
+    done = vacuum(pg, table, retain_hours=0)
+    assert len(done.orphans) == kept.too_young  # the merged commits' files
+    with pytest.raises(ReadError) as info:
+        read_rows(spark, pg, cfg, table, as_of=1)
+    text = str(info.value)
+    assert "versions v0-3 were compacted by commit" in text
+    assert "`contest vacuum` has since removed the files" in text
+    assert "read as of version 3 or later" in text
+    # The compaction itself still stands for its newest version.
+    assert read_rows(spark, pg, cfg, table, as_of=3) == oracle(data, only={0, 1, 2, 3})
+
+
+def test_compacting_a_compact_table_commits_nothing(spark, pg, cfg, data, tmp_path):
+    _, table = write(spark, pg, cfg, data, tmp_path / "twice", indices=[0, 1, 2])
+    merge_table(pg, table)
+    first = compact(spark, pg, cfg, table)
+    head = head_snapshot(pg, table)
+    again = compact(spark, pg, cfg, table)
+    assert first.commit_id is not None and again.nothing_to_do
+    assert again.files_after == again.files_before == first.files_after
+    assert again.buckets_kept == first.files_after
+    assert head_snapshot(pg, table) == head  # nothing committed
+
+
+def test_compact_and_history_on_the_command_line(spark, pg, cfg, data, tmp_path, capsys):
+    import json
+
+    from contest.cli.main import main
+    from tests.support.config import cli
+
+    write(spark, pg, cfg, data, tmp_path / "cli_cmp", indices=[0, 1, 2])
+    assert main(cli(cfg, "meta", "merge", "--table", "cli_cmp")) == 0
+    capsys.readouterr()
+    assert main(cli(cfg, "compact", "--table", "cli_cmp")) == 0
+    first = capsys.readouterr()
+    assert json.loads(first.out.splitlines()[-1])["commit_id"]
+    assert main(cli(cfg, "compact", "--table", "cli_cmp")) == 0
+    again = capsys.readouterr()
+    assert json.loads(again.out.splitlines()[-1])["commit_id"] is None
+    assert "already compact" in again.err and "nothing committed" in again.err
+    assert main(cli(cfg, "history", "--table", "cli_cmp")) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "CompactionCommit" in lines[2] and " v0-2 " in lines[2]  # newest first
+    assert [ln.split()[0] for ln in lines[3:6]] == ["2", "1", "0"]
+
+
+def test_compact_refuses_missing_versions_unless_allowed(spark, pg, cfg, data, tmp_path):
+    _, table = write(spark, pg, cfg, data, tmp_path / "holes", indices=[0, 1, 3])
+    merge_table(pg, table)
+    head = head_snapshot(pg, table)
+    with pytest.raises(ReadError, match=r"missing version\(s\) 2 below the newest.*--allow-gaps"):
+        compact(spark, pg, cfg, table)
+    assert head_snapshot(pg, table) == head
+    report = compact(spark, pg, cfg, table, allow_gaps=True)
+    assert report.commit_id is not None and report.versions == 3
+
+
+def _commit(cid, op, *buckets):
+    files = tuple(DataFile(f"t/part-{cid}_{b:04}.parquet", 1, ("uuid",), b) for b in buckets)
+    return SnapshotCommit(cid, op, files, None if op == "CompactionCommit" else 11)
+
+
+def test_compact_buckets_are_one_file_of_the_compaction_and_nothing_newer():
+    comp = _commit("c", "CompactionCommit", 0, 1, 2, 3)
+    assert sorted(compact_buckets([comp])) == [0, 1, 2, 3]
+    newer = _commit("n", "MergeCommit", 1, 3)
+    assert sorted(compact_buckets([comp, newer])) == [0, 2]
+    assert compact_buckets([_commit("m", "MergeCommit", 0, 1)]) == {}
 
 
 def _nested_pair(spark, pg, cfg, data, root: Path):

@@ -166,3 +166,15 @@ def test_read_job_output_passes_the_checker(spark, pg, cfg, nulls_table, tmp_pat
     assert (out / "_SUCCESS").exists() and not (out / "stale.parquet").exists()
     assert main(read) == 0  # a previous result of this tool is replaced
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]
+
+
+def test_a_compaction_stands_whole_unless_the_range_cuts_it():
+    from contest.read.job import stands_whole
+
+    covers = (0, 1, 2, 3)
+    assert stands_whole(covers, None, None)  # the whole table
+    assert stands_whole(covers, None, 3) and stands_whole(covers, None, 7)
+    assert not stands_whole(covers, None, 2)  # as of 2: the commits it merged
+    assert stands_whole(covers, 3, 6) and stands_whole(covers, 5, 6)  # left out
+    assert not stands_whole(covers, 1, 6)  # changes after 1: part of it
+    assert stands_whole(covers, -1, 3)
