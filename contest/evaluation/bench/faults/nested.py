@@ -54,6 +54,7 @@ def vacuumed(stdout: str) -> int:
 def nested_tables(ctx: Ctx, trials: int) -> Outcome:
     from contest.write.job import WriteMode, run_write
     from meta.commits import committed_versions
+    from meta.merge import merge_table
 
     ns = ctx.cfg.table.namespace
     o = ctx.outcome(
@@ -84,9 +85,10 @@ def nested_tables(ctx: Ctx, trials: int) -> Outcome:
         "files sit inside `nt_a` (plain, hidden, in sub-folders), beside both and inside "
         f"`nt_a2`. Two writes that would nest a table are started (`nt_a/inner`, and the "
         "folder holding both): each must fail in one line naming itself and the table it "
-        f"would nest with, creating no table. Then `compact`, `vacuum --retain 0` and "
-        f"`write --replace --only {SHARE}` of {name_a} in random order, each a separate "
-        f"process. Destroyed = a file of {name_b} or of the user's changed or gone; lost = "
+        "would nest with, creating no table. Then `compact` (after `meta merge`), "
+        f"`vacuum --retain 0` and `write --replace --only {SHARE}` of {name_a} in random "
+        "order, each a separate process. Destroyed = a file of "
+        f"{name_b} or of the user's changed or gone; lost = "
         f"a commit of {name_b} gone; recovered = refusals as promised, every command exit "
         f"0, nothing destroyed and {name_b}'s merged read equal to the oracle's."
     )
@@ -115,13 +117,16 @@ def nested_tables(ctx: Ctx, trials: int) -> Outcome:
         before_b = tree_state(path_b)
         commits_b = committed_versions(ctx.conn, table_b)
         refusals = {}
-        for kind, (where, new, others) in attempts.items():
-            log = logs / f"trial-{i:02d}-{kind}.log"
+        procs = {}  # both attempts at once: each is refused on its own
+        for kind, (where, new, _) in attempts.items():
             cmd = ctx.contest(
                 "write", "--data", ctx.data, "--table", where, "--name", new, "--only", "0"
             )
-            code = wait_bounded(spawn(cmd, log, ctx.env, ctx.root))
-            line = one_line_failure(read_text(log.with_suffix(".err")))
+            procs[kind] = spawn(cmd, logs / f"trial-{i:02d}-{kind}.log", ctx.env, ctx.root)
+        for kind, (_, new, others) in attempts.items():
+            code = wait_bounded(procs[kind])
+            err = read_text(logs / f"trial-{i:02d}-{kind}.err")
+            line = one_line_failure(err)
             named = names_all(line, f"{ns}.{new}") and any(names_all(line, n) for n in others)
             created = table_or_none(ctx, new) is not None
             refusals[kind] = {"exit": code, "line": line, "names_both": named, "created": created}
@@ -132,6 +137,8 @@ def nested_tables(ctx: Ctx, trials: int) -> Outcome:
         codes, removed = {}, 0
         for op in order:
             log = logs / f"trial-{i:02d}-{op}.log"
+            if op == "compact":  # `contest compact` wants the snapshot in version order
+                merge_table(ctx.conn, table_or_none(ctx, name_a))
             codes[op] = wait_bounded(spawn(ops[op], log, ctx.env, ctx.root))
             if op == "vacuum" and codes[op] == 0:
                 removed = vacuumed(read_text(log))

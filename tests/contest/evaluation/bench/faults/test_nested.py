@@ -3,6 +3,8 @@ vacuum, replace and compact of one table leave the other's files and a user's in
 
 from __future__ import annotations
 
+import pytest
+
 from contest.evaluation.bench.faults.nested import nested_tables, vacuumed
 
 
@@ -11,6 +13,7 @@ def test_vacuum_json_gives_the_deleted_count():
     assert vacuumed("not json") == 0
 
 
+@pytest.mark.slow
 def test_nested_tables_one_trial(fault_ctx):
     o = nested_tables(fault_ctx, 1)
     assert o.not_run is None, o.not_run
