@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from contest.evaluation.bench.faults.checks import tree_state
 from contest.evaluation.bench.faults.user_folders import (
     USER_FOLDERS,
@@ -26,6 +28,7 @@ def test_user_folders_are_named_like_the_tools_and_old(tmp_path):
     assert time.time() - (tool / "_CONTEST_STAGING").stat().st_mtime > 1000
 
 
+@pytest.mark.slow
 def test_user_folders_one_trial(fault_ctx):
     o = user_folders(fault_ctx, 1)
     assert o.not_run is None, o.not_run
