@@ -37,6 +37,11 @@ def table_state(ctx: Ctx, name: str) -> dict[str, Any] | None:
     }
 
 
+def table_id(ctx: Ctx, name: str) -> str | None:
+    table = table_or_none(ctx, name)
+    return None if table is None else table.table_id
+
+
 def touched(before: dict[str, Any] | None, after: dict[str, Any] | None) -> tuple[int, int]:
     """(commits lost or changed, files changed or gone) between two states of a table."""
     if before is None:
@@ -68,7 +73,7 @@ def evaluations_apart(ctx: Ctx, pairs: int) -> Outcome:
     names = [table_name_of(STRATEGY, w) for w in works]
     o.notes.append(
         f"Even pairs start both `contest evaluate --strategy {STRATEGY} --cores 1` at the "
-        "same moment; odd ones start the second 0.5..3 s after the first's table appeared "
+        "same moment; odd ones start the second 0.5..3 s after the first's new table appeared "
         f"(during its write). Tables {' and '.join(names)} (one per work folder). When one "
         "evaluation ends, its table's commits and files are taken; after the other ended "
         "they must be the same. Lost = commits gone or changed, destroyed = files changed "
@@ -84,13 +89,14 @@ def evaluations_apart(ctx: Ctx, pairs: int) -> Outcome:
             )
             for w in works
         ]  # fmt: skip
+        earlier = table_id(ctx, names[0])  # the last pair's table, until the clean phase
         procs = [spawn(cmds[0], logs / f"pair-{i}-first.log", ctx.env, ctx.root)]
         waited = 0.0
         if offset:
             t0 = time.monotonic()
             while (
                 procs[0].poll() is None
-                and table_or_none(ctx, names[0]) is None
+                and table_id(ctx, names[0]) in (None, earlier)
                 and time.monotonic() - t0 < PROC_TIMEOUT_S
             ):
                 time.sleep(0.2)
