@@ -17,13 +17,16 @@ from contest.evaluation.bench.base import (
     Sitting,
     at_least,
 )
+from contest.evaluation.bench.faults.apart import evaluations_apart
 from contest.evaluation.bench.faults.context import make_context
 from contest.evaluation.bench.faults.disk_full import disk_full
 from contest.evaluation.bench.faults.kills import kill_merge, kill_read, kill_write
+from contest.evaluation.bench.faults.nested import nested_tables
 from contest.evaluation.bench.faults.overlap import overlapping_evaluations
 from contest.evaluation.bench.faults.pg_crash import pg_crash
 from contest.evaluation.bench.faults.plan import EXPERIMENTS, FaultPlan
 from contest.evaluation.bench.faults.report import Outcome, latest_outcomes, render_markdown
+from contest.evaluation.bench.faults.user_folders import user_folders
 from contest.evaluation.bench.faults.writers import concurrent_writers
 from contest.infra.proc import stop_spawned
 
@@ -53,6 +56,9 @@ def run_faults(
         ),
         ("disk_full", lambda: disk_full(ctx, plan.disk_full_runs)),
         ("overlapping_evaluate", lambda: overlapping_evaluations(ctx, plan.evaluate_overlaps)),
+        ("nested_tables", lambda: nested_tables(ctx, plan.nested_trials)),
+        ("user_folders", lambda: user_folders(ctx, plan.user_folder_kills)),
+        ("evaluations_apart", lambda: evaluations_apart(ctx, plan.apart_pairs)),
     ]
     outcomes = []
     for key, run in runs:
@@ -109,13 +115,17 @@ _PLAN = FaultPlan()
 class FaultsBench(Benchmark):
     name = "faults"
     stem = "faults"
-    summary = "fault-injection experiments: kills, crashes, races, a full disk"
+    summary = (
+        "fault-injection experiments: kills, crashes, races, a full disk, nested tables, "
+        "a user's folders"
+    )
     description = (
         "Break things on purpose on small generated data (kill -9 of write, meta merge "
         "and read; a PostgreSQL crash on a separate cluster; concurrent writers; a full "
-        "disk; overlapping evaluations) and count what was lost, destroyed, half-committed "
-        "and recovered; results to <results>/faults.md and faults.jsonl. Not a test: "
-        "minutes of work, exit 0 only when every goal is met."
+        "disk; overlapping evaluations; nested table folders; a user's folders beside a "
+        "result; evaluations in separate work folders) and count what was lost, destroyed, "
+        "half-committed and recovered; results to <results>/faults.md and faults.jsonl. "
+        "Not a test: minutes of work, exit 0 only when every goal is met."
     )
     options = (
         SCALE.but(default=0.01),
@@ -135,6 +145,17 @@ class FaultsBench(Benchmark):
         count("--create-rounds", _PLAN.create_rounds, "4 writers racing to create"),
         count("--disk-full-runs", _PLAN.disk_full_runs, "tmpfs runs"),
         count("--evaluate-overlaps", _PLAN.evaluate_overlaps, "overlapping pairs"),
+        count(
+            "--nested-trials",
+            _PLAN.nested_trials,
+            "nested tables: refusals, then vacuum/replace/compact beside another table",
+        ),
+        count(
+            "--user-folder-kills",
+            _PLAN.user_folder_kills,
+            "kills of read beside a user's .NAME.* folders",
+        ),
+        count("--apart-pairs", _PLAN.apart_pairs, "evaluations in separate work folders"),
         Option("--only", f"comma-separated experiments (default all): {', '.join(EXPERIMENTS)}"),
     )
 

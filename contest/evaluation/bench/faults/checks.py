@@ -61,3 +61,28 @@ def read_text(path: Path) -> str:
         return path.read_text(errors="replace")
     except OSError:
         return ""
+
+
+def tree_state(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under `folder` (hidden ones too): relative path -> (size, mtime in ns).
+    Empty when the folder is absent."""
+    if not folder.is_dir():
+        return {}
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            st = p.stat()
+            out[str(p.relative_to(folder))] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def changed_files(
+    before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]
+) -> list[str]:
+    """The files of `before` that are gone or different in `after` (new files do not count)."""
+    return sorted(k for k, v in before.items() if after.get(k) != v)
+
+
+def names_all(line: str | None, *names: str) -> bool:
+    """A failure line that names every one of `names`."""
+    return bool(line) and all(n in (line or "") for n in names)

@@ -75,11 +75,11 @@ def make_context(cfg: Config, spark, conn, scale: float, seed: int, say: Say) ->
 
 def table_or_none(ctx: Ctx, name: str):
     from meta import catalog
-    from meta.errors import MetaError
+    from meta.errors import MetaError, TableError
 
     try:
         return catalog.get_table(ctx.conn, name, ctx.cfg.table.namespace)
-    except MetaError:
+    except (MetaError, TableError):  # no such table: a TableError (a usage error)
         return None
 
 

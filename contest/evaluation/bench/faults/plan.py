@@ -12,6 +12,9 @@ EXPERIMENTS = (
     "concurrent_writers",
     "disk_full",
     "overlapping_evaluate",
+    "nested_tables",
+    "user_folders",
+    "evaluations_apart",
 )
 
 
@@ -28,4 +31,7 @@ class FaultPlan:
     create_rounds: int = 5
     disk_full_runs: int = 1
     evaluate_overlaps: int = 2
+    nested_trials: int = 3
+    user_folder_kills: int = 5
+    apart_pairs: int = 2
     only: tuple[str, ...] = EXPERIMENTS

@@ -4,12 +4,15 @@ read left, permutations."""
 from __future__ import annotations
 
 from contest.evaluation.bench.faults.checks import (
+    changed_files,
     classify_result,
     committed_in_log,
     disjoint_indices,
     is_permutation,
     is_sorted,
+    names_all,
     one_line_failure,
+    tree_state,
 )
 
 LOG = """\
@@ -56,3 +59,24 @@ def test_batches_are_dealt_to_writers_disjointly():
     shares = disjoint_indices(11, 4)
     assert shares == [[0, 4, 8], [1, 5, 9], [2, 6, 10], [3, 7]]
     assert sorted(i for s in shares for i in s) == list(range(11))
+
+
+def test_a_tree_state_sees_every_file_and_what_changed(tmp_path):
+    assert tree_state(tmp_path / "absent") == {}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / ".hidden").write_text("x")
+    (tmp_path / "b.txt").write_text("yy")
+    before = tree_state(tmp_path)
+    assert sorted(before) == ["a/.hidden", "b.txt"] and before["b.txt"][0] == 2
+    (tmp_path / "new.txt").write_text("new")
+    assert changed_files(before, tree_state(tmp_path)) == []
+    (tmp_path / "b.txt").write_text("changed")
+    (tmp_path / "a" / ".hidden").unlink()
+    assert changed_files(before, tree_state(tmp_path)) == ["a/.hidden", "b.txt"]
+
+
+def test_a_refusal_names_both_tables():
+    line = "contest: cannot create default.inner at file:///t/a/inner: ... table default.a at"
+    assert names_all(line, "default.inner", "default.a")
+    assert not names_all(line, "default.inner", "default.b")
+    assert not names_all(None, "x")
