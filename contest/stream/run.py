@@ -106,6 +106,7 @@ def run_stream(
         writer = writer.trigger(processingTime=f"{s.interval_s} seconds")
     t0 = time.monotonic()
     query = writer.start()
+    sink.run_id = str(query.runId)
     report = StreamReport(
         f"{table.namespace}.{table.name}", str(query.id), str(query.runId), s.trigger
     )

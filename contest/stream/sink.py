@@ -7,10 +7,11 @@ Spark keeps in the checkpoint's `metadata` file: it stays the same across restar
 (the run id changes), so a batch that Spark replays after a crash, in this run or a
 later one, is recognised and skipped before anything is written.
 
-The rows are written by the harness's own writer: each source file of the batch by its
-Spark tasks with pyarrow (write_file_direct), its bucket files listed in the commit in
+The rows are written by the harness's own writer: the batch's source files read by
+Spark tasks with pyarrow and written as bucket files (write_bucket_files), listed in the commit in
 the order of the batch's source files (by name: the feed numbers them), so a key's rows
-from a later file apply after those of an earlier one, as in the oracle.
+from a later file apply after those of an earlier one, as in the oracle. One Spark job
+per micro-batch: a task per row group of its source files.
 """
 
 from __future__ import annotations
@@ -18,24 +19,28 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
+
+import pyarrow as pa
 
 from contest.config import Config
 from contest.data.batches import SCHEMA, check_schema
 from contest.errors import DataError, HarnessError, RunError
 from contest.infra.storage import filesystem
 from contest.write.files import (
-    WriteOutcome,
+    BUCKET_COL,
+    FILE_SCHEMA,
     delete_written,
+    file_rows,
     wait_for_tasks,
-    write_file_direct,
+    write_bucket_files,
     write_token,
 )
 from meta.catalog import TableRef
+from meta.commits import DataFile
 from meta.connection import PgConnection
 from meta.stream import BatchRecorded, commit_batch, recorded
 
@@ -128,6 +133,7 @@ class UpsertSink:
         self.say = say or log.info
         self.stats = SinkStats()
         self._query_id: str | None = None
+        self.run_id: str | None = None  # set once the query started
 
     @property
     def query_id(self) -> str:
@@ -149,19 +155,19 @@ class UpsertSink:
     def _batch(self, df: DataFrame, batch_id: int) -> None:
         spark = df.sparkSession
         qid = self.query_id
-        run_id = _run_id(spark, qid)
+        run_id = self.run_id or _run_id(spark, qid)
         done = recorded(self.conn, self.table, qid, batch_id)
         if done is not None:
             self._replayed(done.batch_id, done.version, run_id)
             return
         sources = source_files(df)
         started = time.perf_counter()
-        token = write_token()
-        group = f"contest-stream-{token}"
+        tokens: list[str] = []
+        group = f"contest-stream-{write_token()}"
+        spark.sparkContext.setJobGroup(group, f"stream batch {batch_id}", interruptOnCancel=True)
         try:
-            outcomes = self._write(spark, sources, token, group)
+            files = self._write(spark, sources, tokens)
             write_s = time.perf_counter() - started
-            files = [f for o in outcomes for f in o.files]
             try:
                 result, version = commit_batch(
                     self.conn,
@@ -173,13 +179,13 @@ class UpsertSink:
                     run_id=run_id,
                 )
             except BatchRecorded as exc:  # another run committed it meanwhile
-                delete_written(self.table.path, token)
+                _delete(self.table.path, tokens)
                 self._replayed(batch_id, exc.batch.version, run_id)
                 return
         except BaseException:
             spark.sparkContext.cancelJobGroup(group)
             wait_for_tasks(spark, group)
-            delete_written(self.table.path, token)
+            _delete(self.table.path, tokens)
             raise
         entry = BatchLog(
             batch_id,
@@ -195,39 +201,40 @@ class UpsertSink:
         )
         self._log(entry)
 
-    def _write(
-        self, spark: SparkSession, sources: list[str], token: str, group: str
-    ) -> list[WriteOutcome]:
-        """Each source file as bucket files (in parallel), outcomes in source order."""
+    def _write(self, spark: SparkSession, sources: list[str], tokens: list[str]) -> list[DataFile]:
+        """The batch's source files as bucket files in one Spark job (a task per row
+        group), listed in source order: each (file, row group) writes under a token of
+        its own, which says where its files go in the list."""
         import pyarrow.parquet as pq
 
         from contest.infra.folders import open_input
 
         cfg, table = self.cfg, self.table
-
-        def one(path: str) -> WriteOutcome:
-            spark.sparkContext.setJobGroup(group, f"stream batch {path}", interruptOnCancel=True)
+        work: list[tuple[str, int]] = []
+        for path in sources:
             with open_input(path) as fh:
-                check_schema(path, pq.read_schema(fh), SCHEMA)
-            outcome = write_file_direct(
-                spark,
-                path,
-                table,
-                codec=cfg.write.codec,
-                drop_null_keys=cfg.write.drop_null_keys,
-                token=token,
+                pf = pq.ParquetFile(fh)
+                check_schema(path, pf.schema_arrow, SCHEMA)
+                work += [(path, g) for g in range(pf.metadata.num_row_groups)]
+        while len(tokens) < len(work):
+            tokens.append(write_token())
+        rows = [(path, g, tokens[i]) for i, (path, g) in enumerate(work)]
+        if not rows:
+            return []
+        task = _bucket_task(table, cfg.write.codec, cfg.write.drop_null_keys)
+        df = spark.createDataFrame(rows, "path string, rg int, token string")
+        result = df.repartition(len(rows)).mapInArrow(task, FILE_SCHEMA).collect()
+        nulls = sum(r["null_keys"] for r in result)
+        if nulls and not cfg.write.drop_null_keys:
+            raise DataError(
+                f"{', '.join(sources)}: {nulls} row(s) with a NULL uuid "
+                "(set write.drop_null_keys=true to drop and count them)"
             )
-            if outcome.null_keys and not cfg.write.drop_null_keys:
-                raise DataError(
-                    f"{path}: {outcome.null_keys} row(s) with a NULL uuid "
-                    "(set write.drop_null_keys=true to drop and count them)"
-                )
-            return outcome
-
-        if len(sources) <= 1:
-            return [one(p) for p in sources]
-        with ThreadPoolExecutor(max_workers=cfg.write.threads) as pool:
-            return list(pool.map(one, sources))
+        place = {t: i for i, t in enumerate(tokens)}
+        files = [r for r in result if r["path"] is not None]
+        files.sort(key=lambda r: place[r["path"].rsplit("/", 1)[-1][5:13]])
+        cols = tuple(table.schema.names)
+        return [DataFile(r["path"], r["size"], cols, r["bucket"], r["rows"]) for r in files]
 
     def _replayed(self, batch_id: int, version: int, run_id: str | None) -> None:
         self._log(BatchLog(batch_id, self.query_id, run_id, "replayed", version))
@@ -246,6 +253,55 @@ class UpsertSink:
                 f"{entry.write_s:.2f} s, commit {entry.commit_s:.3f} s"
             )
         self.say(BATCH_LINE + json.dumps(asdict(entry)))
+
+
+def _delete(table_path: str, tokens: Sequence[str]) -> None:
+    for token in tokens:
+        delete_written(table_path, token)
+
+
+def _bucket_task(table: TableRef, codec: str, drop_null_keys: bool) -> Callable[..., Any]:
+    """The task of `UpsertSink._write`: row groups of source files as bucket files,
+    rows read with pyarrow and bucketed with Spark's hash in numpy (as write_file_direct
+    does for one file), never through the JVM."""
+    key, schema, table_path, n_buckets = (
+        table.primary_keys[0],
+        table.schema,
+        table.path,
+        table.hash_buckets,
+    )
+
+    def task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        from contest.write.spark_hash import buckets
+
+        for batch in batches:
+            columns = (batch.column(c).to_pylist() for c in ("path", "rg", "token"))
+            for path, group, token in zip(*columns, strict=True):
+                fs, local = filesystem(path)
+                try:
+                    with fs.open_input_file(local) as fh:
+                        data = pq.ParquetFile(fh).read_row_group(group, columns=schema.names)
+                except (OSError, pa.ArrowException) as exc:
+                    raise DataError(
+                        f"{path}: row group {group} cannot be read ({type(exc).__name__}: {exc})"
+                    ) from None
+                nulls = data.column(key).null_count
+                if nulls and not drop_null_keys:
+                    yield file_rows([], nulls)
+                    continue
+                if nulls:
+                    data = data.filter(pc.is_valid(data.column(key)))
+                data = data.append_column(
+                    BUCKET_COL, pa.array(buckets(data.column(key), n_buckets))
+                )
+                yield file_rows(
+                    write_bucket_files(data, table_path, [key], schema, codec, token), nulls
+                )
+
+    return task
 
 
 def _run_id(spark: Any, query_id: str) -> str | None:
