@@ -216,6 +216,9 @@ class StreamConfig:
     idle_stop_s: float = 0.0
     # processing-time: stop after this many seconds in all (0 = never).
     timeout_s: float = 0.0
+    # Fault injection: seconds the sink waits after a micro-batch's commit, before Spark
+    # records the batch in its checkpoint (the window a crash turns into a replay).
+    pause_after_commit_s: float = 0.0
     # The feed: rows per file, seconds between files, files in all.
     feed_rows: int = 1000
     feed_interval_s: float = 1.0
@@ -527,7 +530,7 @@ def _validate_stream(stream: StreamConfig) -> None:
         )
     if stream.interval_s <= 0 or stream.feed_interval_s < 0:
         raise ConfigError("stream.interval_s must be positive, stream.feed_interval_s 0 or more")
-    for key in ("max_files_per_trigger", "idle_stop_s", "timeout_s"):
+    for key in ("max_files_per_trigger", "idle_stop_s", "timeout_s", "pause_after_commit_s"):
         if getattr(stream, key) < 0:
             raise ConfigError(f"stream.{key}: must be 0 (off) or more, got {getattr(stream, key)}")
     if stream.feed_rows < 2 or stream.feed_files < 1:

@@ -64,6 +64,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("--idle-stop", type=float, help="stop after this many seconds without new files")
     r.add_argument("--timeout", type=float, help="stop after this many seconds")
+    r.add_argument(
+        "--pause-after-commit",
+        type=float,
+        help="fault injection: wait after each commit before Spark's checkpoint records it",
+    )
 
 
 def _stream_config(args: argparse.Namespace, cfg: Config) -> Config:
@@ -75,6 +80,7 @@ def _stream_config(args: argparse.Namespace, cfg: Config) -> Config:
         "max_files_per_trigger": "stream.max_files_per_trigger",
         "idle_stop": "stream.idle_stop_s",
         "timeout": "stream.timeout_s",
+        "pause_after_commit": "stream.pause_after_commit_s",
         "files": "stream.feed_files",
         "rows": "stream.feed_rows",
     }

@@ -200,6 +200,8 @@ class UpsertSink:
             committed_unix=time.time(),
         )
         self._log(entry)
+        if self.cfg.stream.pause_after_commit_s:
+            time.sleep(self.cfg.stream.pause_after_commit_s)  # a crash here: a replay
 
     def _write(self, spark: SparkSession, sources: list[str], tokens: list[str]) -> list[DataFile]:
         """The batch's source files as bucket files in one Spark job (a task per row
