@@ -606,7 +606,9 @@ class StreamBench(Benchmark):
             "|---|---|---|",
             "| LakeSoul (this harness) | (query id, batch id) recorded in the commit's "
             "PostgreSQL transaction; the checkpoint's query id, not the run id | yes (above) |",
-            "| Delta Lake | `txnAppId` / `txnVersion` write options in `foreachBatch` | not yet |",
+            "| Delta Lake | in `foreachBatch`, `txnAppId` / `txnVersion`: write options for an "
+            "append, the session settings `spark.databricks.delta.write.txnAppId` / "
+            "`txnVersion` for the MERGE an upsert is (delta-io/delta#1555) | not yet |",
             "| Apache Paimon | its Spark sink or `foreachBatch` (apache/paimon#9666 reports a "
             "replayed micro-batch committed twice with the aggregation engine) | not yet |",
             "| Apache Hudi | its streaming sink (checkpoint in the commit metadata) | not yet |",

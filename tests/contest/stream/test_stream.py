@@ -154,3 +154,30 @@ def test_reads_during_the_stream_see_whole_micro_batches(spark, pg, cfg, tmp_pat
             assert rows == expected_rows(consumed[: sums[total]])
     assert len(reads) > 0 and len(seen) >= 2  # reads landed between micro-batches
     assert table_rows(scfg, name) == expected_rows(consumed)
+
+
+def test_row_groups_and_files_of_one_micro_batch_apply_in_order(spark, pg, cfg, tmp_path):
+    """A key in two row groups of one file and in a later file of the same micro-batch:
+    its last values are the last file's, its requests the sum of all three rows."""
+    import pyarrow as pa
+
+    name = f"stream_{uuid.uuid4().hex[:8]}"
+    root = tmp_path / name
+    scfg = stream_cfg(cfg, root)
+    incoming = root / "incoming"
+    incoming.mkdir(parents=True)
+    first = feed_table(0, ROWS)
+    later = first.slice(0, 50)
+    later = later.set_column(later.schema.get_field_index("city"), "city", pa.array(["later"] * 50))
+    # Two row groups in the first file, both holding the first 50 keys.
+    pq.write_table(pa.concat_tables([first, later]), incoming / "a.parquet", row_group_size=ROWS)
+    last = later.set_column(later.schema.get_field_index("city"), "city", pa.array(["last"] * 50))
+    pq.write_table(last, incoming / "b.parquet")
+    report = run_stream(spark, pg, scfg, str(root / "table"), name, say=lambda _m: None)
+    assert report.committed == [0] and report.files == 2
+    rows = {r["uuid"]: r for r in table_rows(scfg, name)}
+    table = catalog.get_table(pg, name)
+    assert list(rows.values()) == expected_rows(consumed_batches(pg, table))
+    key = first.column("uuid")[0].as_py()
+    assert rows[key]["city"] == "last"
+    assert rows[key]["requests"] == 3 * first.column("requests")[0].as_py()
