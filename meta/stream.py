@@ -145,10 +145,12 @@ def commit_batch(
                 assert done is not None  # the conflict is this row
                 raise BatchRecorded(done)
             cur.execute(
+                # `&&` finds the rows through the GIN index; unnest names the file.
                 "SELECT b.query_id, b.batch_id, f FROM contest_stream_batch b, "
-                "unnest(b.source_files) AS f WHERE b.table_id = %s "
-                "AND NOT (b.query_id = %s AND b.batch_id = %s) AND f = ANY(%s::text[]) LIMIT 1",
-                (table.table_id, query_id, batch_id, list(source_files)),
+                "unnest(b.source_files) AS f WHERE b.table_id = %s AND b.source_files && "
+                "%s::text[] AND NOT (b.query_id = %s AND b.batch_id = %s) "
+                "AND f = ANY(%s::text[]) LIMIT 1",
+                (table.table_id, list(source_files), query_id, batch_id, list(source_files)),
             )
             clash = cur.fetchone()
             if clash is not None:

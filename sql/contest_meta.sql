@@ -68,3 +68,6 @@ CREATE TABLE IF NOT EXISTS contest_stream_batch (
     committed_at   timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (table_id, query_id, batch_id)
 );
+-- The source files of a table's micro-batches, for the check that none is committed twice.
+CREATE INDEX IF NOT EXISTS contest_stream_batch_files
+    ON contest_stream_batch USING gin (source_files);
