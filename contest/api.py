@@ -109,11 +109,8 @@ class Table:
         (pyarrow, no Spark), sorted by key: for tables that fit in memory. Refuses what
         `contest read` refuses (an unmerged snapshot, missing versions, a version
         outside the table)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        from contest.read.files import files_by_bucket, merge_bucket, newest_version
-        from contest.read.job import ReadRequest, checked_commits
+        from contest.read.arrow import read_merged
+        from contest.read.job import ReadRequest
 
         request = ReadRequest(
             out_dir="",
@@ -122,18 +119,7 @@ class Table:
             to_version=to_version,
             allow_gaps=allow_gaps,
         )
-        commits, _, ops, _ = checked_commits(self.conn, self.cfg, self.ref, request)
-        keys = list(self.ref.primary_keys)
-        plain = pa.schema([f.with_nullable(True) for f in self.ref.schema])
-        newest = newest_version(commits)
-        parts = [
-            piece
-            for files in files_by_bucket(commits).values()
-            for piece in merge_bucket(files, plain, keys, ops, newest, 0)
-        ]
-        merged = pa.concat_tables(parts) if parts else plain.empty_table()
-        order = pc.sort_indices(merged, sort_keys=[(k, "ascending") for k in keys])
-        return merged.take(order)
+        return read_merged(self.conn, self.cfg, self.ref, request)
 
     def read_spark(self, spark: SparkSession, as_of_version: int | None = None) -> DataFrame:
         """The table merged as a Spark DataFrame (one task per bucket), for further

@@ -225,6 +225,37 @@ class WorkloadConfig:
     columns: dict[str, str] = field(default_factory=dict)
 
 
+STREAM_TRIGGERS = ("processing-time", "available-now")
+
+
+@dataclass(frozen=True)
+class StreamConfig:
+    """Streaming upserts (`contest stream feed|run`): a Structured Streaming query over a
+    folder of contest-shaped parquet files, each micro-batch upserted exactly once."""
+
+    # The folder the feed drops files into and the query reads; "" = <work_dir>/stream/incoming.
+    source: str = ""
+    # Spark's checkpoint of the query; "" = <work_dir>/stream/checkpoints/<table name>.
+    checkpoint: str = ""
+    # "processing-time": a micro-batch every `interval_s`; "available-now": what the
+    # folder holds, then stop.
+    trigger: str = "processing-time"
+    interval_s: float = 1.0
+    # Files a micro-batch takes at most (Spark's maxFilesPerTrigger); 0 = all new ones.
+    max_files_per_trigger: int = 0
+    # processing-time: stop after this many seconds without a new file (0 = never).
+    idle_stop_s: float = 0.0
+    # processing-time: stop after this many seconds in all (0 = never).
+    timeout_s: float = 0.0
+    # Fault injection: seconds the sink waits after a micro-batch's commit, before Spark
+    # records the batch in its checkpoint (the window a crash turns into a replay).
+    pause_after_commit_s: float = 0.0
+    # The feed: rows per file, seconds between files, files in all.
+    feed_rows: int = 1000
+    feed_interval_s: float = 1.0
+    feed_files: int = 10
+
+
 @dataclass(frozen=True)
 class Config:
     # Servers' data, passwords, logs (relative: to the folder the command runs in).
@@ -250,6 +281,7 @@ class Config:
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     peer: PeerConfig = field(default_factory=PeerConfig)
     workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    stream: StreamConfig = field(default_factory=StreamConfig)
 
     @property
     def state_path(self) -> Path:
@@ -504,6 +536,7 @@ def validate(cfg: Config) -> None:
         raise ConfigError("cluster.workers and cluster.cores_per_worker: must be at least 1")
     _validate_peer(cfg.peer)
     validate_workload(cfg.workload)
+    _validate_stream(cfg.stream)
     if cfg.pg.url:
         from meta.connection import parse_jdbc_url
         from meta.errors import PgError
@@ -526,6 +559,20 @@ def _validate_peer(peer: PeerConfig) -> None:
     for key in ("target_file_bytes", "broadcast_bytes", "buckets"):
         if getattr(peer, key) < 0:
             raise ConfigError(f"peer.{key}: must be 0 (default) or more, got {getattr(peer, key)}")
+
+
+def _validate_stream(stream: StreamConfig) -> None:
+    if stream.trigger not in STREAM_TRIGGERS:
+        raise ConfigError(
+            f"stream.trigger: {stream.trigger!r} is not one of {', '.join(STREAM_TRIGGERS)}"
+        )
+    if stream.interval_s <= 0 or stream.feed_interval_s < 0:
+        raise ConfigError("stream.interval_s must be positive, stream.feed_interval_s 0 or more")
+    for key in ("max_files_per_trigger", "idle_stop_s", "timeout_s", "pause_after_commit_s"):
+        if getattr(stream, key) < 0:
+            raise ConfigError(f"stream.{key}: must be 0 (off) or more, got {getattr(stream, key)}")
+    if stream.feed_rows < 2 or stream.feed_files < 1:
+        raise ConfigError("stream.feed_rows must be at least 2, stream.feed_files at least 1")
 
 
 # Checks of settings that belong to the layers above (a peer format checks its own

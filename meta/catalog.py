@@ -235,6 +235,7 @@ def drop_table(conn: PgConnection, name: str, namespace: str = "default") -> boo
                 "DELETE FROM contest_expected_version WHERE table_id = %s",
                 "DELETE FROM contest_compaction WHERE table_id = %s",
                 "DELETE FROM contest_rolled_back_version WHERE table_id = %s",
+                "DELETE FROM contest_stream_batch WHERE table_id = %s",
                 "DELETE FROM table_name_id WHERE table_id = %s",
                 "DELETE FROM table_path_id WHERE table_id = %s",
                 "DELETE FROM table_info WHERE table_id = %s",

@@ -14,7 +14,7 @@ import csv
 import random
 import time
 import uuid as uuidlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +164,7 @@ def commit_files(
     partition_desc: str = NO_PARTITION,
     covers: Sequence[int] = (),
     expect_head: int | None = None,
+    in_transaction: Callable[[Any, str], None] | None = None,
 ) -> CommitResult:
     """Commit files as one LakeSoul commit; never lost under concurrent writers.
 
@@ -172,7 +173,9 @@ def commit_files(
     still exist (checked under a share lock in the commit's transaction), and a
     version is committed at most once per partition (a unique index). A compaction
     records the versions it `covers`. With `expect_head`, the commit lands only on that
-    partition version (a compaction of what it read), else it fails naming the change."""
+    partition version (a compaction of what it read), else it fails naming the change.
+    `in_transaction(cursor, commit_id)` runs first in the commit's transaction: what it
+    writes lands with the commit or not at all, and an error it raises commits nothing."""
     if commit_op not in COMMIT_OPS:
         raise CommitError(f"unknown commit_op {commit_op!r}")
     commit_id = str(uuidlib.uuid4())
@@ -193,6 +196,8 @@ def commit_files(
                             f"table {table.namespace}.{table.name} was dropped while it was "
                             "being written: nothing committed"
                         )
+                    if in_transaction is not None:
+                        in_transaction(cur, commit_id)
                     cur.execute(
                         "INSERT INTO data_commit_info (table_id, partition_desc, commit_id, "
                         "file_ops, commit_op, committed, timestamp) "

@@ -63,3 +63,23 @@ CREATE TABLE IF NOT EXISTS contest_rolled_back_version (
     rolled_back_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (table_id, partition_desc, commit_id)
 );
+-- Streaming upserts: each micro-batch of a Structured Streaming query, recorded in the
+-- same transaction as its commit. Keyed by the checkpoint's query id (Spark keeps it in
+-- the checkpoint's metadata; the run id changes at every start), so a batch id replayed
+-- after a crash, by this run or a later one, is recognised and not committed again.
+CREATE TABLE IF NOT EXISTS contest_stream_batch (
+    table_id       text     NOT NULL,
+    partition_desc text     NOT NULL,
+    query_id       text     NOT NULL,
+    batch_id       bigint   NOT NULL,
+    run_id         text,
+    commit_id      uuid     NOT NULL,
+    version        bigint   NOT NULL,
+    rows           bigint   NOT NULL,
+    source_files   text[]   NOT NULL,
+    committed_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_id, query_id, batch_id)
+);
+-- The source files of a table's micro-batches, for the check that none is committed twice.
+CREATE INDEX IF NOT EXISTS contest_stream_batch_files
+    ON contest_stream_batch USING gin (source_files);

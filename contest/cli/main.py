@@ -15,13 +15,23 @@ import sys
 from collections.abc import Sequence
 
 from contest import __version__
-from contest.cli import bench, cluster, dashboard, data, evaluation, infra, metadata, pipeline
+from contest.cli import (
+    bench,
+    cluster,
+    dashboard,
+    data,
+    evaluation,
+    infra,
+    metadata,
+    pipeline,
+    stream,
+)
 from contest.cli.common import ConfigSource, HelpFormatter, pairs, shared_options
 from contest.config import Config
 from contest.errors import EXIT_USAGE, HarnessError, unwrap_spark_error
 from contest.infra.storage import configure
 
-GROUPS = (infra, cluster, data, pipeline, metadata, evaluation, bench, dashboard)
+GROUPS = (infra, cluster, data, pipeline, stream, metadata, evaluation, bench, dashboard)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,6 +12,7 @@ from contest.evaluation.bench.faults.bench import FaultsBench
 from contest.evaluation.bench.read import ReadBench
 from contest.evaluation.bench.replay import ReplayBench
 from contest.evaluation.bench.scale import ScaleBench
+from contest.evaluation.bench.stream import StreamBench
 
 BENCHMARKS: dict[str, type[Benchmark]] = {
     b.name: b
@@ -23,6 +24,7 @@ BENCHMARKS: dict[str, type[Benchmark]] = {
         ScaleBench,
         CommitsBench,
         ReplayBench,
+        StreamBench,
     )
 }
 

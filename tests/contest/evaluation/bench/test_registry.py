@@ -10,7 +10,16 @@ from contest.evaluation.bench.registry import BENCHMARKS, benchmark
 
 
 def test_registry_names_and_files_are_unique():
-    assert list(BENCHMARKS) == ["read", "compact", "faults", "duckdb", "scale", "commits", "replay"]
+    assert list(BENCHMARKS) == [
+        "read",
+        "compact",
+        "faults",
+        "duckdb",
+        "scale",
+        "commits",
+        "replay",
+        "stream",
+    ]
     stems = [b.stem for b in BENCHMARKS.values()]
     assert len(set(stems)) == len(stems)
     assert all(b.summary and b.description for b in BENCHMARKS.values())

@@ -1,0 +1,35 @@
+"""A table merged in this process (pyarrow, no Spark): for tables that fit in memory.
+
+What `contest.api`'s `read_arrow` returns and what the streaming benchmark checks
+while a stream runs: the same checks and commits as `contest read` (checked_commits,
+one head snapshot), the same per-bucket merge, sorted by key."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from contest.config import Config
+from contest.read.files import files_by_bucket, merge_bucket, newest_version
+from contest.read.job import ReadRequest, checked_commits
+from meta.catalog import TableRef
+from meta.connection import PgConnection
+
+
+def read_merged(
+    conn: PgConnection, cfg: Config, table: TableRef, request: ReadRequest | None = None
+) -> pa.Table:
+    """The table merged by primary key with its operators, sorted by key."""
+    request = request or ReadRequest(out_dir="")
+    commits, _, ops, _ = checked_commits(conn, cfg, table, request)
+    keys = list(table.primary_keys)
+    plain = pa.schema([f.with_nullable(True) for f in table.schema])
+    newest = newest_version(commits)
+    parts = [
+        piece
+        for files in files_by_bucket(commits).values()
+        for piece in merge_bucket(files, plain, keys, ops, newest, 0)
+    ]
+    merged = pa.concat_tables(parts) if parts else plain.empty_table()
+    order = pc.sort_indices(merged, sort_keys=[(k, "ascending") for k in keys])
+    return merged.take(order)

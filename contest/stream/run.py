@@ -1,0 +1,189 @@
+"""`contest stream run`: the Structured Streaming query, from a folder into a table.
+
+Spark's file source over the source folder (the contest's schema, new files in order of
+their modification time), `foreachBatch` with the exactly-once sink (sink.py), a
+checkpoint of Spark's own. Restarted on the same checkpoint, the query goes on where it
+stopped: a batch whose commit landed but whose checkpoint entry did not is replayed by
+Spark and skipped by the sink. Triggers: processing time (a micro-batch every
+`stream.interval_s`, until stopped, `idle_stop_s` without new files, or `timeout_s`) and
+available-now (what the folder holds, then stop).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from contest.config import Config
+from contest.data.batches import SCHEMA, Batch
+from contest.errors import RunError
+from contest.stream.sink import UpsertSink
+from contest.write.job import WriteMode, prepare_table
+from meta.catalog import TableRef
+from meta.connection import PgConnection
+from meta.stream import batches
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+# The contest's schema as Spark's DDL: the file source needs it before any file lands.
+SPARK_TYPES = {"string": "string", "int64": "bigint"}
+
+
+@dataclass
+class StreamReport:
+    table: str
+    query_id: str
+    run_id: str
+    trigger: str
+    committed: list[int] = field(default_factory=list)
+    replayed: list[int] = field(default_factory=list)
+    rows: int = 0
+    files: int = 0
+    seconds: float = 0.0
+    stopped_by: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "query_id": self.query_id,
+            "run_id": self.run_id,
+            "trigger": self.trigger,
+            "batches_committed": len(self.committed),
+            "batches_replayed": self.replayed,
+            "rows": self.rows,
+            "files": self.files,
+            "seconds": round(self.seconds, 3),
+            "stopped_by": self.stopped_by,
+        }
+
+
+def spark_ddl() -> str:
+    return ", ".join(f"{f.name} {SPARK_TYPES[str(f.type)]}" for f in SCHEMA)
+
+
+def default_source(cfg: Config) -> str:
+    return cfg.stream.source or str((cfg.work_path / "stream" / "incoming").absolute())
+
+
+def default_checkpoint(cfg: Config, table_name: str) -> str:
+    return cfg.stream.checkpoint or str(
+        (cfg.work_path / "stream" / "checkpoints" / table_name).absolute()
+    )
+
+
+def run_stream(
+    spark: SparkSession,
+    conn: PgConnection,
+    cfg: Config,
+    table_path: str,
+    table_name: str | None = None,
+    *,
+    say: Callable[[str], None] = print,
+    started: Callable[[Any], None] | None = None,
+) -> StreamReport:
+    """Run the query until its trigger or a stop condition ends it; `started(query)` is
+    called once it runs (a test reads the table meanwhile, or stops it)."""
+    s = cfg.stream
+    name = table_name or Path(table_path).name
+    table = prepare_table(conn, cfg, table_path, name, WriteMode.APPEND)
+    source = default_source(cfg)
+    checkpoint = default_checkpoint(cfg, name)
+    if "://" not in source:
+        Path(source).mkdir(parents=True, exist_ok=True)
+    sink = UpsertSink(cfg, conn, table, checkpoint, say)
+    reader = spark.readStream.schema(spark_ddl())
+    if s.max_files_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", s.max_files_per_trigger)
+    writer = reader.parquet(source).writeStream.foreachBatch(sink)
+    writer = writer.option("checkpointLocation", checkpoint)
+    if s.trigger == "available-now":
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime=f"{s.interval_s} seconds")
+    t0 = time.monotonic()
+    query = writer.start()
+    sink.run_id = str(query.runId)
+    report = StreamReport(
+        f"{table.namespace}.{table.name}", str(query.id), str(query.runId), s.trigger
+    )
+    say(
+        f"stream: query {query.id} (run {query.runId}) from {source} into "
+        f"{report.table}, checkpoint {checkpoint}, trigger {s.trigger}"
+    )
+    if started is not None:
+        started(query)
+    try:
+        report.stopped_by = _wait(query, cfg, sink, t0)
+    except KeyboardInterrupt:
+        report.stopped_by = "interrupted"
+        raise
+    except Exception as exc:  # Spark's StreamingQueryException: our error inside, if ours
+        if sink.stats.error is not None:
+            raise sink.stats.error from None
+        raise RunError(f"the streaming query failed: {_first_line(str(exc))}") from None
+    finally:
+        if query.isActive:
+            query.stop()
+        report.seconds = time.monotonic() - t0
+        report.committed = [b.batch_id for b in sink.stats.committed]
+        report.replayed = sink.stats.replayed
+        report.rows = sum(b.rows for b in sink.stats.committed)
+        report.files = sum(b.files for b in sink.stats.committed)
+    error = query.exception()
+    if error is not None:
+        if sink.stats.error is not None:
+            raise sink.stats.error
+        raise RunError(f"the streaming query failed: {_first_line(str(error))}")
+    return report
+
+
+def _wait(query: Any, cfg: Config, sink: UpsertSink, t0: float) -> str:
+    s = cfg.stream
+    if s.trigger == "available-now":
+        query.awaitTermination()
+        return "available-now: the folder is consumed"
+    while query.isActive:
+        if query.awaitTermination(0.25):
+            break
+        now = time.monotonic()
+        if s.timeout_s and now - t0 >= s.timeout_s:
+            return f"timeout ({s.timeout_s:g} s)"
+        if (
+            s.idle_stop_s
+            and not sink.stats.busy
+            and now - sink.stats.last_activity >= max(s.idle_stop_s, 0)
+        ):
+            if not _data_pending(query):
+                return f"idle for {s.idle_stop_s:g} s"
+    return "the query ended"
+
+
+def _data_pending(query: Any) -> bool:
+    try:
+        status = query.status
+        return bool(status.get("isDataAvailable")) or bool(status.get("isTriggerActive"))
+    except Exception:
+        return False
+
+
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[0][:300] if lines else "unknown error"
+
+
+def consumed_batches(conn: PgConnection, table: TableRef) -> list[Batch]:
+    """The source files the table's micro-batches committed, as batches in the order
+    the table applies them (micro-batch version, then file order), for the oracle:
+    exactly what the stream consumed, each file once."""
+    import pyarrow.parquet as pq
+
+    out: list[Batch] = []
+    for b in batches(conn, table):
+        for path in b.source_files:
+            rows = pq.read_metadata(path).num_rows if "://" not in path else 0
+            out.append(Batch(len(out), path, rows, 0, len(out)))
+    return out

@@ -1,0 +1,183 @@
+"""Streaming upserts against real Spark (Structured Streaming), PostgreSQL and the oracle:
+a restart consumes every file once, a replayed batch id is not committed again, a new
+checkpoint over a consumed folder is refused, and reads during the stream see whole
+micro-batches."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from contest import api
+from contest.config import Config, override
+from contest.data.oracle import expected_rows
+from contest.errors import HarnessError
+from contest.stream.feed import feed, feed_table
+from contest.stream.run import consumed_batches, run_stream
+from meta import catalog
+from meta.stream import batches
+
+ROWS = 400
+
+
+def stream_cfg(cfg: Config, root: Path, **stream: object) -> Config:
+    settings = {
+        "stream.source": str(root / "incoming"),
+        "stream.checkpoint": str(root / "checkpoint"),
+        "stream.trigger": "available-now",
+        "table.hash_buckets": 2,
+        **{f"stream.{k}": v for k, v in stream.items()},
+    }
+    return override(cfg, settings)
+
+
+def table_rows(cfg: Config, name: str) -> list[dict]:
+    return api.open_table(name, cfg).read_arrow().to_pylist()
+
+
+def requests_total(paths) -> int:
+    return sum(pq.read_table(p, columns=["requests"]).column(0).to_numpy().sum() for p in paths)
+
+
+def test_feed_is_deterministic_atomic_and_numbers_on(tmp_path):
+    a = feed(tmp_path / "a", 3, ROWS, 0)
+    b = feed(tmp_path / "b", 2, ROWS, 0)
+    feed(tmp_path / "b", 1, ROWS, 0)
+    names = sorted(p.name for p in (tmp_path / "b").iterdir())
+    assert names == [p.name for p in a.files] == [f"feed-{i:06d}.parquet" for i in range(3)]
+    for p in a.files:
+        assert p.read_bytes() == (tmp_path / "b" / p.name).read_bytes()
+    # Later files update keys of earlier ones, and bring new keys.
+    first = set(feed_table(0, ROWS).column("uuid").to_pylist())
+    second = feed_table(1, ROWS).column("uuid").to_pylist()
+    assert 0 < sum(k in first for k in second) < len(second)
+    assert b.rows == 2 * ROWS
+
+
+def test_restart_then_replay_then_new_checkpoint(spark, pg, cfg, tmp_path):
+    name = f"stream_{uuid.uuid4().hex[:8]}"
+    root = tmp_path / name
+    scfg = stream_cfg(cfg, root, max_files_per_trigger=2)
+    table_path = str(root / "table")
+    feed(root / "incoming", 3, ROWS, 0)
+    first = run_stream(spark, pg, scfg, table_path, name, say=lambda _m: None)
+    assert first.files == 3 and len(first.committed) == 2  # 2 files, then 1
+    table = catalog.get_table(pg, name)
+    assert table_rows(scfg, name) == expected_rows(consumed_batches(pg, table))
+
+    # A restart on the same checkpoint reads only the new files.
+    fed = feed(root / "incoming", 2, ROWS, 0)
+    second = run_stream(spark, pg, scfg, table_path, name, say=lambda _m: None)
+    assert second.query_id == first.query_id and second.run_id != first.run_id
+    assert second.files == 2 and second.replayed == []
+    recorded = batches(pg, table)
+    sources = [f for b in recorded for f in b.source_files]
+    all_files = sorted(str(p) for p in (root / "incoming").glob("feed-*.parquet"))
+    assert sorted(sources) == all_files and len(set(sources)) == len(sources)
+    assert [b.version for b in recorded] == list(range(len(recorded)))
+    expected = expected_rows(consumed_batches(pg, table))
+    assert table_rows(scfg, name) == expected
+    assert sum(r["requests"] for r in expected) == requests_total(all_files)
+    assert fed.files[-1].name == "feed-000004.parquet"
+
+    # The replay: the checkpoint loses its last commit-log entry, as after a crash
+    # between the table's commit and Spark's; Spark runs that batch again.
+    commits = root / "checkpoint" / "commits"
+    last = max(int(p.name) for p in commits.iterdir() if p.name.isdigit())
+    (commits / str(last)).unlink()
+    (commits / f".{last}.crc").unlink(missing_ok=True)
+    third = run_stream(spark, pg, scfg, table_path, name, say=lambda _m: None)
+    assert third.replayed == [last] and third.committed == []
+    assert third.query_id == first.query_id
+    assert batches(pg, table) == recorded  # nothing committed twice
+    assert table_rows(scfg, name) == expected  # requests sums not doubled
+
+    # A new checkpoint over the same folder would read every file again: refused.
+    other = dataclasses.replace(
+        scfg, stream=dataclasses.replace(scfg.stream, checkpoint=str(root / "other"))
+    )
+    with pytest.raises(HarnessError, match="was committed to .* by batch"):
+        run_stream(spark, pg, other, table_path, name, say=lambda _m: None)
+    assert batches(pg, table) == recorded
+    assert table_rows(scfg, name) == expected
+
+
+def test_reads_during_the_stream_see_whole_micro_batches(spark, pg, cfg, tmp_path):
+    name = f"stream_{uuid.uuid4().hex[:8]}"
+    root = tmp_path / name
+    scfg = stream_cfg(
+        cfg, root, trigger="processing-time", interval_s=0.2, idle_stop_s=4.0, timeout_s=240.0
+    )
+    (root / "incoming").mkdir(parents=True)
+    reads: list[list[dict]] = []
+    done = threading.Event()
+
+    def reader() -> None:
+        while not done.is_set():
+            try:
+                reads.append(table_rows(scfg, name))
+            except Exception:  # the table has no commit yet
+                pass
+            time.sleep(0.05)
+
+    def started(_query) -> None:
+        threading.Thread(target=lambda: feed(root / "incoming", 6, ROWS, 0.4), daemon=True).start()
+        threading.Thread(target=reader, daemon=True).start()
+
+    try:
+        report = run_stream(
+            spark, pg, scfg, str(root / "table"), name, say=lambda _m: None, started=started
+        )
+    finally:
+        done.set()
+    assert report.files == 6 and report.replayed == []
+    table = catalog.get_table(pg, name)
+    consumed = consumed_batches(pg, table)
+    recorded = batches(pg, table)
+    # Every read equals the oracle over the files of the first k micro-batches, some k.
+    sums, ends = {}, 0
+    for b in recorded:
+        ends += len(b.source_files)
+        sums[requests_total([c.path for c in consumed[:ends]])] = ends
+    seen = set()
+    for rows in reads:
+        total = sum(r["requests"] for r in rows)
+        assert total in sums, f"a read saw {total} requests: no whole micro-batches sum to it"
+        if sums[total] not in seen:
+            seen.add(sums[total])
+            assert rows == expected_rows(consumed[: sums[total]])
+    assert len(reads) > 0 and len(seen) >= 2  # reads landed between micro-batches
+    assert table_rows(scfg, name) == expected_rows(consumed)
+
+
+def test_row_groups_and_files_of_one_micro_batch_apply_in_order(spark, pg, cfg, tmp_path):
+    """A key in two row groups of one file and in a later file of the same micro-batch:
+    its last values are the last file's, its requests the sum of all three rows."""
+    import pyarrow as pa
+
+    name = f"stream_{uuid.uuid4().hex[:8]}"
+    root = tmp_path / name
+    scfg = stream_cfg(cfg, root)
+    incoming = root / "incoming"
+    incoming.mkdir(parents=True)
+    first = feed_table(0, ROWS)
+    later = first.slice(0, 50)
+    later = later.set_column(later.schema.get_field_index("city"), "city", pa.array(["later"] * 50))
+    # Two row groups in the first file, both holding the first 50 keys.
+    pq.write_table(pa.concat_tables([first, later]), incoming / "a.parquet", row_group_size=ROWS)
+    last = later.set_column(later.schema.get_field_index("city"), "city", pa.array(["last"] * 50))
+    pq.write_table(last, incoming / "b.parquet")
+    report = run_stream(spark, pg, scfg, str(root / "table"), name, say=lambda _m: None)
+    assert report.committed == [0] and report.files == 2
+    rows = {r["uuid"]: r for r in table_rows(scfg, name)}
+    table = catalog.get_table(pg, name)
+    assert list(rows.values()) == expected_rows(consumed_batches(pg, table))
+    key = first.column("uuid")[0].as_py()
+    assert rows[key]["city"] == "last"
+    assert rows[key]["requests"] == 3 * first.column("requests")[0].as_py()
