@@ -86,6 +86,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="all, last, last:N, or run ids (or prefixes), comma-separated or repeated",
     )
     p.add_argument("--list", action="store_true", help="list the local runs and their ids")
+    p.add_argument("--json", action="store_true", help="with --list: print JSON")
     p.add_argument("--from", dest="source", help="runs file to take from (default: local store)")
     p.add_argument("--to", help="published runs file (default: runs.jsonl in results_dir)")
 
@@ -271,6 +272,9 @@ def cmd_publish(args: argparse.Namespace, cfg: Config) -> int:
         raise UsageError(f"no local runs at {source}: run `contest evaluate` first")
     local = load_records(source)
     if args.list:
+        if args.json:
+            print(json.dumps({"runs": [r.summary() for r in local]}, default=str))
+            return EXIT_OK
         for r in local:
             print(_run_line(r))
         return EXIT_OK

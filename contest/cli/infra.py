@@ -81,13 +81,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "LakeSoul's own libraries.",
         "packages_command",
     )
-    command(
+    pl = command(
         pk,
         "list",
         "each set of coordinates, and whether it is fetched",
         "Print each named set of Maven coordinates and whether its jars are in the Ivy cache.",
         cmd_packages,
     )
+    pl.add_argument("--json", action="store_true", help="print JSON")
     pf = command(
         pk,
         "fetch",
@@ -209,9 +210,17 @@ def cmd_packages(args: argparse.Namespace, cfg: Config) -> int:
     from contest.infra import packages
 
     if args.packages_command == "list":
+        listed = {name: not packages.missing(c) for name, c in packages.PACKAGES.items()}
+        if args.json:
+            sets = [
+                {"name": n, "fetched": listed[n], "coordinates": list(c)}
+                for n, c in packages.PACKAGES.items()
+            ]
+            print(json.dumps({"sets": sets}))
+            return EXIT_OK
         for name, coords in packages.PACKAGES.items():
-            absent = packages.missing(coords)
-            print(f"{name:<14} {'fetched' if not absent else 'missing'}  {', '.join(coords)}")
+            state = "fetched" if listed[name] else "missing"
+            print(f"{name:<14} {state}  {', '.join(coords)}")
         return EXIT_OK
     if args.coordinates:
         sets = {"given": tuple(args.coordinates)}
