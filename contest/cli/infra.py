@@ -212,11 +212,11 @@ def cmd_packages(args: argparse.Namespace, cfg: Config) -> int:
     if args.packages_command == "list":
         listed = {name: not packages.missing(c) for name, c in packages.PACKAGES.items()}
         if args.json:
-            sets = [
+            shown = [
                 {"name": n, "fetched": listed[n], "coordinates": list(c)}
                 for n, c in packages.PACKAGES.items()
             ]
-            print(json.dumps({"sets": sets}))
+            print(json.dumps({"sets": shown}))
             return EXIT_OK
         for name, coords in packages.PACKAGES.items():
             state = "fetched" if listed[name] else "missing"
