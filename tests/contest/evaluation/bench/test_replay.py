@@ -26,7 +26,7 @@ def test_both_spellings_record_into_one_file(spark, pg, cfg, tmp_path, capsys):
     assert len({r["sitting"] for r in records}) == 2
     md = (out / "meta_replay.md").read_text()
     assert "| 200 |" in md and "| 300 |" not in md  # the newest sitting
-    printed = capsys.readouterr().out.strip().splitlines()
+    printed = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
     assert printed[-2] == md.strip().splitlines()[-1]  # the table, then one JSON object
     assert json.loads(printed[-1]) == {
         "benchmark": "replay",
