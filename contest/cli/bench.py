@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from contest.cli.common import command, config_source, group, say
+from contest.cli.common import ListAction, alias, command, config_source, group, result, say
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK
+
+if TYPE_CHECKING:
+    from contest.evaluation.bench.base import Option
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,8 +37,26 @@ def add_benchmark(sub: argparse._SubParsersAction, name: str, alias: str | None 
     b = BENCHMARKS[name]
     p = command(sub, alias or name, b.summary, b.description, cmd_bench)
     for option in b.all_options():
-        option.add_to(p)
+        add_option(p, option)
     p.set_defaults(benchmark=name)
+
+
+def add_option(p: argparse.ArgumentParser, option: Option) -> None:
+    """A benchmark's declared option on its command, by the command line's conventions:
+    a list takes `a,b` and the flag repeated; an old spelling stays, hidden."""
+    kw: dict[str, Any] = {"help": option.help, "default": option.default}
+    if option.many:
+        kw["action"] = ListAction
+        if option.type is not None:
+            kw["item"] = option.type
+    else:
+        if option.action:
+            kw["action"] = option.action
+        if option.type is not None:
+            kw["type"] = option.type
+    p.add_argument(option.flag, **kw)
+    for flag in option.old:
+        alias(p, flag, option.dest)
 
 
 def cmd_bench(args: argparse.Namespace, cfg: Config) -> int:
@@ -42,8 +64,9 @@ def cmd_bench(args: argparse.Namespace, cfg: Config) -> int:
     from contest.evaluation.bench.registry import benchmark
 
     b = benchmark(args.benchmark)
-    results = Results(Path(args.out) if args.out else cfg.results_path, b.stem)
+    results = Results(Path(args.results) if args.results else cfg.results_path, b.stem)
     sitting = Sitting(b, args, cfg, results, say, config_source(args).load)
     ok = b.execute(sitting)
     print(results.md.read_text())
+    result({"benchmark": b.name, "ok": ok, "records": str(results.jsonl), "table": str(results.md)})
     return EXIT_OK if ok else EXIT_FAILED

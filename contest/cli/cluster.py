@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
-from contest.cli.common import command, group, say
+from contest.cli.common import command, config_default, group, result, say
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
 
@@ -28,18 +27,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and print the master URL (for `contest evaluate --master`) and the web UI.",
         cmd_cluster,
     )
-    up.add_argument("--workers", type=int, help="workers (default: cluster.workers, 2)")
+    up.add_argument("--workers", type=int, help=f"workers ({config_default('cluster.workers')})")
     up.add_argument(
         "--cores-per-worker",
         type=int,
-        help="cores each offers (default: cluster.cores_per_worker, 1)",
+        help=f"cores each offers ({config_default('cluster.cores_per_worker')})",
     )
-    up.add_argument("--memory", help="memory each offers (default: cluster.memory, 1g)")
+    up.add_argument("--memory", help=f"memory each offers ({config_default('cluster.memory')})")
     command(
         cl,
         "status",
         "is it running, and with what",
-        "Print the cluster's state as JSON.",
+        "Print the cluster's state as JSON; exit 0 when it runs, 1 when it does not.",
         cmd_cluster,
     )
     command(
@@ -61,7 +60,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "s3_command",
     )
     command(s3, "up", "start it", "Start the embedded S3 server (S3Proxy 2.6.0, Java 17).", cmd_s3)
-    command(s3, "status", "is it running, and where", "Print where it listens.", cmd_s3)
+    command(
+        s3,
+        "status",
+        "is it running, and where",
+        "Print where it listens (JSON); exit 0 when it runs, 1 when it does not.",
+        cmd_s3,
+    )
     command(
         s3, "down", "stop it (objects stay)", "Stop the server; its objects stay on disk.", cmd_s3
     )
@@ -87,13 +92,27 @@ def cmd_cluster(args: argparse.Namespace, cfg: Config) -> int:
             raise UsageError("--workers and --cores-per-worker must be at least 1")
         say(f"starting a Spark standalone cluster: {workers} worker(s) x {cores} core(s), {memory}")
         st = cluster.up(workers, cores, memory)
-        print(f"master {st['master_url']}  web UI {st['web_ui']}  ({workers} workers registered)")
+        result(
+            {
+                "running": True,
+                "master_url": st["master_url"],
+                "web_ui": st["web_ui"],
+                "workers": len(st["workers"]),
+            },
+            f"master {st['master_url']}  web UI {st['web_ui']}  ({workers} workers registered)",
+        )
         return EXIT_OK
     if action == "status":
         status = cluster.status()
-        print(json.dumps(status))
+        line = (
+            f"Spark standalone cluster: master {status['master_url']}, "
+            f"{status.get('aliveworkers', '?')} worker(s) alive"
+            if status["running"]
+            else "Spark standalone cluster: not running"
+        )
+        result(status, line)
         return EXIT_OK if status["running"] else EXIT_FAILED
-    print(json.dumps(cluster.down() or {"cluster": "not running"}))
+    result(cluster.down() or {"cluster": "not running"})
     return EXIT_OK
 
 
@@ -103,16 +122,21 @@ def cmd_s3(args: argparse.Namespace, cfg: Config) -> int:
     server = EmbeddedS3.of(cfg)
     action = args.s3_command
     if action == "fetch":
-        print(f"S3Proxy jar: {fetch_jar()}")
+        jar = fetch_jar()
+        result({"jar": str(jar)}, f"S3Proxy jar: {jar}")
     elif action == "up":
         info, what = server.up()
-        print(
+        result(
+            {"running": True, "endpoint": info["endpoint"], "pid": info["pid"], "state": what},
             f"S3Proxy {what} at {info['endpoint']}; credentials in {server.info_file} "
-            "(used by s3:// paths while it runs)"
+            "(used by s3:// paths while it runs)",
         )
     elif action == "status":
-        print(f"S3Proxy: {server.status()}")
-        return EXIT_OK if server.running() else EXIT_FAILED
+        running = server.running()
+        where = {"endpoint": running["endpoint"], "pid": running["pid"]} if running else {}
+        result({"running": bool(running), **where}, f"S3Proxy: {server.status()}")
+        return EXIT_OK if running else EXIT_FAILED
     else:
-        print(f"S3Proxy: {server.down()}")
+        what = server.down()
+        result({"running": False, "state": what}, f"S3Proxy: {what}")
     return EXIT_OK

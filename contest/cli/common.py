@@ -2,12 +2,16 @@
 
 Every subcommand is made by `command`, so each has a description, shows its
 defaults, and accepts the shared options (`--config`, `--set`) after its name as
-well as before it.
+well as before it. The command-line conventions (README, "Command-line conventions")
+live here: `ListAction` for every list option, `alias` for an old option spelling,
+`config_default` for an option that sets a configuration key, `result` for the one
+JSON object a command ends its stdout with.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +30,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
+        if isinstance(action, ListAction) and action.default:
+            return text + f" (default: {','.join(str(v) for v in action.default)})"
         if "%(default)" in text or action.default in (None, False, argparse.SUPPRESS, []):
             return text
         if action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
@@ -95,6 +101,70 @@ def workload_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+KINDS: dict[object, str] = {int: "integers", float: "numbers"}
+
+
+class ListAction(argparse.Action):
+    """A list option: `--x a,b` and `--x a --x b` give the same list (the items
+    stripped, empty ones dropped, each converted by `item`). Its value is a list, or
+    the default when the flag is not given."""
+
+    def __init__(
+        self, option_strings: list[str], dest: str, item: Callable[[str], object] = str, **kw
+    ) -> None:
+        self.item = item
+        super().__init__(option_strings, dest, **kw)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        current = getattr(namespace, self.dest, None)
+        items = [] if current is None or current is self.default else list(current)
+        for text in str(values).split(","):
+            if text.strip():
+                try:
+                    items.append(self.item(text.strip()))
+                except ValueError:  # one line and exit 2, as every bad input
+                    kind = KINDS.get(self.item, "values")
+                    flag = option_string or self.dest
+                    raise UsageError(f"{flag}: not a list of {kind}: {values!r}") from None
+        setattr(namespace, self.dest, items)
+
+
+def alias(p: argparse.ArgumentParser, flag: str, dest: str) -> None:
+    """An old spelling of an option, kept for scripts and left out of the help."""
+    p.add_argument(flag, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def config_default(key: str) -> str:
+    """`KEY, default VALUE`: the configuration key an option sets and its built-in
+    value (a config file, the environment or --set may change it)."""
+    value: object = Config()
+    for part in key.split("."):
+        value = getattr(value, part)
+    shown = (
+        "none" if value in ("", None) else str(value).lower() if isinstance(value, bool) else value
+    )
+    return f"{key}, default {shown}"
+
+
+def result(report: Mapping[str, object], line: str | None = None) -> None:
+    """A command's end: `line` for people on stderr, then `report` as the last line of
+    stdout (one JSON object, for scripts)."""
+    if line:
+        say(line)
+    print(json.dumps(report, default=str), flush=True)
+
+
+def joined(items: Sequence[str] | None) -> str | None:
+    """A list option's items as the comma list a configuration key holds."""
+    return ",".join(items) if items else None
+
+
 def pairs(items: Sequence[str], what: str) -> dict[str, str]:
     """`KEY=VALUE` arguments as a dict; anything else is a usage error naming it."""
     out = {}
@@ -104,13 +174,6 @@ def pairs(items: Sequence[str], what: str) -> dict[str, str]:
         key, value = item.split("=", 1)
         out[key.strip()] = value.strip()
     return out
-
-
-def int_list(text: str, what: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UsageError(f"{what}: not a comma-separated list of integers: {text!r}") from None
 
 
 def absolute(text: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from contest.cli.common import command, say
+from contest.cli.common import command, result, say
 from contest.config import Config
 from contest.errors import EXIT_OK
 
@@ -45,8 +45,7 @@ def cmd_dashboard(args: argparse.Namespace, cfg: Config) -> int:
     results = Path(args.results) if args.results else cfg.results_path
     if args.out:
         out = write_page(results, Path(args.out))
-        say(f"contest: wrote the dashboard of {results} to {out}")
-        print(out)
+        result({"out": str(out)}, f"contest: wrote the dashboard of {results} to {out}")
         return EXIT_OK
 
     def ready(url: str) -> None:

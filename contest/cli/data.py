@@ -7,7 +7,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from contest.cli.common import command, workload_option
+from contest.cli.common import ListAction, command, joined, workload_option
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
 
@@ -50,7 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     orc.add_argument("--data", required=True, help="folder with base-*.parquet")
     workload_option(orc)
     orc.add_argument("--out", required=True, help="output parquet file (or folder)")
-    orc.add_argument("--versions", help="batch versions: INDEX=VERSION,... or @file.json")
+    orc.add_argument(
+        "--versions", action=ListAction, help="batch versions: INDEX=VERSION,... or @file.json"
+    )
 
     chk = command(
         sub,
@@ -63,7 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     chk.add_argument("--result", required=True, help="result folder (parquet files)")
     chk.add_argument("--data", help="data folder: compare with the oracle's result")
     workload_option(chk)
-    chk.add_argument("--versions", help="batch versions: INDEX=VERSION,... or @file.json")
+    chk.add_argument(
+        "--versions", action=ListAction, help="batch versions: INDEX=VERSION,... or @file.json"
+    )
     chk.add_argument(
         "--sha256",
         metavar="HEX",
@@ -131,7 +135,7 @@ def cmd_oracle(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.oracle import config_budget, expected_result
     from contest.data.workload import contract_operators, workload_schema
 
-    batches = discover(args.data, args.versions, workload_schema(cfg.workload))
+    batches = discover(args.data, joined(args.versions), workload_schema(cfg.workload))
     out = Path(args.out)
     folder = out.is_dir() or not out.suffix
     if folder:
@@ -173,7 +177,7 @@ def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.oracle import config_budget, expected_result
     from contest.data.workload import contract_operators, workload_schema
 
-    batches = discover(args.data, args.versions, workload_schema(cfg.workload))
+    batches = discover(args.data, joined(args.versions), workload_schema(cfg.workload))
     budget = config_budget(cfg)
     scratch = cfg.work_path / "tmp"
     scratch.mkdir(parents=True, exist_ok=True)
@@ -204,5 +208,8 @@ def _check_sha(args: argparse.Namespace, cfg: Config) -> int:
         )
     ok = digest == args.sha256.strip().lower()
     tail = "" if ok else f", expected {args.sha256}"
-    print(f"{'OK' if ok else 'FAIL'}: sha256 {digest}{tail}")
+    if args.json:
+        print(json.dumps({"ok": ok, "sha256": digest, "expected": args.sha256.strip().lower()}))
+    else:
+        print(f"{'OK' if ok else 'FAIL'}: sha256 {digest}{tail}")
     return EXIT_OK if ok else EXIT_FAILED

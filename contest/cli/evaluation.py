@@ -7,7 +7,15 @@ import dataclasses
 import json
 from pathlib import Path
 
-from contest.cli.common import command, config_source, say, workload_option
+from contest.cli.common import (
+    ListAction,
+    alias,
+    command,
+    config_source,
+    result,
+    say,
+    workload_option,
+)
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
 from contest.evaluation.records import RunRecord
@@ -37,7 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "ratios of optimized to each.",
         cmd_compare,
     )
-    c.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated strategies")
+    c.add_argument(
+        "--strategies",
+        action=ListAction,
+        default=list(STRATEGIES),
+        help="strategies, comma-separated or the flag repeated",
+    )
     c.add_argument("--repeat", type=int, default=1, help="rounds")
     _eval_args(c)
 
@@ -67,8 +80,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "busy machine or from a dirty tree.",
         cmd_publish,
     )
-    p.add_argument("--runs", help="all, last, last:N, or comma-separated run ids (or prefixes)")
+    p.add_argument(
+        "--runs",
+        action=ListAction,
+        help="all, last, last:N, or run ids (or prefixes), comma-separated or repeated",
+    )
     p.add_argument("--list", action="store_true", help="list the local runs and their ids")
+    p.add_argument("--json", action="store_true", help="with --list: print JSON")
     p.add_argument("--from", dest="source", help="runs file to take from (default: local store)")
     p.add_argument("--to", help="published runs file (default: runs.jsonl in results_dir)")
 
@@ -85,10 +103,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s.add_argument("file", help="sweep file (TOML)")
     s.add_argument(
-        "--out",
+        "--results",
+        metavar="DIR",
         help="sweep folder (default: <work_dir>/results/<machine>/sweeps/<name>, ignored; "
         "give results/sweeps/<name> to publish one)",
     )
+    alias(s, "--out", "results")  # the old spelling
     s.add_argument("--work", help="work folder (default: work_dir)")
     s.add_argument("--check", action="store_true", help="validate the file, run nothing")
     s.add_argument("--master", help=MASTER_HELP)
@@ -184,7 +204,7 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     from contest.evaluation.results import compare_table
 
     _check_eval_args(args)
-    names = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    names = args.strategies
     unknown = [s for s in names if s not in STRATEGIES]
     if unknown or not names:
         raise UsageError(
@@ -229,12 +249,13 @@ def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
     if not runs.exists():
         raise UsageError(f"no runs file at {runs}: run `contest evaluate` first")
     readme, chart = write_report(runs)
-    print(f"wrote {readme} and {chart}")
+    wrote = [str(readme), str(chart)]
     records = load_records(runs)
     if any(r.peer_write for r in records):  # the peer formats' write amplification
         batches = runs.parent / "peers_batches.md"
         batches.write_text(amplification_tables(records))
-        print(f"wrote {batches}")
+        wrote.append(str(batches))
+    result({"runs": str(runs), "wrote": wrote}, f"wrote {', '.join(wrote)}")
     return EXIT_OK
 
 
@@ -251,6 +272,9 @@ def cmd_publish(args: argparse.Namespace, cfg: Config) -> int:
         raise UsageError(f"no local runs at {source}: run `contest evaluate` first")
     local = load_records(source)
     if args.list:
+        if args.json:
+            print(json.dumps({"runs": [r.summary() for r in local]}, default=str))
+            return EXIT_OK
         for r in local:
             print(_run_line(r))
         return EXIT_OK
@@ -258,7 +282,7 @@ def cmd_publish(args: argparse.Namespace, cfg: Config) -> int:
         raise UsageError("name the runs to publish: --runs all|last|last:N|ID,... (--list)")
     target = Path(args.to) if args.to else cfg.results_path / "runs.jsonl"
     published = {r.run_id for r in load_records(target)} if target.exists() else set()
-    chosen = select_runs(local, args.runs)
+    chosen = select_runs(local, ",".join(args.runs))
     new = [r for r in chosen if not (r.run_id and r.run_id in published)]
     for r in chosen:
         print(("published " if r in new else "already published ") + _run_line(r))
@@ -267,7 +291,14 @@ def cmd_publish(args: argparse.Namespace, cfg: Config) -> int:
             why += ["dirty tree"] if r.git_dirty else []
             say(f"warning: run {r.run_id} was taken on a {' and a '.join(why)}")
     append_records(target, new)
-    print(f"{len(new)} run(s) appended to {target}; `contest report` rebuilds its table")
+    result(
+        {
+            "to": str(target),
+            "published": [r.run_id for r in new],
+            "already_published": [r.run_id for r in chosen if r not in new],
+        },
+        f"{len(new)} run(s) appended to {target}; `contest report` rebuilds its table",
+    )
     return EXIT_OK
 
 
@@ -293,19 +324,35 @@ def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
     sweep = load_sweep(Path(args.file), source.env, source.overrides)
     runs = len(sweep.cases) * sweep.repeat
     if args.check:
-        print(
+        result(
+            {
+                "sweep": sweep.name,
+                "cases": len(sweep.cases),
+                "repeat": sweep.repeat,
+                "runs": runs,
+                "strategy": sweep.strategy,
+                "varied": list(sweep.varied),
+            },
             f"{args.file}: {len(sweep.cases)} case(s) x {sweep.repeat} = {runs} run(s), "
-            f"strategy {sweep.strategy}, varying {', '.join(sweep.varied)}"
+            f"strategy {sweep.strategy}, varying {', '.join(sweep.varied)}",
         )
         return EXIT_OK
     from contest.evaluation.records import local_runs
 
     local = local_runs(cfg.work_path).parent
-    out = Path(args.out) if args.out else local / "sweeps" / sweep.name
+    out = Path(args.results) if args.results else local / "sweeps" / sweep.name
     records = run_sweep(sweep, out, source.env, work_dir=args.work, say=say, master=args.master)
     summaries = summarize(sweep, records)
     paths = write_outputs(sweep, summaries, out, source.env)
     print(render_table(summaries))
     answer = verdict(summaries)
     print(answer.text + (f"; its settings: {paths['best']}" if answer.best else ""))
+    result(
+        {
+            "sweep": sweep.name,
+            "folder": str(out),
+            "verdict": answer.text,
+            "best": str(paths["best"]) if answer.best else None,
+        }
+    )
     return EXIT_OK if answer.top else EXIT_FAILED

@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from contest.cli.common import command, group
+from contest.cli.common import ListAction, command, group, result
 from contest.config import Config
-from contest.errors import EXIT_FAILED, EXIT_OK
+from contest.errors import EXIT_FAILED, EXIT_OK, HarnessError
+
+if TYPE_CHECKING:
+    from meta.connection import PgConnection
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         db,
         "status",
         "say whether it runs, and where",
-        "Print whether the metadata database runs, and where.",
+        "Print whether the metadata database runs, and where (JSON); exit 0 when it "
+        "runs (an external one: answers), 1 when it does not.",
         cmd_db,
     )
 
@@ -76,13 +81,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "LakeSoul's own libraries.",
         "packages_command",
     )
-    command(
+    pl = command(
         pk,
         "list",
         "each set of coordinates, and whether it is fetched",
         "Print each named set of Maven coordinates and whether its jars are in the Ivy cache.",
         cmd_packages,
     )
+    pl.add_argument("--json", action="store_true", help="print JSON")
     pf = command(
         pk,
         "fetch",
@@ -93,12 +99,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     pf.add_argument(
         "--name",
         dest="sets",
-        action="append",
+        action=ListAction,
         default=[],
         metavar="NAME",
-        help="a named set (repeatable; default: all)",
+        help="named sets, comma-separated or repeated (default: all)",
     )
-    pf.add_argument("--coordinates", help="comma-separated coordinates instead of sets")
+    pf.add_argument(
+        "--coordinates",
+        action=ListAction,
+        help="coordinates instead of sets, comma-separated or repeated",
+    )
     pf.add_argument(
         "--missing", action="store_true", help="only the sets with jars not yet in the Ivy cache"
     )
@@ -119,26 +129,62 @@ def cmd_db(args: argparse.Namespace, cfg: Config) -> int:
     action = args.db_command
     if cfg.pg.external:
         conn = resolve_connection(cfg)
+        where = {"server": "external", "url": conn.describe()}
         if action == "up":
             ensure_database(cfg)
-            print(f"external PostgreSQL {conn.describe()}: reachable, schema applied")
+            result(
+                {**where, "running": True},
+                f"external PostgreSQL {conn.describe()}: reachable, schema applied",
+            )
         elif action == "down":
-            print(f"external PostgreSQL {conn.describe()}: not managed here, left running")
+            result(
+                {**where, "running": None},
+                f"external PostgreSQL {conn.describe()}: not managed here, left running",
+            )
         else:
-            print(f"external PostgreSQL {conn.describe()}")
+            error = _no_answer(conn)
+            result(
+                {**where, "running": error is None, **({"error": error} if error else {})},
+                f"external PostgreSQL {conn.describe()}: {error or 'answers'}",
+            )
+            return EXIT_FAILED if error else EXIT_OK
         return EXIT_OK
     cluster = EmbeddedCluster(cfg)
     if action == "up":
         conn, what = cluster.up()
-        print(
+        result(
+            {"server": "embedded", "running": True, "url": conn.describe(), "state": what},
             f"embedded PostgreSQL {what}: {conn.describe()}; "
-            f"LakeSoul settings in {cluster.properties} (use as lakesoul_home)"
+            f"LakeSoul settings in {cluster.properties} (use as lakesoul_home)",
         )
     elif action == "down":
-        print(f"embedded PostgreSQL: {cluster.down()}")
+        what = cluster.down()
+        result(
+            {"server": "embedded", "running": False, "state": what}, f"embedded PostgreSQL: {what}"
+        )
     else:
-        print(f"embedded PostgreSQL: {cluster.status()}")
+        running = cluster.running()
+        port = cluster.port() if running else None
+        result(
+            {"server": "embedded", "running": running, "port": port, "data": str(cluster.data)},
+            f"embedded PostgreSQL: {cluster.status()}",
+        )
+        return EXIT_OK if running else EXIT_FAILED
     return EXIT_OK
+
+
+def _no_answer(conn: PgConnection) -> str | None:
+    """Why an external server does not take a connection now (one try, no retrying),
+    or None when it does."""
+    import dataclasses
+
+    from meta.connection import connect
+
+    try:
+        connect(dataclasses.replace(conn, retry_s=0.0)).close()
+    except HarnessError as exc:
+        return str(exc)
+    return None
 
 
 def cmd_connector(args: argparse.Namespace, cfg: Config) -> int:
@@ -148,11 +194,15 @@ def cmd_connector(args: argparse.Namespace, cfg: Config) -> int:
     if args.connector_command == "check":
         jar = local_jar(coords)
         if jar is None:
-            print(f"{coords}: not in the local Maven/Ivy cache (try `contest connector fetch`)")
+            result(
+                {"coordinates": coords, "jar": None},
+                f"{coords}: not in the local Maven/Ivy cache (try `contest connector fetch`)",
+            )
             return EXIT_FAILED
-        print(f"{coords}: {jar}")
+        result({"coordinates": coords, "jar": str(jar)}, f"{coords}: {jar}")
         return EXIT_OK
-    print(f"{coords}: {fetch(coords)}")
+    jar = fetch(coords)
+    result({"coordinates": coords, "jar": str(jar)}, f"{coords}: {jar}")
     return EXIT_OK
 
 
@@ -160,23 +210,32 @@ def cmd_packages(args: argparse.Namespace, cfg: Config) -> int:
     from contest.infra import packages
 
     if args.packages_command == "list":
+        listed = {name: not packages.missing(c) for name, c in packages.PACKAGES.items()}
+        if args.json:
+            shown = [
+                {"name": n, "fetched": listed[n], "coordinates": list(c)}
+                for n, c in packages.PACKAGES.items()
+            ]
+            print(json.dumps({"sets": shown}))
+            return EXIT_OK
         for name, coords in packages.PACKAGES.items():
-            absent = packages.missing(coords)
-            print(f"{name:<14} {'fetched' if not absent else 'missing'}  {', '.join(coords)}")
+            state = "fetched" if listed[name] else "missing"
+            print(f"{name:<14} {state}  {', '.join(coords)}")
         return EXIT_OK
     if args.coordinates:
-        sets = {"given": tuple(c.strip() for c in args.coordinates.split(",") if c.strip())}
+        sets = {"given": tuple(args.coordinates)}
     else:
         names = args.sets or list(packages.PACKAGES)
         sets = {n: packages.coordinates([n]) for n in names}
         if args.missing:
             sets = {n: c for n, c in sets.items() if packages.missing(c)}
             if not sets:
+                result({"fetched": []}, "every set is fetched already")
                 return EXIT_OK
     for name, coords in sets.items():
         print(f"{name}: resolving {', '.join(coords)}", file=sys.stderr, flush=True)
         packages.fetch(coords, packages.EXCLUDES.get(name, ()))
-    print(f"fetched {', '.join(sets)}")
+    result({"fetched": list(sets)}, f"fetched {', '.join(sets)}")
     return EXIT_OK
 
 

@@ -69,8 +69,8 @@ def config_from(args: argparse.Namespace) -> Config:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)  # a list option's bad item: a UsageError
         cfg = config_from(args)
         return int(args.handler(args, cfg))
     except KeyboardInterrupt:

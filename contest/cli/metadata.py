@@ -1,5 +1,5 @@
 """Commands on LakeSoul's metadata and table maintenance: meta merge|rollback|bench,
-history, vacuum, compact."""
+history, rollback, vacuum, compact."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import json
 
 from contest.cli.bench import add_benchmark
-from contest.cli.common import command, group, say
+from contest.cli.common import command, group, result, say
 from contest.config import Config
 from contest.errors import EXIT_OK
 
@@ -39,20 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="where the replay runs (auto: through Spark from "
         "meta.merge.DISTRIBUTED_THRESHOLD live commits)",
     )
-    rb = command(
-        meta,
-        "rollback",
-        "undo the commits after a version",
-        "Write a new snapshot without the commits whose version is above V (like "
-        "Delta's RESTORE); their versions can be committed again, their files stay "
-        "until `contest vacuum`.",
-        cmd_meta_rollback,
-    )
-    rb.add_argument("--table", required=True, help="table path or name")
-    rb.add_argument(
-        "--to-version", type=int, required=True, metavar="V", help="the newest version to keep"
-    )
-    rb.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
+    add_rollback(meta, "the same as `contest rollback`")  # the old spelling
     add_benchmark(meta, "replay", alias="bench")  # `contest bench replay`, the old spelling
     register_maintenance(sub)
 
@@ -70,6 +57,7 @@ def register_maintenance(sub: argparse._SubParsersAction) -> None:
     )
     h.add_argument("--table", required=True, help="table path or name")
     h.add_argument("--json", action="store_true", help="print JSON")
+    add_rollback(sub, "undo the commits after a version")
 
     v = command(
         sub,
@@ -109,6 +97,24 @@ def register_maintenance(sub: argparse._SubParsersAction) -> None:
         help="compact a table with missing versions (a batch written later would apply "
         "after the versions compacted above it)",
     )
+
+
+def add_rollback(sub: argparse._SubParsersAction, summary: str) -> None:
+    """`contest rollback`, beside `history`; also `contest meta rollback`."""
+    rb = command(
+        sub,
+        "rollback",
+        summary,
+        "Write a new snapshot without the commits whose version is above V (like "
+        "Delta's RESTORE); their versions can be committed again, their files stay "
+        "until `contest vacuum`.",
+        cmd_rollback,
+    )
+    rb.add_argument("--table", required=True, help="table path or name")
+    rb.add_argument(
+        "--to-version", type=int, required=True, metavar="V", help="the newest version to keep"
+    )
+    rb.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
 
 
 def _table(cfg: Config, name: str):
@@ -159,24 +165,32 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     return EXIT_OK
 
 
-def cmd_meta_rollback(args: argparse.Namespace, cfg: Config) -> int:
+def cmd_rollback(args: argparse.Namespace, cfg: Config) -> int:
     from meta.versions import rollback
 
     conn, table = _table(cfg, args.table)
     done = rollback(conn, table, args.to_version, dry_run=args.dry_run)
     if not done.removed:
-        print(f"{done.table}: nothing above version {args.to_version}: nothing to do")
+        line = f"{done.table}: nothing above version {args.to_version}: nothing to do"
     elif args.dry_run:
-        print(
+        line = (
             f"{done.table}: would remove {len(done.removed)} commit(s) above version "
             f"{args.to_version}"
         )
     else:
-        print(
+        line = (
             f"{done.table}: removed {len(done.removed)} commit(s) above version "
             f"{args.to_version}; partition version {done.partition_version}; their files "
             "stay until `contest vacuum`"
         )
+    report = {
+        "table": done.table,
+        "to_version": args.to_version,
+        "dry_run": args.dry_run,
+        "removed": list(done.removed),
+        "partition_version": done.partition_version,
+    }
+    result(report, line)
     return EXIT_OK
 
 

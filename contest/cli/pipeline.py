@@ -6,7 +6,15 @@ import argparse
 import logging
 import sys
 
-from contest.cli.common import absolute, command, int_list, pairs, workload_option
+from contest.cli.common import (
+    ListAction,
+    absolute,
+    command,
+    config_default,
+    joined,
+    pairs,
+    workload_option,
+)
 from contest.config import Config, override
 from contest.errors import UsageError
 
@@ -24,23 +32,42 @@ def register(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--data", required=True, help="folder with base-*.parquet")
     w.add_argument("--table", required=True, help="table path (its folder name is its name)")
     w.add_argument("--name", help="table name (default: the path's last folder)")
-    w.add_argument("--versions", help="batch versions: INDEX=VERSION,... or @file.json")
-    workload_option(w)  # a workload's extra columns make the table's schema
-    w.add_argument("--threads", type=int, help="batches upserted at once (write.threads)")
-    w.add_argument("--buckets", type=int, help="hash buckets of a new table (table.hash_buckets)")
     w.add_argument(
-        "--repartition", type=int, help="partitions for big files, 0 = never (write.repartition)"
+        "--versions",
+        action=ListAction,
+        help="batch versions: INDEX=VERSION,... or @file.json "
+        f"({config_default('write.versions')}: the file index)",
+    )
+    workload_option(w)  # a workload's extra columns make the table's schema
+    w.add_argument(
+        "--threads",
+        type=int,
+        help=f"batches upserted at once ({config_default('write.threads')})",
+    )
+    w.add_argument(
+        "--buckets",
+        type=int,
+        help=f"hash buckets of a new table ({config_default('table.hash_buckets')})",
+    )
+    w.add_argument(
+        "--repartition",
+        type=int,
+        help=f"partitions for big files, 0 = never ({config_default('write.repartition')})",
     )
     w.add_argument(
         "--big-file-bytes",
         type=int,
-        help="size from which a file is big, 0 = auto (write.big_file_bytes)",
+        help=f"size from which a file is big, 0 = auto ({config_default('write.big_file_bytes')})",
     )
-    w.add_argument("--codec", help="data file codec: none, snappy, zstd, gzip, lz4 (write.codec)")
+    w.add_argument(
+        "--codec",
+        help=f"data file codec: none, snappy, zstd, gzip, lz4 ({config_default('write.codec')})",
+    )
     w.add_argument(
         "--drop-null-keys",
         action="store_true",
-        help="drop rows whose uuid is NULL (counted) instead of failing the batch",
+        help="drop rows whose uuid is NULL (counted) instead of failing the batch "
+        f"({config_default('write.drop_null_keys')})",
     )
     mode = w.add_mutually_exclusive_group()
     mode.add_argument(
@@ -57,10 +84,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="drop the table holding this name or path (and its files) first",
     )
-    w.add_argument("--only", help="write only these batch indices, e.g. 0,1,2,3,6,7")
+    w.add_argument(
+        "--only",
+        action=ListAction,
+        item=int,
+        help="write only these batch indices, e.g. 0,1,2,3,6,7",
+    )
     w.add_argument(
         "--delay-commit",
-        action="append",
+        action=ListAction,
         default=[],
         metavar="INDEX=SECONDS",
         help="hold a batch's commit back (to force an out-of-order finish)",
@@ -80,7 +112,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     workload_option(r)  # a workload's extra columns have their merge operators
     r.add_argument(
         "--operator",
-        action="append",
+        action=ListAction,
         default=[],
         metavar="COLUMN=OPERATOR",
         help="merge operator for a column (default: the contest's); operators: "
@@ -119,7 +151,6 @@ def _operators() -> list[str]:
 
 def _write_config(args: argparse.Namespace, cfg: Config) -> Config:
     keys = {
-        "versions": "write.versions",
         "threads": "write.threads",
         "repartition": "write.repartition",
         "big_file_bytes": "write.big_file_bytes",
@@ -129,6 +160,8 @@ def _write_config(args: argparse.Namespace, cfg: Config) -> Config:
     values = {
         key: getattr(args, attr) for attr, key in keys.items() if getattr(args, attr) is not None
     }
+    if args.versions:
+        values["write.versions"] = joined(args.versions)
     if args.drop_null_keys:
         values["write.drop_null_keys"] = True
     return override(cfg, values) if values else cfg
@@ -146,7 +179,7 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
 
     cfg = _write_config(args, cfg)
     delays = {int(k): float(v) for k, v in pairs(args.delay_commit, "--delay-commit").items()}
-    only = int_list(args.only, "--only") if args.only is not None else None
+    only = args.only
     mode = (
         WriteMode.RESUME
         if args.resume

@@ -35,6 +35,9 @@ class Option:
     action: str | None = None
     valid: Callable[[Any], bool] | None = None  # checked when the value is not None
     rule: str = ""  # what `valid` asks, for the error: "--repeat must be at least 1"
+    many: bool = False  # a list: `a,b` or the flag repeated, each item of `type`
+    old: tuple[str, ...] = ()  # old spellings, still accepted, left out of the help
+    # (contest.cli.bench.add_option puts it on the command line, by its conventions)
 
     @property
     def dest(self) -> str:
@@ -43,14 +46,6 @@ class Option:
     def but(self, **changes: Any) -> Option:
         """The same option with another default, help, ...: one benchmark's variant."""
         return replace(self, **changes)
-
-    def add_to(self, parser: argparse.ArgumentParser) -> None:
-        kw: dict[str, Any] = {"help": self.help, "default": self.default}
-        if self.action:
-            kw["action"] = self.action
-        if self.type is not None:
-            kw["type"] = self.type
-        parser.add_argument(self.flag, **kw)
 
     def check(self, value: Any) -> None:
         values = value if isinstance(value, list) else [value]
@@ -66,7 +61,7 @@ def at_least(n: int) -> dict[str, Any]:
 POSITIVE: dict[str, Any] = {"valid": lambda v: v > 0, "rule": "positive"}
 
 # The options several benchmarks share, declared once; `.but(...)` varies a default.
-OUT = Option("--out", "results folder (default: results_dir)")
+RESULTS = Option("--results", "results folder (default: results_dir)", old=("--out",))
 REPEAT = Option("--repeat", "rounds", int, 3, **at_least(1))
 SCALE = Option("--scale", "scale of generated data", float, 1.0, **POSITIVE)
 SEED = Option("--seed", "generator seed", int, 2022)
@@ -144,7 +139,7 @@ class Benchmark:
 
     @classmethod
     def all_options(cls) -> tuple[Option, ...]:
-        return (*cls.options, OUT)
+        return (*cls.options, RESULTS)
 
     def check(self, options: argparse.Namespace) -> None:
         """Refuse impossible option values in one line, before any work."""

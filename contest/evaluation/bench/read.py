@@ -87,9 +87,9 @@ class ReadBench(Benchmark):
     )
     options = (
         SCALE.but(
-            action="append",
+            many=True,
             default=None,
-            help="scale of generated data (repeatable; default 0.1)",
+            help="scales of generated data, comma-separated or repeated (default 0.1)",
         ),
         REPEAT,
     )

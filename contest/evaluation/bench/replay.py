@@ -54,14 +54,10 @@ def measure(spark, conn: PgConnection, work_dir: Path, commits: int, say: Say = 
     return rec
 
 
-def sizes(text: str) -> list[int]:
+def sizes(out: list[int]) -> list[int]:
     """`--commits 1000,10000`: positive history sizes, or a usage error."""
-    try:
-        out = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UsageError(f"--commits: not a comma-separated list of integers: {text!r}") from None
     if not out or any(n < 1 for n in out):
-        raise UsageError(f"--commits: give positive history sizes, got {text!r}")
+        raise UsageError(f"--commits: give positive history sizes, got {','.join(map(str, out))!r}")
     return out
 
 
@@ -75,7 +71,13 @@ class ReplayBench(Benchmark):
         "`contest meta bench`."
     )
     options = (
-        Option("--commits", "history sizes, comma-separated", default="1000,10000,100000,1000000"),
+        Option(
+            "--commits",
+            "history sizes, comma-separated or repeated",
+            int,
+            default=[1000, 10000, 100000, 1000000],
+            many=True,
+        ),
     )
 
     def check(self, options) -> None:

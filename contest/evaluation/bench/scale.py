@@ -197,14 +197,10 @@ def chart(rows: Sequence[Record], path: Path) -> None:
     plt.close(fig)
 
 
-def scale_list(text: str) -> list[float]:
+def scale_list(scales: list[float]) -> list[float]:
     """`--scales 0.1,1,3`: positive numbers, or a usage error naming the flag."""
-    try:
-        scales = [float(s) for s in text.split(",") if s.strip()]
-    except ValueError:
-        raise UsageError(f"--scales: not a list of numbers: {text!r}") from None
     if not scales or any(s <= 0 for s in scales):
-        raise UsageError(f"--scales: give positive scales, got {text!r}")
+        raise UsageError(f"--scales: give positive scales, got {','.join(map(str, scales))!r}")
     return scales
 
 
@@ -220,7 +216,13 @@ class ScaleBench(Benchmark):
         "and its table, result and oracle's result before the next scale."
     )
     options = (
-        Option("--scales", "comma-separated scales", default="0.1,1,3,10"),
+        Option(
+            "--scales",
+            "scales, comma-separated or repeated",
+            float,
+            default=[0.1, 1.0, 3.0, 10.0],
+            many=True,
+        ),
         CORES,
         WORK,
         Option("--keep-data", "keep each scale's batches, table and result", action="store_true"),

@@ -4,10 +4,16 @@ every failure a user can cause."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import re
+
 import pytest
 
 from contest import __version__
+from contest.cli.common import ListAction
 from contest.cli.main import build_parser, main
+from tests.support.config import cli
 
 
 def test_version(capsys):
@@ -105,3 +111,183 @@ def test_a_wrong_password_says_authentication_failed_at_once(pg, monkeypatch, ca
     assert time.monotonic() - started < 10  # no retrying for pg.retry_seconds (30)
     assert err.count("\n") == 1 and "authentication failed for user" in err
     assert "cannot reach" not in err and "tried for" not in err
+
+
+# -- the command-line conventions (README, "Command-line conventions") ------------------
+
+
+def _commands(parser, prefix=()):
+    """Every leaf command: (its words, its parser)."""
+    for name, sub in _subparsers(parser):
+        children = list(_subparsers(sub))
+        if children:
+            yield from _commands(sub, (*prefix, name))
+        else:
+            yield (*prefix, name), sub
+
+
+def _options(sub):
+    return [a for a in sub._actions if a.option_strings and a.help != argparse.SUPPRESS]
+
+
+# Commands whose stdout is a report for people; --json prints one JSON object instead.
+REPORTS = {
+    ("check",),
+    ("history",),
+    ("vacuum",),
+    ("meta", "merge"),
+    ("packages", "list"),
+    ("publish",),
+}
+
+
+def test_every_command_follows_the_static_conventions():
+    parser = build_parser()
+    commands = dict(_commands(parser))
+    assert len(commands) >= 40
+    for words, sub in commands.items():
+        name = " ".join(words)
+        assert sub.description and sub.format_help(), name
+        for action in _options(sub):
+            flags = "/".join(action.option_strings)
+            assert action.help, f"{name} {flags}: no help"
+            # A list takes `a,b` and the flag repeated: ListAction, never argparse's
+            # append (but --set, whose values may hold commas).
+            if isinstance(action, argparse._AppendAction):
+                assert action.dest in ("overrides", "overrides_sub"), f"{name} {flags}"
+            if re.search(r"comma|repeat", action.help) and action.dest not in (
+                "overrides",
+                "overrides_sub",
+            ):
+                assert isinstance(action, ListAction), f"{name} {flags}: a list, not ListAction"
+            # An option setting a configuration key shows the key's default.
+            for key in re.findall(r"\((\w+\.\w+)[,)]", action.help):
+                assert f"({key}, default " in action.help, f"{name} {flags}: {key}'s default"
+            # Where results go is --results; --out names a thing a command makes.
+            if action.dest == "results":
+                assert action.option_strings == ["--results"], f"{name} {flags}"
+    for words in REPORTS:
+        assert "--json" in {o for a in commands[words]._actions for o in a.option_strings}, words
+    # rollback beside history; the old spelling runs the same handler.
+    assert commands[("rollback",)].get_default("handler") is commands[
+        ("meta", "rollback")
+    ].get_default("handler")
+
+
+def test_list_options_take_commas_and_repeated_flags_alike():
+    samples = {int: ("1,2", ["1", "2"]), float: ("0.5, 1", ["0.5", "1"])}
+    seen = 0
+    for words, sub in _commands(build_parser()):
+        for action in _options(sub):
+            if not isinstance(action, ListAction):
+                continue
+            joined, apart = samples.get(action.item, ("a=1,b=2", ["a=1", "b=2"]))
+            one, many = argparse.Namespace(), argparse.Namespace()
+            for ns in (one, many):
+                setattr(ns, action.dest, action.default)
+            action(sub, one, joined, action.option_strings[0])
+            for text in apart:
+                action(sub, many, text, action.option_strings[0])
+            assert getattr(one, action.dest) == getattr(many, action.dest), words
+            assert len(getattr(one, action.dest)) == 2, words
+            seen += 1
+    assert seen >= 10
+    # On a real command line, and the default replaced, not extended.
+    args = build_parser().parse_args(["compare", "--strategies", "optimized,baseline-mor"])
+    again = build_parser().parse_args(
+        ["compare", "--strategies", "optimized", "--strategies", "baseline-mor"]
+    )
+    assert args.strategies == again.strategies == ["optimized", "baseline-mor"]
+    only = build_parser().parse_args(["write", "--data", "d", "--table", "t", "--only", "0,3"])
+    assert only.only == [0, 3]
+
+
+def test_a_bad_list_item_is_one_line_and_exit_2(capsys):
+    assert main(["write", "--data", "d", "--table", "t", "--only", "1,x"]) == 2
+    err = capsys.readouterr().err
+    assert err == "contest: --only: not a list of integers: '1,x'\n"
+
+
+@pytest.mark.parametrize(
+    "words, argv",
+    [(("bench", "read"), []), (("meta", "bench"), []), (("sweep",), ["s.toml"])],
+)
+def test_the_old_out_spelling_still_parses_hidden(words, argv):
+    parser = build_parser()
+    assert parser.parse_args([*words, *argv, "--out", "x"]).results == "x"
+    assert parser.parse_args([*words, *argv, "--results", "x"]).results == "x"
+    assert "--out" not in dict(_commands(parser))[words].format_help()
+
+
+def test_rollback_and_its_old_spelling_parse_alike():
+    argv = ["--table", "t", "--to-version", "1", "--dry-run"]
+    new, old = (
+        build_parser().parse_args(["rollback", *argv]),
+        build_parser().parse_args(["meta", "rollback", *argv]),
+    )
+    assert (new.table, new.to_version, new.dry_run) == (old.table, old.to_version, old.dry_run)
+    assert new.handler is old.handler
+
+
+def test_write_help_shows_each_config_keys_default():
+    text = " ".join(dict(_commands(build_parser()))[("write",)].format_help().split())
+    for shown in (
+        "(write.threads, default 4)",
+        "(table.hash_buckets, default 4)",
+        "(write.repartition, default 8)",
+        "(write.big_file_bytes, default 0)",
+        "(write.codec, default none)",
+        "(write.drop_null_keys, default false)",
+    ):
+        assert shown in text
+
+
+def _last_json(out: str) -> dict:
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_status_commands_print_json_and_exit_1_when_down(tmp_path, monkeypatch, capsys):
+    state = ["--set", f"state_dir={tmp_path / 'state'}"]
+    for argv in (["db", "status"], ["s3", "status"], ["cluster", "status"]):
+        assert main([*state, *argv]) == 1, argv
+        out, err = capsys.readouterr()
+        assert _last_json(out)["running"] is False, argv
+        assert "not" in err, argv  # a line for people, on stderr
+    # An external server that does not answer: down, at once (no retrying).
+    monkeypatch.setenv("LAKESOUL_PG_URL", "jdbc:postgresql://127.0.0.1:1/x")
+    monkeypatch.setenv("LAKESOUL_PG_USERNAME", "u")
+    monkeypatch.setenv("LAKESOUL_PG_PASSWORD", "p")
+    assert main([*state, "db", "status"]) == 1
+    status = _last_json(capsys.readouterr().out)
+    assert status["running"] is False and "cannot reach" in status["error"]
+
+
+@pytest.mark.pg
+def test_db_status_exits_0_when_up(pg, cfg, capsys):
+    assert main(cli(cfg, "db", "status")) == 0
+    assert _last_json(capsys.readouterr().out)["running"] is True
+
+
+@pytest.mark.spark
+@pytest.mark.pg
+def test_job_commands_end_stdout_with_one_json_object(spark, pg, cfg, tmp_path, capsys):
+    data, table, out = tmp_path / "d", tmp_path / "conv", tmp_path / "r"
+    assert main(["gen", "--scale", "0.0001", "--out", str(data)]) == 0
+    assert _last_json(capsys.readouterr().out)["files"] == 11
+    write = cli(cfg, "write", "--data", str(data), "--table", str(table), "--replace")
+    write += ["--only", "0,1"]
+    assert main([*write, "--only", "2"]) == 0
+    written, err = capsys.readouterr()
+    report = _last_json(written)  # the report on stdout; the summary for people on stderr
+    assert report["spark_cores"] >= 1 and len(written.strip().splitlines()) == 1
+    assert "wrote" in err
+    assert main(cli(cfg, "rollback", "--table", "conv", "--to-version", "1", "--dry-run")) == 0
+    dry = _last_json(capsys.readouterr().out)
+    assert dry["dry_run"] and len(dry["removed"]) == 1 and dry["partition_version"] is None
+    assert main(cli(cfg, "meta", "rollback", "--table", "conv", "--to-version", "1")) == 0
+    rolled = _last_json(capsys.readouterr().out)
+    assert len(rolled["removed"]) == 1 and rolled["partition_version"] is not None
+    assert main(cli(cfg, "meta", "merge", "--table", "conv", "--json")) == 0  # a report
+    assert _last_json(capsys.readouterr().out)
+    assert main(cli(cfg, "read", "--table", "conv", "--out", str(out))) == 0
+    assert _last_json(capsys.readouterr().out)["rows"] > 0

@@ -41,14 +41,17 @@ def test_local_store_is_per_machine_under_the_work_folder(tmp_path):
 
 def test_publish_takes_the_named_runs_once(store, capsys):
     args, _, published = store
-    assert main([*args, "publish", "--runs", "aaaa,bbbb00000002"]) == 0
+    assert main([*args, "publish", "--runs", "aaaa", "--runs", "bbbb00000002"]) == 0
     out = capsys.readouterr().out
     assert "published aaaa00000001" in out and "published bbbb00000002" in out
+    last = json.loads(out.strip().splitlines()[-1])
+    assert last["published"] == ["aaaa00000001", "bbbb00000002"] and last["to"] == str(published)
     ids = [json.loads(x)["run_id"] for x in published.read_text().splitlines()]
     assert ids == ["aaaa00000001", "bbbb00000002"]
     assert main([*args, "publish", "--runs", "all"]) == 0
     out, err = capsys.readouterr()
-    assert "already published aaaa00000001" in out and "1 run(s) appended" in out
+    assert "already published aaaa00000001" in out and "1 run(s) appended" in err
+    assert json.loads(out.strip().splitlines()[-1])["published"] == ["cccc00000003"]
     assert "warning: run cccc00000003 was taken on a busy machine (load 4 on 2 cores)" in err
     assert "dirty tree" in err
     ids = [json.loads(x)["run_id"] for x in published.read_text().splitlines()]

@@ -234,7 +234,7 @@ def test_cli_writes_a_page_and_refuses_a_missing_folder(tmp_path, capsys):
     results = mixed_results(tmp_path / "results")
     out = tmp_path / "dash.html"
     assert main(["dashboard", "--results", str(results), "--out", str(out)]) == EXIT_OK
-    assert capsys.readouterr().out.strip() == str(out)
+    assert json.loads(capsys.readouterr().out.strip()) == {"out": str(out)}
     assert out.is_file()
     code = main(["dashboard", "--results", str(tmp_path / "nope"), "--out", str(out)])
     assert code == EXIT_USAGE

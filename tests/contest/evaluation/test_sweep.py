@@ -42,20 +42,23 @@ def test_two_case_sweep_end_to_end_and_resume(cfg, pg, tmp_path, capsys):
         '[grid]\n"write.codec" = ["none", "zstd"]\n',
     )
     out = tmp_path / "out"
-    assert main(cli(cfg, "sweep", str(f), "--out", str(out))) == 0
+    assert main(cli(cfg, "sweep", str(f), "--results", str(out))) == 0
     runs = out / "runs.jsonl"
     records = [json.loads(x) for x in runs.read_text().splitlines()]
     assert [r["case"] for r in records] == ["write.codec=none", "write.codec=zstd"]
     assert all(r["correct"] for r in records)
     # One run a case names no best case: no difference is measured beyond the spread.
-    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("no significant difference")
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed[-2].startswith("no significant difference")
+    last = json.loads(printed[-1])  # the last line: one JSON object
+    assert last["verdict"].startswith("no significant difference") and last["best"] is None
     assert not (out / "best.toml").exists() and (out / "write_codec.png").exists()
     readme = (out / "README.md").read_text()
     assert "| write.codec=none | 1 | 1 |" in readme and "no significant difference" in readme
     # Simulate an interruption after the first case: the rerun only runs the second.
     runs.write_text(runs.read_text().splitlines()[0] + "\n")
     capsys.readouterr()
-    assert main(cli(cfg, "sweep", str(f), "--out", str(out))) == 0
+    assert main(cli(cfg, "sweep", str(f), "--out", str(out))) == 0  # the old spelling
     err = capsys.readouterr().err
     assert "1 run(s) already recorded" in err
     assert "case write.codec=zstd" in err and "case write.codec=none" not in err

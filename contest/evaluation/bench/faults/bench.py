@@ -97,9 +97,9 @@ def count(flag: str, default: int, help: str) -> Option:
     return Option(flag, help, int, default, **at_least(0))
 
 
-def experiments(text: str | None) -> tuple[str, ...]:
+def experiments(names: list[str] | None) -> tuple[str, ...]:
     """`--only a,b`: known experiment names (default all), or a usage error."""
-    only = tuple(s.strip() for s in (text or ",".join(EXPERIMENTS)).split(",") if s.strip())
+    only = tuple(EXPERIMENTS if names is None else names)
     unknown = [s for s in only if s not in EXPERIMENTS]
     if unknown or not only:
         raise UsageError(
@@ -156,7 +156,11 @@ class FaultsBench(Benchmark):
             "kills of read beside a user's .NAME.* folders",
         ),
         count("--apart-pairs", _PLAN.apart_pairs, "evaluations in separate work folders"),
-        Option("--only", f"comma-separated experiments (default all): {', '.join(EXPERIMENTS)}"),
+        Option(
+            "--only",
+            f"experiments, comma-separated or repeated (default all): {', '.join(EXPERIMENTS)}",
+            many=True,
+        ),
     )
 
     def check(self, options) -> None:

@@ -9,10 +9,11 @@ from collections.abc import Sequence
 
 import pytest
 
+from contest.cli.bench import add_option
 from contest.errors import UsageError
 from contest.evaluation.bench.base import (
-    OUT,
     REPEAT,
+    RESULTS,
     Benchmark,
     Record,
     Results,
@@ -42,10 +43,11 @@ class Counting(Benchmark):
 def test_options_are_declared_once_and_varied_per_benchmark():
     parser = argparse.ArgumentParser()
     for opt in Counting.all_options():
-        opt.add_to(parser)
+        add_option(parser, opt)
     args = parser.parse_args([])
-    assert args.repeat == 2 and args.out is None and REPEAT.default == 3
-    assert Counting.all_options()[-1] is OUT
+    assert args.repeat == 2 and args.results is None and REPEAT.default == 3
+    assert Counting.all_options()[-1] is RESULTS
+    assert parser.parse_args(["--out", "x"]).results == "x"  # the old spelling
 
 
 def test_a_bad_option_value_is_one_usage_error():

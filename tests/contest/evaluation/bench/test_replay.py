@@ -15,7 +15,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.pg]
 
 def test_both_spellings_record_into_one_file(spark, pg, cfg, tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(cli(cfg, "bench", "replay", "--commits", "300,500", "--out", str(out))) == 0
+    argv = ["--commits", "300", "--commits", "500", "--results", str(out)]
+    assert main(cli(cfg, "bench", "replay", *argv)) == 0
+    capsys.readouterr()
     assert main(cli(cfg, "meta", "bench", "--commits", "200", "--out", str(out))) == 0
     records = [json.loads(x) for x in (out / "meta_replay.jsonl").read_text().splitlines()]
     assert [r["commits"] for r in records] == [300, 500, 200]
@@ -24,4 +26,11 @@ def test_both_spellings_record_into_one_file(spark, pg, cfg, tmp_path, capsys):
     assert len({r["sitting"] for r in records}) == 2
     md = (out / "meta_replay.md").read_text()
     assert "| 200 |" in md and "| 300 |" not in md  # the newest sitting
-    assert capsys.readouterr().out.strip().endswith(md.strip().splitlines()[-1])
+    printed = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
+    assert printed[-2] == md.strip().splitlines()[-1]  # the table, then one JSON object
+    assert json.loads(printed[-1]) == {
+        "benchmark": "replay",
+        "ok": True,
+        "records": str(out / "meta_replay.jsonl"),
+        "table": str(out / "meta_replay.md"),
+    }

@@ -71,8 +71,13 @@ def test_outputs_gather_separate_invocations(tmp_path):
 
 
 def test_scales_are_positive_numbers():
-    assert scale_list("0.1, 1,3") == [0.1, 1.0, 3.0]
-    for bad in ("0.1,x", "", "1,-1"):
+    from contest.cli.main import build_parser
+
+    args = build_parser().parse_args(["bench", "scale", "--scales", "0.1, 1", "--scales", "3"])
+    assert scale_list(args.scales) == [0.1, 1.0, 3.0]
+    with pytest.raises(UsageError, match="--scales: not a list of numbers"):
+        build_parser().parse_args(["bench", "scale", "--scales", "0.1,x"])
+    for bad in ([], [1.0, -1.0]):
         with pytest.raises(UsageError, match="--scales"):
             scale_list(bad)
 

@@ -49,6 +49,8 @@ def test_goal_and_results_files(tmp_path):
 
 def test_only_names_known_experiments():
     assert experiments(None) == EXPERIMENTS
-    assert experiments(" kill_read,pg_crash ") == ("kill_read", "pg_crash")
+    assert experiments(["kill_read", "pg_crash"]) == ("kill_read", "pg_crash")
     with pytest.raises(UsageError, match="unknown experiment kill_all"):
-        experiments("kill_read,kill_all")
+        experiments(["kill_read", "kill_all"])
+    with pytest.raises(UsageError, match="none given"):
+        experiments([])
