@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from contest.cli.common import absolute, command, group, say
+from contest.cli.common import absolute, command, config_default, group, say
 from contest.config import Config, override
 from contest.errors import EXIT_OK
 
@@ -31,11 +31,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         "source folder, one every INTERVAL seconds, numbering on from the files there.",
         cmd_feed,
     )
-    f.add_argument("--source", help="the folder (stream.source; default <work>/stream/incoming)")
-    f.add_argument("--files", type=int, help="files to drop (stream.feed_files)")
-    f.add_argument("--rows", type=int, help="rows per file (stream.feed_rows)")
     f.add_argument(
-        "--interval", type=float, help="seconds between files, 0 = at once (stream.feed_interval_s)"
+        "--source", help="the folder (stream.source, default none: <work>/stream/incoming)"
+    )
+    f.add_argument(
+        "--files", type=int, help=f"files to drop ({config_default('stream.feed_files')})"
+    )
+    f.add_argument("--rows", type=int, help=f"rows per file ({config_default('stream.feed_rows')})")
+    f.add_argument(
+        "--interval",
+        type=float,
+        help=f"seconds between files, 0 = at once ({config_default('stream.feed_interval_s')})",
     )
     f.add_argument("--seed", type=int, default=2022, help="generator seed")
 
@@ -51,13 +57,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("--table", required=True, help="table path (its folder name is its name)")
     r.add_argument("--name", help="table name (default: the path's last folder)")
-    r.add_argument("--source", help="source folder (stream.source)")
-    r.add_argument("--checkpoint", help="Spark's checkpoint (stream.checkpoint; default per table)")
     r.add_argument(
-        "--trigger", choices=("processing-time", "available-now"), help="(stream.trigger)"
+        "--source", help="source folder (stream.source, default none: <work>/stream/incoming)"
     )
     r.add_argument(
-        "--interval", type=float, help="seconds between micro-batches (stream.interval_s)"
+        "--checkpoint", help="Spark's checkpoint (stream.checkpoint, default none: one per table)"
+    )
+    r.add_argument(
+        "--trigger",
+        choices=("processing-time", "available-now"),
+        help=f"({config_default('stream.trigger')})",
+    )
+    r.add_argument(
+        "--interval",
+        type=float,
+        help=f"seconds between micro-batches ({config_default('stream.interval_s')})",
     )
     r.add_argument(
         "--max-files-per-trigger", type=int, help="files a micro-batch takes at most, 0 = all"

@@ -492,10 +492,6 @@ def measure(
     return out
 
 
-def _rates(text: str) -> list[float]:
-    return [float(x) for x in text.split(",") if x.strip()]
-
-
 class StreamBench(Benchmark):
     name = "stream"
     stem = "streaming"
@@ -510,7 +506,13 @@ class StreamBench(Benchmark):
     options = (
         Option("--trials", "kill -9 trials", int, 20, **at_least(1)),
         Option("--rows", "rows per fed file", int, 500, **at_least(2)),
-        Option("--rates", "feed rates, files per second, comma-separated", _rates, [0.5, 2.0]),
+        Option(
+            "--rates",
+            "feed rates, files per second, comma-separated or repeated",
+            float,
+            [0.5, 2.0],
+            many=True,
+        ),
         Option("--rate-files", "files fed at each rate", int, 20, **at_least(1)),
         Option("--cores", "local[N] of the streaming query", int, 2, **POSITIVE),
         SEED,
