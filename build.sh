@@ -145,7 +145,7 @@ build_archive() {
 import zipfile, pathlib
 root = pathlib.Path(".")
 with zipfile.ZipFile("submit.zip", "w", zipfile.ZIP_DEFLATED) as z:
-    for top in ("contest", "meta", "jobs", "sql", "sweeps"):
+    for top in ("contest", "meta", "jobs", "sql", "sweeps", "workloads"):
         for p in sorted((root / top).rglob("*")):
             if p.is_file() and "__pycache__" not in p.parts:
                 z.write(p)

@@ -42,13 +42,14 @@ print(json.dumps({"found": found, "failed": failed}))
 
 
 def checkout_modules() -> set[str]:
-    """Every module of the checkout's `contest` and `meta` (sql/ ships as `meta.sql`)."""
+    """Every module of the checkout's `contest` and `meta` (sql/ ships as `meta.sql`,
+    workloads/ as `contest.workloads`)."""
     names = set()
     for top in ("contest", "meta"):
         for path in (REPO / top).rglob("*.py"):
             parts = list(path.relative_to(REPO).with_suffix("").parts)
             names.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
-    return names | {"meta.sql"}
+    return names | {"meta.sql", "contest.workloads"}
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -57,7 +58,7 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 
 # What the wheel is built from. A copy, because setuptools reuses the checkout's build/
 # folder: a package left out of the wheel would still ship from an earlier build there.
-SOURCES = ("pyproject.toml", "setup.py", "contest", "meta", "sql")
+SOURCES = ("pyproject.toml", "setup.py", "contest", "meta", "sql", "workloads")
 
 
 @pytest.fixture(scope="module")

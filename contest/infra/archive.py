@@ -9,8 +9,14 @@ import importlib
 import zipfile
 from pathlib import Path
 
-# Packages and where their files go inside the zip (meta.sql may live apart, in sql/).
-PACKAGES = {"contest": "contest", "meta": "meta", "meta.sql": "meta/sql"}
+# Packages and where their files go inside the zip: those mapped from other folders
+# (meta.sql from sql/, contest.workloads from workloads/) under their package names.
+PACKAGES = {
+    "contest": "contest",
+    "meta": "meta",
+    "meta.sql": "meta/sql",
+    "contest.workloads": "contest/workloads",
+}
 
 
 def package_files() -> dict[str, Path]:
