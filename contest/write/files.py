@@ -54,13 +54,15 @@ def file_rows(files: list[dict], nulls: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist(rows, schema=FILE_ROWS)
 
 
-def _outcome(result: list, columns: tuple[str, ...], shuffled: bool) -> WriteOutcome:
+def _outcome(
+    result: list, columns: tuple[str, ...], shuffled: bool, parts: int = 0
+) -> WriteOutcome:
     files = [
         DataFile(r["path"], r["size"], columns, r["bucket"], r["rows"])
         for r in result
         if r["path"] is not None
     ]
-    return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled)
+    return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled, parts)
 
 
 def _file_id(prefix: str = "") -> str:
@@ -155,6 +157,7 @@ class WriteOutcome:
     files: list[DataFile]
     null_keys: int  # rows with a NULL key: dropped, or (not dropped) nothing was written
     shuffled: bool  # the plan repartitions the rows (an Exchange) before writing
+    parts: int = 0  # a big batch's parts: shuffle partitions, or row-range pieces
 
 
 def write_dataframe(
@@ -215,7 +218,7 @@ def write_dataframe(
         yield file_rows(write_bucket_files(data, path, keys, schema, codec, token), nulls)
 
     result = staged.mapInArrow(write_task, FILE_SCHEMA).collect()
-    return _outcome(result, tuple(schema.names), shuffled)
+    return _outcome(result, tuple(schema.names), shuffled, repartition or 0)
 
 
 def direct_read_possible(table: TableRef) -> bool:
@@ -285,6 +288,8 @@ def write_file_split(
         raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
     if not direct_read_possible(table):
         raise ValueError("a batch is read without the JVM only for one string key")
+    from contest.write.split import pieces
+
     key = table.primary_keys[0]
     schema, table_path, n_buckets = table.schema, table.path, table.hash_buckets
     groups = list(group_rows)
@@ -320,7 +325,8 @@ def write_file_split(
     tasks = spark.sparkContext.parallelize(work, len(work)).toDF("start long, stop long")
     # collect() keeps the tasks' order, and each task's rows in the order it yields them.
     result = tasks.mapInArrow(task, FILE_SCHEMA).collect()
-    return _outcome(result, tuple(schema.names), shuffled=False)
+    parts = sum(len(pieces(a, b, piece_rows)) for a, b in work) if piece_rows else 0
+    return _outcome(result, tuple(schema.names), shuffled=False, parts=parts)
 
 
 # Rows a streamed range decodes at a time, and the read buffer inside a column chunk

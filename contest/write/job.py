@@ -157,6 +157,7 @@ def write_batches(
             written = [f.path for f in outcome.files]
             res.write_s = time.perf_counter() - t0
             res.shuffled = outcome.shuffled
+            res.parts = outcome.parts
             if outcome.null_keys and not cfg.write.drop_null_keys:
                 raise DataError(
                     f"{batch.path}: {outcome.null_keys} row(s) with a NULL uuid "
