@@ -55,7 +55,8 @@ def test_write_read_check_with_everything_on_s3(cfg, pg, s3, tmp_path):
         data = upload(tmp_path / "data", f"{root}/data")
         table, out = f"{root}/tables/ccf_s3", f"{root}/result"
         try:
-            wrote = ok(contest(cfg, "write", "--data", data, "--table", table, "--replace"))
+            write = ("write", "--data", data, "--table", table, "--replace")
+            wrote = ok(contest(cfg, *write, "--set", "write.shuffle=spark"))
             # base-0 (5 times the others) through Spark's reader (s3a), the rest read by
             # their tasks with pyarrow: both readers of a remote batch.
             shuffled = {b["batch"]: b["shuffled"] for b in last_json(wrote)["batches"]}
