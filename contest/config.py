@@ -74,10 +74,22 @@ class WriteConfig:
     mode: str = "mor"
     # Batches upserted at once (a driver thread pool; each thread runs Spark jobs).
     threads: int = 4
-    # Files at least this big are repartitioned by key; 0 = auto: twice the median
+    # Files at least this big are split into parts (below); 0 = auto: twice the median
     # batch size, which picks base-0 alone on contest data.
     big_file_bytes: int = 0
+    # Parts a big file is written in: 0 = it is not split (one task per row group, as
+    # the other files); else this many, unless task_rows is set.
     repartition: int = 8
+    # Rows per part of a big file: its part count is then rows / task_rows, at least
+    # one per core (write.repartition's count when 0). Follows the data volume: scale
+    # 1's base-0 in 8 parts, scale 10's in 80, each part's sort and memory the same.
+    task_rows: int = 1_250_000
+    # How a big file reaches its parts: "arrow" (tasks read contiguous row ranges with
+    # pyarrow and write each part's rows as sorted bucket files: no row enters the JVM;
+    # contest/write/split.py) or "spark" (Spark reads it and repartitions its rows by
+    # key through its shuffle). Arrow: ~25% fewer CPU seconds for the whole write at
+    # scale 0.3, exact (results/NOTES.md, "Write without the JVM shuffle").
+    shuffle: str = "arrow"
     # Parquet codec of the table's data files: none, snappy, zstd, gzip, lz4.
     codec: str = "none"
     # Who reads a batch that is not repartitioned: "arrow" (its Spark tasks read the
@@ -506,6 +518,10 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"read.codec: {cfg.read.codec!r} is not one of {', '.join(CODECS)}")
     if cfg.write.reader not in ("arrow", "spark"):
         raise ConfigError(f"write.reader: {cfg.write.reader!r} is not arrow or spark")
+    if cfg.write.shuffle not in ("arrow", "spark"):
+        raise ConfigError(f"write.shuffle: {cfg.write.shuffle!r} is not arrow or spark")
+    if cfg.write.task_rows < 0:
+        raise ConfigError(f"write.task_rows: must be 0 (off) or more: {cfg.write.task_rows}")
     if cfg.read.writer not in ("arrow", "spark"):
         raise ConfigError(f"read.writer: {cfg.read.writer!r} is not arrow or spark")
     if cfg.read.merge_memory_bytes < 0:

@@ -19,6 +19,7 @@ STRATEGIES: dict[str, dict[str, object]] = {
         "write.threads": 1,
         "write.big_file_bytes": 1,
         "write.repartition": 4,
+        "write.task_rows": 0,  # 4 parts whatever the rows (the connector's 4 buckets)
         "write.codec": "zstd",
         "write.reader": "spark",
         "read.writer": "spark",

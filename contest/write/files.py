@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import secrets
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -54,13 +54,15 @@ def file_rows(files: list[dict], nulls: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist(rows, schema=FILE_ROWS)
 
 
-def _outcome(result: list, columns: tuple[str, ...], shuffled: bool) -> WriteOutcome:
+def _outcome(
+    result: list, columns: tuple[str, ...], shuffled: bool, parts: int = 0
+) -> WriteOutcome:
     files = [
         DataFile(r["path"], r["size"], columns, r["bucket"], r["rows"])
         for r in result
         if r["path"] is not None
     ]
-    return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled)
+    return WriteOutcome(files, sum(r["null_keys"] for r in result), shuffled, parts)
 
 
 def _file_id(prefix: str = "") -> str:
@@ -155,6 +157,7 @@ class WriteOutcome:
     files: list[DataFile]
     null_keys: int  # rows with a NULL key: dropped, or (not dropped) nothing was written
     shuffled: bool  # the plan repartitions the rows (an Exchange) before writing
+    parts: int = 0  # a big batch's parts: shuffle partitions, or row-range pieces
 
 
 def write_dataframe(
@@ -215,7 +218,7 @@ def write_dataframe(
         yield file_rows(write_bucket_files(data, path, keys, schema, codec, token), nulls)
 
     result = staged.mapInArrow(write_task, FILE_SCHEMA).collect()
-    return _outcome(result, tuple(schema.names), shuffled)
+    return _outcome(result, tuple(schema.names), shuffled, repartition or 0)
 
 
 def direct_read_possible(table: TableRef) -> bool:
@@ -233,51 +236,182 @@ def write_file_direct(
     drop_null_keys: bool = False,
     token: str = "",
 ) -> WriteOutcome:
-    """Write a batch file as bucket files of `table` without a shuffle, each Spark task
-    reading its row groups with pyarrow and bucketing with Spark's hash computed in
+    """Write a batch file as bucket files of `table` without a shuffle, one Spark task
+    per row group reading it with pyarrow and bucketing with Spark's hash computed in
     numpy: the rows never pass through the JVM. Files stay uncommitted."""
+    group_rows = row_group_rows(path)
+    bounds = [sum(group_rows[:g]) for g in range(len(group_rows) + 1)]
+    ranges = list(zip(bounds, bounds[1:], strict=False))
+    return write_file_split(
+        spark,
+        path,
+        table,
+        ranges=ranges,
+        group_rows=group_rows,
+        codec=codec,
+        drop_null_keys=drop_null_keys,
+        token=token,
+    )
+
+
+def row_group_rows(path: str) -> list[int]:
+    """The rows of each row group of a parquet file, from its footer."""
     import pyarrow.parquet as pq
 
-    if codec not in CODECS:
-        raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
-    key = table.primary_keys[0]
-    schema, table_path, n_buckets = table.schema, table.path, table.hash_buckets
     fs, local = filesystem(path)
     with fs.open_input_file(local) as fh:
-        groups = pq.ParquetFile(fh).metadata.num_row_groups
+        meta = pq.ParquetFile(fh).metadata
+    return [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+
+
+def write_file_split(
+    spark: SparkSession,
+    path: str,
+    table: TableRef,
+    *,
+    ranges: Sequence[tuple[int, int]],
+    group_rows: Sequence[int],
+    piece_rows: int = 0,
+    codec: str = "none",
+    drop_null_keys: bool = False,
+    token: str = "",
+) -> WriteOutcome:
+    """Write a batch file as bucket files of `table` without the JVM: one Spark task per
+    row range (contest/write/split.py), reading it with pyarrow (a range inside a row
+    group streamed, never the whole group) and writing it in pieces of at most
+    `piece_rows` rows (0: the whole range), each piece's rows bucketed with Spark's hash
+    in numpy and written as sorted bucket files. The files come back in range order,
+    then piece order: a key's rows in several files of the commit keep the file's row
+    order (files of one commit are applied in their listed order). Files stay
+    uncommitted."""
+    if codec not in CODECS:
+        raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
+    if not direct_read_possible(table):
+        raise ValueError("a batch is read without the JVM only for one string key")
+    from contest.write.split import pieces
+
+    key = table.primary_keys[0]
+    schema, table_path, n_buckets = table.schema, table.path, table.hash_buckets
+    groups = list(group_rows)
 
     def task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         import pyarrow.compute as pc
 
         from contest.write.spark_hash import buckets
 
-        task_fs, task_local = filesystem(path)
         for batch in batches:
-            for group in batch.column("group").to_pylist():
-                try:
-                    with task_fs.open_input_file(task_local) as fh:
-                        data = pq.ParquetFile(fh).read_row_group(group, columns=schema.names)
-                except (OSError, pa.ArrowException) as exc:
-                    raise DataError(
-                        f"{path}: row group {group} cannot be read, the file is "
-                        f"damaged ({type(exc).__name__}: {exc})"
-                    ) from None
-                nulls = data.column(key).null_count
-                if nulls and not drop_null_keys:
-                    yield file_rows([], nulls)  # the batch will be refused: write nothing
-                    continue
-                if nulls:
-                    data = data.filter(pc.is_valid(data.column(key)))
-                data = data.append_column(
-                    BUCKET_COL, pa.array(buckets(data.column(key), n_buckets))
-                )
-                yield file_rows(
-                    write_bucket_files(data, table_path, [key], schema, codec, token), nulls
-                )
+            starts, stops = batch.column("start").to_pylist(), batch.column("stop").to_pylist()
+            for start, stop in zip(starts, stops, strict=True):
+                refused = False
+                for data in read_pieces(path, groups, start, stop, piece_rows, schema.names):
+                    nulls = data.column(key).null_count
+                    refused = refused or bool(nulls and not drop_null_keys)
+                    if refused:  # the batch will be refused: write nothing, count on
+                        if nulls:
+                            yield file_rows([], nulls)
+                        continue
+                    if nulls:
+                        data = data.filter(pc.is_valid(data.column(key)))
+                    data = data.append_column(
+                        BUCKET_COL, pa.array(buckets(data.column(key), n_buckets))
+                    )
+                    yield file_rows(
+                        write_bucket_files(data, table_path, [key], schema, codec, token), nulls
+                    )
 
-    work = spark.sparkContext.parallelize([(g,) for g in range(groups)], max(groups, 1))
-    result = work.toDF("group int").mapInArrow(task, FILE_SCHEMA).collect()
-    return _outcome(result, tuple(schema.names), shuffled=False)
+    work = [(int(a), int(b)) for a, b in ranges if b > a]
+    if not work:
+        return WriteOutcome([], 0, shuffled=False)
+    tasks = spark.sparkContext.parallelize(work, len(work)).toDF("start long, stop long")
+    # collect() keeps the tasks' order, and each task's rows in the order it yields them.
+    result = tasks.mapInArrow(task, FILE_SCHEMA).collect()
+    parts = sum(len(pieces(a, b, piece_rows)) for a, b in work) if piece_rows else 0
+    return _outcome(result, tuple(schema.names), shuffled=False, parts=parts)
+
+
+# Rows a streamed range decodes at a time, and the read buffer inside a column chunk
+# (unbuffered, pyarrow reads a whole column chunk, a whole row group's worth, at once).
+STREAM_BATCH_ROWS = 1 << 16
+STREAM_BUFFER_BYTES = 8 << 20
+
+
+def read_pieces(
+    path: str,
+    group_rows: Sequence[int],
+    start: int,
+    stop: int,
+    piece_rows: int,
+    columns: Sequence[str],
+) -> Iterator[pa.Table]:
+    """Rows [start, stop) of a parquet file, in pieces of at most `piece_rows` rows (0:
+    one piece), in file order. A range of whole row groups read as one piece is read
+    whole; otherwise streamed, decoding the rows of the first row group before `start`
+    (parquet cannot seek to a row) and holding one piece at a time. A file that cannot
+    be read is a DataError naming the row group."""
+    import pyarrow.parquet as pq
+
+    from contest.write.split import groups_of, pieces
+
+    overlap = list(groups_of(group_rows, start, stop))
+    if not overlap:
+        return
+    fs, local = filesystem(path)
+    first_row = overlap[0][1]
+    whole = first_row == start and overlap[-1][1] + group_rows[overlap[-1][0]] == stop
+    cuts = pieces(start, stop, piece_rows)
+    # The row groups being decoded when an error comes (a batch may span two).
+    reading = [overlap[0][0]]
+
+    def damaged(exc: BaseException) -> DataError:
+        which = (
+            f"row group {reading[0]}"
+            if len(reading) == 1
+            else (f"row groups {reading[0]}-{reading[-1]}")
+        )
+        return DataError(
+            f"{path}: {which} cannot be read, the file is damaged ({type(exc).__name__}: {exc})"
+        )
+
+    try:
+        with fs.open_input_file(local) as fh:
+            if whole and len(cuts) == 1:
+                pf = pq.ParquetFile(fh)
+                parts = []
+                for group, _ in overlap:
+                    reading[:] = [group]
+                    parts.append(pf.read_row_group(group, columns=list(columns)))
+                yield pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+                return
+            pf = pq.ParquetFile(fh, pre_buffer=False, buffer_size=STREAM_BUFFER_BYTES)
+            stream = pf.iter_batches(
+                batch_size=STREAM_BATCH_ROWS,
+                row_groups=[g for g, _ in overlap],
+                columns=list(columns),
+                use_threads=False,
+            )
+            pos = first_row  # the file row the stream is at
+            held: list[pa.RecordBatch] = []
+            piece = 0
+            while piece < len(cuts):
+                upto = min(pos + STREAM_BATCH_ROWS, stop)
+                reading[:] = [g for g, _ in groups_of(group_rows, pos, upto)]
+                batch = next(stream, None)
+                if batch is None:
+                    raise DataError(f"{path}: fewer rows than its footer says ({pos} < {stop})")
+                lo, hi = pos, pos + batch.num_rows
+                pos = hi
+                while piece < len(cuts) and hi > cuts[piece][0]:
+                    a, b = cuts[piece]
+                    held.append(batch.slice(max(a, lo) - lo, min(b, hi) - max(a, lo)))
+                    if hi < b:
+                        break
+                    yield pa.Table.from_batches(held)
+                    held = []
+                    piece += 1
+    except DataError:
+        raise
+    except (OSError, pa.ArrowException) as exc:
+        raise damaged(exc) from None
 
 
 def is_data_file(name: str) -> bool:

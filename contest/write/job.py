@@ -4,7 +4,9 @@ Batches run on a driver thread pool, so their Spark jobs overlap and commits lan
 in whatever order the writes finish. Each commit records its batch's version in
 the same PostgreSQL transaction; `contest meta merge` later orders the snapshot
 by version, so the result never depends on completion order (README, "Write: concurrent upserts").
-Only big files are repartitioned by key; the rest are written without a shuffle.
+Only big files are written in parts (repartitioned by key through Spark's shuffle, or
+cut into row ranges read with pyarrow: write.shuffle); the rest are written without a
+shuffle, one task per row group.
 """
 
 from __future__ import annotations
@@ -28,16 +30,20 @@ from contest.data.batches import (
 from contest.data.workload import workload_schema
 from contest.errors import DataError
 from contest.write.files import (
+    WriteOutcome,
     delete_files,
     delete_table_files,
     delete_written,
     direct_read_possible,
+    row_group_rows,
     wait_for_tasks,
     write_dataframe,
     write_file_direct,
+    write_file_split,
     write_token,
 )
 from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
+from contest.write.split import part_count, plan_ranges
 from meta import catalog
 from meta.catalog import TableRef
 from meta.commits import commit_files, committed_versions
@@ -45,6 +51,7 @@ from meta.connection import PgConnection
 from meta.versions import plan_versions
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import SparkSession
 
 
@@ -125,15 +132,12 @@ def write_batches(
         )
         written: list[str] = []
         try:
-            big = cfg.write.repartition and batch.bytes >= threshold
+            big = bool(cfg.write.repartition) and batch.bytes >= threshold
             t0 = time.perf_counter()
-            if not big and cfg.write.reader == "arrow" and direct_read_possible(table):
-                import pyarrow.parquet as pq
-
-                from contest.infra.folders import open_input
-
-                with open_input(batch.path) as fh:
-                    check_schema(batch.path, pq.read_schema(fh), schema)
+            if big:
+                outcome = write_big(spark, cfg, table, batch, token, schema)
+            elif cfg.write.reader == "arrow" and direct_read_possible(table):
+                _check_file_schema(batch, schema)
                 outcome = write_file_direct(
                     spark,
                     str(batch.path),
@@ -149,13 +153,13 @@ def write_batches(
                     df,
                     table,
                     codec=cfg.write.codec,
-                    repartition=cfg.write.repartition if big else None,
                     drop_null_keys=cfg.write.drop_null_keys,
                     token=token,
                 )
             written = [f.path for f in outcome.files]
             res.write_s = time.perf_counter() - t0
             res.shuffled = outcome.shuffled
+            res.parts = outcome.parts
             if outcome.null_keys and not cfg.write.drop_null_keys:
                 raise DataError(
                     f"{batch.path}: {outcome.null_keys} row(s) with a NULL uuid "
@@ -192,6 +196,62 @@ def write_batches(
         list(pool.map(one, batches))
     report.wall_s = time.perf_counter() - started
     return report
+
+
+def _check_file_schema(batch: Batch, schema: pa.Schema) -> None:
+    import pyarrow.parquet as pq
+
+    from contest.infra.folders import open_input
+
+    with open_input(batch.path) as fh:
+        check_schema(batch.path, pq.read_schema(fh), schema)
+
+
+def write_big(
+    spark: SparkSession,
+    cfg: Config,
+    table: TableRef,
+    batch: Batch,
+    token: str,
+    schema: pa.Schema,
+) -> WriteOutcome:
+    """A big batch written in parts (write.repartition, write.task_rows): its rows
+    repartitioned by key through Spark's shuffle, or (write.shuffle = "arrow", one
+    string key) contiguous row ranges read by the tasks with pyarrow, no row entering
+    the JVM."""
+    import math
+
+    from contest.infra.spark import cores_of
+
+    path = str(batch.path)
+    cores = cores_of(spark)
+    parts = part_count(batch.rows, cfg.write.task_rows, cfg.write.repartition, cores)
+    if cfg.write.shuffle == "arrow" and direct_read_possible(table):
+        _check_file_schema(batch, schema)
+        group_rows = row_group_rows(path)
+        rows = sum(group_rows)
+        piece_rows = math.ceil(rows / parts) if rows else 0
+        return write_file_split(
+            spark,
+            path,
+            table,
+            ranges=plan_ranges(group_rows, piece_rows, min(cores, parts)),
+            group_rows=group_rows,
+            piece_rows=piece_rows,
+            codec=cfg.write.codec,
+            drop_null_keys=cfg.write.drop_null_keys,
+            token=token,
+        )
+    df = spark.read.parquet(path)
+    check_schema(batch.path, _arrow_schema(df), schema)
+    return write_dataframe(
+        df,
+        table,
+        codec=cfg.write.codec,
+        repartition=parts,
+        drop_null_keys=cfg.write.drop_null_keys,
+        token=token,
+    )
 
 
 def _arrow_schema(df) -> object:

@@ -19,6 +19,7 @@ class BatchResult:
     files: int = 0
     bytes: int = 0
     shuffled: bool = False
+    parts: int = 0  # a big batch's parts (0: one task per row group)
     write_s: float = 0.0
     commit_s: float = 0.0
     start_s: float = 0.0
@@ -133,8 +134,14 @@ def log_batch(r: BatchResult) -> None:
         r.rows,
         r.files,
         r.bytes,
-        "repartitioned by key" if r.shuffled else "no shuffle",
+        _layout(r),
         r.write_s,
         r.commit_s,
         f", {r.null_keys_dropped} NULL-key rows dropped" if r.null_keys_dropped else "",
     )
+
+
+def _layout(r: BatchResult) -> str:
+    if r.shuffled:
+        return f"repartitioned by key into {r.parts} parts" if r.parts else "repartitioned by key"
+    return f"no shuffle, {r.parts} parts by row range" if r.parts else "no shuffle"

@@ -55,7 +55,8 @@ def test_write_read_check_with_everything_on_s3(cfg, pg, s3, tmp_path):
         data = upload(tmp_path / "data", f"{root}/data")
         table, out = f"{root}/tables/ccf_s3", f"{root}/result"
         try:
-            wrote = ok(contest(cfg, "write", "--data", data, "--table", table, "--replace"))
+            write = ("write", "--data", data, "--table", table, "--replace")
+            wrote = ok(contest(cfg, *write, "--set", "write.shuffle=spark"))
             # base-0 (5 times the others) through Spark's reader (s3a), the rest read by
             # their tasks with pyarrow: both readers of a remote batch.
             shuffled = {b["batch"]: b["shuffled"] for b in last_json(wrote)["batches"]}
@@ -73,6 +74,16 @@ def test_write_read_check_with_everything_on_s3(cfg, pg, s3, tmp_path):
             assert after != before and "_SUCCESS" in after
             assert not any(".staging-" in n for n in names(root))
             assert "OK: expected" in ok(contest(cfg, "check", "--result", out, "--data", data))
+            # base-0 cut into row ranges its tasks read from s3:// with pyarrow, no shuffle.
+            arrow = ("--table", f"{root}/tables/ccf_s3_arrow", "--set", "write.task_rows=1000")
+            wrote = ok(contest(cfg, "write", "--data", data, "--replace", *arrow))
+            by_batch = {b["batch"]: b for b in last_json(wrote)["batches"]}
+            assert by_batch["base-0.parquet"]["parts"] >= 2
+            assert not any(b["shuffled"] for b in by_batch.values())
+            ok(contest(cfg, "meta", "merge", "--table", "ccf_s3_arrow"))
+            ok(contest(cfg, "read", "--table", "ccf_s3_arrow", "--out", f"{root}/res_arrow"))
+            checked = contest(cfg, "check", "--result", f"{root}/res_arrow", "--data", data)
+            assert "OK: expected" in ok(checked)
             # A foreign prefix, and one inside the table, are refused before Spark starts.
             put(f"{root}/foreign/notes.txt", b"not a result")
             for target, message in (
