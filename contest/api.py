@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import contest.data.workload  # noqa: F401 (registers the workload columns check)
+import contest.peers.formats  # noqa: F401 (registers each peer format's option checks)
 from contest.config import Config
 from contest.config import load_config as _load
 from contest.errors import UsageError
