@@ -16,8 +16,9 @@ from pathlib import Path
 from plotly.offline import get_plotlyjs
 
 from contest.errors import UsageError
+from contest.evaluation.dashboard.blocks import GENERATOR
 from contest.evaluation.dashboard.load import load
-from contest.evaluation.dashboard.page import GENERATOR, render
+from contest.evaluation.dashboard.page import render
 
 PLOTLY_PATH = "/plotly.min.js"
 

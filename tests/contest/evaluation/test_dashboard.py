@@ -16,6 +16,7 @@ import pytest
 from contest.cli.main import main
 from contest.errors import EXIT_OK, EXIT_USAGE, UsageError
 from contest.evaluation.dashboard import load, render, write_page
+from contest.evaluation.dashboard.blocks import fmt, median
 from contest.evaluation.dashboard.load import (
     batches_applied,
     commit_of,
@@ -23,7 +24,6 @@ from contest.evaluation.dashboard.load import (
     read_jsonl,
     scale_of,
 )
-from contest.evaluation.dashboard.page import fmt, median
 from tests.support.dashboard import expected_peers, half_up, records
 
 RESULTS = Path(__file__).resolve().parents[3] / "results"
