@@ -28,6 +28,8 @@ SCHEMA_VERSION = 2
 # fraction of the machine's cores (nothing of the run's own is timed then), or the
 # hypervisor took at least this fraction of the CPU around a timed job.
 BUSY_LOAD_PER_CORE = 0.5
+# Other work holding a quarter of the machine's CPUs just before a timed job.
+BUSY_CPU_SHARE = 0.25
 BUSY_STEAL = 0.02
 
 OK, FAILED, RUNNING = "ok", "failed", "running"
@@ -74,10 +76,12 @@ class JobLoad:
     load1_after: float | None = None
     steal_before: float | None = None
     steal_after: float | None = None
+    # Share of all CPUs busy over the short window before the job (not the harness's).
+    cpu_busy_before: float | None = None
 
     @classmethod
     def around(cls, before: Sample, after: Sample) -> JobLoad:
-        return cls(before.load1, after.load1, before.steal, after.steal)
+        return cls(before.load1, after.load1, before.steal, after.steal, before.cpu_busy)
 
 
 @dataclass
@@ -152,8 +156,19 @@ class RunRecord:
     @property
     def busy(self) -> str | None:
         """Why this run's timings are suspect (a busy machine), or None."""
+        # Measured while the harness ran nothing: other work's share only, so every
+        # timed job's window counts.
+        for job, jl in self.load.items():
+            if jl.cpu_busy_before is not None and jl.cpu_busy_before >= BUSY_CPU_SHARE:
+                return f"{jl.cpu_busy_before:.0%} of the CPUs busy before the {job}"
         write = self.load.get("write")
-        if write and write.load1_before is not None and self.machine_cores:
+        if (
+            write
+            and write.cpu_busy_before is None
+            and write.load1_before is not None
+            and self.machine_cores
+        ):
+            # Older records: the load average, which still counts the harness's last job.
             if write.load1_before >= BUSY_LOAD_PER_CORE * self.machine_cores:
                 return f"load {write.load1_before:g} on {self.machine_cores} cores"
         for job, jl in self.load.items():

@@ -38,6 +38,21 @@ def load1() -> float | None:
 
 def cpu_ticks(stat: Path = Path("/proc/stat")) -> tuple[int, int] | None:
     """(steal, total) jiffies of all CPUs since boot, from the `cpu` line of /proc/stat."""
+    ticks = _cpu_line(stat)
+    if ticks is None:
+        return None
+    return (ticks[7] if len(ticks) > 7 else 0), sum(ticks)
+
+
+def cpu_idle_ticks(stat: Path = Path("/proc/stat")) -> tuple[int, int] | None:
+    """(idle + iowait, total) jiffies of all CPUs since boot."""
+    ticks = _cpu_line(stat)
+    if ticks is None or len(ticks) < 5:
+        return None
+    return ticks[3] + ticks[4], sum(ticks)
+
+
+def _cpu_line(stat: Path) -> list[int] | None:
     try:
         with stat.open() as fh:
             fields = fh.readline().split()
@@ -45,8 +60,7 @@ def cpu_ticks(stat: Path = Path("/proc/stat")) -> tuple[int, int] | None:
         return None
     if not fields or fields[0] != "cpu":
         return None
-    ticks = [int(x) for x in fields[1:9]]  # user nice system idle iowait irq softirq steal
-    return (ticks[7] if len(ticks) > 7 else 0), sum(ticks)
+    return [int(x) for x in fields[1:9]]  # user nice system idle iowait irq softirq steal
 
 
 def steal_between(a: tuple[int, int] | None, b: tuple[int, int] | None) -> float | None:
@@ -54,6 +68,13 @@ def steal_between(a: tuple[int, int] | None, b: tuple[int, int] | None) -> float
     if a is None or b is None or b[1] <= a[1]:
         return None
     return round((b[0] - a[0]) / (b[1] - a[1]), 4)
+
+
+def busy_between(a: tuple[int, int] | None, b: tuple[int, int] | None) -> float | None:
+    """The fraction of all CPUs' time spent not idle between two `cpu_idle_ticks`."""
+    if a is None or b is None or b[1] <= a[1]:
+        return None
+    return round(1 - (b[0] - a[0]) / (b[1] - a[1]), 4)
 
 
 def steal_now(window_s: float = STEAL_WINDOW_S) -> float | None:
@@ -64,14 +85,20 @@ def steal_now(window_s: float = STEAL_WINDOW_S) -> float | None:
 
 @dataclass(frozen=True)
 class Sample:
-    """The machine at one moment: load average and CPU steal over a short window."""
+    """The machine at one moment: load average, and over a short window CPU steal and
+    the share of all CPUs busy. The window is taken while the harness runs nothing (the
+    previous job has exited, the next not started), so the busy share is other work's,
+    where the one-minute load average still counts the harness's own last job."""
 
     load1: float | None
     steal: float | None
+    cpu_busy: float | None = None
 
     @classmethod
     def take(cls, window_s: float = STEAL_WINDOW_S) -> Sample:
-        return cls(load1(), steal_now(window_s))
+        a, ia = cpu_ticks(), cpu_idle_ticks()
+        time.sleep(window_s)
+        return cls(load1(), steal_between(a, cpu_ticks()), busy_between(ia, cpu_idle_ticks()))
 
 
 def git_state(source: Path) -> tuple[str, bool | None]:

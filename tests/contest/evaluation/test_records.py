@@ -128,3 +128,19 @@ def test_busy_machine_flag():
     assert rec.busy == "load 1.4 on 2 cores"
     rec.load["write"] = JobLoad(load1_before=0.1, steal_after=0.05)
     assert rec.busy == "CPU steal 5% around the write"
+
+
+def test_busy_share_measured_between_jobs_wins_over_the_load_average():
+    """The load average still counts the harness's own previous job; the busy share of a
+    window in which the harness ran nothing does not, so a record that has it is judged
+    by it (old records, without it, by the load average)."""
+    rec = RunRecord("optimized", machine_cores=2)
+    rec.load["write"] = JobLoad(load1_before=1.8, cpu_busy_before=0.04)
+    assert rec.busy is None
+    rec.load["read"] = JobLoad(load1_before=2.5, cpu_busy_before=0.61)
+    assert rec.busy == "61% of the CPUs busy before the read"
+    rec.load["read"] = JobLoad(cpu_busy_before=0.1)
+    rec.load["write"] = JobLoad(load1_before=1.8, cpu_busy_before=0.3)
+    assert rec.busy == "30% of the CPUs busy before the write"
+    back = RunRecord.from_dict(rec.to_dict())
+    assert back.load["write"].cpu_busy_before == 0.3

@@ -5,7 +5,15 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from contest.infra.machine import Sample, cpu_ticks, git_state, machine_id, steal_between
+from contest.infra.machine import (
+    Sample,
+    busy_between,
+    cpu_idle_ticks,
+    cpu_ticks,
+    git_state,
+    machine_id,
+    steal_between,
+)
 
 
 def test_machine_id_is_stable_and_file_name_safe(tmp_path):
@@ -27,6 +35,17 @@ def test_steal_from_proc_stat(tmp_path):
     assert cpu_ticks(tmp_path / "absent") is None
     s = Sample.take(0.05)
     assert s.steal is None or 0 <= s.steal <= 1
+    assert s.cpu_busy is None or 0 <= s.cpu_busy <= 1
+
+
+def test_busy_share_from_proc_stat(tmp_path):
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 50 800 10 0 0 40 0 0\n")
+    a = cpu_idle_ticks(stat)
+    assert a == (810, 1000)
+    stat.write_text("cpu  250 0 100 850 10 0 0 40 0 0\n")  # 200 of 250 new jiffies busy
+    assert busy_between(a, cpu_idle_ticks(stat)) == 0.8
+    assert busy_between(a, a) is None and cpu_idle_ticks(tmp_path / "absent") is None
 
 
 def test_git_state_sees_a_dirty_tree(tmp_path):
