@@ -89,7 +89,7 @@ def create_table(
     """Create a primary-keyed, hash-bucketed LakeSoul table.
 
     A name or path already taken is an error naming both, unless `replace` (drop
-    them first; `on_replaced` is called with each, to remove its files) or, for the
+    them; `on_replaced` is called with each first, to remove its files) or, for the
     same name at the same path, `reuse` (return it)."""
     check_name(name)
     missing = [k for k in primary_keys if k not in schema.names]
@@ -115,9 +115,11 @@ def create_table(
             )
         refuse_nesting(conn, f"{namespace}.{name}", uri, {t.table_id for t in taken})
         for t in taken:
-            drop_table(conn, t.name, t.namespace)
+            # Files first: which are the table's is read from its metadata, and a failed
+            # removal leaves the table for another --replace to finish.
             if on_replaced is not None:
                 on_replaced(t)
+            drop_table(conn, t.name, t.namespace)
         cat = native_catalog(conn, namespace)
         try:
             cat.create_table(
@@ -236,6 +238,7 @@ def drop_table(conn: PgConnection, name: str, namespace: str = "default") -> boo
                 "DELETE FROM contest_compaction WHERE table_id = %s",
                 "DELETE FROM contest_rolled_back_version WHERE table_id = %s",
                 "DELETE FROM contest_stream_batch WHERE table_id = %s",
+                "DELETE FROM contest_write_token WHERE table_id = %s",
                 "DELETE FROM table_name_id WHERE table_id = %s",
                 "DELETE FROM table_path_id WHERE table_id = %s",
                 "DELETE FROM table_info WHERE table_id = %s",

@@ -83,3 +83,16 @@ CREATE TABLE IF NOT EXISTS contest_stream_batch (
 -- The source files of a table's micro-batches, for the check that none is committed twice.
 CREATE INDEX IF NOT EXISTS contest_stream_batch_files
     ON contest_stream_batch USING gin (source_files);
+
+-- The tokens of the writes this project made into a table's folder (a batch's job, a
+-- compaction, a micro-batch), registered before the write's first file: every file a
+-- write creates begins `part-<token>`. A clean-up (vacuum, --replace) deletes only the
+-- files a commit of the table names or whose token is the table's: a file a user or
+-- another tool put in the folder is never deleted, whatever its name.
+CREATE TABLE IF NOT EXISTS contest_write_token (
+    table_id       text   NOT NULL,
+    token          text   NOT NULL,
+    kind           text   NOT NULL,
+    registered_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_id, token)
+);

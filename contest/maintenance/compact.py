@@ -29,11 +29,11 @@ from contest.read.operators import merge_rows, validate_operators
 from contest.write.files import (
     BUCKET_COL,
     FILE_SCHEMA,
+    claim_tokens,
     delete_files,
     delete_written,
     wait_for_tasks,
     write_bucket_files,
-    write_token,
 )
 from meta.catalog import TableRef
 from meta.commits import (
@@ -143,7 +143,7 @@ def compact(
                 yield file_rows(write_bucket_files(merged, path, keys, schema, codec, token), 0)
 
     # Its files begin with its token: a failed job's (also of tasks still running) go.
-    token = write_token()
+    token = claim_tokens(conn, table, "compact")[0]
     group = f"contest-compact-{token}"
     spark.sparkContext.setJobGroup(group, f"compact {name}", interruptOnCancel=True)
     tasks = spark.sparkContext.parallelize(work, max(len(work), 1)).toDF("bucket int, files string")

@@ -33,6 +33,7 @@ from contest.infra.storage import filesystem
 from contest.write.files import (
     BUCKET_COL,
     FILE_SCHEMA,
+    claim_tokens,
     delete_written,
     file_rows,
     wait_for_tasks,
@@ -218,8 +219,8 @@ class UpsertSink:
                 pf = pq.ParquetFile(fh)
                 check_schema(path, pf.schema_arrow, SCHEMA)
                 work += [(path, g) for g in range(pf.metadata.num_row_groups)]
-        while len(tokens) < len(work):
-            tokens.append(write_token())
+        if len(tokens) < len(work):
+            tokens += claim_tokens(self.conn, self.table, "stream", len(work) - len(tokens))
         rows = [(path, g, tokens[i]) for i, (path, g) in enumerate(work)]
         if not rows:
             return []

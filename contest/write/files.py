@@ -26,6 +26,8 @@ from contest.errors import DataError
 from contest.infra.storage import filesystem
 from meta.catalog import Neighbours, TableRef
 from meta.commits import DataFile
+from meta.connection import PgConnection
+from meta.tokens import TOKEN_LEN, Ownership, register_tokens
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -75,7 +77,15 @@ def write_token() -> str:
     """8 letters that begin the name of every file one write (one batch's Spark job,
     one compaction) creates, so that when it fails its files, also those of tasks that
     finished or were still running, can be found and deleted (delete_written)."""
-    return _file_id()[:8]
+    return _file_id()[:TOKEN_LEN]
+
+
+def claim_tokens(conn: PgConnection, table: TableRef, kind: str, count: int = 1) -> list[str]:
+    """New write tokens, registered for the table before any file is written under them:
+    a later clean-up may then delete their files, and only those (meta/tokens.py)."""
+    tokens = [write_token() for _ in range(count)]
+    register_tokens(conn, table.table_id, tokens, kind)
+    return tokens
 
 
 def write_bucket_files(
@@ -453,15 +463,21 @@ def table_data_files(table_path: str, others: Neighbours | None = None) -> list:
     return out
 
 
-def delete_table_files(table_path: str, others: Neighbours | None = None) -> tuple[int, list[str]]:
-    """Delete the data files of a dropped table's folder (and the folder when it is
-    then empty), but those of `others` (other tables' folders and files); returns how
-    many were deleted and the other files that were kept."""
+def delete_table_files(
+    table_path: str, owned: Ownership, others: Neighbours | None = None
+) -> tuple[int, list[str]]:
+    """Delete the data files of a replaced table's folder that are the table's (`owned`:
+    named by its commits or carrying its write tokens; meta/tokens.py), and the folder
+    when it is then empty; never those of `others` (other tables' folders and files) nor
+    any file the project did not write. Returns how many were deleted and the files
+    that were kept."""
     import pyarrow.fs as pafs
 
     fs, base = filesystem(table_path)
     removed = 0
     for info in table_data_files(table_path, others):
+        if not owned.owns(info.path):
+            continue
         try:
             fs.delete_file(info.path)
             removed += 1

@@ -31,6 +31,7 @@ from contest.data.workload import workload_schema
 from contest.errors import DataError
 from contest.write.files import (
     WriteOutcome,
+    claim_tokens,
     delete_files,
     delete_table_files,
     delete_written,
@@ -40,7 +41,6 @@ from contest.write.files import (
     write_dataframe,
     write_file_direct,
     write_file_split,
-    write_token,
 )
 from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
 from contest.write.split import part_count, plan_ranges
@@ -48,6 +48,7 @@ from meta import catalog
 from meta.catalog import TableRef
 from meta.commits import commit_files, committed_versions
 from meta.connection import PgConnection
+from meta.tokens import ownership
 from meta.versions import plan_versions
 
 if TYPE_CHECKING:
@@ -78,7 +79,9 @@ def prepare_table(
 
     def remove_files(old: TableRef) -> None:
         removed, kept = delete_table_files(
-            old.path, catalog.neighbours(conn, old.table_id, old.path)
+            old.path,
+            ownership(conn, old.table_id),
+            catalog.neighbours(conn, old.table_id, old.path),
         )
         log.info(
             "replaced table %s.%s at %s: removed %d data files%s",
@@ -125,7 +128,7 @@ def write_batches(
         res = BatchResult(batch.name, batch.version, start_s=time.perf_counter() - started)
         # Every file of this batch's job begins with its token, and the job has its own
         # group: a failure finds the files of all its tasks (README, "Failures").
-        token = write_token()
+        token = claim_tokens(conn, table, "upsert")[0]
         group = f"contest-upsert-{token}"
         spark.sparkContext.setJobGroup(
             group, f"upsert {batch.name} v{batch.version}", interruptOnCancel=True

@@ -93,6 +93,7 @@ def prepare_stock_table(
     """A new table created by DBManager; a taken name or path is an error unless `replace`
     (then the old table is dropped and its data files deleted)."""
     from contest.write.files import delete_table_files
+    from meta.tokens import ownership
 
     catalog.check_name(name)
     uri = catalog.table_uri(path)
@@ -106,8 +107,11 @@ def prepare_stock_table(
         raise RunError(f"cannot create {name} at {uri}: taken by {what} (--replace recreates it)")
     catalog.refuse_nesting(conn, f"{cfg.table.namespace}.{name}", uri, {t.table_id for t in taken})
     for t in taken:
+        # Files first (which are the table's is read from its metadata), then the table.
+        delete_table_files(
+            t.path, ownership(conn, t.table_id), catalog.neighbours(conn, t.table_id, t.path)
+        )
         catalog.drop_table(conn, t.name, t.namespace)
-        delete_table_files(t.path, catalog.neighbours(conn, t.table_id, t.path))
     return db.create_table(
         name, cfg.table.namespace, uri, stock_schema(), PRIMARY_KEY, cfg.table.hash_buckets
     )

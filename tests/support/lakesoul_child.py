@@ -28,6 +28,7 @@ from contest.read.stock import run_stock_read
 from contest.write.files import delete_table_files
 from contest.write.stock import run_stock_write, write_native
 from meta import catalog
+from meta.tokens import ownership
 
 
 def lakesoul_table(spark, conn, cfg, data: str, table_path: str, writers: list[str]) -> None:
@@ -37,8 +38,8 @@ def lakesoul_table(spark, conn, cfg, data: str, table_path: str, writers: list[s
     name = Path(table_path).name
     for t in catalog.list_tables(conn):
         if t.name == name:
+            delete_table_files(t.path, ownership(conn, t.table_id))
             catalog.drop_table(conn, t.name, t.namespace)
-            delete_table_files(t.path)
     db = DBManager(spark)
     uri = catalog.table_uri(table_path)
     buckets = cfg.table.hash_buckets

@@ -13,6 +13,7 @@ from contest.data.generator import generate
 from contest.errors import DataError, ReadError
 from contest.maintenance.compact import compact, compact_buckets
 from contest.maintenance.vacuum import vacuum
+from contest.write.files import claim_tokens
 from contest.write.job import WriteMode, run_write
 from meta.commits import DataFile, SnapshotCommit, committed_versions, head_snapshot, live_files
 from meta.merge import merge_table
@@ -41,20 +42,25 @@ def test_vacuum_removes_exactly_the_orphans(spark, pg, cfg, data, tmp_path):
         for f in c.files
     }
     rollback(pg, table, 8)
-    killed = root / "part-killedwriteXYZ_0001.parquet"  # a killed write's file
+    # A killed write's file: its token was registered before it wrote (claim_tokens).
+    token = claim_tokens(pg, table, "upsert")[0]
+    killed = root / f"part-{token}writeXYZ_0001.parquet"
     killed.write_bytes(b"PAR1 partial")
     (root / "notes.txt").write_text("not a data file: never touched")
+    # A user's file named like a data file: no write of the table made it.
+    users = root / "part-00000-mine.parquet"
+    users.write_bytes(b"PAR1 a user's data")
     live = {p.removeprefix("file://") for p in live_files(pg, table)}
-    assert _files(root) == live | rolled_back | {str(killed)}
+    assert _files(root) == live | rolled_back | {str(killed), str(users)}
 
     young = vacuum(pg, table, retain_hours=1, dry_run=True)
     assert young.orphans == [] and young.too_young == len(rolled_back) + 1
     dry = vacuum(pg, table, retain_hours=0, dry_run=True)
-    assert {p for p in dry.orphans} == rolled_back | {str(killed)}
-    assert _files(root) == live | rolled_back | {str(killed)}  # dry run deletes nothing
+    assert {p for p in dry.orphans} == rolled_back | {str(killed)} and dry.not_ours == 1
+    assert _files(root) == live | rolled_back | {str(killed), str(users)}  # dry run
     done = vacuum(pg, table, retain_hours=0)
     assert done.orphan_bytes > 0 and len(done.orphans) == len(rolled_back) + 1
-    assert _files(root) == live and (root / "notes.txt").exists()
+    assert _files(root) == live | {str(users)} and (root / "notes.txt").exists()
     assert merge_and_read(spark, pg, cfg, table) == oracle(data, only=set(range(9)))
 
 
@@ -217,12 +223,15 @@ def test_a_nested_tables_files_survive_vacuum_compact_and_replace(spark, pg, cfg
     assert str(shared) not in done.orphans and shared.exists()
     assert _files(inner_dir) == inner_files
     assert merge_and_read(spark, pg, cfg, inner) == oracle(data, only={0, 1})
-    # Replacing the outer table (by name, at a new path) deletes its files, not the others.
+    # Replacing the outer table (by name, at a new path) deletes its files, not the
+    # others, nor a user's file that is named like a data file.
+    users = tmp_path / "nest_out" / "part-00000-users-own.parquet"
+    users.write_bytes(b"PAR1 a user's data")
     report = run_write(
         spark, pg, cfg, data, str(tmp_path / "moved"), "nest_out", WriteMode.REPLACE, indices=[0]
     )
     assert report.ok and catalog.get_table(pg, "nest_out").path.endswith("/moved")
     left = {Path(p) for p in (tmp_path / "nest_out").rglob("part-*")}
-    assert left == {Path(p) for p in inner_files} | {shared}
+    assert left == {Path(p) for p in inner_files} | {shared, users}
     assert merge_and_read(spark, pg, cfg, inner) == oracle(data, only={0, 1})
     catalog.drop_table(pg, "nest_other")

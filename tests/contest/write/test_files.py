@@ -55,31 +55,44 @@ def test_empty_input_writes_nothing(tmp_path):
 
 
 def test_deleting_a_dropped_tables_files_keeps_other_files(tmp_path):
+    from meta.tokens import Ownership
+
     table = tmp_path / "t"
     (table / "sub").mkdir(parents=True)
-    for name in ("part-AbCd_0000.parquet", "sub/part-XyZw_0001.parquet"):
+    for name in ("part-AbCdEfGhxyz_0000.parquet", "sub/part-XyZwVuTsabc_0001.parquet"):
         (table / name).write_bytes(b"x")
+    # A user's file that looks like a data file: no token of the table, no commit names it.
+    users = table / "part-mine-keep_0000.parquet"
+    users.write_bytes(b"x")
     (table / "README.txt").write_text("mine")
-    removed, kept = delete_table_files(str(table))
-    assert removed == 2 and [k.rsplit("/", 1)[-1] for k in kept] == ["README.txt"]
-    assert (table / "README.txt").exists() and table.exists()
+    owned = Ownership(
+        frozenset({"AbCdEfGh"}), frozenset({str(table / "sub/part-XyZwVuTsabc_0001.parquet")})
+    )
+    removed, kept = delete_table_files(str(table), owned)
+    assert removed == 2
+    assert sorted(k.rsplit("/", 1)[-1] for k in kept) == ["README.txt", users.name]
+    assert (table / "README.txt").exists() and users.exists() and table.exists()
     (table / "README.txt").unlink()
-    (table / "part-Q_0002.parquet").write_bytes(b"x")
-    assert delete_table_files(str(table)) == (1, []) and not table.exists()
-    assert delete_table_files(str(tmp_path / "never")) == (0, [])
+    users.unlink()
+    (table / "part-AbCdEfGhQQQ_0002.parquet").write_bytes(b"x")
+    assert delete_table_files(str(table), owned) == (1, []) and not table.exists()
+    assert delete_table_files(str(tmp_path / "never"), owned) == (0, [])
 
 
 def test_deleting_a_tables_files_spares_other_tables(tmp_path):
     from meta.catalog import Neighbours, table_uri
+    from meta.tokens import Ownership
 
     table = tmp_path / "t"
     (table / "inner" / "deeper").mkdir(parents=True)
-    mine = table / "part-Mine_0000.parquet"
+    mine = table / "part-MineMineabc_0000.parquet"
     theirs = [table / "inner" / "part-In_0000.parquet", table / "inner/deeper/part-D_0000.parquet"]
-    shared = table / "part-Shared_0001.parquet"
+    shared = table / "part-SharedXXabc_0001.parquet"
     for f in (mine, shared, *theirs):
         f.write_bytes(b"x")
     others = Neighbours((table_uri(table / "inner"),), frozenset({table_uri(shared)}))
-    removed, kept = delete_table_files(table_uri(table), others)
+    # Even a file the dropped table claims is spared when another table's commits name it.
+    owned = Ownership(frozenset({"MineMine", "SharedXX"}), frozenset())
+    removed, kept = delete_table_files(table_uri(table), owned, others)
     assert removed == 1 and sorted(kept) == sorted(map(str, [shared, *theirs]))
     assert not mine.exists() and shared.exists() and all(f.exists() for f in theirs)
