@@ -19,6 +19,8 @@ from typing import Any, get_type_hints
 from contest.errors import ConfigError
 
 CODECS = ("none", "snappy", "zstd", "gzip", "lz4")
+# Who merges each bucket at read (contest/read/merges.py): numpy is the reference.
+READ_MERGES = ("numpy", "arrow", "duckdb", "polars")
 ENGINES = ("harness", "lakesoul-stock")
 
 # The connector the project would load through spark.jars.packages; see README
@@ -121,6 +123,11 @@ class ReadConfig:
     # (contest/read/stream.py), so a task's memory no longer grows with its bucket.
     # 0 = read and merge each bucket whole (the earlier path).
     merge_memory_bytes: int = 1 << 30
+    # Which engine merges a bucket's rows (window): numpy (dictionary codes and segmented
+    # reductions), arrow (pyarrow's ordered hash group-by), duckdb (one thread), polars
+    # (k-way merge_sorted of the sorted files, sorted group-by): contest/read/merges.py,
+    # measured in results/native_merge.md.
+    merge: str = "numpy"
     # Who reads: "harness" (this project's merge tasks) or "lakesoul-stock" (LakeSoul's
     # NativeIOReader and merge operators: contest/read/stock.py).
     engine: str = "harness"
@@ -524,6 +531,8 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"write.task_rows: must be 0 (off) or more: {cfg.write.task_rows}")
     if cfg.read.writer not in ("arrow", "spark"):
         raise ConfigError(f"read.writer: {cfg.read.writer!r} is not arrow or spark")
+    if cfg.read.merge not in READ_MERGES:
+        raise ConfigError(f"read.merge: {cfg.read.merge!r} is not one of {', '.join(READ_MERGES)}")
     if cfg.read.merge_memory_bytes < 0:
         raise ConfigError(
             f"read.merge_memory_bytes: must be 0 (whole buckets) or more: "
