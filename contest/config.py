@@ -21,6 +21,8 @@ from contest.errors import ConfigError
 CODECS = ("none", "snappy", "zstd", "gzip", "lz4")
 # Who merges each bucket at read (contest/read/merges.py): numpy is the reference.
 READ_MERGES = ("numpy", "arrow", "duckdb", "polars")
+# How a write task sorts its rows (contest/write/order.py).
+WRITE_SORTS = ("arrow", "uuid128")
 ENGINES = ("harness", "lakesoul-stock")
 
 # The connector the project would load through spark.jars.packages; see README
@@ -105,6 +107,10 @@ class WriteConfig:
     # Who writes: "harness" (this project's write job) or "lakesoul-stock" (LakeSoul's
     # own DBManager and NativeIOWriter, sequential upserts: contest/write/stock.py).
     engine: str = "harness"
+    # How a task orders its rows by bucket and key (contest/write/order.py): "arrow"
+    # (pyarrow's string sort) or "uuid128" (the keys' 128 bits as integers when every
+    # key is a canonical lowercase UUID, else arrow), results/native_merge.md.
+    sort: str = "arrow"
 
 
 @dataclass(frozen=True)
@@ -531,6 +537,8 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"write.task_rows: must be 0 (off) or more: {cfg.write.task_rows}")
     if cfg.read.writer not in ("arrow", "spark"):
         raise ConfigError(f"read.writer: {cfg.read.writer!r} is not arrow or spark")
+    if cfg.write.sort not in WRITE_SORTS:
+        raise ConfigError(f"write.sort: {cfg.write.sort!r} is not one of {', '.join(WRITE_SORTS)}")
     if cfg.read.merge not in READ_MERGES:
         raise ConfigError(f"read.merge: {cfg.read.merge!r} is not one of {', '.join(READ_MERGES)}")
     if cfg.read.merge_memory_bytes < 0:
