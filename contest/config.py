@@ -131,8 +131,7 @@ class ReadConfig:
     merge_memory_bytes: int = 1 << 30
     # Which engine merges a bucket's rows (window): numpy (dictionary codes and segmented
     # reductions), arrow (pyarrow's ordered hash group-by), duckdb (one thread), polars
-    # (k-way merge_sorted of the sorted files, sorted group-by): contest/read/merges.py,
-    # measured in results/native_merge.md.
+    # (hash group-by): contest/read/merges.py, measured in results/native_merge.md.
     merge: str = "numpy"
     # Who reads: "harness" (this project's merge tasks) or "lakesoul-stock" (LakeSoul's
     # NativeIOReader and merge operators: contest/read/stock.py).

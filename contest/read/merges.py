@@ -11,10 +11,10 @@ the operators of contest/read/operators.py:
           which is what keeps `last` in row order).
 - duckdb: one SQL GROUP BY on a single-threaded in-process connection, `arg_max` over
           the row's position.
-- polars: when every part is sorted by the key (the write's bucket files are), a k-way
-          `merge_sorted` (left-biased: application order kept for equal keys) and a
-          group-by over the sorted key; otherwise a hash group-by on the concatenation
-          (polars keeps each group's rows in order).
+- polars: a hash group-by on the concatenation (polars keeps each group's rows in
+          order; `last(ignore_nulls=True)`). A k-way `merge_sorted` of the sorted parts
+          (left-biased with maintain_order) and a sorted group-by was measured and
+          dropped: slower (results/native_merge.md).
 
 Results are cast to operators.result_schema; the row order of the result is not part of
 the contract (the read sorts nothing; the checker compares key by key).
@@ -43,7 +43,7 @@ from contest.read.operators import (
 MERGES = READ_MERGES
 POS = "__contest_pos"
 
-MergeFn = Callable[[Sequence[pa.Table], list[str], Mapping[str, str], bool], pa.Table]
+MergeFn = Callable[[Sequence[pa.Table], list[str], Mapping[str, str]], pa.Table]
 
 
 def merge_parts(
@@ -51,24 +51,20 @@ def merge_parts(
     parts: Sequence[pa.Table],
     keys: list[str],
     ops: Mapping[str, str],
-    parts_sorted: bool = False,
 ) -> pa.Table:
-    """One row per key of `parts` (application order) with `method` (one of MERGES).
-    `parts_sorted`: every part is sorted ascending by the single key."""
+    """One row per key of `parts` (application order) with `method` (one of MERGES)."""
     if method not in _MERGES:
         raise ValueError(f"read.merge {method!r}: choose one of {', '.join(MERGES)}")
     if not parts:
         raise ValueError("merge_parts needs at least one part (it carries the schema)")
-    return _MERGES[method](parts, keys, ops, parts_sorted)
+    return _MERGES[method](parts, keys, ops)
 
 
 def _concat(parts: Sequence[pa.Table]) -> pa.Table:
     return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
 
-def _numpy(
-    parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str], parts_sorted: bool
-) -> pa.Table:
+def _numpy(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) -> pa.Table:
     return merge_rows(_concat(parts), keys, ops)
 
 
@@ -85,9 +81,7 @@ def _null_string_to_null(arr: pa.ChunkedArray) -> pa.ChunkedArray:
     return pa.chunked_array(chunks, arr.type)
 
 
-def _arrow(
-    parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str], parts_sorted: bool
-) -> pa.Table:
+def _arrow(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) -> pa.Table:
     table = _concat(parts)
     validate_operators(table.schema, keys, ops)
     out_schema = result_schema(table.schema, ops)
@@ -134,9 +128,7 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _duckdb(
-    parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str], parts_sorted: bool
-) -> pa.Table:
+def _duckdb(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) -> pa.Table:
     table = _concat(parts)
     validate_operators(table.schema, keys, ops)
     out_schema = result_schema(table.schema, ops)
@@ -183,9 +175,7 @@ def _polars_module() -> Any:
     return pl
 
 
-def _polars(
-    parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str], parts_sorted: bool
-) -> pa.Table:
+def _polars(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) -> pa.Table:
     pl = _polars_module()
     schema = parts[0].schema
     validate_operators(schema, keys, ops)
@@ -206,20 +196,13 @@ def _polars(
             aggs.append(col.last(ignore_nulls=True))
         else:
             aggs.append(col.filter(col != "null").last())
-    if parts_sorted and len(keys) == 1:
-        frames = [pl.from_arrow(p) for p in parts if p.num_rows]
-        if not frames:
-            return schema.empty_table().cast(out_schema)
-        df = frames[0]
-        for other in frames[1:]:
-            df = df.merge_sorted(other, key=keys[0], maintain_order=True)
-        df = df.set_sorted(keys[0])
-        merged = df.group_by(keys, maintain_order=True).agg(aggs)
-    else:
-        df = pl.from_arrow(_concat(parts))
-        if df.height == 0:
-            return schema.empty_table().cast(out_schema)
-        merged = df.group_by(keys).agg(aggs)
+    # A hash group-by of the concatenation, even when the parts are sorted: a k-way
+    # merge_sorted of the parts (all columns, or the keys and a row index then a gather)
+    # and a sorted group-by measured slower (results/native_merge.md).
+    df = pl.from_arrow(_concat(parts))
+    if df.height == 0:
+        return schema.empty_table().cast(out_schema)
+    merged = df.group_by(keys).agg(aggs)
     return merged.select(schema.names).to_arrow().cast(out_schema)
 
 

@@ -150,7 +150,7 @@ def merge_sorted_runs(
     runs: Sequence[SortedRun], key: str, ops: Mapping[str, str], method: str = "numpy"
 ) -> Iterator[pa.Table]:
     """The merged rows of sorted runs given in application order, window by window
-    (`method`: read.merge, contest/read/merges.py; each window's parts are sorted)."""
+    (`method`: read.merge, contest/read/merges.py)."""
     from contest.read.merges import merge_parts
     from contest.read.operators import merge_rows
 
@@ -169,7 +169,7 @@ def merge_sorted_runs(
                     r.grow()
             continue
         if method != "numpy":
-            yield merge_parts(method, parts, [key], ops, parts_sorted=True)
+            yield merge_parts(method, parts, [key], ops)
             continue
         window = pa.concat_tables(parts).combine_chunks()
         yield merge_rows(window, [key], ops)

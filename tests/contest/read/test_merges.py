@@ -136,7 +136,7 @@ def test_every_operator_and_a_compound_key(method):
 @pytest.mark.parametrize("method", READ_MERGES)
 def test_an_empty_bucket_and_bad_operators(method):
     empty = SCHEMA.empty_table()
-    out = merge_parts(method, [empty], ["uuid"], OPS, parts_sorted=True)
+    out = merge_parts(method, [empty], ["uuid"], OPS)
     assert out.num_rows == 0 and out.schema.field("requests").type == pa.int64()
     with pytest.raises(MergeOperatorError, match="'ip'.*numeric"):
         merge_parts(method, [empty], ["uuid"], {"ip": "SumAll"})
