@@ -48,6 +48,16 @@ def test_anything_but_canonical_uuids_has_no_words(keys):
     assert uuid_words(pa.array(keys, pa.string())) is None
 
 
+def test_a_bad_key_in_a_later_parse_block_has_no_words(monkeypatch):
+    import contest.write.order as order
+
+    monkeypatch.setattr(order, "PARSE_ROWS", 4)
+    keys = _uuids(random.Random(2), 9)
+    assert uuid_words(pa.array(keys)) is not None
+    keys[7] = keys[7].upper()
+    assert uuid_words(pa.array(keys)) is None
+
+
 def test_a_sliced_large_string_array_parses_from_its_offset():
     keys = _uuids(random.Random(1), 10)
     words = uuid_words(pa.array(keys, pa.large_string()).slice(3, 4))
@@ -59,7 +69,10 @@ def test_a_sliced_large_string_array_parses_from_its_offset():
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("shuffled", [False, True])
-def test_uuid128_order_equals_the_arrow_order(seed, shuffled):
+def test_uuid128_order_equals_the_arrow_order(seed, shuffled, monkeypatch):
+    import contest.write.order as order
+
+    monkeypatch.setattr(order, "PARSE_ROWS", 7)  # many parse blocks
     rnd = random.Random(seed)
     pool = _uuids(rnd, 300)
     # keys sharing their first 64 bits (or all but the bucket's bits of them)
