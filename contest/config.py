@@ -19,6 +19,10 @@ from typing import Any, get_type_hints
 from contest.errors import ConfigError
 
 CODECS = ("none", "snappy", "zstd", "gzip", "lz4")
+# Who merges each bucket at read (contest/read/merges.py): numpy is the reference.
+READ_MERGES = ("numpy", "arrow", "duckdb", "polars")
+# How a write task sorts its rows (contest/write/order.py).
+WRITE_SORTS = ("arrow", "uuid128")
 ENGINES = ("harness", "lakesoul-stock")
 
 # The connector the project would load through spark.jars.packages; see README
@@ -103,6 +107,11 @@ class WriteConfig:
     # Who writes: "harness" (this project's write job) or "lakesoul-stock" (LakeSoul's
     # own DBManager and NativeIOWriter, sequential upserts: contest/write/stock.py).
     engine: str = "harness"
+    # How a task orders its rows by bucket and key (contest/write/order.py): "uuid128"
+    # (the keys' 128 bits as integers when every key is a canonical lowercase UUID,
+    # else arrow; about half arrow's time, the same order: results/native_merge.md) or
+    # "arrow" (pyarrow's string sort, the earlier way).
+    sort: str = "uuid128"
 
 
 @dataclass(frozen=True)
@@ -121,6 +130,10 @@ class ReadConfig:
     # (contest/read/stream.py), so a task's memory no longer grows with its bucket.
     # 0 = read and merge each bucket whole (the earlier path).
     merge_memory_bytes: int = 1 << 30
+    # Which engine merges a bucket's rows (window): numpy (dictionary codes and segmented
+    # reductions), arrow (pyarrow's ordered hash group-by), duckdb (one thread), polars
+    # (hash group-by): contest/read/merges.py, measured in results/native_merge.md.
+    merge: str = "numpy"
     # Who reads: "harness" (this project's merge tasks) or "lakesoul-stock" (LakeSoul's
     # NativeIOReader and merge operators: contest/read/stock.py).
     engine: str = "harness"
@@ -524,6 +537,10 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"write.task_rows: must be 0 (off) or more: {cfg.write.task_rows}")
     if cfg.read.writer not in ("arrow", "spark"):
         raise ConfigError(f"read.writer: {cfg.read.writer!r} is not arrow or spark")
+    if cfg.write.sort not in WRITE_SORTS:
+        raise ConfigError(f"write.sort: {cfg.write.sort!r} is not one of {', '.join(WRITE_SORTS)}")
+    if cfg.read.merge not in READ_MERGES:
+        raise ConfigError(f"read.merge: {cfg.read.merge!r} is not one of {', '.join(READ_MERGES)}")
     if cfg.read.merge_memory_bytes < 0:
         raise ConfigError(
             f"read.merge_memory_bytes: must be 0 (whole buckets) or more: "

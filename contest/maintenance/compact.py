@@ -123,6 +123,7 @@ def compact(
         )
     plain = pa.schema([f.with_nullable(True) for f in table.schema])
     newest, path, schema, codec = newest_version(commits), table.path, table.schema, cfg.write.codec
+    sort = cfg.write.sort
 
     def task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         import pyarrow.compute as pc
@@ -140,7 +141,9 @@ def compact(
                 merged = merged.append_column(
                     BUCKET_COL, pa.array([bucket] * merged.num_rows, pa.int32())
                 )
-                yield file_rows(write_bucket_files(merged, path, keys, schema, codec, token), 0)
+                yield file_rows(
+                    write_bucket_files(merged, path, keys, schema, codec, token, sort), 0
+                )
 
     # Its files begin with its token: a failed job's (also of tasks still running) go.
     token = claim_tokens(conn, table, "compact")[0]

@@ -28,7 +28,7 @@ def read_merged(
     parts = [
         piece
         for files in files_by_bucket(commits).values()
-        for piece in merge_bucket(files, plain, keys, ops, newest, 0)
+        for piece in merge_bucket(files, plain, keys, ops, newest, 0, cfg.read.merge)
     ]
     merged = pa.concat_tables(parts) if parts else plain.empty_table()
     order = pc.sort_indices(merged, sort_keys=[(k, "ascending") for k in keys])

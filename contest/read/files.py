@@ -48,6 +48,16 @@ def read_bucket(
 ) -> pa.Table:
     """A bucket's rows in application order, read with the newest schema: a column
     a file lacks reads as NULL; a column whose type cannot be cast is an error."""
+    parts = read_parts(files, schema, newest)
+    if not parts:
+        return schema.empty_table()
+    return pa.concat_tables(parts)
+
+
+def read_parts(
+    files: Sequence[tuple[str, int | None]], schema: pa.Schema, newest: int | None = None
+) -> list[pa.Table]:
+    """Each file's rows, conformed as in read_bucket, in application order."""
     import pyarrow.parquet as pq
 
     parts = []
@@ -58,9 +68,7 @@ def read_bucket(
         except (OSError, pa.ArrowException) as exc:
             raise unreadable(path, exc) from None
         parts.append(conform(t, schema, path, version, newest))
-    if not parts:
-        return schema.empty_table()
-    return pa.concat_tables(parts)
+    return parts
 
 
 def unreadable(path: str, exc: BaseException) -> RunError:
@@ -102,12 +110,15 @@ def merge_bucket(
     ops: Mapping[str, str],
     newest: int | None,
     memory_bytes: int,
+    method: str = "numpy",
 ) -> Iterator[pa.Table]:
     """A bucket's merged rows, in pieces. When every file is sorted by a single key
     (its footer says so) and `memory_bytes` is set, a k-way merge of the files read a
-    chunk at a time (contest/read/stream.py); otherwise the whole bucket at once."""
+    chunk at a time (contest/read/stream.py); otherwise the whole bucket at once.
+    `method`: which engine merges (read.merge, contest/read/merges.py)."""
     import pyarrow.parquet as pq
 
+    from contest.read.merges import merge_parts
     from contest.read.operators import merge_rows
     from contest.read.stream import (
         READ_BUFFER_BYTES,
@@ -134,7 +145,11 @@ def merge_bucket(
                 break
             opened.append((path, version, pf))
     if not opened:
-        yield merge_rows(read_bucket(files, schema, newest), keys, ops)
+        if method == "numpy":  # the reference path, as it always was
+            yield merge_rows(read_bucket(files, schema, newest), keys, ops)
+            return
+        parts = read_parts(files, schema, newest) or [schema.empty_table()]
+        yield merge_parts(method, parts, keys, ops)
         return
     rows = chunk_rows(memory_bytes, [file_row_bytes(pf.metadata) for _, _, pf in opened])
     runs = [
@@ -143,7 +158,7 @@ def merge_bucket(
         )
         for path, version, pf in opened
     ]
-    yield from merge_sorted_runs(runs, keys[0], ops)
+    yield from merge_sorted_runs(runs, keys[0], ops, method)
 
 
 def _safe_cast(have: pa.DataType, want: pa.DataType) -> bool:
@@ -170,9 +185,10 @@ def merged_dataframe(
     commits: Sequence[SnapshotCommit],
     operators: Mapping[str, str] | None = None,
     memory_bytes: int = 0,
+    method: str = "numpy",
 ) -> DataFrame:
     """The table merged by primary key, one Spark task per hash bucket
-    (`memory_bytes`: see merge_bucket)."""
+    (`memory_bytes`, `method`: see merge_bucket)."""
     from contest.read.operators import validate_operators
 
     ops = dict(operators or {})
@@ -191,7 +207,7 @@ def merged_dataframe(
             for files in batch.column("files").to_pylist():
                 bucket_files = [tuple(f) for f in json.loads(files)]
                 for merged in merge_bucket(
-                    bucket_files, plain_schema, keys, ops, newest, memory_bytes
+                    bucket_files, plain_schema, keys, ops, newest, memory_bytes, method
                 ):
                     yield from merged.to_batches(max_chunksize=65536)
 
@@ -207,11 +223,12 @@ def write_merged(
     out_dir: str,
     codec: str = "none",
     memory_bytes: int = 0,
+    method: str = "numpy",
 ) -> int:
     """Merge each bucket in its Spark task and write it straight to `out_dir` as
     `part-<bucket>.parquet` with pyarrow: no Arrow-to-row conversion and no second
     encoding in the JVM. `out_dir` is a fresh folder; returns the rows written.
-    `memory_bytes`: see merge_bucket."""
+    `memory_bytes`, `method`: see merge_bucket."""
     import pyarrow.parquet as pq
 
     from contest.read.operators import result_schema, validate_operators
@@ -242,7 +259,7 @@ def write_merged(
                     path, out_schema, filesystem=task_fs, compression=compression
                 ) as writer:
                     for merged in merge_bucket(
-                        bucket_files, plain_schema, keys, ops, newest, memory_bytes
+                        bucket_files, plain_schema, keys, ops, newest, memory_bytes, method
                     ):
                         writer.write_table(merged)
                         written += merged.num_rows

@@ -310,7 +310,7 @@ def merged(
     """The merged table as a DataFrame (for further Spark work: the copy-on-write
     baseline, tests), after the same checks as a read."""
     chosen, pversion, ops = chosen_commits(conn, cfg, table, versions)
-    df = merged_dataframe(spark, table, chosen, ops, cfg.read.merge_memory_bytes)
+    df = merged_dataframe(spark, table, chosen, ops, cfg.read.merge_memory_bytes, cfg.read.merge)
     return df, pversion, len(chosen)
 
 
@@ -321,7 +321,12 @@ def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
     try:
         if cfg.read.writer == "spark":
             df = merged_dataframe(
-                spark, table, plan.commits, plan.operators, cfg.read.merge_memory_bytes
+                spark,
+                table,
+                plan.commits,
+                plan.operators,
+                cfg.read.merge_memory_bytes,
+                cfg.read.merge,
             )
             df.write.option("compression", cfg.read.codec).parquet(staging)
             rows = spark.read.parquet(staging).count()
@@ -334,6 +339,7 @@ def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
                 staging,
                 cfg.read.codec,
                 cfg.read.merge_memory_bytes,
+                cfg.read.merge,
             )
         name = f"{table.namespace}.{table.name}"
         output.publish(

@@ -147,9 +147,11 @@ class SortedRun:
 
 
 def merge_sorted_runs(
-    runs: Sequence[SortedRun], key: str, ops: Mapping[str, str]
+    runs: Sequence[SortedRun], key: str, ops: Mapping[str, str], method: str = "numpy"
 ) -> Iterator[pa.Table]:
-    """The merged rows of sorted runs given in application order, window by window."""
+    """The merged rows of sorted runs given in application order, window by window
+    (`method`: read.merge, contest/read/merges.py)."""
+    from contest.read.merges import merge_parts
     from contest.read.operators import merge_rows
 
     while True:
@@ -165,6 +167,9 @@ def merge_sorted_runs(
             for r in active:
                 if r.left > 0 and r.last_key() == cutoff:
                     r.grow()
+            continue
+        if method != "numpy":
+            yield merge_parts(method, parts, [key], ops)
             continue
         window = pa.concat_tables(parts).combine_chunks()
         yield merge_rows(window, [key], ops)

@@ -224,7 +224,7 @@ class UpsertSink:
         rows = [(path, g, tokens[i]) for i, (path, g) in enumerate(work)]
         if not rows:
             return []
-        task = _bucket_task(table, cfg.write.codec, cfg.write.drop_null_keys)
+        task = _bucket_task(table, cfg.write.codec, cfg.write.drop_null_keys, cfg.write.sort)
         df = spark.createDataFrame(rows, "path string, rg int, token string")
         result = df.repartition(len(rows)).mapInArrow(task, FILE_SCHEMA).collect()
         nulls = sum(r["null_keys"] for r in result)
@@ -263,7 +263,9 @@ def _delete(table_path: str, tokens: Sequence[str]) -> None:
         delete_written(table_path, token)
 
 
-def _bucket_task(table: TableRef, codec: str, drop_null_keys: bool) -> Callable[..., Any]:
+def _bucket_task(
+    table: TableRef, codec: str, drop_null_keys: bool, sort: str = "arrow"
+) -> Callable[..., Any]:
     """The task of `UpsertSink._write`: row groups of source files as bucket files,
     rows read with pyarrow and bucketed with Spark's hash in numpy (as write_file_direct
     does for one file), never through the JVM."""
@@ -301,7 +303,7 @@ def _bucket_task(table: TableRef, codec: str, drop_null_keys: bool) -> Callable[
                     BUCKET_COL, pa.array(buckets(data.column(key), n_buckets))
                 )
                 yield file_rows(
-                    write_bucket_files(data, table_path, [key], schema, codec, token), nulls
+                    write_bucket_files(data, table_path, [key], schema, codec, token, sort), nulls
                 )
 
     return task

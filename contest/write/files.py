@@ -95,26 +95,24 @@ def write_bucket_files(
     out_schema: pa.Schema,
     codec: str = "none",
     token: str = "",
+    sort: str = "arrow",
 ) -> list[dict]:
     """Write one sorted parquet file per bucket present in `table` (which carries
     BUCKET_COL, and POS_COL when its rows were shuffled) and describe them; their
-    names begin with `token`. When a file cannot be written (a full disk), the files
-    of this call, the partial one too, are deleted before the error goes on."""
+    names begin with `token`; `sort`: write.sort (contest/write/order.py). When a file
+    cannot be written (a full disk), the files of this call, the partial one too, are
+    deleted before the error goes on."""
     import numpy as np
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
+
+    from contest.write.order import bucket_key_order
 
     if table.num_rows == 0:
         return []
-    # One stable sort by key (and arrival position, when rows were shuffled), then a
-    # stable partition by bucket: cheaper than one sort on (bucket, key, position).
-    sort_keys = [(k, "ascending") for k in key_cols]
-    if POS_COL in table.column_names:
-        sort_keys.append((POS_COL, "ascending"))
-    by_key = pc.sort_indices(table.select([k for k, _ in sort_keys]), sort_keys=sort_keys)
-    by_key = by_key.to_numpy()
+    # By bucket, then key, then arrival position when rows were shuffled (stably).
+    pos = table.column(POS_COL).to_numpy() if POS_COL in table.column_names else None
     bucket_ids = table.column(BUCKET_COL).to_numpy()
-    order = by_key[np.argsort(bucket_ids[by_key], kind="stable")]
+    order = bucket_key_order(table, key_cols, bucket_ids, pos, sort)
     table = table.take(pa.array(order))
     buckets = bucket_ids[order]
     fs, base = filesystem(table_path)
@@ -178,6 +176,7 @@ def write_dataframe(
     repartition: int | None = None,
     drop_null_keys: bool = False,
     token: str = "",
+    sort: str = "arrow",
 ) -> WriteOutcome:
     """Write a DataFrame's rows as bucket files of `table`, their names beginning with
     `token`; they stay uncommitted.
@@ -225,7 +224,7 @@ def write_dataframe(
                 else pc.is_valid(data.column(keys[0]))
             )
             data = data.filter(valid)
-        yield file_rows(write_bucket_files(data, path, keys, schema, codec, token), nulls)
+        yield file_rows(write_bucket_files(data, path, keys, schema, codec, token, sort), nulls)
 
     result = staged.mapInArrow(write_task, FILE_SCHEMA).collect()
     return _outcome(result, tuple(schema.names), shuffled, repartition or 0)
@@ -245,6 +244,7 @@ def write_file_direct(
     codec: str = "none",
     drop_null_keys: bool = False,
     token: str = "",
+    sort: str = "arrow",
 ) -> WriteOutcome:
     """Write a batch file as bucket files of `table` without a shuffle, one Spark task
     per row group reading it with pyarrow and bucketing with Spark's hash computed in
@@ -261,6 +261,7 @@ def write_file_direct(
         codec=codec,
         drop_null_keys=drop_null_keys,
         token=token,
+        sort=sort,
     )
 
 
@@ -285,6 +286,7 @@ def write_file_split(
     codec: str = "none",
     drop_null_keys: bool = False,
     token: str = "",
+    sort: str = "arrow",
 ) -> WriteOutcome:
     """Write a batch file as bucket files of `table` without the JVM: one Spark task per
     row range (contest/write/split.py), reading it with pyarrow (a range inside a row
@@ -326,7 +328,8 @@ def write_file_split(
                         BUCKET_COL, pa.array(buckets(data.column(key), n_buckets))
                     )
                     yield file_rows(
-                        write_bucket_files(data, table_path, [key], schema, codec, token), nulls
+                        write_bucket_files(data, table_path, [key], schema, codec, token, sort),
+                        nulls,
                     )
 
     work = [(int(a), int(b)) for a, b in ranges if b > a]

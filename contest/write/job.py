@@ -148,6 +148,7 @@ def write_batches(
                     codec=cfg.write.codec,
                     drop_null_keys=cfg.write.drop_null_keys,
                     token=token,
+                    sort=cfg.write.sort,
                 )
             else:
                 df = spark.read.parquet(str(batch.path))
@@ -158,6 +159,7 @@ def write_batches(
                     codec=cfg.write.codec,
                     drop_null_keys=cfg.write.drop_null_keys,
                     token=token,
+                    sort=cfg.write.sort,
                 )
             written = [f.path for f in outcome.files]
             res.write_s = time.perf_counter() - t0
@@ -244,6 +246,7 @@ def write_big(
             codec=cfg.write.codec,
             drop_null_keys=cfg.write.drop_null_keys,
             token=token,
+            sort=cfg.write.sort,
         )
     df = spark.read.parquet(path)
     check_schema(batch.path, _arrow_schema(df), schema)

@@ -178,3 +178,25 @@ def test_a_compaction_stands_whole_unless_the_range_cuts_it():
     assert stands_whole(covers, 3, 6) and stands_whole(covers, 5, 6)  # left out
     assert not stands_whole(covers, 1, 6)  # changes after 1: part of it
     assert stands_whole(covers, -1, 3)
+
+
+@pytest.fixture(scope="module")
+def uuid128_table(spark, pg, cfg, tmp_path_factory):
+    """Generated data (UUID keys, SQL NULLs, keys repeated inside batches) written with
+    write.sort = uuid128: the bucket files sorted by the keys' 128 bits."""
+    root = tmp_path_factory.mktemp("ruuid")
+    generate(root / "data", 0.0005, seed=23, nulls=True, progress=False)
+    _, table = write(spark, pg, with_write(cfg, sort="uuid128"), root / "data", root / "ru128")
+    from meta.merge import merge_table
+
+    merge_table(pg, table)
+    return root / "data", table
+
+
+@pytest.mark.parametrize("method", ["numpy", "arrow", "duckdb", "polars"])
+def test_each_merge_engine_on_a_uuid128_table_equals_the_oracle(
+    spark, pg, cfg, uuid128_table, method
+):
+    data, table = uuid128_table
+    read_cfg = dataclasses.replace(cfg, read=dataclasses.replace(cfg.read, merge=method))
+    assert read_rows(spark, pg, read_cfg, table) == oracle(data)

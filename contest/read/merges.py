@@ -1,0 +1,214 @@
+"""The per-bucket merge, by more than one engine (`read.merge`): the same contract, one
+thread each (a Spark task owns one core).
+
+Every variant takes a bucket's rows as parts in application order (files, or windows of
+them, each already conformed to the table's schema) and returns one row per key with
+the operators of contest/read/operators.py:
+
+- numpy:  concatenate, dense key codes (dictionary encoding), stable argsort and
+          segmented reductions (operators.merge_rows; the reference).
+- arrow:  pyarrow's hash group-by with ordered `last`/`sum` aggregates (use_threads off,
+          which is what keeps `last` in row order).
+- duckdb: one SQL GROUP BY on a single-threaded in-process connection, `arg_max` over
+          the row's position.
+- polars: a hash group-by on the concatenation (polars keeps each group's rows in
+          order; `last(ignore_nulls=True)`). A k-way `merge_sorted` of the sorted parts
+          (left-biased with maintain_order) and a sorted group-by was measured and
+          dropped: slower (results/native_merge.md).
+
+Results are cast to operators.result_schema; the row order of the result is not part of
+the contract (the read sorts nothing; the checker compares key by key).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from contest.config import READ_MERGES
+from contest.read.operators import (
+    SUM_ALL,
+    USE_LAST,
+    USE_LAST_NOT_NULL,
+    merge_rows,
+    result_schema,
+    validate_operators,
+)
+
+MERGES = READ_MERGES
+POS = "__contest_pos"
+
+MergeFn = Callable[[Sequence[pa.Table], list[str], Mapping[str, str]], pa.Table]
+
+
+def merge_parts(
+    method: str,
+    parts: Sequence[pa.Table],
+    keys: list[str],
+    ops: Mapping[str, str],
+) -> pa.Table:
+    """One row per key of `parts` (application order) with `method` (one of MERGES)."""
+    if method not in _MERGES:
+        raise ValueError(f"read.merge {method!r}: choose one of {', '.join(MERGES)}")
+    if not parts:
+        raise ValueError("merge_parts needs at least one part (it carries the schema)")
+    return _MERGES[method](parts, keys, ops)
+
+
+def _concat(parts: Sequence[pa.Table]) -> pa.Table:
+    return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+
+
+def _numpy(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) -> pa.Table:
+    return merge_rows(_concat(parts), keys, ops)
+
+
+def _null_string_to_null(arr: pa.ChunkedArray) -> pa.ChunkedArray:
+    """The string "null" as NULL: UseLastNotNullNorNullString is then UseLastNotNull.
+    (replace_with_mask, not if_else: pyarrow 20's if_else with a NULL scalar returns
+    invalid offsets for a sliced string array, which a window is.)"""
+    chunks = [
+        pc.replace_with_mask(
+            c, pc.fill_null(pc.equal(c, "null"), False), pa.nulls(len(c), arr.type)
+        )
+        for c in arr.chunks
+    ]
+    return pa.chunked_array(chunks, arr.type)
+
+
+def _arrow(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) -> pa.Table:
+    table = _concat(parts)
+    validate_operators(table.schema, keys, ops)
+    out_schema = result_schema(table.schema, ops)
+    if table.num_rows == 0:
+        return table.cast(out_schema)
+    cols: dict[str, Any] = {}
+    aggs: list[tuple[str, str, pc.FunctionOptions]] = []
+    for name in table.column_names:
+        arr = table.column(name)
+        if name in keys:
+            cols[name] = arr
+            continue
+        op = ops.get(name, USE_LAST)
+        if op == SUM_ALL:
+            aggs.append((name, "sum", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)))
+        elif op == USE_LAST:
+            aggs.append((name, "last", pc.ScalarAggregateOptions(skip_nulls=False, min_count=0)))
+        else:
+            if op != USE_LAST_NOT_NULL:  # UseLastNotNullNorNullString
+                arr = _null_string_to_null(arr)
+            aggs.append((name, "last", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)))
+        cols[name] = arr
+    grouped = pa.table(cols).group_by(keys, use_threads=False).aggregate(aggs)
+    names = {f"{name}_{fn}": name for name, fn, _ in aggs}
+    grouped = grouped.rename_columns([names.get(c, c) for c in grouped.column_names])
+    return grouped.select(table.column_names).cast(out_schema)
+
+
+_duck = threading.local()
+
+
+def _duck_connection() -> Any:
+    """One single-threaded connection per thread (a connection is not thread-safe)."""
+    con = getattr(_duck, "con", None)
+    if con is None:
+        import duckdb
+
+        con = duckdb.connect(config={"threads": 1, "preserve_insertion_order": False})
+        _duck.con = con
+    return con
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _duckdb(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) -> pa.Table:
+    table = _concat(parts)
+    validate_operators(table.schema, keys, ops)
+    out_schema = result_schema(table.schema, ops)
+    if table.num_rows == 0:
+        return table.cast(out_schema)
+    rows = table.append_column(POS, pa.array(range(table.num_rows), pa.int64()))
+    pos = _quote(POS)
+    select = []
+    for name in table.column_names:
+        col = _quote(name)
+        op = ops.get(name, USE_LAST)
+        if name in keys:
+            expr = col
+        elif op == SUM_ALL:
+            typ = "BIGINT" if pa.types.is_integer(table.schema.field(name).type) else "DOUBLE"
+            expr = f"CAST(sum({col}) AS {typ})"
+        elif op == USE_LAST:
+            expr = f"last({col} ORDER BY {pos})"
+        elif op == USE_LAST_NOT_NULL:
+            expr = f"arg_max({col}, {pos}) FILTER (WHERE {col} IS NOT NULL)"
+        else:
+            expr = f"arg_max({col}, {pos}) FILTER (WHERE {col} IS NOT NULL AND {col} <> 'null')"
+        select.append(f"{expr} AS {col}")
+    group = ", ".join(_quote(k) for k in keys)
+    con = _duck_connection()
+    con.register("bucket_rows", rows)
+    try:
+        sql = f"SELECT {', '.join(select)} FROM bucket_rows GROUP BY {group}"
+        out = con.sql(sql).to_arrow_table()
+    finally:
+        con.unregister("bucket_rows")
+    return out.cast(out_schema)
+
+
+def _polars_module() -> Any:
+    """polars, with one thread when this process imports it first (the pool is sized
+    at import): a Spark task owns one core."""
+    import sys
+
+    if "polars" not in sys.modules:
+        os.environ.setdefault("POLARS_MAX_THREADS", "1")
+    import polars as pl
+
+    return pl
+
+
+def _polars(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) -> pa.Table:
+    pl = _polars_module()
+    schema = parts[0].schema
+    validate_operators(schema, keys, ops)
+    out_schema = result_schema(schema, ops)
+    aggs = []
+    for name in schema.names:
+        if name in keys:
+            continue
+        col = pl.col(name)
+        op = ops.get(name, USE_LAST)
+        if op == SUM_ALL:
+            if pa.types.is_integer(schema.field(name).type):
+                col = col.cast(pl.Int64)
+            aggs.append(pl.when(col.count() > 0).then(col.sum()).alias(name))
+        elif op == USE_LAST:
+            aggs.append(col.last())
+        elif op == USE_LAST_NOT_NULL:
+            aggs.append(col.last(ignore_nulls=True))
+        else:
+            aggs.append(col.filter(col != "null").last())
+    # A hash group-by of the concatenation, even when the parts are sorted: a k-way
+    # merge_sorted of the parts (all columns, or the keys and a row index then a gather)
+    # and a sorted group-by measured slower (results/native_merge.md).
+    df = pl.from_arrow(_concat(parts))
+    if df.height == 0:
+        return schema.empty_table().cast(out_schema)
+    merged = df.group_by(keys).agg(aggs)
+    return merged.select(schema.names).to_arrow().cast(out_schema)
+
+
+_MERGES: dict[str, MergeFn] = {
+    "numpy": _numpy,
+    "arrow": _arrow,
+    "duckdb": _duckdb,
+    "polars": _polars,
+}
