@@ -41,7 +41,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * <p>write: each task hands its rows to LakeSoul's NativeIOWriter (primary key, hash buckets),
  * which sorts them by key and writes one file per bucket; the driver commits them with
  * DBManager. read: one task per hash bucket merges the bucket's files, in the order given
- * (the apply order), with LakeSoul's NativeIOReader and merge operators, streaming its rows.
+ * (the apply order), with LakeSoul's NativeIOReader and merge operators, its Arrow batches read
+ * by Spark in place (ArrowColumnVector), as LakeSoul's Spark connector hands them over.
  */
 public final class StockIO {
   private StockIO() {}
