@@ -137,6 +137,12 @@ class ReadConfig:
     # Who reads: "harness" (this project's merge tasks) or "lakesoul-stock" (LakeSoul's
     # NativeIOReader and merge operators: contest/read/stock.py).
     engine: str = "harness"
+    # LakeSoul's NativeIOReader knobs for read.engine = "lakesoul-stock" (its setBatchSize,
+    # setThreadNum, setBufferSize; 0 = LakeSoul's own default): rows per Arrow batch,
+    # threads of its Rust runtime, batches prefetched.
+    stock_batch_rows: int = 8192
+    stock_threads: int = 0
+    stock_prefetch: int = 0
 
 
 @dataclass(frozen=True)
@@ -535,6 +541,9 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"write.shuffle: {cfg.write.shuffle!r} is not arrow or spark")
     if cfg.write.task_rows < 0:
         raise ConfigError(f"write.task_rows: must be 0 (off) or more: {cfg.write.task_rows}")
+    for key in ("stock_batch_rows", "stock_threads", "stock_prefetch"):
+        if getattr(cfg.read, key) < 0:
+            raise ConfigError(f"read.{key}: {getattr(cfg.read, key)} is negative (0 = LakeSoul's)")
     if cfg.read.writer not in ("arrow", "spark"):
         raise ConfigError(f"read.writer: {cfg.read.writer!r} is not arrow or spark")
     if cfg.write.sort not in WRITE_SORTS:

@@ -18,7 +18,7 @@ import platform
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,8 +125,20 @@ def spark_submit(
     ]
 
 
+# Debugging switches of native libraries that change what a timed job costs: with
+# RUST_BACKTRACE set, LakeSoul's Rust IO captures a stack backtrace each time it builds an
+# error value, also on its hot read path, which cost the lakesoul-stock read about a third
+# of its merge CPU (results/lakesoul_stock_read.md). Timed jobs run with Rust's default.
+TIMING_UNSAFE_ENV = ("RUST_BACKTRACE", "RUST_LIB_BACKTRACE")
+
+
+def job_env(base: Mapping[str, str]) -> dict[str, str]:
+    """The environment a timed job inherits: `base` without TIMING_UNSAFE_ENV."""
+    return {k: v for k, v in base.items() if k not in TIMING_UNSAFE_ENV}
+
+
 def child_env(cfg: Config) -> dict[str, str]:
-    env = dict(os.environ)
+    env = job_env(os.environ)
     env["PYSPARK_PYTHON"] = sys.executable
     env["PYSPARK_DRIVER_PYTHON"] = sys.executable
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

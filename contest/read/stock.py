@@ -34,7 +34,6 @@ LAKESOUL_OPERATORS = (
     "JoinedAllByComma",
     "JoinedAllBySemicolon",
 )
-BATCH_ROWS = 8192
 
 
 def stock_operators(columns: list[str], keys: tuple[str, ...], configured: Mapping[str, str]):
@@ -99,7 +98,9 @@ def merged_stock(spark, db: DBManager, cfg: Config, table: StockTable):
         jlist(jvm, columns),
         table.primary_keys[0],
         jmap(jvm, ops),
-        BATCH_ROWS,
+        cfg.read.stock_batch_rows,
+        cfg.read.stock_threads,
+        cfg.read.stock_prefetch,
     )
     df = DataFrame(jdf, spark)
     names = [c.rsplit(":", 1)[0] for c in columns]

@@ -36,6 +36,19 @@ def test_bad_values_are_rejected():
         load_config(overrides={"table.hash_buckets": 0})
     with pytest.raises(ConfigError, match="LAKESOUL_PG_USERNAME"):
         load_config(env={"LAKESOUL_PG_URL": "jdbc:postgresql://h:5432/db"})
+    with pytest.raises(ConfigError, match="read.stock_threads: -1 is negative"):
+        load_config(overrides={"read.stock_threads": -1})
+
+
+def test_lakesoul_reader_knobs_default_to_lakesoul():
+    cfg = load_config()
+    assert (cfg.read.stock_batch_rows, cfg.read.stock_threads, cfg.read.stock_prefetch) == (
+        8192,
+        0,
+        0,
+    )
+    cfg = load_config(overrides={"read.stock_batch_rows": 65536, "read.stock_prefetch": 2})
+    assert cfg.read.stock_batch_rows == 65536 and cfg.read.stock_prefetch == 2
 
 
 def test_spark_conf_takes_dotted_keys():

@@ -25,11 +25,14 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ArrowColumnVector;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
  * LakeSoul's own native IO inside Spark tasks, for flat tables of string and int64 columns
@@ -38,7 +41,8 @@ import org.apache.spark.sql.types.StructType;
  * <p>write: each task hands its rows to LakeSoul's NativeIOWriter (primary key, hash buckets),
  * which sorts them by key and writes one file per bucket; the driver commits them with
  * DBManager. read: one task per hash bucket merges the bucket's files, in the order given
- * (the apply order), with LakeSoul's NativeIOReader and merge operators, streaming its rows.
+ * (the apply order), with LakeSoul's NativeIOReader and merge operators, its Arrow batches read
+ * by Spark in place (ArrowColumnVector), as LakeSoul's Spark connector hands them over.
  */
 public final class StockIO {
   private StockIO() {}
@@ -135,46 +139,65 @@ public final class StockIO {
         .collect();
   }
 
-  /** One task per bucket: the bucket's files merged by key with LakeSoul's operators. */
+  /**
+   * One task per bucket: the bucket's files merged by key with LakeSoul's operators, handed to
+   * Spark as LakeSoul's Spark connector hands them (NativeVectorizedReader): each Arrow batch
+   * wrapped in Spark's ArrowColumnVector, its rows read in place, no per-value Java object.
+   * batchRows, threads and prefetch are NativeIOReader's setBatchSize, setThreadNum and
+   * setBufferSize (0 = LakeSoul's default).
+   */
   public static Dataset<Row> read(
       SparkSession spark,
       List<List<String>> bucketFiles,
       List<String> columns,
       String primaryKey,
       Map<String, String> mergeOps,
-      int batchRows) {
+      int batchRows,
+      int threads,
+      int prefetch) {
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     final List<String> cols = new ArrayList<>(columns);
     final Map<String, String> ops = new HashMap<>(mergeOps);
     JavaRDD<List<String>> tasks = jsc.parallelize(bucketFiles, Math.max(1, bucketFiles.size()));
-    JavaRDD<Row> rows =
-        tasks.mapPartitions(it -> new MergedRows(it, cols, primaryKey, ops, batchRows));
-    return spark.createDataFrame(rows, sparkSchema(cols));
+    JavaRDD<InternalRow> rows =
+        tasks.mapPartitions(
+            it -> new MergedRows(it, cols, primaryKey, ops, batchRows, threads, prefetch));
+    // Rows that are views of Arrow vectors, as a file scan's: Spark's internal entry point
+    // (createDataFrame would convert every value to a Java object and back).
+    return spark.internalCreateDataFrame(rows.rdd(), sparkSchema(cols), false);
   }
 
-  /** Rows of each bucket's NativeIOReader in turn, one Arrow batch in memory at a time. */
-  static final class MergedRows implements Iterator<Row> {
+  /**
+   * Rows of each bucket's NativeIOReader in turn, one Arrow batch in memory at a time. A row is
+   * a view of the current batch (Spark copies it into its own row before asking for the next).
+   */
+  static final class MergedRows implements Iterator<InternalRow> {
     private final Iterator<List<String>> buckets;
     private final List<String> cols;
     private final String primaryKey;
     private final Map<String, String> ops;
     private final int batchRows;
+    private final int threads;
+    private final int prefetch;
     private LakeSoulArrowReader reader;
-    private VectorSchemaRoot root;
-    private List<FieldVector> vectors;
-    private int row;
+    private ColumnarBatch batch;
+    private Iterator<InternalRow> batchRowsIt;
 
     MergedRows(
         Iterator<List<String>> buckets,
         List<String> cols,
         String primaryKey,
         Map<String, String> ops,
-        int batchRows) {
+        int batchRows,
+        int threads,
+        int prefetch) {
       this.buckets = buckets;
       this.cols = cols;
       this.primaryKey = primaryKey;
       this.ops = ops;
       this.batchRows = batchRows;
+      this.threads = threads;
+      this.prefetch = prefetch;
     }
 
     private void open(List<String> files) {
@@ -183,7 +206,9 @@ public final class StockIO {
       native_.setPrimaryKeys(Collections.singletonList(primaryKey));
       native_.setSchema(arrowSchema(cols));
       native_.addMergeOps(ops);
-      native_.setBatchSize(batchRows);
+      if (batchRows > 0) native_.setBatchSize(batchRows);
+      if (threads > 0) native_.setThreadNum(threads);
+      if (prefetch > 0) native_.setBufferSize(prefetch);
       try {
         native_.initializeReader();
       } catch (java.io.IOException e) {
@@ -192,15 +217,23 @@ public final class StockIO {
       reader = new LakeSoulArrowReader(native_, 600_000);
     }
 
+    /** The batch as Spark columns, in the given column order (not the root's). */
+    static ColumnarBatch columnar(VectorSchemaRoot root, List<String> cols) {
+      ColumnVector[] vectors = new ColumnVector[cols.size()];
+      for (int k = 0; k < vectors.length; k++) {
+        vectors[k] = new ArrowColumnVector(root.getVector(name(cols.get(k))));
+      }
+      return new ColumnarBatch(vectors, root.getRowCount());
+    }
+
     @Override
     public boolean hasNext() {
-      while (root == null || row >= root.getRowCount()) {
-        root = null;
+      while (batchRowsIt == null || !batchRowsIt.hasNext()) {
+        batchRowsIt = null;
+        batch = null; // the reader's next hasNext() refills the one root it returns
         if (reader != null && reader.hasNext()) {
-          root = reader.next();
-          vectors = new ArrayList<>();
-          for (String c : cols) vectors.add(root.getVector(name(c)));
-          row = 0;
+          batch = columnar(reader.next(), cols);
+          batchRowsIt = batch.rowIterator();
           continue;
         }
         if (reader != null) {
@@ -218,17 +251,9 @@ public final class StockIO {
     }
 
     @Override
-    public Row next() {
+    public InternalRow next() {
       if (!hasNext()) throw new NoSuchElementException();
-      Object[] values = new Object[vectors.size()];
-      for (int k = 0; k < values.length; k++) {
-        FieldVector v = vectors.get(k);
-        if (v.isNull(row)) values[k] = null;
-        else if (v instanceof BigIntVector) values[k] = ((BigIntVector) v).get(row);
-        else values[k] = new String(((VarCharVector) v).get(row), StandardCharsets.UTF_8);
-      }
-      row++;
-      return RowFactory.create(values);
+      return batchRowsIt.next();
     }
   }
 }
