@@ -2,6 +2,9 @@ import dataclasses
 
 import pytest
 
+# The checks of settings owned by the layers above config (workload shapes, peer
+# formats) are registered by those layers, as contest.api and the CLI import them.
+import contest.api  # noqa: F401
 from contest.config import load_config, override
 from contest.errors import ConfigError
 
