@@ -65,6 +65,8 @@ class Stage:
     name: str
     config_file: Path
     env: dict[str, str]
+    # The table's format: lakesoul (the harness's sink) or a peer's (contest/stream/peer.py).
+    fmt: str = "lakesoul"
 
     @property
     def incoming(self) -> Path:
@@ -95,6 +97,8 @@ class Stage:
             str(self.incoming),
             "--checkpoint",
             str(checkpoint or self.checkpoint),
+            "--format",
+            self.fmt,
             *extra,
         ]
 
@@ -471,10 +475,30 @@ def measure(
     cores: int,
     seed: int,
     say: Say = print,
+    formats: Sequence[str] = ("lakesoul",),
+    peer_trials: int = 3,
+    meta_batches: int = 0,
+    meta_history: int = 0,
 ) -> list[Record]:
+    from contest.evaluation.bench.stream_meta import commit_cost
+    from contest.evaluation.bench.stream_peers import measure_peers
+
     root = (cfg.work_path / "bench" / "stream").absolute()
     rng = random.Random(seed)
     out: list[Record] = []
+    if meta_batches:
+        record = commit_cost(conn, cfg, meta_batches, 0, say)
+        out.append({"kind": "metadata", "format": "lakesoul (harness)", **record})
+        if meta_history:
+            record = commit_cost(conn, cfg, min(meta_batches, 100), meta_history, say)
+            out.append({"kind": "metadata", "format": "lakesoul (harness)", **record})
+    peers = [f for f in formats if f != "lakesoul"]
+    if peers:
+        out += measure_peers(
+            cfg, peers, trials=peer_trials, rows=rows, cores=cores, seed=seed, say=say
+        )
+    if "lakesoul" not in formats:
+        return out
     stage = make_stage(cfg, conn, root, "stream_bench_faults", cores)
     faults = [kill_trials(stage, trials, rows, rng, seed, say)]
     faults.append(replay_case(stage, say))
@@ -515,11 +539,38 @@ class StreamBench(Benchmark):
         ),
         Option("--rate-files", "files fed at each rate", int, 20, **at_least(1)),
         Option("--cores", "local[N] of the streaming query", int, 2, **POSITIVE),
+        Option(
+            "--formats",
+            "table formats: lakesoul and/or delta, paimon, hudi (their own sinks)",
+            str,
+            ["lakesoul"],
+            many=True,
+        ),
+        Option("--peer-trials", "kill -9 trials of each peer format", int, 3, **at_least(0)),
+        Option(
+            "--meta-batches",
+            "micro-batch commits of the metadata-cost part, commit only (0 = skip)",
+            int,
+            1000,
+            **at_least(0),
+        ),
+        Option(
+            "--meta-history",
+            "commits of a synthetic history before a second, shorter metadata run (0 = none)",
+            int,
+            0,
+            **at_least(0),
+        ),
         SEED,
     )
 
     def check(self, options: Any) -> None:
         super().check(options)
+        from contest.peers import formats
+
+        for name in options.formats:
+            if name != "lakesoul":
+                formats.for_stream(name)  # one line naming an unknown format
         if any(r <= 0 for r in options.rates):
             from contest.errors import UsageError
 
@@ -539,12 +590,19 @@ class StreamBench(Benchmark):
             cores=opts.cores,
             seed=opts.seed,
             say=sitting.say,
+            formats=opts.formats,
+            peer_trials=opts.peer_trials,
+            meta_batches=opts.meta_batches,
+            meta_history=opts.meta_history,
         )
         when = utc_now()
         sitting.record(*({**r, "when": when, "host": os.uname().nodename} for r in records))
         return all(r["exact"] for r in records)
 
     def render(self, records: Sequence[Record]) -> str:
+        from contest.evaluation.bench.stream_meta import render_meta
+        from contest.evaluation.bench.stream_peers import render_peers
+
         newest = records[-1]["sitting"] if records else None
         rows = [r for r in records if r.get("sitting") == newest]
         lines = [
@@ -565,7 +623,7 @@ class StreamBench(Benchmark):
             "|---|---|---|---|---|---|---|---|",
         ]
         for r in rows:
-            if r.get("kind") != "fault":
+            if r.get("kind") != "fault" or "table_commits" in r:
                 continue
             fed = r.get("files_fed")
             lines.append(
@@ -574,6 +632,7 @@ class StreamBench(Benchmark):
                 f"| {r['lost_files']} | {r['double_commits']} | {r['batches_replayed']} "
                 f"| {'yes' if r['exact'] else 'NO: ' + '; '.join(r.get('problems', []))} |"
             )
+        lines += render_peers(rows) + render_meta(rows)
         lines += [
             "",
             "## Freshness and throughput",
