@@ -6,8 +6,8 @@ folder a feed fills, killed with -9 at random moments (`trials` times; the Delta
 the harness's `foreachBatch`, waits a second after each commit as the LakeSoul sink
 does, so kills land between its commit and Spark's; a format's own sink has no such
 hook and is killed wherever it is), restarted from its checkpoint; then the replay case
-(the checkpoint's last commit-log entry deleted, the query restarted: Spark runs that
-batch again under its old id) and an available-now run that drains the folder. Then
+(an available-now run drains the folder, the checkpoint's last commit-log entry is
+deleted and the query run again: Spark runs that batch again under its old id). Then
 the table is read merged by the format's own reader (`contest read` with peer.format,
 contest/peers/read.py) and compared with the oracle over every fed file:
 
@@ -163,13 +163,16 @@ def peer_faults(
             + (f" (the child had exited: {exited}, see {log}.err)" if exited is not None else "")
         )
     fed = feeder.stop()
+    code, text = drain(stage, logs / "drain.log")  # so there is a last batch to replay
+    lines += batch_lines(text)
     commits = stage.checkpoint / "commits"
     done = [int(p.name) for p in commits.iterdir() if p.name.isdigit()] if commits.is_dir() else []
     replayed_batch = max(done, default=None)
     if replayed_batch is not None:
         (commits / str(replayed_batch)).unlink()  # this bench's own checkpoint
         (commits / f".{replayed_batch}.crc").unlink(missing_ok=True)
-    code, text = drain(stage, logs / "replay.log")
+    replay_code, text = drain(stage, logs / "replay.log")
+    code = code or replay_code
     lines += batch_lines(text)
     fmt_obj = formats.for_stream(fmt)
     batches = micro_batches_with_files(stage.checkpoint)
@@ -196,7 +199,7 @@ def peer_faults(
         f"{'exact' if exact else problems[0]}"
     )
     return {
-        "case": "kill -9 at random moments, then replay of the last batch, then drain",
+        "case": "kill -9 at random moments, drain, then replay of the last batch",
         "trials": trials,
         "replayed_batch": replayed_batch,
         "files_fed": len(fed),
@@ -244,8 +247,8 @@ def render_peers(rows: list[Record]) -> list[str]:
         "## Peer formats' own exactly-once sinks",
         "",
         "One stream a format: kill -9 at random moments (restart from the checkpoint each "
-        "time), then the checkpoint's last commit-log entry deleted and the query run again "
-        "(Spark replays that batch under its id), then the folder drained; the table read "
+        "time), the folder drained, then the checkpoint's last commit-log entry deleted and "
+        "the query run again (Spark replays that batch under its id); the table read "
         "by the format's own merged reader and compared with the oracle over every fed "
         "file. Double commits: the format's commits beyond the micro-batches that read "
         "files; keys counted twice: `requests` above the oracle's.",
