@@ -102,7 +102,11 @@ class HudiMerger(Hudi):
         from pyspark.sql import functions as F
 
         order = F.col("_ver") * F.lit(2**ROW_BITS) + F.col("_pos")
-        out = rows.withColumn(ORDERING, order.cast("long")).select(*COLUMNS, ORDERING)
+        # "null" names made NULL as the batch write's collapse does: a key's first row
+        # meets no merger, and a later NULL keeps the older name in the merger.
+        name = F.when(F.col("name") == "null", F.lit(None)).otherwise(F.col("name"))
+        out = rows.withColumn(ORDERING, order.cast("long")).withColumn("name", name)
+        out = out.select(*COLUMNS, ORDERING)
         opts = self.write_options(cfg, table, "upsert") | {
             # Compaction left to the reads' merge (and to `contest compact`), as in the
             # batch write: the stream only appends log files.
