@@ -115,10 +115,12 @@ class Hudi(PeerFormat):
         return spark.read.format("hudi").load(str(table))
 
     def commit_count(self, table: Path) -> int:
-        """Completed delta commits on the timeline (Hudi 1.0: `.hoodie/timeline/`;
-        a MERGE_ON_READ upsert is a delta commit, a compaction a commit)."""
+        """Completed delta commits on the table's own timeline (Hudi 1.0:
+        `.hoodie/timeline/`, older: `.hoodie/`; not the metadata table's under
+        `.hoodie/metadata/`). A MERGE_ON_READ upsert is a delta commit, a compaction a
+        commit."""
         hoodie = Path(table) / ".hoodie"
-        return sum(1 for p in hoodie.rglob("*.deltacommit") if "history" not in p.parts)
+        return sum(1 for d in (hoodie, hoodie / "timeline") for _ in d.glob("*.deltacommit"))
 
 
 FORMAT = Hudi()

@@ -237,6 +237,11 @@ def measure_peers(
     return out
 
 
+def _load(r: Record) -> str:
+    load = r.get("load_1m_start")
+    return "-" if load is None else f"load {load:.1f}"
+
+
 def render_peers(rows: list[Record]) -> list[str]:
     """The peer formats' fault table (empty when none ran)."""
     peers = [r for r in rows if r.get("kind") == "fault" and "table_commits" in r]
@@ -253,15 +258,16 @@ def render_peers(rows: list[Record]) -> list[str]:
         "file. Double commits: the format's commits beyond the micro-batches that read "
         "files; keys counted twice: `requests` above the oracle's.",
         "",
-        "| format | kills | replayed batch | files fed | micro-batches | table commits "
-        "| double commits | keys counted twice | keys lost | replays skipped (logged) "
-        "| table = oracle |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| format | sitting (load) | kills | replayed batch | files fed | micro-batches "
+        "| table commits | double commits | keys counted twice | keys lost "
+        "| replays skipped (logged) | table = oracle |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in peers:
         verdict = "yes" if r["exact"] else "NO: " + "; ".join(r.get("problems", []))
         lines.append(
-            f"| {r['format']} | {r['trials']} | {r['replayed_batch']} | {r['files_fed']} "
+            f"| {r['format']} | {r.get('sitting', '-')} ({_load(r)}) "
+            f"| {r['trials']} | {r['replayed_batch']} | {r['files_fed']} "
             f"| {r['micro_batches']} | {r['table_commits']} | {r['double_commits']} "
             f"| {r['double_keys']} | {r['lost_keys']} | {r['batches_replayed']} | {verdict} |"
         )

@@ -61,6 +61,9 @@ def test_commit_counts_from_each_formats_log(tmp_path):
         "5_6.commit",
     ):
         (timeline / name).write_text("")
+    meta = tmp_path / "hudi" / ".hoodie" / "metadata" / ".hoodie" / "timeline"
+    meta.mkdir(parents=True)
+    (meta / "00000000000000000_1.deltacommit").write_text("")  # the metadata table's
     assert formats.lookup("hudi-merger").commit_count(tmp_path / "hudi") == 2
 
 
@@ -82,6 +85,6 @@ def test_peer_and_metadata_tables_render():
         "commit_ms_p99": 3.0, "head_snapshot_bytes": 16020,
     }  # fmt: skip
     text = "\n".join(render_peers([peer]) + render_meta([meta]))
-    assert "| paimon | 2 | 3 | 9 | 4 | 5 | 1 | 7 | 0 | 0 | NO: Reproduce: x |" in text
+    assert "| paimon | - (-) | 2 | 3 | 9 | 4 | 5 | 1 | 7 | 0 | 0 | NO: Reproduce: x |" in text
     assert "| 0 | 1,000 | 1.0 | 1.1 | 1.1 | 3.0 | 16,020 |" in text
     assert render_peers([]) == [] and render_meta([]) == []
