@@ -189,9 +189,14 @@ def peer_faults(
         problems.append(
             f"exit {code}; {table_commits} commits for {len(batches)} micro-batches; "
             f"{diff['double_keys']} keys counted twice, {diff['lost_keys']} lost, "
-            f"{diff['other_keys']} otherwise different. Reproduce: {stage.name}: "
-            f"`contest stream run --format {fmt} --trigger available-now` over a fed folder, "
-            f"delete <checkpoint>/commits/{replayed_batch}, run it again"
+            f"{diff['other_keys']} otherwise different"
+            + (
+                f". Reproduce: {stage.name}: `contest stream run --format {fmt} --trigger "
+                f"available-now` over a fed folder, delete <checkpoint>/commits/"
+                f"{replayed_batch}, run it again"
+                if double_commits or diff["double_keys"]
+                else " (no double commit: see the per-format notes)"
+            )
         )
     say(
         f"{fmt}: {trials} kills, replay of batch {replayed_batch}; {len(fed)} files fed, "
