@@ -620,7 +620,8 @@ class StreamBench(Benchmark):
         newest = own[-1].get("sitting") if own else None  # a peers-only sitting aside
         rows = [r for r in records if r.get("sitting") == newest and "table_commits" not in r]
         # Each peer format's newest fault record, whichever sitting ran it last.
-        rows += list({r["format"]: r for r in records if "table_commits" in r}.values())
+        peers = sorted((r for r in records if "table_commits" in r), key=lambda r: r["sitting"])
+        rows += list({r["format"]: r for r in peers}.values())
         lines = [
             "# Streaming upserts, exactly once",
             "",
