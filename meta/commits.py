@@ -129,6 +129,33 @@ def insert_partition_version(
     )
 
 
+def head_version(cur: Any, table_id: str, desc: str) -> int | None:
+    """The newest partition version (its snapshot is not read), or None."""
+    cur.execute(
+        "SELECT max(version) FROM partition_info WHERE table_id = %s AND partition_desc = %s",
+        (table_id, desc),
+    )
+    row = cur.fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def append_partition_version(
+    cur: Any, table_id: str, desc: str, head: int, commit_op: str, commit_id: str, ts_ms: int
+) -> None:
+    """Partition version head + 1: head's snapshot plus `commit_id`, appended by
+    PostgreSQL, so a commit sends and receives the same few bytes however many commits
+    the snapshot lists (a primary-key conflict when another writer took head + 1)."""
+    cur.execute(
+        "INSERT INTO partition_info (table_id, partition_desc, version, commit_op, "
+        "timestamp, snapshot, expression) SELECT table_id, partition_desc, version + 1, %s, "
+        "%s, snapshot || %s::uuid, '' FROM partition_info WHERE table_id = %s "
+        "AND partition_desc = %s AND version = %s",
+        (commit_op, ts_ms, commit_id, table_id, desc, head),
+    )
+    if cur.rowcount != 1:
+        raise CommitError(f"partition version {head} of table {table_id} vanished mid-commit")
+
+
 def live_commit_count(conn: PgConnection, table: TableRef) -> int:
     """The most live commits of any partition of `table` (its head snapshots' size)."""
     pgc = connect(conn)
@@ -217,28 +244,28 @@ def commit_files(
                             "commit_id, versions) VALUES (%s, %s, %s, %s::bigint[])",
                             (table.table_id, partition_desc, commit_id, list(covers)),
                         )
-                    head = head_partition(cur, table.table_id, partition_desc)
-                    if expect_head is not None and (head is None or head[0] != expect_head):
+                    head = head_version(cur, table.table_id, partition_desc)
+                    if expect_head is not None and head != expect_head:
                         raise CommitError(
                             f"table {table.namespace}.{table.name} changed while it was being "
                             f"compacted (version {expect_head} -> "
-                            f"{head[0] if head else 'none'}): nothing committed; run it again"
+                            f"{'none' if head is None else head}): nothing committed; run it again"
                         )
-                    if head is None:
-                        new_version, snapshot = 0, [commit_id]
-                    elif commit_op in RESET_OPS:
-                        new_version, snapshot = head[0] + 1, [commit_id]
+                    new_version = 0 if head is None else head + 1
+                    if head is None or commit_op in RESET_OPS:
+                        insert_partition_version(
+                            cur,
+                            table.table_id,
+                            partition_desc,
+                            new_version,
+                            commit_op,
+                            [commit_id],
+                            now_ms,
+                        )
                     else:
-                        new_version, snapshot = head[0] + 1, [*head[1], commit_id]
-                    insert_partition_version(
-                        cur,
-                        table.table_id,
-                        partition_desc,
-                        new_version,
-                        commit_op,
-                        snapshot,
-                        now_ms,
-                    )
+                        append_partition_version(
+                            cur, table.table_id, partition_desc, head, commit_op, commit_id, now_ms
+                        )
                 return CommitResult(commit_id, new_version, retries, time.perf_counter() - started)
             except TRANSIENT:
                 # The server went away mid-commit: reconnect (retried with backoff), and

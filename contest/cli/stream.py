@@ -10,6 +10,10 @@ from contest.cli.common import absolute, command, config_default, group, say
 from contest.config import Config, override
 from contest.errors import EXIT_OK
 
+# lakesoul, then the peer formats of contest/peers/formats.py (a format without a
+# streaming sink is refused in one line naming it).
+STREAM_FORMATS = ("lakesoul", "delta", "paimon", "hudi", "hudi-merger", "iceberg")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     stream = group(
@@ -56,6 +60,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         cmd_run,
     )
     r.add_argument("--table", required=True, help="table path (its folder name is its name)")
+    r.add_argument(
+        "--format",
+        choices=STREAM_FORMATS,
+        help="the table's format: lakesoul (this harness's sink) or a peer format through "
+        "its own exactly-once sink; hudi runs hudi-merger's (default: peer.format, "
+        "empty = lakesoul)",
+    )
     r.add_argument("--name", help="table name (default: the path's last folder)")
     r.add_argument(
         "--source", help="source folder (stream.source, default none: <work>/stream/incoming)"
@@ -103,6 +114,11 @@ def _stream_config(args: argparse.Namespace, cfg: Config) -> Config:
         value = getattr(args, attr, None)
         if value is not None:
             values[key] = absolute(value) if attr in ("source", "checkpoint") else value
+    if getattr(args, "format", None):
+        from contest.peers import formats
+
+        name = args.format
+        values["peer.format"] = "" if name == "lakesoul" else formats.for_stream(name).name
     if args.stream_command == "feed" and args.interval is not None:
         values.pop("stream.interval_s", None)
         values["stream.feed_interval_s"] = args.interval
@@ -129,8 +145,23 @@ def cmd_feed(args: argparse.Namespace, cfg: Config) -> int:
     return EXIT_OK
 
 
+def stream_preset(name: str) -> dict[str, object]:
+    """The settings of the first strategy preset on the format a stream of `name` runs
+    (delta-merge, paimon-agg, hudi-merger): the peer layout the batch runs measure."""
+    from contest.evaluation.strategies import STRATEGIES
+    from contest.peers import formats
+
+    fmt = formats.for_stream(name).name
+    return next((dict(p) for p in STRATEGIES.values() if p.get("peer.format") == fmt), {})
+
+
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     import logging
+
+    from contest.cli.common import config_source
+
+    if args.format and args.format != "lakesoul":
+        cfg = config_source(args).load(preset=stream_preset(args.format))
 
     from contest.infra.postgres import resolve_connection
     from contest.infra.spark import spark_session
@@ -138,9 +169,27 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
 
     cfg = _stream_config(args, cfg)
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    if cfg.peer.format:
+        return _run_peer(args, cfg)
     conn = resolve_connection(cfg)
     with spark_session(cfg, "contest-stream") as spark:
         report = run_stream(spark, conn, cfg, absolute(args.table), args.name, say=say)
+    say(f"stream: stopped ({report.stopped_by})")
+    print(json.dumps(report.to_dict()), file=sys.stdout)
+    return EXIT_OK
+
+
+def _run_peer(args: argparse.Namespace, cfg: Config) -> int:
+    from contest.infra import packages
+    from contest.infra.spark import spark_session
+    from contest.peers import formats
+    from contest.peers.write import session_config
+    from contest.stream.peer import run_peer_stream
+
+    coords = formats.coordinates(cfg)
+    packages.require(coords)
+    with spark_session(session_config(cfg), f"contest-stream-{cfg.peer.format}", coords) as spark:
+        report = run_peer_stream(spark, cfg, absolute(args.table), say=say)
     say(f"stream: stopped ({report.stopped_by})")
     print(json.dumps(report.to_dict()), file=sys.stdout)
     return EXIT_OK

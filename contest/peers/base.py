@@ -11,6 +11,7 @@ the formats share: the batch loop, reports, the table folder's files, the result
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -20,6 +21,7 @@ from contest.errors import ConfigError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import DataStreamWriter
 
 # Parquet codec names as the formats spell them ("none" is the harness's own spelling).
 _CODEC_NAMES = {"none": "uncompressed"}
@@ -51,6 +53,8 @@ class PeerFormat:
     # Whether batches after the first may be applied concurrently, committing in any
     # order (the format orders a key's versions by the batch's version itself).
     concurrent_batches: ClassVar[bool] = False
+    # The format whose streaming sink a stream of this one uses ("" = its own).
+    stream_format: ClassVar[str] = ""
 
     def validate(self, peer: PeerConfig) -> None:
         """Refuse values of the options this format owns, in one line naming the key.
@@ -90,4 +94,30 @@ class PeerFormat:
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         """The table's current snapshot as the format's reader merges it."""
+        raise NotImplementedError
+
+    # -- streaming (contest/stream/peer.py) -------------------------------------------
+
+    def stream_prepare(self, spark: SparkSession, cfg: Config, table: Path) -> None:
+        """Create the table before the query starts, when the format's sink does not."""
+
+    def stream_writer(
+        self,
+        spark: SparkSession,
+        cfg: Config,
+        table: Path,
+        rows: DataFrame,
+        checkpoint: str,
+        on_batch: Callable[[int, str, int, int, float], None] | None = None,
+    ) -> DataStreamWriter:
+        """The query's sink, made exactly once the way the format's documentation says.
+        `rows`: the source's rows with `_ver` (the source file's feed number) and `_pos`
+        (the row's index in its file), which order a key's rows as the oracle does. A
+        `foreachBatch` sink of the harness's tells `on_batch` (batch id, "committed" or
+        "replayed", table version, rows, seconds); a format's own sink tells nothing."""
+        raise ConfigError(f"peer.format: {self.name} has no streaming sink in this harness")
+
+    def commit_count(self, table: Path) -> int:
+        """Commits in the table's log that added data (a replay committed twice shows
+        as one more commit than micro-batches)."""
         raise NotImplementedError

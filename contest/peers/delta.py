@@ -3,16 +3,29 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
 from contest.data.batches import Batch
 from contest.peers.base import PeerFormat, codec_name, quoted
-from contest.peers.merge import collapsed, merge_sql
+from contest.peers.merge import collapsed, collapsed_stream, merge_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import DataStreamWriter
+
+# Idempotent DML (delta-io/delta#1555, Delta 2.3+): a write of (app id, version) that the
+# table has seen is skipped; MERGE takes them from these session settings (the write
+# options txnAppId/txnVersion only reach DataFrame writes). Delta resets them after each
+# write (spark.databricks.delta.write.txnVersion.autoReset.enabled).
+TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+# What the stream's `on_batch` is told: (batch id, "committed" | "replayed", table
+# version, rows of the micro-batch, seconds).
+OnBatch = Callable[[int, str, int, int, float], None]
 
 # Delta history metrics kept in the report.
 METRICS = (
@@ -87,6 +100,90 @@ class Delta(PeerFormat):
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         return spark.read.format("delta").load(str(table))
+
+    def stream_prepare(self, spark: SparkSession, cfg: Config, table: Path) -> None:
+        from delta.tables import DeltaTable
+        from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+        from contest.data.batches import SCHEMA
+
+        fields = [
+            StructField(f.name, LongType() if str(f.type) == "int64" else StringType())
+            for f in SCHEMA
+        ]
+        builder = DeltaTable.createIfNotExists(spark).location(str(table))
+        builder = builder.addColumns(StructType(fields))
+        for key, value in self.table_properties(cfg).items():
+            builder = builder.property(key, value)
+        builder.execute()
+
+    def stream_writer(
+        self,
+        spark: SparkSession,
+        cfg: Config,
+        table: Path,
+        rows: DataFrame,
+        checkpoint: str,
+        on_batch: OnBatch | None = None,
+    ) -> DataStreamWriter:
+        return rows.writeStream.foreachBatch(MergeBatch(cfg, table, checkpoint, on_batch))
+
+    def commit_count(self, table: Path) -> int:
+        """Commits after the table's creation (version 0) in `_delta_log`."""
+        log = Path(table) / "_delta_log"
+        versions = [int(p.name[:20]) for p in log.glob("*.json") if p.name[:20].isdigit()]
+        return max(versions, default=0)
+
+
+class MergeBatch:
+    """`foreachBatch`: the micro-batch collapsed and MERGEd with (query id, batch id) as
+    Delta's idempotent-write pair: the query id Spark keeps in the checkpoint (the same
+    across restarts), so a replayed batch id is a write Delta has seen, and skips."""
+
+    def __init__(self, cfg: Config, table: Path, checkpoint: str, on_batch: OnBatch | None):
+        self.cfg, self.table, self.checkpoint, self.on_batch = cfg, table, checkpoint, on_batch
+        self._app_id: str | None = None
+
+    def app_id(self) -> str:
+        if self._app_id is None:
+            from contest.infra.storage import filesystem
+
+            fs, base = filesystem(self.checkpoint)
+            with fs.open_input_stream(f"{base}/metadata") as fh:
+                import json
+
+                self._app_id = str(json.loads(fh.read().decode().splitlines()[0])["id"])
+        return self._app_id
+
+    def __call__(self, df: DataFrame, batch_id: int) -> None:
+        spark = df.sparkSession
+        t0 = time.perf_counter()
+        source = collapsed_stream(df).cache()
+        rows = source.count()
+        view = f"contest_stream_batch_{int(batch_id)}"
+        source.createOrReplaceTempView(view)
+        before = _version(spark, self.table)
+        spark.conf.set(TXN_APP_ID, self.app_id())
+        spark.conf.set(TXN_VERSION, str(int(batch_id)))
+        try:
+            spark.sql(merge_sql(f"delta.{quoted(self.table)}", view))
+        finally:
+            spark.conf.unset(TXN_APP_ID)
+            spark.conf.unset(TXN_VERSION)
+            spark.catalog.dropTempView(view)
+            source.unpersist()
+        after = _version(spark, self.table)
+        status = "replayed" if after == before else "committed"
+        if self.on_batch is not None:
+            self.on_batch(int(batch_id), status, after, rows, time.perf_counter() - t0)
+        if status == "committed" and self.cfg.stream.pause_after_commit_s:
+            time.sleep(self.cfg.stream.pause_after_commit_s)  # a crash here: a replay
+
+
+def _version(spark: Any, table: Path) -> int:
+    from delta.tables import DeltaTable
+
+    return int(DeltaTable.forPath(spark, str(table)).history(1).collect()[0]["version"])
 
 
 FORMAT = Delta()

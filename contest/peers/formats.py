@@ -49,6 +49,13 @@ def of(cfg: Config) -> PeerFormat:
     return lookup(cfg.peer.format)
 
 
+def for_stream(name: str) -> PeerFormat:
+    """The format whose streaming sink a stream of `name` runs (its own, or the one it
+    names in `stream_format`)."""
+    fmt = lookup(name)
+    return lookup(fmt.stream_format) if fmt.stream_format else fmt
+
+
 def validate(cfg: Config) -> None:
     """Each format's checks of the peer.* options it owns, and the selected format's
     name and codec."""

@@ -40,6 +40,9 @@ class Hudi(PeerFormat):
     codecs = ("", "none", "snappy", "zstd", "gzip", "lz4_raw")
     marker = ".hoodie"
     metadata_dirs = (".hoodie",)
+    # A stream's rows are upserted as they come, so only a record merger can apply the
+    # contract: a stream of `hudi` runs hudi-merger's sink.
+    stream_format = "hudi-merger"
 
     def validate(self, peer: PeerConfig) -> None:
         if peer.hudi_index not in INDEXES:
@@ -110,6 +113,14 @@ class Hudi(PeerFormat):
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         return spark.read.format("hudi").load(str(table))
+
+    def commit_count(self, table: Path) -> int:
+        """Completed delta commits on the table's own timeline (Hudi 1.0:
+        `.hoodie/timeline/`, older: `.hoodie/`; not the metadata table's under
+        `.hoodie/metadata/`). A MERGE_ON_READ upsert is a delta commit, a compaction a
+        commit."""
+        hoodie = Path(table) / ".hoodie"
+        return sum(1 for d in (hoodie, hoodie / "timeline") for _ in d.glob("*.deltacommit"))
 
 
 FORMAT = Hudi()

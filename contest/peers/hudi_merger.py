@@ -19,15 +19,22 @@ its implementation class, given to every write and read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contest.config import Config
+from contest.data.batches import COLUMNS
 from contest.errors import ConnectorError
-from contest.peers.hudi import Hudi
+from contest.peers.hudi import ORDERING, Hudi
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import DataStreamWriter
+
+# A row's ordering value in a stream: the source file's feed number, then the row's
+# index in its file (fewer than 2**32 rows a file).
+ROW_BITS = 32
 
 MERGER_CLASS = "contest.hudi.ContractRecordMerger"
 # ContractRecordMerger.STRATEGY_ID: the merge strategy Hudi persists in the table config.
@@ -57,6 +64,7 @@ def helper_jar(cfg: Config) -> Path:
 
 class HudiMerger(Hudi):
     name = "hudi-merger"
+    stream_format = ""
 
     def start_conf(self, cfg: Config) -> dict[str, str]:
         # The merger runs in every task that writes, compacts or reads the table.
@@ -76,6 +84,41 @@ class HudiMerger(Hudi):
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         return spark.read.format("hudi").options(**merger_options()).load(str(table))
+
+    def stream_writer(
+        self,
+        spark: SparkSession,
+        cfg: Config,
+        table: Path,
+        rows: DataFrame,
+        checkpoint: str,
+        on_batch: Callable[[int, str, int, int, float], None] | None = None,
+    ) -> DataStreamWriter:
+        """Hudi's own streaming sink (`format("hudi")`): each micro-batch an upsert whose
+        commit metadata records the batch id under the sink's checkpoint identifier, so
+        a restarted query skips a batch id the timeline holds. The rows go as they come
+        (the merger combines a key's rows in the batch and with the table), ordered by
+        the source file's feed number and the row's index in it."""
+        from pyspark.sql import functions as F
+
+        order = F.col("_ver") * F.lit(2**ROW_BITS) + F.col("_pos")
+        # "null" names made NULL as the batch write's collapse does: a key's first row
+        # meets no merger, and a later NULL keeps the older name in the merger.
+        name = F.when(F.col("name") == "null", F.lit(None)).otherwise(F.col("name"))
+        out = rows.withColumn(ORDERING, order.cast("long")).withColumn("name", name)
+        out = out.select(*COLUMNS, ORDERING)
+        opts = self.write_options(cfg, table, "upsert") | {
+            # Compaction left to the reads' merge (and to `contest compact`), as in the
+            # batch write: the stream only appends log files.
+            "hoodie.datasource.compaction.async.enable": "false",
+            "hoodie.datasource.write.streaming.checkpoint.identifier": Path(table).name,
+        }
+        return (
+            out.writeStream.format("hudi")
+            .options(**opts)
+            .outputMode("append")
+            .option("path", str(table))
+        )
 
 
 FORMAT = HudiMerger()

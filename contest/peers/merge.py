@@ -53,3 +53,21 @@ def merged_rows(current: DataFrame, batch: DataFrame) -> DataFrame:
     return s.join(t, F.col("s.uuid") == F.col("t.uuid"), "left").select(
         *[cols[c].alias(c) for c in COLUMNS]
     )
+
+
+# The order of a streaming source's rows (contest/stream/peer.py): the source file's
+# feed number, then the row's index in its file.
+STREAM_ORDER = ("_ver", "_pos")
+
+
+def collapsed_stream(df: DataFrame) -> DataFrame:
+    """A micro-batch collapsed by uuid as `collapsed` does, rows ordered by
+    `STREAM_ORDER` (a micro-batch of several files has no file order of its own)."""
+    from pyspark.sql import functions as F
+
+    pos = F.struct(*[F.col(c) for c in STREAM_ORDER])
+    name = F.when(F.col("name") == "null", F.lit(None)).otherwise(F.col("name"))
+    ranked = df.withColumn("__pos", pos).withColumn("name", name)
+    aggs = [F.sum("requests").alias("requests")]
+    aggs += [F.max_by(c, F.when(F.col(c).isNotNull(), F.col("__pos"))).alias(c) for c in VALUE_COLS]
+    return ranked.groupBy("uuid").agg(*aggs).select(*COLUMNS)

@@ -44,3 +44,26 @@ def test_replayed_batch_commits_nothing_and_versions_follow(pg, tmp_path):
     assert visible(pg, t) == got
     catalog.drop_table(pg, "stream_meta_t")
     assert recorded(pg, t, "q1", 1) is None  # dropped with the table
+
+
+@pytest.mark.pg
+def test_commit_appends_to_the_head_in_postgresql_and_resets_replace_it(pg, tmp_path):
+    """Each commit's partition version is the head's snapshot plus the commit (appended
+    by PostgreSQL), after a long synthetic history as after none; a compaction (a reset)
+    starts a new snapshot."""
+    from meta.synthetic import generate_history, head_commit_ids
+
+    table = generate_history(pg, "stream_meta_long", tmp_path / "long", 500).table
+    head, before = head_commit_ids(pg, table)
+    ids = [
+        commit_batch(
+            pg, table, [_file(table, f"m{b}")], query_id="q", batch_id=b, source_files=[f"/s/{b}"]
+        )[0].commit_id
+        for b in range(3)
+    ]
+    version, after = head_commit_ids(pg, table)
+    assert version == head + 3 and after == [*before, *ids]
+    reset = commit_files(pg, table, [_file(table, "compacted")], commit_op="CompactionCommit")
+    last = commit_files(pg, table, [_file(table, "next")], version=10_000)
+    assert head_commit_ids(pg, table) == (head + 5, [reset.commit_id, last.commit_id])
+    catalog.drop_table(pg, "stream_meta_long")

@@ -65,6 +65,8 @@ class Stage:
     name: str
     config_file: Path
     env: dict[str, str]
+    # The table's format: lakesoul (the harness's sink) or a peer's (contest/stream/peer.py).
+    fmt: str = "lakesoul"
 
     @property
     def incoming(self) -> Path:
@@ -95,6 +97,8 @@ class Stage:
             str(self.incoming),
             "--checkpoint",
             str(checkpoint or self.checkpoint),
+            "--format",
+            self.fmt,
             *extra,
         ]
 
@@ -452,6 +456,17 @@ def freshness(
     }
 
 
+def _load(rows: Sequence[Record]) -> str:
+    """The sitting's load label (1-minute load average at its start and end; 2 cores)."""
+    first = rows[0] if rows else {}
+    if "load_1m_start" not in first:
+        return ""
+    return (
+        f"; load average {first['load_1m_start']:.1f} at its start, "
+        f"{first['load_1m_end']:.1f} at its end, on 2 cores shared with other engineers"
+    )
+
+
 def _pct(values: Sequence[float], p: float) -> float:
     if not values:
         return float("nan")
@@ -471,10 +486,30 @@ def measure(
     cores: int,
     seed: int,
     say: Say = print,
+    formats: Sequence[str] = ("lakesoul",),
+    peer_trials: int = 3,
+    meta_batches: int = 0,
+    meta_history: int = 0,
 ) -> list[Record]:
+    from contest.evaluation.bench.stream_meta import commit_cost
+    from contest.evaluation.bench.stream_peers import measure_peers
+
     root = (cfg.work_path / "bench" / "stream").absolute()
     rng = random.Random(seed)
     out: list[Record] = []
+    if meta_batches:
+        record = commit_cost(conn, cfg, meta_batches, 0, say)
+        out.append({"kind": "metadata", "format": "lakesoul (harness)", **record})
+        if meta_history:
+            record = commit_cost(conn, cfg, min(meta_batches, 100), meta_history, say)
+            out.append({"kind": "metadata", "format": "lakesoul (harness)", **record})
+    peers = [f for f in formats if f != "lakesoul"]
+    if peers:
+        out += measure_peers(
+            cfg, peers, trials=peer_trials, rows=rows, cores=cores, seed=seed, say=say
+        )
+    if "lakesoul" not in formats:
+        return out
     stage = make_stage(cfg, conn, root, "stream_bench_faults", cores)
     faults = [kill_trials(stage, trials, rows, rng, seed, say)]
     faults.append(replay_case(stage, say))
@@ -515,11 +550,38 @@ class StreamBench(Benchmark):
         ),
         Option("--rate-files", "files fed at each rate", int, 20, **at_least(1)),
         Option("--cores", "local[N] of the streaming query", int, 2, **POSITIVE),
+        Option(
+            "--formats",
+            "table formats: lakesoul and/or delta, paimon, hudi (their own sinks)",
+            str,
+            ["lakesoul"],
+            many=True,
+        ),
+        Option("--peer-trials", "kill -9 trials of each peer format", int, 3, **at_least(0)),
+        Option(
+            "--meta-batches",
+            "micro-batch commits of the metadata-cost part, commit only (0 = skip)",
+            int,
+            1000,
+            **at_least(0),
+        ),
+        Option(
+            "--meta-history",
+            "commits of a synthetic history before a second, shorter metadata run (0 = none)",
+            int,
+            0,
+            **at_least(0),
+        ),
         SEED,
     )
 
     def check(self, options: Any) -> None:
         super().check(options)
+        from contest.peers import formats
+
+        for name in options.formats:
+            if name != "lakesoul":
+                formats.for_stream(name)  # one line naming an unknown format
         if any(r <= 0 for r in options.rates):
             from contest.errors import UsageError
 
@@ -529,6 +591,7 @@ class StreamBench(Benchmark):
         from contest.infra.postgres import resolve_connection
 
         cfg, opts = sitting.config(), sitting.options
+        load_start = os.getloadavg()[0]  # the machine is shared: the load is labelled
         records = measure(
             cfg,
             resolve_connection(cfg),
@@ -539,14 +602,26 @@ class StreamBench(Benchmark):
             cores=opts.cores,
             seed=opts.seed,
             say=sitting.say,
+            formats=opts.formats,
+            peer_trials=opts.peer_trials,
+            meta_batches=opts.meta_batches,
+            meta_history=opts.meta_history,
         )
         when = utc_now()
-        sitting.record(*({**r, "when": when, "host": os.uname().nodename} for r in records))
+        load = {"load_1m_start": load_start, "load_1m_end": os.getloadavg()[0]}
+        sitting.record(*({**r, "when": when, "host": os.uname().nodename, **load} for r in records))
         return all(r["exact"] for r in records)
 
     def render(self, records: Sequence[Record]) -> str:
-        newest = records[-1]["sitting"] if records else None
-        rows = [r for r in records if r.get("sitting") == newest]
+        from contest.evaluation.bench.stream_meta import render_meta
+        from contest.evaluation.bench.stream_peers import render_peers
+
+        own = [r for r in records if "table_commits" not in r] or list(records)
+        newest = own[-1].get("sitting") if own else None  # a peers-only sitting aside
+        rows = [r for r in records if r.get("sitting") == newest and "table_commits" not in r]
+        # Each peer format's newest fault record, whichever sitting ran it last.
+        peers = sorted((r for r in records if "table_commits" in r), key=lambda r: r["sitting"])
+        rows += list({r["format"]: r for r in peers}.values())
         lines = [
             "# Streaming upserts, exactly once",
             "",
@@ -556,7 +631,7 @@ class StreamBench(Benchmark):
             "version, (checkpoint query id, batch id, source files) recorded in the commit's "
             "transaction. After each case the merged table is compared with the oracle "
             "(DuckDB) over exactly the files the committed micro-batches consumed. The "
-            "newest sitting" + (f" ({newest})" if newest else "") + " is shown.",
+            "newest sitting" + (f" ({newest})" if newest else "") + " is shown" + _load(rows) + ".",
             "",
             "## Faults",
             "",
@@ -565,7 +640,7 @@ class StreamBench(Benchmark):
             "|---|---|---|---|---|---|---|---|",
         ]
         for r in rows:
-            if r.get("kind") != "fault":
+            if r.get("kind") != "fault" or "table_commits" in r:
                 continue
             fed = r.get("files_fed")
             lines.append(
@@ -574,6 +649,7 @@ class StreamBench(Benchmark):
                 f"| {r['lost_files']} | {r['double_commits']} | {r['batches_replayed']} "
                 f"| {'yes' if r['exact'] else 'NO: ' + '; '.join(r.get('problems', []))} |"
             )
+        lines += render_peers(rows) + render_meta(rows)
         lines += [
             "",
             "## Freshness and throughput",
@@ -608,12 +684,20 @@ class StreamBench(Benchmark):
             "|---|---|---|",
             "| LakeSoul (this harness) | (query id, batch id) recorded in the commit's "
             "PostgreSQL transaction; the checkpoint's query id, not the run id | yes (above) |",
-            "| Delta Lake | in `foreachBatch`, `txnAppId` / `txnVersion`: write options for an "
-            "append, the session settings `spark.databricks.delta.write.txnAppId` / "
-            "`txnVersion` for the MERGE an upsert is (delta-io/delta#1555) | not yet |",
-            "| Apache Paimon | its Spark sink or `foreachBatch` (apache/paimon#9666 reports a "
-            "replayed micro-batch committed twice with the aggregation engine) | not yet |",
-            "| Apache Hudi | its streaming sink (checkpoint in the commit metadata) | not yet |",
+            "| Delta Lake 3.3.2 | the harness's `foreachBatch`: the micro-batch collapsed, then "
+            "MERGE with the checkpoint's query id and the batch id as the session settings "
+            "`spark.databricks.delta.write.txnAppId` / `txnVersion` (delta-io/delta#1555: the "
+            "write options reach DataFrame writes only) | yes (peer table above) |",
+            '| Apache Paimon 0.9.0 | its own `format("paimon")` sink; nothing recognises a '
+            "replayed batch id (apache/paimon#9666): the aggregation engine sums it again | "
+            "yes (peer table above) |",
+            "| Apache Hudi 1.0.2 | its own streaming sink (batch id in the commit metadata "
+            "under the sink's checkpoint identifier) with hudi-merger's record merger. "
+            "Exactly once, but a micro-batch holding three or more rows of a key can keep "
+            "an older row's `name`: Hudi's dedup before an upsert combines a key's rows in "
+            "no particular order, and a last-non-NULL column cannot be merged out of order "
+            "with one ordering value per row (the batch write collapses each batch first, "
+            "so it never meets this) | yes (peer table above) |",
             "",
         ]
         return "\n".join(lines)

@@ -1,0 +1,279 @@
+"""`contest bench stream --formats delta,paimon,hudi`: the fault cases on the peer
+formats' own exactly-once sinks (contest/stream/peer.py), honestly counted.
+
+Each format gets one stream: `contest stream run --format F` as a child process over a
+folder a feed fills, killed with -9 at random moments (`trials` times; the Delta sink,
+the harness's `foreachBatch`, waits a second after each commit as the LakeSoul sink
+does, so kills land between its commit and Spark's; a format's own sink has no such
+hook and is killed wherever it is), restarted from its checkpoint; then the replay case
+(an available-now run drains the folder, the checkpoint's last commit-log entry is
+deleted and the query run again: Spark runs that batch again under its old id). Then
+the table is read merged by the format's own reader (`contest read` with peer.format,
+contest/peers/read.py) and compared with the oracle over every fed file:
+
+- double-counted keys: `requests` above the oracle's (a batch committed twice adds its
+  sums again); lost keys: missing, or `requests` below it (a batch never committed);
+- commits in the format's log against the micro-batches that read files (Spark's file
+  source log in the checkpoint): more commits than micro-batches is a double commit.
+
+A double commit is reported with its reproduction: the command lines and folders.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from contest.config import Config, absolute_paths, override, to_toml
+from contest.evaluation.bench.base import Record, Say
+from contest.evaluation.bench.stream import (
+    CHILD_TIMEOUT_S,
+    Feeder,
+    Stage,
+    batch_lines,
+    read_text,
+)
+
+
+def peer_stage(cfg: Config, root: Path, fmt: str, cores: int) -> Stage:
+    """A fresh folder for the format's stream (a previous sitting's, of this bench,
+    replaced); no LakeSoul table."""
+    import shutil
+
+    from contest.evaluation.evaluate import child_env
+
+    name = f"stream_bench_{fmt.replace('-', '_')}"
+    folder = root / name
+    shutil.rmtree(folder, ignore_errors=True)  # this bench's own folder of a sitting before
+    folder.mkdir(parents=True)
+    child = override(
+        absolute_paths(cfg),
+        {"spark.ui": False, "spark.driver_memory": "1g", "spark.master": f"local[{cores}]"},
+    )
+    config_file = folder / "child.toml"
+    config_file.write_text(to_toml(child))
+    return Stage(cfg, None, root, name, config_file, child_env(cfg), fmt)
+
+
+def micro_batches_with_files(checkpoint: Path) -> set[int]:
+    """Batch ids whose micro-batch read files: Spark's file source log in the
+    checkpoint (`sources/0/<batch>`, compacted every few batches into `.compact`
+    files, one JSON line per file with its batchId)."""
+    out: set[int] = set()
+    folder = checkpoint / "sources" / "0"
+    for path in folder.iterdir() if folder.is_dir() else ():
+        if path.name.startswith("."):
+            continue
+        for line in read_text(path).splitlines()[1:]:
+            try:
+                out.add(int(json.loads(line)["batchId"]))
+            except (ValueError, KeyError):
+                continue
+    return out
+
+
+def read_peer(stage: Stage, fmt: str, out: Path) -> list[dict]:
+    """The table read merged by the format's own reader (`contest read`), sorted by uuid."""
+    import pyarrow.parquet as pq
+
+    from contest.infra.proc import spawn, wait_bounded
+    from contest.peers import formats
+
+    cmd = [
+        *stage.command()[:5],  # python -m contest.cli.main --config FILE
+        "--set",
+        f"peer.format={formats.for_stream(fmt).name}",
+        "read",
+        "--table",
+        str(stage.table_path),
+        "--out",
+        str(out),
+        "--overwrite",
+    ]
+    log = stage.root / stage.name / "logs" / "read.log"
+    code = wait_bounded(spawn(cmd, log, stage.env, stage.root), CHILD_TIMEOUT_S)
+    if code != 0:
+        raise RuntimeError(f"contest read exited {code}: see {log.with_suffix('.err')}")
+    rows = pq.read_table(out).to_pylist()
+    return sorted(rows, key=lambda r: r["uuid"])
+
+
+def compare(actual: list[dict], expected: list[dict]) -> dict[str, Any]:
+    """Keys counted twice (requests above the oracle's), keys lost (missing or below),
+    other differing rows."""
+    have = {r["uuid"]: r for r in actual}
+    double = lost = other = 0
+    for row in expected:
+        got = have.pop(row["uuid"], None)
+        if got is None:
+            lost += 1
+        elif (got["requests"] or 0) > (row["requests"] or 0):
+            double += 1
+        elif (got["requests"] or 0) < (row["requests"] or 0):
+            lost += 1
+        elif got != row:
+            other += 1
+    return {"double_keys": double, "lost_keys": lost, "other_keys": other + len(have)}
+
+
+def peer_faults(
+    stage: Stage, fmt: str, trials: int, rows: int, rng: random.Random, seed: int, say: Say
+) -> Record:
+    from contest.data.batches import Batch
+    from contest.data.oracle import expected_rows
+    from contest.evaluation.bench.stream import drain
+    from contest.infra.proc import kill_group, spawn
+    from contest.peers import formats
+
+    logs = stage.root / stage.name / "logs"
+    feeder = Feeder(stage.incoming, rows, 1.0, seed)
+    feeder.start()
+    lines: list[dict] = []
+    for i in range(trials):
+        log = logs / f"trial-{i:02d}.log"
+        cmd = stage.command(
+            "--trigger", "processing-time", "--interval", "0.5", "--max-files-per-trigger", "2",
+            "--pause-after-commit", "1.0",
+        )  # fmt: skip
+        proc = spawn(cmd, log, stage.env, stage.root)
+        start = time.monotonic()
+        # After 0-2 micro-batches this run logged, plus up to 3 s (a micro-batch of a
+        # peer's sink takes seconds here: the kill lands in one, or between two).
+        after = rng.randint(0, 2)
+        while (
+            proc.poll() is None
+            and time.monotonic() - start < CHILD_TIMEOUT_S
+            and (
+                "stream: query" not in (err := read_text(log.with_suffix(".err")))
+                or len(batch_lines(err)) < after
+            )
+        ):
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, 3.0))
+        exited = proc.poll()
+        kill_group(proc)
+        got = batch_lines(read_text(log.with_suffix(".err")))
+        lines += got
+        say(
+            f"{fmt} kill -9 trial {i + 1}/{trials} after {time.monotonic() - start:.1f} s: "
+            f"{len(got)} micro-batch(es) logged"
+            + (f" (the child had exited: {exited}, see {log}.err)" if exited is not None else "")
+        )
+    fed = feeder.stop()
+    code, text = drain(stage, logs / "drain.log")  # so there is a last batch to replay
+    lines += batch_lines(text)
+    commits = stage.checkpoint / "commits"
+    done = [int(p.name) for p in commits.iterdir() if p.name.isdigit()] if commits.is_dir() else []
+    replayed_batch = max(done, default=None)
+    if replayed_batch is not None:
+        (commits / str(replayed_batch)).unlink()  # this bench's own checkpoint
+        (commits / f".{replayed_batch}.crc").unlink(missing_ok=True)
+    replay_code, text = drain(stage, logs / "replay.log")
+    code = code or replay_code
+    lines += batch_lines(text)
+    fmt_obj = formats.for_stream(fmt)
+    batches = micro_batches_with_files(stage.checkpoint)
+    table_commits = fmt_obj.commit_count(stage.table_path)
+    actual = read_peer(stage, fmt, stage.root / stage.name / "result")
+    ordered = sorted(fed, key=lambda p: p.name)
+    expected = expected_rows([Batch(i, str(p), 0, 0, i) for i, p in enumerate(ordered)])
+    diff = compare(actual, expected)
+    double_commits = max(0, table_commits - len(batches))
+    exact = code == 0 and actual == expected and double_commits == 0
+    skipped = sum(b["status"] == "replayed" for b in lines)
+    problems = []
+    if not exact:
+        problems.append(
+            f"exit {code}; {table_commits} commits for {len(batches)} micro-batches; "
+            f"{diff['double_keys']} keys counted twice, {diff['lost_keys']} lost, "
+            f"{diff['other_keys']} otherwise different"
+            + (
+                f". Reproduce: {stage.name}: `contest stream run --format {fmt} --trigger "
+                f"available-now` over a fed folder, delete <checkpoint>/commits/"
+                f"{replayed_batch}, run it again"
+                if double_commits or diff["double_keys"]
+                else " (no double commit: see the per-format notes)"
+            )
+        )
+    say(
+        f"{fmt}: {trials} kills, replay of batch {replayed_batch}; {len(fed)} files fed, "
+        f"{len(batches)} micro-batches, {table_commits} table commits; "
+        f"{'exact' if exact else problems[0]}"
+    )
+    return {
+        "case": "kill -9 at random moments, drain, then replay of the last batch",
+        "trials": trials,
+        "replayed_batch": replayed_batch,
+        "files_fed": len(fed),
+        "files_consumed": len(fed) if diff["lost_keys"] == 0 else None,
+        "micro_batches": len(batches),
+        "table_commits": table_commits,
+        "lost_files": None,
+        "lost_keys": diff["lost_keys"],
+        "double_keys": diff["double_keys"],
+        "double_commits": double_commits,
+        "batches_replayed": skipped,
+        "rows": len(actual),
+        "exact": exact,
+        "problems": problems,
+    }
+
+
+def measure_peers(
+    cfg: Config,
+    formats_: list[str],
+    *,
+    trials: int,
+    rows: int,
+    cores: int,
+    seed: int,
+    say: Say = print,
+) -> list[Record]:
+    root = (cfg.work_path / "bench" / "stream").absolute()
+    rng = random.Random(seed)
+    out = []
+    for fmt in formats_:
+        stage = peer_stage(cfg, root, fmt, cores)
+        record = peer_faults(stage, fmt, trials, rows, rng, seed, say)
+        out.append({"kind": "fault", "format": fmt, **record})
+    return out
+
+
+def _load(r: Record) -> str:
+    load = r.get("load_1m_start")
+    return "-" if load is None else f"load {load:.1f}"
+
+
+def render_peers(rows: list[Record]) -> list[str]:
+    """The peer formats' fault table (empty when none ran)."""
+    peers = [r for r in rows if r.get("kind") == "fault" and "table_commits" in r]
+    if not peers:
+        return []
+    lines = [
+        "",
+        "## Peer formats' own exactly-once sinks",
+        "",
+        "One stream a format: kill -9 at random moments (restart from the checkpoint each "
+        "time), the folder drained, then the checkpoint's last commit-log entry deleted and "
+        "the query run again (Spark replays that batch under its id); the table read "
+        "by the format's own merged reader and compared with the oracle over every fed "
+        "file. Double commits: the format's commits beyond the micro-batches that read "
+        "files; keys counted twice: `requests` above the oracle's.",
+        "",
+        "| format | sitting (load) | kills | replayed batch | files fed | micro-batches "
+        "| table commits | double commits | keys counted twice | keys lost "
+        "| replays skipped (logged) | table = oracle |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in peers:
+        verdict = "yes" if r["exact"] else "NO: " + "; ".join(r.get("problems", []))
+        lines.append(
+            f"| {r['format']} | {r.get('sitting', '-')} ({_load(r)}) "
+            f"| {r['trials']} | {r['replayed_batch']} | {r['files_fed']} "
+            f"| {r['micro_batches']} | {r['table_commits']} | {r['double_commits']} "
+            f"| {r['double_keys']} | {r['lost_keys']} | {r['batches_replayed']} | {verdict} |"
+        )
+    return lines

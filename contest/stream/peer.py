@@ -1,0 +1,163 @@
+"""`contest stream run --format delta|paimon|hudi`: the same Structured Streaming query
+over the source folder, into a peer format's table through that format's own sink,
+made exactly once the way its documentation says (contest/peers/<format>.py:
+`stream_prepare`, `stream_writer`). The harness adds only the source's order: each row
+carries its source file's feed number (`_ver`) and its index in the file (`_pos`,
+Spark's `_metadata.row_index`), so a key's rows apply in the oracle's order whatever
+files a micro-batch holds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from contest.config import Config
+from contest.data.batches import COLUMNS
+from contest.errors import RunError
+from contest.peers import formats
+from contest.stream.run import StreamReport, default_checkpoint, default_source, spark_ddl
+from contest.stream.sink import BATCH_LINE, BatchLog
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+# The feed's file names (contest/stream/feed.py): their number orders the files.
+FEED_NUMBER = r"^feed-(\d+)\.parquet$"
+
+
+def source_rows(spark: SparkSession, cfg: Config, source: str) -> DataFrame:
+    """The source folder as a stream of the contest's rows plus `_ver` and `_pos`."""
+    from pyspark.sql import functions as F
+
+    reader = spark.readStream.schema(spark_ddl())
+    if cfg.stream.max_files_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", cfg.stream.max_files_per_trigger)
+    df = reader.parquet(source)
+    ver = F.regexp_extract(F.col("_metadata.file_name"), FEED_NUMBER, 1).cast("long")
+    return df.select(
+        *COLUMNS, ver.alias("_ver"), F.col("_metadata.row_index").cast("long").alias("_pos")
+    )
+
+
+class Batches:
+    """What the sink tells of each micro-batch, logged as the LakeSoul sink logs it (a
+    `stream-batch` JSON line the bench reads); for a format's own sink, Spark's progress
+    of each micro-batch that read rows (status "processed": the sink decides alone)."""
+
+    def __init__(self, query_id: Callable[[], str], say: Callable[[str], None]):
+        self.query_id, self.say = query_id, say
+        self.logs: list[BatchLog] = []
+        self.run_id: str | None = None
+        self.seen_progress: set[int] = set()
+        self.last_activity = time.monotonic()
+
+    def on_batch(self, batch_id: int, status: str, version: int, rows: int, seconds: float):
+        entry = BatchLog(batch_id, self.query_id(), self.run_id, status, version, rows=rows)
+        entry.write_s, entry.committed_unix = round(seconds, 4), time.time()
+        self._log(entry)
+
+    def progress(self, query: Any) -> None:
+        for p in query.recentProgress or []:  # dicts in PySpark 3.5
+            batch, rows = int(p["batchId"]), int(p["numInputRows"])
+            if batch in self.seen_progress:
+                continue
+            self.seen_progress.add(batch)
+            if rows:
+                self.last_activity = time.monotonic()
+                if not any(b.batch_id == batch for b in self.logs):
+                    self._log(
+                        BatchLog(batch, self.query_id(), self.run_id, "processed", -1, 0, rows)
+                    )
+
+    def _log(self, entry: BatchLog) -> None:
+        self.logs.append(entry)
+        self.last_activity = time.monotonic()
+        self.say(f"batch {entry.batch_id}: {entry.status} ({entry.rows:,} rows)")
+        self.say(BATCH_LINE + json.dumps(asdict(entry)))
+
+
+def run_peer_stream(
+    spark: SparkSession,
+    cfg: Config,
+    table_path: str,
+    *,
+    say: Callable[[str], None] = print,
+    started: Callable[[Any], None] | None = None,
+) -> StreamReport:
+    """Run the query into the peer table until its trigger or a stop condition ends it."""
+    from contest.stream.sink import checkpoint_query_id
+
+    fmt = formats.for_stream(cfg.peer.format)
+    table = Path(table_path).absolute()
+    for key, value in fmt.runtime_conf(cfg, table).items():
+        spark.conf.set(key, value)
+    source = default_source(cfg)
+    checkpoint = default_checkpoint(cfg, table.name)
+    if "://" not in source:
+        Path(source).mkdir(parents=True, exist_ok=True)
+    fmt.stream_prepare(spark, cfg, table)
+    log = Batches(lambda: checkpoint_query_id(checkpoint), say)
+    writer = fmt.stream_writer(
+        spark, cfg, table, source_rows(spark, cfg, source), checkpoint, log.on_batch
+    )
+    writer = writer.option("checkpointLocation", checkpoint)
+    if cfg.stream.trigger == "available-now":
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime=f"{cfg.stream.interval_s} seconds")
+    t0 = time.monotonic()
+    query = writer.start()
+    log.run_id = str(query.runId)
+    report = StreamReport(
+        f"{fmt.name}:{table}", str(query.id), str(query.runId), cfg.stream.trigger
+    )
+    say(
+        f"stream: query {query.id} (run {query.runId}) from {source} into {fmt.name} "
+        f"table {table}, checkpoint {checkpoint}, trigger {cfg.stream.trigger}"
+    )
+    if started is not None:
+        started(query)
+    try:
+        report.stopped_by = _wait(query, cfg, log, t0)
+    except Exception as exc:  # Spark's StreamingQueryException
+        raise RunError(f"the {fmt.name} streaming query failed: {_first_line(exc)}") from None
+    finally:
+        if query.isActive:
+            query.stop()
+        log.progress(query)
+        report.seconds = time.monotonic() - t0
+        report.committed = [b.batch_id for b in log.logs if b.status != "replayed"]
+        report.replayed = [b.batch_id for b in log.logs if b.status == "replayed"]
+        report.rows = sum(b.rows for b in log.logs if b.status != "replayed")
+    if (error := query.exception()) is not None:
+        raise RunError(f"the {fmt.name} streaming query failed: {_first_line(error)}")
+    return report
+
+
+def _wait(query: Any, cfg: Config, log: Batches, t0: float) -> str:
+    s = cfg.stream
+    if s.trigger == "available-now":
+        query.awaitTermination()
+        return "available-now: the folder is consumed"
+    while query.isActive:
+        if query.awaitTermination(0.25):
+            break
+        log.progress(query)
+        now = time.monotonic()
+        if s.timeout_s and now - t0 >= s.timeout_s:
+            return f"timeout ({s.timeout_s:g} s)"
+        status = query.status
+        busy = bool(status.get("isDataAvailable")) or bool(status.get("isTriggerActive"))
+        if s.idle_stop_s and not busy and now - log.last_activity >= s.idle_stop_s:
+            return f"idle for {s.idle_stop_s:g} s"
+    return "the query ended"
+
+
+def _first_line(exc: object) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return lines[0][:300] if lines else "unknown error"

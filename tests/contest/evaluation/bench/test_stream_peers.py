@@ -1,0 +1,90 @@
+"""The peer fault cases' pure parts: the oracle comparison, the micro-batches Spark's
+file source log names, each format's commit count from its log, the rendered tables."""
+
+from __future__ import annotations
+
+import json
+
+from contest.evaluation.bench.stream_meta import render_meta
+from contest.evaluation.bench.stream_peers import compare, micro_batches_with_files, render_peers
+from contest.peers import formats
+
+
+def _row(uuid: str, requests: int | None, name: str | None = "n") -> dict:
+    return {"uuid": uuid, "requests": requests, "name": name}
+
+
+def test_compare_tells_double_counted_lost_and_other_keys():
+    expected = [_row("a", 2), _row("b", 3), _row("c", 4), _row("d", 5)]
+    actual = [_row("a", 4), _row("b", 1), _row("c", 4, None), _row("e", 1)]
+    # a: counted twice; b: short, d: missing (lost); c differs otherwise; e: unexpected
+    assert compare(actual, expected) == {"double_keys": 1, "lost_keys": 2, "other_keys": 2}
+    assert compare(expected, expected) == {"double_keys": 0, "lost_keys": 0, "other_keys": 0}
+
+
+def test_micro_batches_with_files_reads_the_source_log_and_its_compactions(tmp_path):
+    log = tmp_path / "sources" / "0"
+    log.mkdir(parents=True)
+    entry = {"path": "file:/in/feed-000000.parquet", "timestamp": 1, "action": "add"}
+    (log / "9.compact").write_text(
+        "v1\n" + "\n".join(json.dumps({**entry, "batchId": b}) for b in (0, 2)) + "\n"
+    )
+    (log / "10").write_text("v1\n" + json.dumps({**entry, "batchId": 10}) + "\n")
+    (log / ".10.crc").write_text("junk")
+    (log / "11").write_text("v1\n")  # a micro-batch that read no file
+    assert micro_batches_with_files(tmp_path) == {0, 2, 10}
+    assert micro_batches_with_files(tmp_path / "nothing") == set()
+
+
+def test_commit_counts_from_each_formats_log(tmp_path):
+    delta = tmp_path / "delta" / "_delta_log"
+    delta.mkdir(parents=True)
+    for v in range(4):
+        (delta / f"{v:020d}.json").write_text("{}")
+    assert formats.lookup("delta").commit_count(tmp_path / "delta") == 3  # after the create
+
+    snaps = tmp_path / "paimon" / "contest.db" / "ccf" / "snapshot"
+    snaps.mkdir(parents=True)
+    for i, kind in enumerate(["APPEND", "APPEND", "COMPACT"], 1):
+        (snaps / f"snapshot-{i}").write_text(json.dumps({"commitKind": kind}))
+    (snaps / "LATEST").write_text("3")
+    assert formats.lookup("paimon").commit_count(tmp_path / "paimon") == 2
+
+    timeline = tmp_path / "hudi" / ".hoodie" / "timeline"
+    timeline.mkdir(parents=True)
+    for name in (
+        "1.deltacommit.requested",
+        "1.deltacommit.inflight",
+        "1_2.deltacommit",
+        ".1_2.deltacommit.crc",
+        "3_4.deltacommit",
+        "5_6.commit",
+    ):
+        (timeline / name).write_text("")
+    meta = tmp_path / "hudi" / ".hoodie" / "metadata" / ".hoodie" / "timeline"
+    meta.mkdir(parents=True)
+    (meta / "00000000000000000_1.deltacommit").write_text("")  # the metadata table's
+    assert formats.lookup("hudi-merger").commit_count(tmp_path / "hudi") == 2
+
+
+def test_stream_formats_resolve_through_the_registry():
+    assert formats.for_stream("hudi").name == "hudi-merger"
+    assert formats.for_stream("delta").name == "delta"
+    assert formats.for_stream("paimon").name == "paimon"
+
+
+def test_peer_and_metadata_tables_render():
+    peer = {
+        "kind": "fault", "format": "paimon", "trials": 2, "replayed_batch": 3, "files_fed": 9,
+        "micro_batches": 4, "table_commits": 5, "double_commits": 1, "double_keys": 7,
+        "lost_keys": 0, "batches_replayed": 0, "exact": False, "problems": ["Reproduce: x"],
+    }  # fmt: skip
+    meta = {
+        "kind": "metadata", "history_commits": 0, "micro_batches": 1000,
+        "commit_ms_first": 1.0, "commit_ms_last": 1.1, "last_over_first": 1.1,
+        "commit_ms_p99": 3.0, "head_snapshot_bytes": 16020,
+    }  # fmt: skip
+    text = "\n".join(render_peers([peer]) + render_meta([meta]))
+    assert "| paimon | - (-) | 2 | 3 | 9 | 4 | 5 | 1 | 7 | 0 | 0 | NO: Reproduce: x |" in text
+    assert "| 0 | 1,000 | 1.0 | 1.1 | 1.1 | 3.0 | 16,020 |" in text
+    assert render_peers([]) == [] and render_meta([]) == []
