@@ -82,7 +82,7 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover
     from contest.evaluation.evaluate import cached_data
     from contest.workload.plan import load_plan
-    from contest.workload.record import append, local_file
+    from contest.workload.record import append, load, local_file
     from contest.workload.report import write_report
     from contest.workload.runner import run_workload
 
@@ -98,11 +98,18 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     if found != cfg.workload.batches:
         raise UsageError(f"{data}: {found} batches, the workload has {cfg.workload.batches}")
     say(f"workload {cfg.workload.name}: {len(steps)} steps x {len(configs)} strategies")
-    records = run_workload(cfg.workload.name, configs, steps, data, args.scale, args.cores, say)
     out = Path(args.results) if args.results else local_file(first.work_path, cfg.workload.name)
-    append(out, records)
-    from contest.workload.record import load
-
+    say(f"phase records: {out}")
+    records = run_workload(
+        cfg.workload.name,
+        configs,
+        steps,
+        data,
+        args.scale,
+        args.cores,
+        say,
+        sink=lambda recs: append(out, recs),
+    )
     wrote = write_report(
         out,
         cfg.workload.name,

@@ -38,6 +38,8 @@ def unsupported(cfg: Config) -> str | None:
         return f"peer format {cfg.peer.format}: its write applies every batch at once"
     if cfg.write.engine != "harness":
         return f"write.engine={cfg.write.engine}: it writes a new table only"
+    if cfg.workload.columns and cfg.write.mode != "mor":
+        return f"write.mode={cfg.write.mode}: it carries the contest's columns only"
     return None
 
 
@@ -308,9 +310,11 @@ def run_workload(
     scale: float,
     cores: int,
     say: Say,
+    sink: Callable[[list[PhaseRecord]], None] | None = None,
 ) -> list[PhaseRecord]:
     """Every step for every strategy that can run phases, interleaved step by step;
-    the records of all phases (a strategy's failure ends its lane, not the run).
+    the records of all phases (a strategy's failure ends its lane, not the run), each
+    step's also given to `sink` as soon as it ends (a run stopped early keeps them).
     Holds the work folder's evaluation lock throughout."""
     from contest.data.batches import discover
 
@@ -330,5 +334,7 @@ def run_workload(
             for lane in lanes:
                 if not lane.failed:
                     runner.step(lane, n, step)
+                    if sink is not None:
+                        sink([r for r in lane.records if r.step == n])
             say(f"[{time.perf_counter() - started:7.1f}s] step {n}/{len(steps)} done")
     return [r for lane in lanes for r in lane.records]
