@@ -151,6 +151,10 @@ def unfold_compactions(
     out: list[SnapshotCommit] = []
     for c in commits:
         cov = covers.get(c.commit_id)
+        if cov and c.version is not None:
+            # A copy-on-write overwrite covers the versions before it and holds its own
+            # batch too: it stands for its own version, never for the newest it covers.
+            cov = tuple(sorted({*cov, c.version}))
         if not cov:
             out.append(c)
         elif stands_whole(cov, low, high):
