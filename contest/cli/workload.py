@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--strategies",
         action=ListAction,
         default=["optimized", "baseline-mor"],
-        help="strategies to run, comma-separated (default optimized,baseline-mor)",
+        help="strategies to run, comma-separated",
     )
     run.add_argument(
         "--scale", type=float, default=0.01, help="data scale (1 = the workload's sizes)"
