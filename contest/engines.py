@@ -46,10 +46,16 @@ class ReadJob:
     to_version: int | None = None
     overwrite: bool = False
     allow_gaps: bool = False
+    latest_complete: bool = False
 
     @property
     def versioned(self) -> bool:
-        return self.as_of is not None or self.from_version is not None or bool(self.to_version)
+        return (
+            self.as_of is not None
+            or self.from_version is not None
+            or bool(self.to_version)
+            or self.latest_complete
+        )
 
 
 @dataclass(frozen=True)
@@ -142,6 +148,7 @@ class Harness:
             to_version=job.to_version,
             overwrite=job.overwrite,
             allow_gaps=job.allow_gaps,
+            latest_complete=job.latest_complete,
         )
         plan = plan_read(conn, cfg, table, request)  # every check before Spark starts
         for warning in plan.warnings:

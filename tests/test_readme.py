@@ -101,3 +101,29 @@ def test_python_api_example_runs_and_reads_what_the_oracle_says(
     assert printed[0] == f"default.ccf {expected.num_rows} {as_of.num_rows}"
     versions = [line.split()[0] for line in printed[1:]]
     assert versions[:11] == [str(v) for v in range(10, -1, -1)]
+
+
+def workload_commands() -> list[list[str]]:
+    text = (REPO / "README.md").read_text()
+    section = text.split("### Phases: longevity", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```console\n(.*?)```", section, re.S).group(1)
+    return [shlex.split(line[2:]) for line in block.splitlines() if line.startswith("$ ")]
+
+
+def test_workload_example_runs(cfg, pg, tmp_path, capsys):
+    """The README's `contest workload run` example: exit 0, every read checked."""
+    from contest.workload.record import load
+
+    commands = workload_commands()
+    assert commands and all(c[:3] == ["contest", "workload", "run"] for c in commands)
+    out = tmp_path / "records.jsonl"
+    said = ""
+    for argv in commands:
+        extra = ["--work", str(tmp_path / "work"), "--results", str(out)]
+        code = main(cli(cfg, *argv[1:], *extra))
+        err = capsys.readouterr().err
+        said += err
+        assert code == 0, f"{' '.join(argv)} exited {code}: {err[-2000:]}"
+    reads = [r for r in load(out) if r.version is not None]
+    assert reads and all(r.correct for r in reads)
+    assert "delta-merge: cannot run the workload's phases (peer format delta" in said

@@ -53,6 +53,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     orc.add_argument(
         "--versions", action=ListAction, help="batch versions: INDEX=VERSION,... or @file.json"
     )
+    orc.add_argument(
+        "--upto-version",
+        type=int,
+        metavar="V",
+        help="only the batches whose version is at most V (a read as of version V)",
+    )
 
     chk = command(
         sub,
@@ -130,12 +136,13 @@ def _gen_remote(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_oracle(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.data.batches import discover
+    from contest.data.batches import discover, upto
     from contest.data.checker import SUCCESS_MARKER
     from contest.data.oracle import config_budget, expected_result
     from contest.data.workload import contract_operators, workload_schema
 
     batches = discover(args.data, joined(args.versions), workload_schema(cfg.workload))
+    batches = upto(batches, args.upto_version)
     out = Path(args.out)
     folder = out.is_dir() or not out.suffix
     if folder:

@@ -25,13 +25,25 @@ from contest.cli import (
     metadata,
     pipeline,
     stream,
+    workload,
 )
 from contest.cli.common import ConfigSource, HelpFormatter, pairs, shared_options
 from contest.config import Config
 from contest.errors import EXIT_USAGE, HarnessError, unwrap_spark_error
 from contest.infra.storage import configure
 
-GROUPS = (infra, cluster, data, pipeline, stream, metadata, evaluation, bench, dashboard)
+GROUPS = (
+    infra,
+    cluster,
+    data,
+    pipeline,
+    stream,
+    metadata,
+    evaluation,
+    workload,
+    bench,
+    dashboard,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

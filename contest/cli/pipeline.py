@@ -127,6 +127,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("--to-version", type=int, metavar="B", help="changes up to version B")
     r.add_argument(
+        "--latest-complete",
+        action="store_true",
+        help="the table as of its newest version with every version before it committed "
+        "(a read while a write lands: one consistent version; the report names it)",
+    )
+    r.add_argument(
         "--overwrite",
         action="store_true",
         help="replace --out even when it is not a previous result of this tool",
@@ -202,6 +208,12 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
         args.from_version is not None or args.to_version is not None
     ):
         raise UsageError("--as-of-version excludes --from-version/--to-version")
+    if args.latest_complete and (
+        args.as_of_version is not None
+        or args.from_version is not None
+        or args.to_version is not None
+    ):
+        raise UsageError("--latest-complete excludes the other version options")
     values: dict[str, object] = {}
     if args.operator:
         values["read.operators"] = pairs(args.operator, "--operator")
@@ -218,5 +230,6 @@ def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
         to_version=args.to_version,
         overwrite=args.overwrite,
         allow_gaps=args.allow_gaps,
+        latest_complete=args.latest_complete,
     )
     return engine.read(cfg, job).emit(sys.stdout, sys.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,6 +100,17 @@ def check_unique_versions(versions: Mapping[int, int]) -> None:
                 f"batches base-{seen[ver]}.parquet and base-{idx}.parquet both have version {ver}"
             )
         seen[ver] = idx
+
+
+def upto(batches: Sequence[Batch], version: int | None) -> list[Batch]:
+    """The batches a table holds as of `version` (those whose version is at most it):
+    what a read as of that version must equal. None: all of them."""
+    if version is None:
+        return list(batches)
+    out = [b for b in batches if b.version <= version]
+    if not out:
+        raise DataError(f"no batch has a version at most {version}")
+    return out
 
 
 def discover(

@@ -1,7 +1,8 @@
 """Workloads: the shape of the data as configuration (`[workload]`), and the named ones.
 
 A workload file is TOML holding one `[workload]` table (the keys of
-`contest.config.WorkloadConfig`), so it is also a valid `--config` file. The named ones
+`contest.config.WorkloadConfig`), so (without phases: `[[phase]]`, `[longevity]`,
+read by contest/workload/plan.py) it is also a valid `--config` file. The named ones
 live in the checkout's `workloads/` folder, shipped inside the package as
 `contest.workloads` (like `sql/` as `meta.sql`), so an installed package finds them too.
 """
@@ -84,9 +85,12 @@ def workload_settings(spec: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{where}: not valid TOML: {exc}") from None
-    extra = sorted(set(data) - {"workload"})
+    # Its phases (`[[phase]]`, `[longevity]`) are read by contest.workload.plan.
+    extra = sorted(set(data) - {"workload", "phase", "longevity"})
     if extra or not isinstance(data.get("workload", {}), dict):
-        raise ConfigError(f"{where}: a workload file holds one [workload] table, not {extra}")
+        raise ConfigError(
+            f"{where}: a workload file holds a [workload] table and its phases, not {extra}"
+        )
     body = dict(data.get("workload", {}))
     body.setdefault("name", stem)
     return {f"workload.{k}": v for k, v in body.items()}

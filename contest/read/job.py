@@ -40,6 +40,9 @@ class ReadRequest:
     to_version: int | None = None
     overwrite: bool = False
     allow_gaps: bool = False
+    # As of the newest version with every version before it committed (a read while a
+    # write lands: one consistent version, never a mix).
+    latest_complete: bool = False
 
     @property
     def versions(self) -> dict[str, int | None]:
@@ -58,6 +61,7 @@ class ReadPlan:
     operators: dict[str, str]
     out: output.Output | output.RemoteOutput
     warnings: list[str] = field(default_factory=list)
+    version: int | None = None  # the newest batch version the read applies
 
 
 @dataclass
@@ -69,6 +73,7 @@ class ReadReport:
     partition_version: int
     seconds: float
     operators: dict[str, str]
+    version: int | None = None  # the newest batch version read (oracle: up to it)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -146,6 +151,10 @@ def unfold_compactions(
     out: list[SnapshotCommit] = []
     for c in commits:
         cov = covers.get(c.commit_id)
+        if cov and c.version is not None:
+            # A copy-on-write overwrite covers the versions before it and holds its own
+            # batch too: it stands for its own version, never for the newest it covers.
+            cov = tuple(sorted({*cov, c.version}))
         if not cov:
             out.append(c)
         elif stands_whole(cov, low, high):
@@ -275,6 +284,10 @@ def checked_commits(
     """The commits a read applies, after every check a read makes (`chosen_commits`,
     and the gaps): commits, partition version, operators, warnings. No Spark, no I/O
     beyond PostgreSQL: the Read job and the Python API (`contest.api`) both start here."""
+    if request.latest_complete:
+        request = dataclasses.replace(
+            request, as_of=latest_complete(conn, table), latest_complete=False
+        )
     chosen, pversion, ops = chosen_commits(conn, cfg, table, request.versions)
     warnings = []
     gaps = gaps_of(conn, table)
@@ -301,7 +314,31 @@ def plan_read(conn: PgConnection, cfg: Config, table: TableRef, request: ReadReq
     out = output.prepare(
         request.out_dir, [t.path for t in catalog.list_tables(conn)], request.overwrite
     )
-    return ReadPlan(table, chosen, pversion, ops, out, warnings)
+    covers = covers_of(conn, table, [c.commit_id for c in chosen])
+    version = max(known_versions(chosen, covers), default=None)
+    return ReadPlan(table, chosen, pversion, ops, out, warnings, version)
+
+
+def newest_complete(known: list[int]) -> int | None:
+    """The newest version with every version from the oldest up to it present."""
+    have = set(known)
+    if not have:
+        return None
+    v = min(have)
+    while v + 1 in have:
+        v += 1
+    return v
+
+
+def latest_complete(conn: PgConnection, table: TableRef) -> int:
+    """The version a read while a write lands takes: the newest one whose versions
+    below are all committed (committed versions stay, so it reads the same later)."""
+    _, commits = head_snapshot(conn, table)
+    known = known_versions(commits, covers_of(conn, table, [c.commit_id for c in commits]))
+    version = newest_complete(known)
+    if version is None:
+        raise ReadError(f"table {table.namespace}.{table.name} has no versioned commits yet")
+    return version
 
 
 def merged(
@@ -356,4 +393,5 @@ def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
         plan.partition_version,
         time.perf_counter() - started,
         plan.operators,
+        plan.version,
     )

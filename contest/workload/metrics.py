@@ -1,0 +1,48 @@
+"""Pure measures over a run's phase records: LST-Bench's degradation rate (the mean
+relative change between successive phases of the same kind), split at compactions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def relative_changes(values: Sequence[float]) -> list[float]:
+    """(b - a) / a for each successive pair; a pair whose first value is 0 is skipped."""
+    return [(b - a) / a for a, b in zip(values, values[1:], strict=False) if a > 0]
+
+
+def degradation_rate(values: Sequence[float]) -> float | None:
+    """LST-Bench's degradation rate of a series of the same phase: the mean relative
+    change between successive runs of it (0: flat; 0.1: 10% slower each time). None
+    for fewer than two values."""
+    changes = relative_changes(values)
+    return sum(changes) / len(changes) if changes else None
+
+
+def segments(kinds: Sequence[str], values: Sequence[float | None]) -> list[list[float]]:
+    """The read times between compactions: `kinds` and `values` are a run's phases in
+    order (a value per read, None elsewhere); a `compact` starts a new segment, so the
+    change across a compaction (its gain) is not counted as degradation."""
+    out: list[list[float]] = [[]]
+    for kind, value in zip(kinds, values, strict=True):
+        if kind == "compact" and out[-1]:
+            out.append([])
+        elif kind == "read" and value is not None:
+            out[-1].append(value)
+    return [s for s in out if s]
+
+
+def degradation_between_compactions(
+    kinds: Sequence[str], values: Sequence[float | None]
+) -> float | None:
+    """The mean relative change between successive reads with no compaction between
+    them (the rate deltas pile up at, compaction excluded)."""
+    changes = [c for seg in segments(kinds, values) for c in relative_changes(seg)]
+    return sum(changes) / len(changes) if changes else None
+
+
+def degradation_overall(kinds: Sequence[str], values: Sequence[float | None]) -> float | None:
+    """The mean relative change between every successive pair of reads, compactions
+    included (what a user sees across the whole run)."""
+    reads = [v for k, v in zip(kinds, values, strict=True) if k == "read" and v is not None]
+    return degradation_rate(reads)

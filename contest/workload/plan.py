@@ -1,0 +1,215 @@
+"""A workload's phases as validated data: the `[[phase]]` tables and the `[longevity]`
+block of a workload file, expanded into the concrete list of steps a run executes.
+
+Kinds (LST-Bench's tasks, for keyed upserts): `upsert` (batches, threads), `read`
+(optionally `as_of` a version), `merge` (the metadata merge), `compact`, `concurrent`
+(upserts with `reads` reads while they land). `[longevity]` repeats "upsert `upsert`
+batches, merge, read" over the batches no phase named, with a compaction every
+`compact_every` rounds (0: never). A file without either gets the contest's procedure:
+upsert every batch, merge, read. Every error is one line naming the table and key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from contest.errors import ConfigError
+
+KINDS: dict[str, frozenset[str]] = {
+    "upsert": frozenset({"batches", "threads"}),
+    "read": frozenset({"as_of"}),
+    "merge": frozenset(),
+    "compact": frozenset(),
+    "concurrent": frozenset({"batches", "threads", "reads"}),
+}
+LONGEVITY_KEYS = frozenset({"upsert", "compact_every", "merge"})
+
+
+@dataclass(frozen=True)
+class Step:
+    """One phase of a run: what it does, on which batches, in which longevity round
+    (0: an explicit phase)."""
+
+    kind: str
+    batches: tuple[int, ...] = ()
+    threads: int | None = None
+    as_of: int | None = None
+    reads: int = 0
+    round: int = 0
+
+    @property
+    def label(self) -> str:
+        span = batch_span(self.batches)
+        extra = f" as of {self.as_of}" if self.as_of is not None else ""
+        if self.kind == "concurrent":
+            extra = f" with {self.reads} read(s)"
+        return f"{self.kind}{' ' + span if span else ''}{extra}"
+
+
+def batch_span(batches: tuple[int, ...]) -> str:
+    """`3-7` for a run of batches, `1,4` otherwise, '' for none."""
+    if not batches:
+        return ""
+    if list(batches) == list(range(batches[0], batches[-1] + 1)) and len(batches) > 1:
+        return f"{batches[0]}-{batches[-1]}"
+    return ",".join(str(b) for b in batches)
+
+
+def parse_batches(value: Any, where: str) -> tuple[int, ...]:
+    """`5`, `"2-9"` or `[1, 2, 4]` as batch indices."""
+    if isinstance(value, bool):
+        raise ConfigError(f'{where}: batches are an index, "A-B" or a list, not {value!r}')
+    if isinstance(value, int):
+        return (value,)
+    if isinstance(value, str):
+        low, sep, high = value.partition("-")
+        try:
+            out = tuple(range(int(low), int(high) + 1)) if sep else (int(low),)
+        except ValueError:
+            raise ConfigError(
+                f'{where}: batches {value!r}: give "A-B", an index or a list'
+            ) from None
+        if not out:
+            raise ConfigError(f"{where}: batches {value!r} is an empty range")
+        return out
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return tuple(value)
+    raise ConfigError(f'{where}: batches {value!r}: give "A-B", an index or a list')
+
+
+def _int(table: dict, key: str, where: str, low: int, default: int | None = None) -> int | None:
+    if key not in table:
+        return default
+    v = table[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+        raise ConfigError(f"{where}.{key}: a whole number >= {low}, not {v!r}")
+    return v
+
+
+def explicit_steps(phases: Any, where: str) -> list[Step]:
+    """The `[[phase]]` tables as steps, each key checked."""
+    if not isinstance(phases, list):
+        raise ConfigError(f"{where}: phases are [[phase]] tables")
+    out = []
+    for n, table in enumerate(phases):
+        at = f"{where}: phase {n + 1}"
+        if not isinstance(table, dict):
+            raise ConfigError(f"{at}: a [[phase]] table")
+        kind = table.get("kind")
+        if kind not in KINDS:
+            raise ConfigError(f"{at}: kind {kind!r} is not one of {', '.join(KINDS)}")
+        unknown = sorted(set(table) - KINDS[kind] - {"kind"})
+        if unknown:
+            raise ConfigError(f"{at} ({kind}): unknown key(s) {', '.join(unknown)}")
+        batches: tuple[int, ...] = ()
+        if "batches" in KINDS[kind]:
+            if "batches" not in table:
+                raise ConfigError(f"{at} ({kind}): batches missing")
+            batches = parse_batches(table["batches"], f"{at} ({kind})")
+        out.append(
+            Step(
+                kind,
+                batches,
+                threads=_int(table, "threads", at, 1),
+                as_of=_int(table, "as_of", at, 0),
+                reads=(_int(table, "reads", at, 1, 1) or 1) if kind == "concurrent" else 0,
+            )
+        )
+    return out
+
+
+def longevity_steps(block: Any, remaining: list[int], where: str) -> list[Step]:
+    """Rounds of "upsert K batches, merge, read" over the remaining batches, a
+    compaction after every M-th round (not after the last: nothing would read it)."""
+    if not isinstance(block, dict):
+        raise ConfigError(f"{where}: [longevity] is a table")
+    unknown = sorted(set(block) - LONGEVITY_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: [longevity]: unknown key(s) {', '.join(unknown)}")
+    at = f"{where}: longevity"
+    per = _int(block, "upsert", at, 1)
+    if per is None:
+        raise ConfigError(f"{at}.upsert: missing (batches upserted per round)")
+    every = _int(block, "compact_every", at, 0, 0) or 0
+    merge = block.get("merge", True)
+    if not isinstance(merge, bool):
+        raise ConfigError(f"{at}.merge: true or false, not {merge!r}")
+    out: list[Step] = []
+    chunks = [remaining[i : i + per] for i in range(0, len(remaining), per)]
+    for r, chunk in enumerate(chunks, 1):
+        out.append(Step("upsert", tuple(chunk), round=r))
+        if merge:
+            out.append(Step("merge", round=r))
+        out.append(Step("read", round=r))
+        if every and r % every == 0 and r < len(chunks):
+            out.append(Step("compact", round=r))
+    return out
+
+
+def build_plan(data: dict[str, Any], batches: int, where: str) -> list[Step]:
+    """The steps of a workload file's phases over `batches` batches, validated: each
+    batch upserted once, in ascending order, reads only after an upsert, `as_of` at
+    most the newest batch upserted by then."""
+    steps = explicit_steps(data.get("phase", []), where)
+    named = [b for s in steps for b in s.batches]
+    if "longevity" in data:
+        steps += longevity_steps(
+            data["longevity"], [b for b in range(batches) if b not in named], where
+        )
+    if not steps:
+        steps = [Step("upsert", tuple(range(batches))), Step("merge"), Step("read")]
+    check_plan(steps, batches, where)
+    return steps
+
+
+def check_plan(steps: list[Step], batches: int, where: str) -> None:
+    done: list[int] = []
+    for n, s in enumerate(steps, 1):
+        at = f"{where}: step {n} ({s.label})"
+        for b in s.batches:
+            if not 0 <= b < batches:
+                raise ConfigError(f"{at}: batch {b} is not one of the workload's 0-{batches - 1}")
+            if b in done:
+                raise ConfigError(f"{at}: batch {b} is upserted twice")
+            if done and b < done[-1]:
+                raise ConfigError(f"{at}: batch {b} comes after batch {done[-1]}: upsert in order")
+            done.append(b)
+        if s.kind in ("read", "merge", "compact") and not done:
+            raise ConfigError(f"{at}: nothing upserted yet")
+        if s.as_of is not None and s.as_of > done[-1]:
+            raise ConfigError(
+                f"{at}: as_of {s.as_of} is past the newest batch upserted, {done[-1]}"
+            )
+    if steps and not any(s.kind in ("read", "concurrent") for s in steps):
+        raise ConfigError(f"{where}: the phases never read")
+
+
+def workload_text(spec: str) -> tuple[str, str]:
+    """A workload's TOML and where it came from (a file, or a named one)."""
+    path = Path(spec)
+    if spec.endswith(".toml") or path.is_file():
+        if not path.is_file():
+            raise ConfigError(f"workload file not found: {path}")
+        return path.read_text(), str(path)
+    res = resources.files("contest.workloads") / f"{spec}.toml"
+    if not res.is_file():
+        raise ConfigError(f"no workload named {spec!r} (or give a .toml file)")
+    return res.read_text(), f"workloads/{spec}.toml"
+
+
+def load_plan(spec: str, batches: int) -> list[Step]:
+    """The validated steps of a workload (by name or file) with `batches` batches."""
+    text, where = workload_text(spec)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+    return build_plan(data, batches, where)

@@ -1,0 +1,86 @@
+"""One typed record per phase of a workload run, as JSON lines: local runs under the
+work folder per machine (as `contest evaluate`'s), published ones in
+results/workloads/<workload>.jsonl (`contest workload publish`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contest.errors import DataError
+from contest.infra.machine import machine_id
+
+SCHEMA = 1
+
+
+@dataclass
+class PhaseRecord:
+    """A phase of one strategy's run; None is "not measured" (a merge has no files,
+    a failed phase no rows). `correct` is set for reads only: the result equals the
+    oracle at `version` (the batch version the read reports it saw)."""
+
+    workload: str
+    run_id: str
+    strategy: str
+    step: int  # position in the plan (1-based)
+    phase: str  # upsert, read, merge, compact, concurrent-read, concurrent-upsert
+    label: str
+    round: int = 0  # longevity round (0: an explicit phase)
+    batch_first: int | None = None
+    batch_last: int | None = None
+    batches_applied: int = 0  # batches upserted when the phase ended
+    seconds: float | None = None
+    rows: int | None = None
+    files_per_bucket: float | None = None
+    stored_bytes: int | None = None
+    peak_rss_bytes: int | None = None
+    version: int | None = None
+    correct: bool | None = None
+    ok: bool = True
+    error: str | None = None
+    scale: float | None = None
+    when: str = ""
+    machine_id: str = ""
+    git_commit: str = ""
+    load1: float | None = None  # the machine's 1-minute load after the phase
+    schema: int = SCHEMA
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> PhaseRecord:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in raw.items() if k in names})
+
+
+def local_file(work: Path, workload: str, machine: str | None = None) -> Path:
+    """This machine's own workload runs (ignored, like `records.local_runs`)."""
+    return work / "results" / (machine or machine_id()) / "workloads" / f"{workload}.jsonl"
+
+
+def published_file(results: Path, workload: str) -> Path:
+    return results / "workloads" / f"{workload}.jsonl"
+
+
+def append(path: Path, records: Iterable[PhaseRecord]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as fh:
+        for r in records:
+            fh.write(json.dumps(r.to_dict(), sort_keys=True) + "\n")
+
+
+def load(path: Path) -> list[PhaseRecord]:
+    out = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(PhaseRecord.from_dict(json.loads(line)))
+        except (json.JSONDecodeError, TypeError) as exc:
+            raise DataError(f"{path}:{n}: not a workload phase record: {exc}") from None
+    return out

@@ -1,0 +1,144 @@
+"""A workload's records rendered: a markdown page (every phase, and the degradation
+rate per strategy with and without compaction) and charts beside it: read time
+against batches applied (the longevity curve, compactions marked), write time per
+batch, files per bucket."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from contest.workload.metrics import degradation_between_compactions, degradation_overall
+from contest.workload.record import PhaseRecord
+
+
+def by_run(records: Sequence[PhaseRecord]) -> dict[tuple[str, str], list[PhaseRecord]]:
+    """(run id, strategy) -> its phases in order."""
+    out: dict[tuple[str, str], list[PhaseRecord]] = defaultdict(list)
+    for r in records:
+        out[(r.run_id, r.strategy)].append(r)
+    return {k: sorted(v, key=lambda r: r.step) for k, v in out.items()}
+
+
+def degradation(phases: Sequence[PhaseRecord]) -> tuple[float | None, float | None]:
+    """(overall, between compactions) degradation rates of a run's plain reads."""
+    kinds = [p.phase for p in phases]
+    values = [p.seconds if p.phase == "read" and p.ok else None for p in phases]
+    return degradation_overall(kinds, values), degradation_between_compactions(kinds, values)
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v * 100:+.1f}%"
+
+
+def _n(v: float | int | None, fmt: str = "{:,.3f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str]) -> str:
+    runs = by_run(records)
+    lines = [f"# Workload `{workload}`", ""]
+    if records:
+        loads = [r.load1 for r in records if r.load1 is not None]
+        lines += [
+            f"Machine {records[0].machine_id}, scale {records[0].scale}, commit "
+            f"{records[0].git_commit}; 1-minute load during the phases "
+            f"{min(loads, default=0):.1f}-{max(loads, default=0):.1f} (a shared machine: "
+            "timings indicative only).",
+            "",
+        ]
+    lines += [
+        "## Degradation rate",
+        "",
+        "LST-Bench's definition: the mean relative change between successive reads; "
+        "'overall' counts every pair, 'between compactions' leaves out pairs a "
+        "compaction separates.",
+        "",
+        "| run | strategy | reads | all correct | overall | between compactions |",
+        "|---|---|---:|---|---:|---:|",
+    ]
+    for (run_id, strategy), phases in runs.items():
+        reads = [p for p in phases if p.phase in ("read", "concurrent-read")]
+        overall, between = degradation(phases)
+        correct = all(p.correct for p in reads) and all(p.ok for p in phases)
+        lines.append(
+            f"| {run_id} | {strategy} | {len(reads)} | {'yes' if correct else 'NO'} | "
+            f"{_pct(overall)} | {_pct(between)} |"
+        )
+    lines += [
+        "",
+        "## Phases",
+        "",
+        "| run | strategy | step | phase | batches | applied | seconds | rows | files/bucket "
+        "| stored MB | peak RSS MB | version | correct |",
+        "|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for (run_id, strategy), phases in runs.items():
+        for p in phases:
+            span = "" if p.batch_first is None else f"{p.batch_first}-{p.batch_last}"
+            state = "" if p.correct is None else ("yes" if p.correct else "NO")
+            if not p.ok:
+                state = f"FAILED: {p.error}"
+            lines.append(
+                f"| {run_id} | {strategy} | {p.step} | {p.phase} | {span} | {p.batches_applied}"
+                f" | {_n(p.seconds)} | {_n(p.rows, '{:,}')} | {_n(p.files_per_bucket, '{:g}')}"
+                f" | {_n(None if p.stored_bytes is None else p.stored_bytes / 1e6, '{:,.1f}')}"
+                f" | {_n(None if p.peak_rss_bytes is None else p.peak_rss_bytes / 1e6, '{:,.0f}')}"
+                f" | {_n(p.version, '{}')} | {state} |"
+            )
+    lines += ["", *(f"![{c}]({c})" for c in charts), ""]
+    return "\n".join(lines)
+
+
+def chart_figure(records: Sequence[PhaseRecord]) -> Any:
+    """Three panels: read seconds against batches applied (a dotted line where a
+    compaction ran), write seconds per batch, files per bucket against batches."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for (run_id, strategy), phases in by_run(records).items():
+        label = strategy if len({r.run_id for r in records}) == 1 else f"{strategy} {run_id}"
+        reads = [p for p in phases if p.phase == "read" and p.ok and p.seconds is not None]
+        (line,) = axes[0].plot(
+            [p.batches_applied for p in reads], [p.seconds for p in reads], marker="o", label=label
+        )
+        for p in phases:
+            if p.phase == "compact" and p.ok:
+                axes[0].axvline(p.batches_applied, color=line.get_color(), linestyle=":")
+        ups = [p for p in phases if "upsert" in p.phase and p.ok and p.batch_first is not None]
+        axes[1].plot(
+            [p.batches_applied for p in ups],
+            [(p.seconds or 0) / (p.batch_last - p.batch_first + 1) for p in ups],  # type: ignore[operator]
+            marker=".",
+            label=label,
+        )
+        laid = [p for p in phases if p.files_per_bucket is not None]
+        axes[2].plot(
+            [p.batches_applied for p in laid], [p.files_per_bucket for p in laid], label=label
+        )
+    titles = ("read s (compaction dotted)", "write s per batch", "files per bucket")
+    for ax, title in zip(axes, titles, strict=True):
+        ax.set_title(title)
+        ax.set_xlabel("batches applied")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def write_report(path: Path, workload: str, records: Sequence[PhaseRecord]) -> list[Path]:
+    """`<stem>.md` and `<stem>.png` beside the records file."""
+    chart = path.with_suffix(".png")
+    fig = chart_figure(records)
+    fig.savefig(chart, dpi=90)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    page = path.with_suffix(".md")
+    page.write_text(markdown(workload, records, [chart.name]))
+    return [page, chart]

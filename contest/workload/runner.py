@@ -1,0 +1,340 @@
+"""`contest workload run`: a workload's phases for each strategy, interleaved step by
+step (as `contest compare` interleaves runs), through the evaluation's own pieces: its
+folders and table (`evaluate.new_run`, `phase_clean`), its timed spark-submit jobs
+(`evaluate.run_job`) and its oracle. Upserts and reads are Write and Read jobs, each
+its own process as the contest's procedure times them; the metadata merge runs in
+this process (as in `contest evaluate`); a compaction is `contest compact` in a
+process of its own. Every read is checked against the oracle at the version it read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from contest.config import Config
+from contest.errors import PhaseError
+from contest.evaluation import evaluate as ev
+from contest.evaluation.progress import heartbeat
+from contest.infra.machine import git_state, load1, machine_id
+from contest.infra.proc import ProcResult, run_timed
+from contest.workload.plan import Step
+from contest.workload.record import PhaseRecord
+
+Say = Callable[[str], None]
+
+
+def unsupported(cfg: Config) -> str | None:
+    """Why a strategy cannot run phases, or None: the phases upsert a few batches at a
+    time into one table, which only the harness's own write does (`--append --only`);
+    stock LakeSoul's and the peers' writes apply every batch of a folder at once."""
+    if cfg.peer.format:
+        return f"peer format {cfg.peer.format}: its write applies every batch at once"
+    if cfg.write.engine != "harness":
+        return f"write.engine={cfg.write.engine}: it writes a new table only"
+    if cfg.workload.columns and cfg.write.mode != "mor":
+        return f"write.mode={cfg.write.mode}: it carries the contest's columns only"
+    return None
+
+
+@dataclass
+class Lane:
+    """One strategy's run of the plan: its evaluation folders, and what it has done."""
+
+    run: ev.Run
+    data: Path
+    applied: int = 0
+    failed: bool = False
+    records: list[PhaseRecord] = field(default_factory=list)
+
+
+def report_line(log: Path) -> dict:
+    """The JSON report a job printed last (its one line on stdout)."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return {}
+    for line in reversed(lines):
+        if line.startswith("{"):
+            try:
+                return dict(json.loads(line))
+            except ValueError:
+                continue
+    return {}
+
+
+def layout(lane: Lane) -> tuple[float | None, int | None]:
+    """Files per bucket (mean over the buckets that have files) and stored bytes of
+    the table's live snapshot."""
+    from meta import catalog
+    from meta.commits import head_snapshot
+
+    run = lane.run
+    table = catalog.get_table(run.conn, run.table_name, run.cfg.table.namespace)
+    run.table = table
+    _, commits = head_snapshot(run.conn, table)
+    files = [f for c in commits for f in c.files]
+    buckets = {f.bucket for f in files}
+    return (round(len(files) / len(buckets), 2) if buckets else None), sum(f.size for f in files)
+
+
+def oracle_at(cfg: Config, data: Path, version: int, say: Say) -> Path:
+    """The oracle's result for the batches up to `version`, cached in the work folder."""
+    from contest.data.batches import discover, upto
+    from contest.data.oracle import config_budget, expected_result
+    from contest.data.workload import contract_operators, workload_schema
+
+    batches = upto(
+        discover(data, cfg.write.versions or None, workload_schema(cfg.workload)), version
+    )
+    ops = contract_operators(cfg.workload)
+    ident = json.dumps([str(data), version, ops] + [[b.name, b.bytes, b.mtime_ns] for b in batches])
+    out = (
+        cfg.work_path / "oracle" / f"upto-{hashlib.sha256(ident.encode()).hexdigest()[:16]}.parquet"
+    )
+    if not out.exists():
+        say(f"computing the expected result up to version {version} (oracle)")
+        expected_result(batches, out, budget=config_budget(cfg), operators=ops)
+    return out
+
+
+def start_lane(cfg: Config, strategy: str, data: Path, cores: int, say: Say) -> Lane:
+    """A clean table and the jobs' config for one strategy (as `contest evaluate`)."""
+    run = ev.new_run(cfg, strategy, data, None, 0, cores, None, say)
+    run.record.master = f"local[{cores}]"
+    run.data = data
+    ev.phase_clean(run)
+    return Lane(run, data)
+
+
+class Runner:
+    """Runs steps on lanes and records each phase."""
+
+    def __init__(self, workload: str, scale: float, steps: list[Step], say: Say) -> None:
+        self.workload, self.scale, self.steps, self.say = workload, scale, steps, say
+        self.run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        self.commit = git_state(Path(__file__).resolve().parent)[0]
+        self.batch_rows: dict[int, int] = {}
+
+    def record(self, lane: Lane, n: int, step: Step, phase: str, **values: object) -> PhaseRecord:
+        rec = PhaseRecord(
+            workload=self.workload,
+            run_id=self.run_id,
+            strategy=lane.run.strategy,
+            step=n,
+            phase=phase,
+            label=step.label,
+            round=step.round,
+            batch_first=step.batches[0] if step.batches else None,
+            batch_last=step.batches[-1] if step.batches else None,
+            scale=self.scale,
+            when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            machine_id=machine_id(),
+            git_commit=self.commit,
+            load1=load1(),
+        )
+        for key, value in values.items():
+            setattr(rec, key, value)
+        rec.batches_applied = lane.applied
+        if lane.run.conn is not None and rec.ok:
+            rec.files_per_bucket, rec.stored_bytes = layout(lane)
+        lane.records.append(rec)
+        return rec
+
+    def job(self, lane: Lane, n: int, stage: str, args: list[str], tag: str = "") -> ProcResult:
+        run = lane.run
+        assert run.config_file is not None
+        log = run.eval_dir / "logs" / f"workload-{run.strategy}-{n:03d}{tag}-{stage}.log"
+        return ev.run_job(
+            run.cfg,
+            stage,
+            run.record.cores,
+            run.config_file,
+            run.env,
+            log,
+            args,
+            run.record.master,
+            run.submit_opts,
+        )
+
+    def upsert_args(self, lane: Lane, step: Step) -> list[str]:
+        run = lane.run
+        args = ["--data", str(lane.data), "--table", run.table_dir, "--name", run.table_name]
+        args += ["--append", "--only", ",".join(str(b) for b in step.batches)]
+        return args + (["--threads", str(step.threads)] if step.threads else [])
+
+    def upsert(self, lane: Lane, n: int, step: Step, phase: str = "upsert") -> PhaseRecord:
+        job = self.job(lane, n, "write", self.upsert_args(lane, step))
+        return self.after_upsert(lane, n, step, job, phase)
+
+    def after_upsert(
+        self, lane: Lane, n: int, step: Step, job: ProcResult, phase: str
+    ) -> PhaseRecord:
+        if not job.ok:
+            raise PhaseError(ev.job_failure("write", job))
+        lane.applied += len(step.batches)
+        rows = sum(self.batch_rows.get(b, 0) for b in step.batches)
+        return self.record(
+            lane,
+            n,
+            step,
+            phase,
+            seconds=round(job.seconds, 3),
+            rows=rows,
+            peak_rss_bytes=job.peak_rss_bytes,
+        )
+
+    def read(self, lane: Lane, n: int, step: Step, extra: list[str], tag: str = "") -> PhaseRecord:
+        """A Read job, then the oracle's check at the version the job reports."""
+        from contest.data.checker import compare
+        from contest.data.oracle import config_budget
+
+        run = lane.run
+        out = run.eval_dir / "result" / f"workload-{run.strategy}{tag}"
+        args = ["--table", run.table_name, "--out", str(out), *extra]
+        job = self.job(lane, n, "read", args, tag)
+        if not job.ok:
+            raise PhaseError(ev.job_failure("read", job))
+        report = report_line(job.log)
+        version = report.get("version")
+        if version is None:
+            raise PhaseError(f"the read job reported no version (log {job.log})")
+        expected = oracle_at(run.cfg, lane.data, int(version), self.say)
+        check = compare(out, expected, budget=config_budget(run.cfg))
+        phase = "concurrent-read" if tag else "read"
+        rec = self.record(
+            lane,
+            n,
+            step,
+            phase,
+            seconds=round(job.seconds, 3),
+            rows=report.get("rows"),
+            peak_rss_bytes=job.peak_rss_bytes,
+            version=int(version),
+            correct=check.ok,
+        )
+        if not check.ok:
+            rec.error = check.render().splitlines()[0]
+            raise PhaseError(f"read as of version {version} is wrong: {rec.error}")
+        return rec
+
+    def merge(self, lane: Lane, n: int, step: Step) -> PhaseRecord:
+        from meta import catalog
+        from meta.merge import merge_table
+
+        run = lane.run
+        table = catalog.get_table(run.conn, run.table_name, run.cfg.table.namespace)
+        t0 = time.perf_counter()
+        merge_table(run.conn, table)
+        return self.record(lane, n, step, "merge", seconds=round(time.perf_counter() - t0, 4))
+
+    def compact(self, lane: Lane, n: int, step: Step) -> PhaseRecord:
+        run = lane.run
+        assert run.config_file is not None
+        log = run.eval_dir / "logs" / f"workload-{run.strategy}-{n:03d}-compact.log"
+        cmd = [sys.executable, "-m", "contest.cli.main", "compact"]
+        cmd += ["--config", str(run.config_file), "--table", run.table_name]
+        job = run_timed(cmd, log, env=run.env, cwd=run.config_file.parent)
+        if not job.ok:
+            raise PhaseError(
+                f"compact exited {job.returncode}: {ev.failure_cause(job)} (log {log})"
+            )
+        return self.record(
+            lane,
+            n,
+            step,
+            "compact",
+            seconds=round(job.seconds, 3),
+            rows=report_line(log).get("rows"),
+            peak_rss_bytes=job.peak_rss_bytes,
+        )
+
+    def concurrent(self, lane: Lane, n: int, step: Step) -> None:
+        """The upsert job in a thread; `reads` reads of the newest complete version
+        while it runs, each checked at the version it saw."""
+        box: dict[str, ProcResult] = {}
+        writer = threading.Thread(
+            target=lambda: box.setdefault(
+                "job", self.job(lane, n, "write", self.upsert_args(lane, step))
+            )
+        )
+        writer.start()
+        try:
+            for i in range(step.reads):
+                self.read(lane, n, step, ["--latest-complete"], tag=f"-c{i + 1}")
+        finally:
+            writer.join()
+        self.after_upsert(lane, n, step, box["job"], "concurrent-upsert")
+
+    def step(self, lane: Lane, n: int, step: Step) -> None:
+        """One step on one lane; a failure is recorded and ends the lane."""
+        prefix = f"{lane.run.strategy}: step {n}/{len(self.steps)} {step.label}"
+        self.say(prefix)
+        try:
+            with heartbeat(prefix, self.say):
+                if step.kind == "upsert":
+                    self.upsert(lane, n, step)
+                elif step.kind == "read":
+                    as_of = [] if step.as_of is None else ["--as-of-version", str(step.as_of)]
+                    self.read(lane, n, step, as_of)
+                elif step.kind == "merge":
+                    self.merge(lane, n, step)
+                elif step.kind == "compact":
+                    self.compact(lane, n, step)
+                else:
+                    self.concurrent(lane, n, step)
+        except Exception as exc:
+            lane.failed = True
+            error = str(exc) if isinstance(exc, PhaseError) else f"{type(exc).__name__}: {exc}"
+            self.say(
+                f"{lane.run.strategy}: FAILED at step {n} ({step.label}): {error.splitlines()[0]}"
+            )
+            last = lane.records[-1] if lane.records and lane.records[-1].step == n else None
+            if last is None:
+                self.record(lane, n, step, step.kind, ok=False, error=error.splitlines()[0])
+            else:
+                last.ok, last.error = False, last.error or error.splitlines()[0]
+
+
+def run_workload(
+    workload: str,
+    configs: dict[str, Config],
+    steps: list[Step],
+    data: Path,
+    scale: float,
+    cores: int,
+    say: Say,
+    sink: Callable[[list[PhaseRecord]], None] | None = None,
+) -> list[PhaseRecord]:
+    """Every step for every strategy that can run phases, interleaved step by step;
+    the records of all phases (a strategy's failure ends its lane, not the run), each
+    step's also given to `sink` as soon as it ends (a run stopped early keeps them).
+    Holds the work folder's evaluation lock throughout."""
+    from contest.data.batches import discover
+
+    first = next(iter(configs.values()))
+    runner = Runner(workload, scale, steps, say)
+    runner.batch_rows = {b.index: b.rows for b in discover(data, None, None)}
+    lanes: list[Lane] = []
+    with ev.work_lock(first.work_path / "eval"):
+        for name, cfg in configs.items():
+            why = unsupported(cfg)
+            if why:
+                say(f"{name}: cannot run the workload's phases ({why}): not run")
+                continue
+            lanes.append(start_lane(cfg, name, data, cores, say))
+        started = time.perf_counter()
+        for n, step in enumerate(steps, 1):
+            for lane in lanes:
+                if not lane.failed:
+                    runner.step(lane, n, step)
+                    if sink is not None:
+                        sink([r for r in lane.records if r.step == n])
+            say(f"[{time.perf_counter() - started:7.1f}s] step {n}/{len(steps)} done")
+    return [r for lane in lanes for r in lane.records]

@@ -1,0 +1,57 @@
+"""Phase records rendered and published: the markdown page with the degradation rates,
+the chart beside it, and `contest workload publish` (no Spark: records built here)."""
+
+from contest.cli.main import main
+from contest.workload.record import PhaseRecord, append, load
+from contest.workload.report import degradation, markdown
+
+
+def _run(run_id: str, strategy: str, reads: list[float]) -> list[PhaseRecord]:
+    out, step, applied = [], 1, 0
+    for n, seconds in enumerate(reads):
+        applied += 2
+        base = {"workload": "w", "run_id": run_id, "strategy": strategy}
+        out.append(
+            PhaseRecord(
+                **base, step=step, phase="upsert", label="upsert", batch_first=applied - 2,
+                batch_last=applied - 1, batches_applied=applied, seconds=1.0 + n,
+                files_per_bucket=float(n + 1), stored_bytes=1000,
+            )
+        )  # fmt: skip
+        out.append(
+            PhaseRecord(
+                **base, step=step + 1, phase="read", label="read", batches_applied=applied,
+                seconds=seconds, version=applied - 1, correct=True,
+            )
+        )  # fmt: skip
+        step += 2
+        if n == 1:
+            out.append(
+                PhaseRecord(**base, step=step, phase="compact", label="compact", seconds=0.5)
+            )
+            step += 1
+    return out
+
+
+def test_degradation_of_a_run_and_its_page():
+    recs = _run("r1", "optimized", [1.0, 2.0, 1.0, 1.5])
+    overall, between = degradation(recs)
+    assert between == (1.0 + 0.5) / 2  # 1 -> 2, then after the compaction 1 -> 1.5
+    assert overall == (1.0 - 0.5 + 0.5) / 3
+    page = markdown("w", recs, ["w.png"])
+    assert "| r1 | optimized | 4 | yes | +33.3% | +75.0% |" in page
+    assert "![w.png](w.png)" in page
+
+
+def test_publish_appends_a_run_once_and_renders_it(tmp_path, capsys):
+    local = tmp_path / "local.jsonl"
+    append(local, _run("r1", "optimized", [1.0, 1.1]) + _run("r2", "optimized", [1.0, 1.2]))
+    target = tmp_path / "pub" / "w.jsonl"
+    argv = ["workload", "publish", "w", "--source", str(local), "--to", str(target)]
+    assert main(argv) == 0
+    assert {r.run_id for r in load(target)} == {"r2"}  # the last run by default
+    assert target.with_suffix(".md").is_file() and target.with_suffix(".png").stat().st_size > 0
+    capsys.readouterr()
+    assert main(argv) == 2  # already published
+    assert "already in" in capsys.readouterr().err
+    assert main([*argv, "--run", "r9"]) == 2
