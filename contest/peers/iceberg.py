@@ -111,6 +111,11 @@ class Iceberg(PeerFormat):
                 writer = writer.tableProperty(key, value)
             writer.create()
             return "create"
+        if cfg.peer.merge_mode == "copy-on-write":
+            # Iceberg's copy-on-write MERGE refuses a source Spark deems non-deterministic
+            # ([INVALID_NON_DETERMINISTIC_EXPRESSIONS]: the collapse orders a key's rows by
+            # monotonically_increasing_id), so the collapsed batch is materialised first.
+            source = source.localCheckpoint()
         source.createOrReplaceTempView("contest_peer_batch")
         spark.sql(merge_sql(ident, "contest_peer_batch"))
         return "merge"

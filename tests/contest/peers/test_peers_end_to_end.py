@@ -73,6 +73,23 @@ def test_peer_is_exact_on_the_contract_cases(cfg, tmp_path, capsys, contract_dat
         assert all(b["operation"] == "upsert" and b["log_files_added"] >= 1 for b in merges)
 
 
+@pytest.mark.slow
+def test_iceberg_copy_on_write_is_exact(cfg, tmp_path, capsys, contract_data):
+    """The copy-on-write MERGE (the peer-iceberg sweep's case) rewrites the touched data
+    files instead of adding delete files, and stays exact."""
+    data, expected = contract_data
+    code = _evaluate(cfg, tmp_path, "iceberg-mor", data, "--set", "peer.merge_mode=copy-on-write")
+    out, err = capsys.readouterr()
+    rec = _last_json(out)
+    assert code == 0, err[-3000:]
+    assert rec["correct"]
+    got = pq.read_table(rec["result_dir"]).to_pylist()
+    assert sorted(got, key=lambda r: r["uuid"]) == expected
+    merges = rec["peer_write"]["batches"][1:]
+    assert all(b["metrics"].get("added-delete-files", 0) == 0 for b in merges)
+    assert all(b["metrics"].get("removed-data-files", 0) >= 1 for b in merges)
+
+
 def test_unresolvable_package_is_one_line_naming_it(cfg, tmp_path, capsys, contract_data):
     data, _ = contract_data
     bogus = "io.delta:delta-no-such-artifact_2.12:0.0.1"
