@@ -42,7 +42,7 @@ def batch_value(batch: dict, key: str) -> float | None:
     removed)."""
     m = batch.get("metrics") or {}
     if key == "rewritten":
-        return m.get("numTargetFilesRemoved", m.get("removed-data-files"))
+        return m.get("numTargetFilesRemoved", m.get("deleted-data-files"))
     if key == "copied":
         return m.get("numTargetRowsCopied")
     if key == "bytes_added":

@@ -25,7 +25,7 @@ CATALOG = "peer"
 # Snapshot summary keys kept in the report.
 METRICS = (
     "added-data-files",
-    "removed-data-files",
+    "deleted-data-files",  # Iceberg's SnapshotSummary name for data files removed
     "added-delete-files",
     "removed-delete-files",
     "added-position-deletes",

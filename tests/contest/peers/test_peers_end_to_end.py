@@ -62,7 +62,7 @@ def test_peer_is_exact_on_the_contract_cases(cfg, tmp_path, capsys, contract_dat
         assert all(b["metrics"]["numTargetFilesRemoved"] == 0 for b in merges)
         assert sum(b["delete_files_added"] for b in merges) >= 1
     elif strategy == "iceberg-mor":  # position-delete files, no data file removed
-        assert all(b["metrics"].get("removed-data-files", 0) == 0 for b in merges)
+        assert all(b["metrics"].get("deleted-data-files", 0) == 0 for b in merges)
         assert all(b["metrics"]["added-delete-files"] >= 1 for b in merges)
     elif strategy == "paimon-agg":  # appends, the later ones from concurrent writers
         assert batches[0]["operation"] == "create+append" and report["threads"] > 1
@@ -87,7 +87,7 @@ def test_iceberg_copy_on_write_is_exact(cfg, tmp_path, capsys, contract_data):
     assert sorted(got, key=lambda r: r["uuid"]) == expected
     merges = rec["peer_write"]["batches"][1:]
     assert all(b["metrics"].get("added-delete-files", 0) == 0 for b in merges)
-    assert all(b["metrics"].get("removed-data-files", 0) >= 1 for b in merges)
+    assert all(b["metrics"].get("deleted-data-files", 0) >= 1 for b in merges)
 
 
 def test_unresolvable_package_is_one_line_naming_it(cfg, tmp_path, capsys, contract_data):
