@@ -140,7 +140,7 @@ def test_named_workload_replaces_the_section_and_flags_still_win(tmp_path):
         workload_settings("nope")
     mine = tmp_path / "mine.toml"
     mine.write_text("[workload]\nbatches = 3\n[spark]\nmaster = 'local[1]'\n")
-    with pytest.raises(ConfigError, match="one \\[workload\\] table"):
+    with pytest.raises(ConfigError, match="holds a \\[workload\\] table and its phases, not"):
         workload_settings(str(mine))
     mine.write_text("[workload]\nbatches = 3\n")
     assert workload_settings(str(mine)) == {"workload.batches": 3, "workload.name": "mine"}
