@@ -509,6 +509,23 @@ def score(rec: RunRecord) -> None:
     rec.read_rows_per_core_s = round(n / (cores * rec.read_s), 1) if read and rec.read_s else None
 
 
+def run_stage_job(run: Run, stage: str, log: Path, args: list[str]) -> ProcResult:
+    """One Write or Read job of the run, with the run's config file, environment,
+    cores, master and spark-submit options (evaluate's and the workload runner's)."""
+    assert run.config_file is not None
+    return run_job(
+        run.cfg,
+        stage,
+        run.record.cores,
+        run.config_file,
+        run.env,
+        log,
+        args,
+        run.record.master,
+        run.submit_opts,
+    )
+
+
 def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
     """A timed job with the machine's load and CPU steal sampled just before and just
     after it (untimed), its seconds and peak memory into the record. Its log's path is
@@ -520,17 +537,7 @@ def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
     run.say(f"{run.strategy}: {stage} job's log (per-batch lines): {log}")
     before = Sample.take()
     with heartbeat(f"{run.strategy}: {stage}", run.say, log=log, every_s=None):
-        job = run_job(
-            run.cfg,
-            stage,
-            run.record.cores,
-            run.config_file,
-            run.env,
-            log,
-            args,
-            run.record.master,
-            run.submit_opts,
-        )
+        job = run_stage_job(run, stage, log, args)
     run.record.load[stage] = JobLoad.around(before, Sample.take())
     setattr(run.record, f"{stage}_s", round(job.seconds, 3))
     setattr(run.record, f"{stage}_peak_rss_bytes", job.peak_rss_bytes)

@@ -149,19 +149,8 @@ class Runner:
 
     def job(self, lane: Lane, n: int, stage: str, args: list[str], tag: str = "") -> ProcResult:
         run = lane.run
-        assert run.config_file is not None
         log = run.eval_dir / "logs" / f"workload-{run.strategy}-{n:03d}{tag}-{stage}.log"
-        return ev.run_job(
-            run.cfg,
-            stage,
-            run.record.cores,
-            run.config_file,
-            run.env,
-            log,
-            args,
-            run.record.master,
-            run.submit_opts,
-        )
+        return ev.run_stage_job(run, stage, log, args)
 
     def upsert_args(self, lane: Lane, step: Step) -> list[str]:
         run = lane.run
