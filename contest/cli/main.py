@@ -80,12 +80,16 @@ def config_from(args: argparse.Namespace) -> Config:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from contest.infra.proc import sigterm_as_interrupt, stop_spawned
+
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)  # a list option's bad item: a UsageError
-        cfg = config_from(args)
-        return int(args.handler(args, cfg))
+        with sigterm_as_interrupt():
+            args = parser.parse_args(argv)  # a list option's bad item: a UsageError
+            cfg = config_from(args)
+            return int(args.handler(args, cfg))
     except KeyboardInterrupt:
+        stop_spawned()  # children in their own process group are not signalled with us
         print("contest: interrupted", file=sys.stderr)
         return 130
     except HarnessError as exc:

@@ -47,14 +47,21 @@ def scale_of(rows: int, workload: WorkloadConfig | None = None) -> float:
     return rows / (workload.first_rows + (workload.batches - 1) * workload.batch_rows)
 
 
+def data_folder(cfg: Config, scale: float, seed: int) -> Path:
+    """Where generated data of the configured workload is cached (the contest's shape keeps
+    the folder names it had before workloads)."""
+    from contest.data.workload import cache_label
+
+    label = cache_label(cfg.workload)
+    return cfg.work_path / "data" / f"{label + '-' if label else ''}scale-{scale:g}-seed-{seed}"
+
+
 def cached_data(cfg: Config, scale: float, seed: int, say: Callable[[str], None]) -> Path:
     """Generated data of the configured workload, kept per workload, scale and seed (the
     contest's shape keeps the folder names it had before workloads)."""
     from contest.data.generator import generate
-    from contest.data.workload import cache_label
 
-    label = cache_label(cfg.workload)
-    folder = cfg.work_path / "data" / f"{label + '-' if label else ''}scale-{scale:g}-seed-{seed}"
+    folder = data_folder(cfg, scale, seed)
     marker = folder / ".complete"
     if not marker.exists():
         say(f"generating scale {scale:g} data of workload {cfg.workload.name} into {folder}")
@@ -396,9 +403,7 @@ def phase_clean(run: Run) -> None:
 
             configure(cfg.s3)
             ensure_bucket(where)
-    delete_tree(run.table_dir)
-    if not cfg.result_dir:  # the evaluation's own folder (a given one: see the read)
-        shutil.rmtree(run.result_dir, ignore_errors=True)
+    _drop_outputs(cfg, run.table_dir, run.result_dir)
     run.eval_dir.mkdir(parents=True, exist_ok=True)
     run.config_file = run.eval_dir / f"{run.strategy}.toml"
     run.config_file.write_text(to_toml(absolute_paths(cfg)))
@@ -407,6 +412,26 @@ def phase_clean(run: Run) -> None:
     run.submit_opts = _submit_options(
         cfg, run.record.master, run.asked_cores, run.data, run.eval_dir, run.result_dir
     )
+
+
+def _drop_outputs(cfg: Config, table_dir: str, result_dir: Path | str) -> None:
+    """The run's table folder, and its result when it is the evaluation's own folder (a
+    given one: see the read)."""
+    delete_tree(table_dir)
+    if not cfg.result_dir:
+        shutil.rmtree(result_dir, ignore_errors=True)
+
+
+def drop_run(cfg: Config, record: RunRecord) -> None:
+    """What one evaluation made, and nothing else: its table's metadata and folder and its
+    result. Other runs' tables in the same work folder are left alone."""
+    run = new_run(cfg, record.strategy, None, None, 0, None, None, lambda _: None)
+    if not run.peer:
+        from contest.infra.postgres import resolve_connection
+        from meta import catalog
+
+        catalog.drop_table(resolve_connection(cfg), run.table_name, cfg.table.namespace)
+    _drop_outputs(cfg, run.table_dir, run.result_dir)
 
 
 def phase_packages(run: Run) -> None:

@@ -5,12 +5,13 @@ fault experiments kill on purpose."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,12 +77,15 @@ def run_timed(
     peak = [0, 0]
     with log.open("wb") as out:
         started = time.perf_counter()
+        # Its own process group: an interrupted run kills the job's whole tree (the
+        # spark-submit JVM and its Python workers), not only the process it started.
         proc = subprocess.Popen(
             list(cmd),
             stdout=out,
             stderr=subprocess.STDOUT,
             env=dict(env) if env is not None else None,
             cwd=cwd,
+            start_new_session=True,
         )
         done = threading.Event()
 
@@ -92,12 +96,35 @@ def run_timed(
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
-        code = proc.wait()
+        try:
+            code = proc.wait()
+        except BaseException:  # interrupted (Ctrl-C, SIGTERM): no job left running
+            done.set()
+            kill_group(proc)
+            raise
         seconds = time.perf_counter() - started
         done.set()
         sampler.join()
     lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
     return ProcResult(code, seconds, peak[0], peak[1], log, lines[-1] if lines else "")
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt while the block runs (in the main thread), so a
+    terminated run unwinds like a Ctrl-C one and stops its children on the way out."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 # -- children in their own process group (killed on purpose by the fault experiments) --

@@ -6,7 +6,8 @@ in-process time (their JSON lines: the write's wall_s, the read's seconds: no JV
 start), the peak RSS of the biggest process, stored bytes, data files per bucket.
 The generated batches of a scale are removed as soon as its write is done (the oracle's
 result is computed before the write and the read does not need them), and its table,
-result and oracle's result before the next scale, unless kept: the disk is shared, and
+result and oracle's result before the next scale, unless kept; only what the bench made
+goes (batches cached before it ran stay, and so do other runs' tables): the disk is shared, and
 at scale 10 input, oracle result, table and merged result together (~73 GB) would not
 fit beside each other on a machine with less free. scale.jsonl gathers the rows of
 every invocation; scale.md and scale.png show the newest row of each scale, so scales
@@ -101,13 +102,19 @@ def measure(
 ) -> list[Record]:
     """Each scale in turn; `on_row` gets each scale's row as soon as it is measured, so
     a later scale that cannot run (its data does not fit) loses none of the earlier."""
-    from contest.evaluation.evaluate import cached_data, evaluate
+    from contest.evaluation.evaluate import cached_data, data_folder, drop_run, evaluate
 
     rows = []
+    oracle_dir = cfg.work_path / "oracle"
     for scale in scales:
         say(f"== scale {scale:g}")
         reset_own_peak_rss()  # the harness's peak of this scale, not of the ones before
+        cached = (data_folder(cfg, scale, 2022) / ".complete").exists()
+        oracles = set(oracle_dir.glob("*")) if oracle_dir.is_dir() else set()
         data = cached_data(cfg, scale, 2022, say)
+        # Only what this scale made is removed: batches generated now (a cache that was
+        # there before is someone's), the oracle's results computed now, this run's table.
+        drop = not keep_data and not cached
 
         def drop_batches(data: Path = data) -> None:
             say(f"removing {data} (written; the check needs only the oracle's result)")
@@ -118,7 +125,7 @@ def measure(
             "optimized",
             data=data,
             cores=cores,
-            after_write=None if keep_data else drop_batches,
+            after_write=drop_batches if drop else None,
             say=say,
         )
         rows.append(scale_row(cfg, record))
@@ -126,10 +133,12 @@ def measure(
         if on_row is not None:
             on_row(rows[-1])
         if not keep_data:
-            shutil.rmtree(data, ignore_errors=True)
-            shutil.rmtree(cfg.work_path / "oracle", ignore_errors=True)
-            shutil.rmtree(cfg.work_path / "eval" / "tables", ignore_errors=True)
-            shutil.rmtree(cfg.work_path / "eval" / "result", ignore_errors=True)
+            if drop:
+                shutil.rmtree(data, ignore_errors=True)
+            made = set(oracle_dir.glob("*")) - oracles if oracle_dir.is_dir() else set()
+            for path in made:
+                path.unlink() if path.is_file() else shutil.rmtree(path, ignore_errors=True)
+            drop_run(cfg, record)
     return rows
 
 

@@ -82,3 +82,41 @@ def test_a_spawned_group_is_killed_whole(tmp_path):
     left = spawn([sys.executable, "-c", GROUP], tmp_path / "l.log", os.environ, tmp_path)
     stop_spawned()  # an interrupted run: every child still running goes
     assert left.poll() is not None
+
+
+TIMED_PARENT = """
+import sys
+from pathlib import Path
+from contest.infra.proc import run_timed, sigterm_as_interrupt
+job = [sys.executable, "-c", {group!r}]
+try:
+    with sigterm_as_interrupt():
+        run_timed(job, Path({log!r}))
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def test_a_terminated_run_leaves_no_job_behind(tmp_path):
+    """SIGTERM to a run waiting on a timed job (a stopped `contest compare`): the job's
+    whole tree goes with it, the grandchild included."""
+    import subprocess
+    import time
+
+    import psutil
+
+    log = tmp_path / "job.log"
+    code = TIMED_PARENT.format(group=GROUP, log=str(log))
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while "started" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline and parent.poll() is None
+        time.sleep(0.05)
+    job = [p for p in psutil.Process(parent.pid).children(recursive=True)]
+    assert len(job) == 2  # the job and its own child
+    parent.terminate()
+    out, _ = parent.communicate(timeout=30)
+    assert parent.returncode == 130 and "interrupted" in out
+    gone, alive = psutil.wait_procs(job, timeout=10)
+    assert not alive

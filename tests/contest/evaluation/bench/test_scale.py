@@ -86,6 +86,9 @@ def test_scales_are_positive_numbers():
 @pytest.mark.pg
 def test_scale_run_is_exact_and_frees_its_batches_after_the_write(cfg, pg, tmp_path):
     cfg = dataclasses.replace(cfg, work_dir=str(tmp_path / "work"))
+    other = tmp_path / "work" / "eval" / "tables" / "someone_elses_table" / "part-0.parquet"
+    other.parent.mkdir(parents=True)
+    other.write_bytes(b"not the bench's")
     said: list[str] = []
     got: list[dict] = []
     rows = measure(cfg, [0.0005], cores=2, keep_data=False, say=said.append, on_row=got.append)
@@ -99,5 +102,10 @@ def test_scale_run_is_exact_and_frees_its_batches_after_the_write(cfg, pg, tmp_p
     removed = [i for i, s in enumerate(said) if s.startswith(f"removing {data}")]
     read = [i for i, s in enumerate(said) if "optimized: read" in s]
     assert removed and read and removed[0] < read[0]  # freed before the read ran
-    assert not data.exists() and not (tmp_path / "work" / "oracle").exists()
+    assert not data.exists() and not list((tmp_path / "work" / "oracle").glob("*"))
+    from contest.evaluation.evaluate import table_name_of
+
+    own = table_name_of("optimized", tmp_path / "work")
+    assert not (tmp_path / "work" / "eval" / "tables" / own).exists()
+    assert other.read_bytes() == b"not the bench's"  # another run's table is not the bench's
     json.dumps(row)  # a record line
