@@ -13,66 +13,19 @@ import pyarrow.parquet as pq
 import pytest
 
 from contest.write.files import BUCKET_COL, POS_COL, write_bucket_files
-from contest.write.order import bucket_key_order, uuid_words
+from contest.write.order import bucket_key_order
 
 
 def _uuids(rnd: random.Random, n: int) -> list[str]:
     return [str(uuid.UUID(int=rnd.getrandbits(128))) for _ in range(n)]
 
 
-def test_uuid_words_order_is_the_string_order():
-    rnd = random.Random(5)
-    keys = _uuids(rnd, 500) + ["00000000-0000-0000-0000-000000000000"]
-    keys += ["ffffffff-ffff-ffff-ffff-ffffffffffff", "0f000000-0000-0000-0000-00000000000a"]
-    words = uuid_words(pa.array(keys))
-    assert words is not None
-    as_ints = [(int(h) << 64) | int(lo) for h, lo in zip(*words, strict=True)]
-    assert as_ints == [uuid.UUID(k).int for k in keys]
-    assert sorted(range(len(keys)), key=lambda i: keys[i]) == sorted(
-        range(len(keys)), key=lambda i: as_ints[i]
-    )
-
-
-@pytest.mark.parametrize(
-    "keys",
-    [
-        ["0f000000-0000-0000-0000-00000000000A"],  # upper case: another byte order
-        ["0f000000-0000-0000-0000-00000000000"],  # 35 characters
-        ["0f000000-0000-0000-0000-00000000000g"],  # not hex
-        ["0f000000_0000-0000-0000-000000000000"],  # no dash
-        ["0f000000-0000-0000-0000-000000000000", None],
-        ["k1"],
-    ],
-)
-def test_anything_but_canonical_uuids_has_no_words(keys):
-    assert uuid_words(pa.array(keys, pa.string())) is None
-
-
-def test_a_bad_key_in_a_later_parse_block_has_no_words(monkeypatch):
-    import contest.write.order as order
-
-    monkeypatch.setattr(order, "PARSE_ROWS", 4)
-    keys = _uuids(random.Random(2), 9)
-    assert uuid_words(pa.array(keys)) is not None
-    keys[7] = keys[7].upper()
-    assert uuid_words(pa.array(keys)) is None
-
-
-def test_a_sliced_large_string_array_parses_from_its_offset():
-    keys = _uuids(random.Random(1), 10)
-    words = uuid_words(pa.array(keys, pa.large_string()).slice(3, 4))
-    assert words is not None
-    assert [(int(h) << 64) | int(lo) for h, lo in zip(*words, strict=True)] == [
-        uuid.UUID(k).int for k in keys[3:7]
-    ]
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("shuffled", [False, True])
 def test_uuid128_order_equals_the_arrow_order(seed, shuffled, monkeypatch):
-    import contest.write.order as order
+    import contest.data.uuid_keys as uuid_keys
 
-    monkeypatch.setattr(order, "PARSE_ROWS", 7)  # many parse blocks
+    monkeypatch.setattr(uuid_keys, "PARSE_ROWS", 7)  # many parse blocks
     rnd = random.Random(seed)
     pool = _uuids(rnd, 300)
     # keys sharing their first 64 bits (or all but the bucket's bits of them)
