@@ -61,9 +61,9 @@ def validate_operators(schema: pa.Schema, keys: list[str], ops: Mapping[str, str
 def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None = None) -> pa.Table:
     """One row per key, columns in the table's order; columns without an operator: UseLast.
 
-    Rows are grouped by a stable sort of dense key codes, so inside a group they keep
-    their application order; each operator is then a segmented reduction over the
-    groups (numpy `reduceat`), which needs a few bytes a row beyond the data itself.
+    Rows are grouped by a stable sort of the keys (as integers, or dense codes), so
+    inside a group they keep their application order; each operator is then a segmented
+    reduction over the groups (numpy `reduceat`), a few bytes a row beyond the data.
     """
     import numpy as np
 
@@ -72,10 +72,7 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
     n = table.num_rows
     if n == 0:
         return table.cast(result_schema(table.schema, ops))
-    codes = _key_codes(table, keys)
-    order = np.argsort(codes, kind="stable")
-    sorted_codes = codes[order]
-    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    order, starts = _groups(table, keys)
     positions = np.arange(n, dtype=np.int64)
     columns = []
     for col in table.column_names:
@@ -103,6 +100,28 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
         columns.append(arr.take(pick))
     out = pa.Table.from_arrays(columns, names=table.column_names)
     return out.cast(result_schema(table.schema, ops))
+
+
+def _groups(table: pa.Table, keys: list[str]):
+    """(order, starts): row indices with each key's rows together and in their
+    application order, and where each key's rows begin. Canonical UUID keys are grouped
+    by their 128 bits (contest/data/uuid_keys.py: parsing them costs about a third of
+    hashing the strings); any other key by dense codes from a hash of the strings."""
+    import numpy as np
+
+    from contest.data.uuid_keys import uuid_order, uuid_words
+
+    words = uuid_words(table.column(keys[0])) if len(keys) == 1 else None
+    if words is not None:
+        high, low = words
+        order = uuid_order(np.zeros(len(high), np.int32), high, low, None)
+        high, low = high[order], low[order]
+        changed = (high[1:] != high[:-1]) | (low[1:] != low[:-1])
+        return order, np.flatnonzero(np.r_[True, changed])
+    codes = _key_codes(table, keys)
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    return order, np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
 
 
 def _key_codes(table: pa.Table, keys: list[str]):

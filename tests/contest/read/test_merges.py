@@ -4,6 +4,7 @@ buckets of real sorted files against the numpy reference, whole and window by wi
 from __future__ import annotations
 
 import random
+import uuid
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -63,11 +64,19 @@ def test_contract_cases_for_every_engine(tmp_path, name, memory, method):
     assert _by_key(pieces) == case["expected"]
 
 
-def _random_files(tmp_path, seed: int, files: int = 6) -> list[tuple[str, int]]:
+def _random_files(
+    tmp_path, seed: int, files: int = 6, uuids: bool = False
+) -> list[tuple[str, int]]:
     """Keys from a small pool, repeated inside and across files; every kind of NULL and
-    null-like string; int32 requests near the top (the sum is int64)."""
+    null-like string; int32 requests near the top (the sum is int64). `uuids`: canonical
+    UUID keys (the numpy merge groups them as integers), some sharing their first 64 or
+    127 bits."""
     rnd = random.Random(seed)
     pool = [f"{rnd.getrandbits(64):016x}" for _ in range(60)]
+    if uuids:
+        pool = [str(uuid.UUID(int=rnd.getrandbits(128))) for _ in range(57)]
+        pool += [pool[0][:19] + "0000-000000000000", pool[0][:19] + "0000-000000000001"]
+        pool += [pool[0][:35] + ("0" if pool[0][35] != "0" else "1")]
     out = []
     for f in range(files):
         n = rnd.choice([0, 1, 40, 300])
@@ -89,11 +98,12 @@ def _random_files(tmp_path, seed: int, files: int = 6) -> list[tuple[str, int]]:
 @pytest.mark.parametrize("method", [m for m in READ_MERGES if m != "numpy"])
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 @pytest.mark.parametrize("memory", [0, 1, 1 << 30])
-def test_random_buckets_equal_the_numpy_merge(tmp_path, monkeypatch, method, seed, memory):
+@pytest.mark.parametrize("uuids", [False, True])
+def test_random_buckets_equal_the_numpy_merge(tmp_path, monkeypatch, method, seed, memory, uuids):
     import contest.read.stream as stream
 
     monkeypatch.setattr(stream, "MIN_CHUNK_ROWS", 3)  # memory 1: many small windows
-    files = _random_files(tmp_path, seed)
+    files = _random_files(tmp_path, seed, uuids=uuids)
     reference = _by_key(merge_bucket(files, SCHEMA, ["uuid"], OPS, None, memory, "numpy"))
     pieces = list(merge_bucket(files, SCHEMA, ["uuid"], OPS, None, memory, method))
     assert all(p.schema == pieces[0].schema for p in pieces)
