@@ -49,22 +49,31 @@ def hash_strings(arr: pa.Array | pa.ChunkedArray, seed: int = SEED) -> np.ndarra
         else np.zeros(0, np.uint8)
     )
     starts, lengths = offsets[:-1], np.diff(offsets)
+    if n and lengths.min() == lengths.max():  # one length (UUIDs): the bytes are a matrix
+        length = int(lengths[0])
+        block = data[offsets[0] : offsets[0] + n * length].reshape(n, length)
+        return _hash_block(block, seed).view(np.int32)
     out = np.empty(n, dtype=np.uint32)
-    with np.errstate(over="ignore"):
-        for length in np.unique(lengths):
-            length = int(length)
-            rows = np.flatnonzero(lengths == length)
-            h1 = np.full(len(rows), seed, dtype=np.uint32)
-            if length:
-                block = data[starts[rows][:, None] + np.arange(length)]
-                aligned = length - length % 4
-                words = np.ascontiguousarray(block[:, :aligned]).view("<u4")
-                for w in range(aligned // 4):
-                    h1 = _mix(h1, words[:, w])
-                for i in range(aligned, length):  # Spark: each tail byte, sign-extended
-                    h1 = _mix(h1, block[:, i].astype(np.int8).astype(np.int32).astype(np.uint32))
-            out[rows] = _fmix(h1, length)
+    for length in np.unique(lengths):
+        rows = np.flatnonzero(lengths == length)
+        block = data[starts[rows][:, None] + np.arange(int(length))]
+        out[rows] = _hash_block(block, seed)
     return out.view(np.int32)
+
+
+def _hash_block(block: np.ndarray, seed: int) -> np.ndarray:
+    """Murmur3 of each row of an (n, length) uint8 matrix: keys of one length."""
+    n, length = block.shape
+    h1 = np.full(n, seed, dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        aligned = length - length % 4
+        if aligned:
+            words = np.ascontiguousarray(block[:, :aligned]).view("<u4")
+            for w in range(aligned // 4):
+                h1 = _mix(h1, words[:, w])
+        for i in range(aligned, length):  # Spark: each tail byte, sign-extended
+            h1 = _mix(h1, block[:, i].astype(np.int8).astype(np.int32).astype(np.uint32))
+        return _fmix(h1, length)
 
 
 def buckets(arr: pa.Array | pa.ChunkedArray, n: int) -> np.ndarray:

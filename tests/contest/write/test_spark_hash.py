@@ -2,6 +2,7 @@
 
 import random
 import string
+import uuid
 
 import pyarrow as pa
 import pytest
@@ -17,14 +18,20 @@ def test_hash_equals_sparks_on_every_length_and_utf8(spark):
     values = ["", "a", "ab", "abc", "abcd", "abcde", "héllo", "日本語テキスト"] + [
         "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 70))) for _ in range(3000)
     ]
-    rows = (
-        spark.createDataFrame([(v,) for v in values], "k string")
-        .select("k", F.hash("k").alias("h"), F.expr("pmod(hash(k), 8)").alias("b"))
-        .collect()
-    )
-    keys = pa.array([r["k"] for r in rows])
-    assert hash_strings(keys).tolist() == [r["h"] for r in rows]
-    assert buckets(keys, 8).tolist() == [r["b"] for r in rows]
+    # Keys of one byte length take the matrix path: UUIDs (36, whole words), 7 bytes
+    # (a 3-byte tail), and a slice of such an array (its data starts at an offset).
+    uuids = [str(uuid.UUID(int=rng.getrandbits(128))) for _ in range(500)]
+    sevens = ["".join(rng.choice(string.ascii_letters) for _ in range(7)) for _ in range(300)]
+    for batch in (values, uuids, sevens):
+        rows = (
+            spark.createDataFrame([(v,) for v in batch], "k string")
+            .select("k", F.hash("k").alias("h"), F.expr("pmod(hash(k), 8)").alias("b"))
+            .collect()
+        )
+        keys = pa.array([r["k"] for r in rows])
+        assert hash_strings(keys).tolist() == [r["h"] for r in rows]
+        assert buckets(keys, 8).tolist() == [r["b"] for r in rows]
+        assert hash_strings(keys.slice(5)).tolist() == [r["h"] for r in rows][5:]
 
 
 def test_chunked_and_sliced_arrays():
