@@ -64,8 +64,9 @@ def files_per_bucket(cfg: Config, table_name: str) -> float | None:
 
 def scale_row(cfg: Config, record: RunRecord) -> dict:
     logs = cfg.work_path / "eval" / "logs"
-    write_in = job_seconds(logs / "optimized-write.log", "wall_s")
-    read_in = job_seconds(logs / "optimized-read.log", "seconds")
+    # A job that did not run this time has only an earlier scale's log: not its figure.
+    write_in = job_seconds(logs / "optimized-write.log", "wall_s") if record.write_s else None
+    read_in = job_seconds(logs / "optimized-read.log", "seconds") if record.read_s else None
     million = (record.rows or 0) / 1e6
     inproc = (write_in or 0) + (read_in or 0)
     return {
@@ -78,7 +79,9 @@ def scale_row(cfg: Config, record: RunRecord) -> dict:
         "rows_per_core_s": record.rows_per_core_s,
         "write_inprocess_s": write_in,
         "read_inprocess_s": read_in,
-        "s_per_million_rows": round(inproc / million, 3) if million and inproc else None,
+        "s_per_million_rows": (
+            round(inproc / million, 3) if million and record.correct and inproc else None
+        ),
         "write_peak_process_rss_bytes": record.write_peak_process_rss_bytes,
         "read_peak_process_rss_bytes": record.read_peak_process_rss_bytes,
         # This process over this scale: the generator, the oracle and the check run in it.

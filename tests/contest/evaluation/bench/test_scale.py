@@ -49,6 +49,25 @@ def test_job_seconds_takes_the_last_json_line_with_the_key(tmp_path):
     assert job_seconds(tmp_path / "absent.log", "wall_s") is None
 
 
+def test_a_failed_write_takes_no_figure_from_an_earlier_scales_read_log(tmp_path):
+    """Scale 10's write failed (a full disk): its row must not carry scale 3's read."""
+    from contest.config import load_config
+    from contest.evaluation.bench.scale import scale_row
+    from contest.evaluation.records import RunRecord
+
+    cfg = load_config(env={}, overrides={"work_dir": str(tmp_path)})
+    logs = tmp_path / "eval" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "optimized-write.log").write_text('{"wall_s": 266.7}\n')
+    (logs / "optimized-read.log").write_text('{"seconds": 49.1}\n')  # scale 3's
+    failed = RunRecord("optimized", rows=300_000_000, scale=10.0, write_s=271.5, correct=False)
+    row = scale_row(cfg, failed)
+    assert row["write_inprocess_s"] == 266.7
+    assert row["read_inprocess_s"] is None and row["s_per_million_rows"] is None
+    done = dataclasses.replace(failed, read_s=60.0, correct=True, table="")
+    assert scale_row(cfg, done)["s_per_million_rows"] == round((266.7 + 49.1) / 300, 3)
+
+
 def test_newest_row_per_scale_in_scale_order():
     rows = [_row(3, 1.0, "a"), _row(0.1, 2.0, "b"), _row(3, 1.5, "c")]
     assert [(r["scale"], r["when"]) for r in newest_per_scale(rows)] == [(0.1, "b"), (3, "c")]
