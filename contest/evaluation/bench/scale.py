@@ -37,6 +37,38 @@ from contest.evaluation.records import RunRecord
 from contest.evaluation.strategies import STRATEGIES
 from contest.infra.proc import own_peak_rss, reset_own_peak_rss
 
+# Bytes on the work folder's disk per unit of scale, measured at scale 1: the batches,
+# the oracle's result, the table and the merged result.
+DATA_BYTES, ORACLE_BYTES, TABLE_BYTES, RESULT_BYTES = 2.4e9, 1.2e9, 2.35e9, 1.6e9
+
+
+def disk_needed(scale: float, cached: bool, keep_data: bool) -> float:
+    """Bytes a scale adds to the disk at its peak: batches, oracle's result and table side
+    by side while the write runs (the batches then go, unless kept, before the read
+    writes its result)."""
+    data = 0.0 if cached else DATA_BYTES
+    during_write = data + ORACLE_BYTES + TABLE_BYTES
+    during_read = (data if keep_data else 0.0) + ORACLE_BYTES + TABLE_BYTES + RESULT_BYTES
+    return scale * max(during_write, during_read)
+
+
+def check_disk(cfg: Config, scale: float, cached: bool, keep_data: bool) -> None:
+    """A scale that cannot fit is refused before it generates anything (scale 10 needs
+    about 60 GB): not a full disk twenty minutes into its write."""
+    from contest.infra.storage import is_object_store
+
+    if any(is_object_store(p) for p in (cfg.tables_dir, cfg.result_dir)):
+        return  # the table or result is elsewhere: the local estimate does not apply
+    where = cfg.work_path.absolute()
+    while not where.exists():
+        where = where.parent
+    need, free = disk_needed(scale, cached, keep_data), shutil.disk_usage(where).free
+    if free < need:
+        raise UsageError(
+            f"scale {scale:g} needs about {need / 1e9:.0f} GB free under {cfg.work_path} "
+            f"(batches, oracle's result and table side by side); {free / 1e9:.0f} GB free"
+        )
+
 
 def job_seconds(log: Path, key: str) -> float | None:
     """The in-process seconds a job printed in its JSON line (`key`), if any."""
@@ -113,6 +145,7 @@ def measure(
         say(f"== scale {scale:g}")
         reset_own_peak_rss()  # the harness's peak of this scale, not of the ones before
         cached = (data_folder(cfg, scale, 2022) / ".complete").exists()
+        check_disk(cfg, scale, cached, keep_data)
         oracles = set(oracle_dir.glob("*")) if oracle_dir.is_dir() else set()
         data = cached_data(cfg, scale, 2022, say)
         # Only what this scale made is removed: batches generated now (a cache that was

@@ -68,6 +68,24 @@ def test_a_failed_write_takes_no_figure_from_an_earlier_scales_read_log(tmp_path
     assert scale_row(cfg, done)["s_per_million_rows"] == round((266.7 + 49.1) / 300, 3)
 
 
+def test_a_scale_that_cannot_fit_is_refused_before_it_starts(tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    from contest.config import load_config
+    from contest.evaluation.bench.scale import check_disk, disk_needed
+
+    assert 55e9 < disk_needed(10, cached=False, keep_data=False) < 65e9
+    assert disk_needed(10, cached=True, keep_data=False) < disk_needed(10, False, False)
+    assert disk_needed(1, cached=False, keep_data=True) > disk_needed(1, False, False)
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(100e9, 60e9, 40e9))
+    cfg = load_config(env={}, overrides={"work_dir": str(tmp_path / "not" / "yet")})
+    check_disk(cfg, 3, cached=False, keep_data=False)  # ~18 GB: fits
+    with pytest.raises(UsageError, match="scale 10 needs about 60 GB free .* 40 GB free"):
+        check_disk(cfg, 10, cached=False, keep_data=False)
+
+
 def test_newest_row_per_scale_in_scale_order():
     rows = [_row(3, 1.0, "a"), _row(0.1, 2.0, "b"), _row(3, 1.5, "c")]
     assert [(r["scale"], r["when"]) for r in newest_per_scale(rows)] == [(0.1, "b"), (3, "c")]
