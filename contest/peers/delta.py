@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +11,7 @@ from contest.config import Config
 from contest.data.batches import Batch
 from contest.peers.base import PeerFormat, codec_name, quoted
 from contest.peers.merge import collapsed, collapsed_stream, merge_sql
+from contest.peers.microbatch import MicroBatchSink, OnBatch
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -23,9 +23,6 @@ if TYPE_CHECKING:
 # write (spark.databricks.delta.write.txnVersion.autoReset.enabled).
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
-# What the stream's `on_batch` is told: (batch id, "committed" | "replayed", table
-# version, rows of the micro-batch, seconds).
-OnBatch = Callable[[int, str, int, int, float], None]
 
 # Delta history metrics kept in the report.
 METRICS = (
@@ -135,25 +132,10 @@ class Delta(PeerFormat):
         return max(versions, default=0)
 
 
-class MergeBatch:
+class MergeBatch(MicroBatchSink):
     """`foreachBatch`: the micro-batch collapsed and MERGEd with (query id, batch id) as
     Delta's idempotent-write pair: the query id Spark keeps in the checkpoint (the same
     across restarts), so a replayed batch id is a write Delta has seen, and skips."""
-
-    def __init__(self, cfg: Config, table: Path, checkpoint: str, on_batch: OnBatch | None):
-        self.cfg, self.table, self.checkpoint, self.on_batch = cfg, table, checkpoint, on_batch
-        self._app_id: str | None = None
-
-    def app_id(self) -> str:
-        if self._app_id is None:
-            from contest.infra.storage import filesystem
-
-            fs, base = filesystem(self.checkpoint)
-            with fs.open_input_stream(f"{base}/metadata") as fh:
-                import json
-
-                self._app_id = str(json.loads(fh.read().decode().splitlines()[0])["id"])
-        return self._app_id
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
         spark = df.sparkSession
@@ -163,7 +145,7 @@ class MergeBatch:
         view = f"contest_stream_batch_{int(batch_id)}"
         source.createOrReplaceTempView(view)
         before = _version(spark, self.table)
-        spark.conf.set(TXN_APP_ID, self.app_id())
+        spark.conf.set(TXN_APP_ID, self.query_id())
         spark.conf.set(TXN_VERSION, str(int(batch_id)))
         try:
             spark.sql(merge_sql(f"delta.{quoted(self.table)}", view))
@@ -173,11 +155,7 @@ class MergeBatch:
             spark.catalog.dropTempView(view)
             source.unpersist()
         after = _version(spark, self.table)
-        status = "replayed" if after == before else "committed"
-        if self.on_batch is not None:
-            self.on_batch(int(batch_id), status, after, rows, time.perf_counter() - t0)
-        if status == "committed" and self.cfg.stream.pause_after_commit_s:
-            time.sleep(self.cfg.stream.pause_after_commit_s)  # a crash here: a replay
+        self.told(int(batch_id), "replayed" if after == before else "committed", after, rows, t0)
 
 
 def _version(spark: Any, table: Path) -> int:

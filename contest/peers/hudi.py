@@ -40,8 +40,8 @@ class Hudi(PeerFormat):
     codecs = ("", "none", "snappy", "zstd", "gzip", "lz4_raw")
     marker = ".hoodie"
     metadata_dirs = (".hoodie",)
-    # A stream's rows are upserted as they come, so only a record merger can apply the
-    # contract: a stream of `hudi` runs hudi-merger's sink.
+    # A stream upserts each micro-batch, collapsed, without reading the table: only a
+    # record merger applies the contract then, so a stream of `hudi` runs hudi-merger's.
     stream_format = "hudi-merger"
 
     def validate(self, peer: PeerConfig) -> None:

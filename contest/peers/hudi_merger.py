@@ -9,6 +9,11 @@ batch's version (the ordering field). `hudi-mor` instead reads the current rows 
 batch's keys and upserts merged rows (contest/peers/hudi.py): Hudi 1.0.2's MERGE INTO
 on a MOR table cannot read target columns.
 
+A stream (`contest stream run --format hudi`) writes the same way, a micro-batch at a
+time: the harness's `foreachBatch` (`UpsertBatch`) collapses it by key and upserts it,
+recording the batch id in the commit as Hudi's own streaming sink does, which it checks
+before writing.
+
 Hudi 1.0's documentation recommends record mergers over payload classes for new custom
 merge logic ("Going forward, we recommend users to migrate and use the record merger
 APIs and not write new payload implementations", Record Mergers page,
@@ -19,14 +24,16 @@ its implementation class, given to every write and read.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
-from contest.data.batches import COLUMNS
 from contest.errors import ConnectorError
 from contest.peers.hudi import ORDERING, Hudi
+from contest.peers.merge import collapsed_stream
+from contest.peers.microbatch import MicroBatchSink, OnBatch
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -35,6 +42,10 @@ if TYPE_CHECKING:
 # A row's ordering value in a stream: the source file's feed number, then the row's
 # index in its file (fewer than 2**32 rows a file).
 ROW_BITS = 32
+
+# The commit-metadata key of Hudi's streaming sink (HoodieStreamingSink.SINK_CHECKPOINT_KEY):
+# its value is {identifier: batch id} as JSON (CommitUtils.getCheckpointValueAsString).
+SINK_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"
 
 MERGER_CLASS = "contest.hudi.ContractRecordMerger"
 # ContractRecordMerger.STRATEGY_ID: the merge strategy Hudi persists in the table config.
@@ -92,33 +103,111 @@ class HudiMerger(Hudi):
         table: Path,
         rows: DataFrame,
         checkpoint: str,
-        on_batch: Callable[[int, str, int, int, float], None] | None = None,
+        on_batch: OnBatch | None = None,
     ) -> DataStreamWriter:
-        """Hudi's own streaming sink (`format("hudi")`): each micro-batch an upsert whose
-        commit metadata records the batch id under the sink's checkpoint identifier, so
-        a restarted query skips a batch id the timeline holds. The rows go as they come
-        (the merger combines a key's rows in the batch and with the table), ordered by
-        the source file's feed number and the row's index in it."""
-        from pyspark.sql import functions as F
+        """The harness's `foreachBatch` (`UpsertBatch`): each micro-batch collapsed by
+        key, then one upsert whose commit records the batch id as Hudi's own streaming
+        sink records it, so a replayed batch id is found on the timeline and skipped."""
+        return rows.writeStream.foreachBatch(UpsertBatch(self, cfg, table, checkpoint, on_batch))
 
-        order = F.col("_ver") * F.lit(2**ROW_BITS) + F.col("_pos")
-        # "null" names made NULL as the batch write's collapse does: a key's first row
-        # meets no merger, and a later NULL keeps the older name in the merger.
-        name = F.when(F.col("name") == "null", F.lit(None)).otherwise(F.col("name"))
-        out = rows.withColumn(ORDERING, order.cast("long")).withColumn("name", name)
-        out = out.select(*COLUMNS, ORDERING)
-        opts = self.write_options(cfg, table, "upsert") | {
-            # Compaction left to the reads' merge (and to `contest compact`), as in the
-            # batch write: the stream only appends log files.
-            "hoodie.datasource.compaction.async.enable": "false",
-            "hoodie.datasource.write.streaming.checkpoint.identifier": Path(table).name,
+
+class UpsertBatch(MicroBatchSink):
+    """`foreachBatch` into a hudi-merger table, exactly once.
+
+    Hudi's own sink (`format("hudi")`) upserts a micro-batch's rows as they come, and
+    Hudi's dedup before an upsert combines a key's rows in no fixed order: a
+    last-non-NULL `name` cannot be merged out of order with one ordering value a row,
+    so a key with three or more rows in a micro-batch could keep an older name. Here
+    the micro-batch is first collapsed by key in source order with the contract's
+    operators (`collapsed_stream`, what Delta's sink does too), its ordering value the
+    key's last row's; the merger then only merges it with the table's earlier rows.
+
+    Idempotence is Hudi's streaming sink's own (HoodieStreamingSink, Hudi 1.0.2): each
+    commit's extra metadata holds `_hudi_streaming_sink_checkpoint` = {identifier:
+    batch id} (a write option under the commit-metadata key prefix goes into the
+    commit); before writing, the latest completed write commit holding the identifier
+    is looked up on the timeline (CommitUtils.getValidCheckpointForCurrentWriter, what
+    the sink's canSkipBatch calls) and a batch id not above it is skipped. The
+    identifier is the checkpoint's query id: one per writer, as Hudi asks of
+    `hoodie.datasource.write.streaming.checkpoint.identifier`, and a new query on the
+    same table does not inherit an older one's batch ids."""
+
+    def __init__(
+        self,
+        fmt: HudiMerger,
+        cfg: Config,
+        table: Path,
+        checkpoint: str,
+        on_batch: OnBatch | None,
+    ):
+        super().__init__(cfg, table, checkpoint, on_batch)
+        self.fmt = fmt
+
+    def options(self, batch_id: int) -> dict[str, str]:
+        """The upsert's options: the table's, and the batch id in the commit metadata."""
+        mark = {self.query_id(): str(batch_id)}
+        return self.fmt.write_options(self.cfg, self.table, "upsert") | {
+            # Only the checkpoint key goes into the commit's metadata. Compaction stays
+            # off as in the batch write (a batch write of a MERGE_ON_READ table compacts
+            # inline only when async compaction is disabled: left at its default).
+            "hoodie.datasource.write.commitmeta.key.prefix": SINK_CHECKPOINT_KEY,
+            SINK_CHECKPOINT_KEY: json.dumps(mark, separators=(",", ":")),
         }
-        return (
-            out.writeStream.format("hudi")
-            .options(**opts)
-            .outputMode("append")
-            .option("path", str(table))
-        )
+
+    def __call__(self, df: DataFrame, batch_id: int) -> None:
+        spark, batch, t0 = df.sparkSession, int(batch_id), time.perf_counter()
+        done, version = timeline_checkpoint(spark, self.table, self.query_id())
+        if done is not None and done >= batch:
+            self.told(batch, "replayed", version, 0, t0)
+            return
+        rows = collapsed_rows(df).cache()
+        try:
+            count = rows.count()
+            (
+                rows.write.format("hudi")
+                .options(**self.options(batch))
+                .mode("append")
+                .save(str(self.table))
+            )
+        finally:
+            rows.unpersist()
+        _, version = timeline_checkpoint(spark, self.table, self.query_id())
+        self.told(batch, "committed", version, count, t0)
+
+
+def collapsed_rows(df: DataFrame) -> DataFrame:
+    """A micro-batch (the source's rows with `_ver` and `_pos`) collapsed by key, with
+    the ordering field: the key's last row's feed number and index in its file."""
+    from pyspark.sql import functions as F
+
+    order = (F.col("_ver") * F.lit(2**ROW_BITS) + F.col("_pos")).cast("long")
+    out = collapsed_stream(df.withColumn("__order", order), latest=("__order",))
+    return out.withColumnRenamed("__order", ORDERING)
+
+
+def timeline_checkpoint(
+    spark: SparkSession, table: Path, identifier: str
+) -> tuple[int | None, int]:
+    """(the last batch id the table's completed commits record for `identifier`, or
+    None; the number of completed write commits): read from the timeline as Hudi's
+    streaming sink reads it. No table yet: (None, 0)."""
+    jvm: Any = spark._jvm
+    jsc: Any = spark.sparkContext._jsc
+    hudi = jvm.org.apache.hudi
+    conf = hudi.hadoop.fs.HadoopFSUtils.getStorageConfWithCopy(jsc.hadoopConfiguration())
+    builder = hudi.common.table.HoodieTableMetaClient.builder().setConf(conf)
+    try:
+        meta = builder.setBasePath(str(table)).build()
+    except Exception as exc:  # py4j's error around Hudi's TableNotFoundException
+        if "TableNotFoundException" in str(exc):
+            return None, 0
+        raise
+    timeline = meta.getActiveTimeline().getWriteTimeline()
+    found = hudi.common.util.CommitUtils.getValidCheckpointForCurrentWriter(
+        timeline, SINK_CHECKPOINT_KEY, identifier
+    )
+    done = int(found.get()) if found.isPresent() else None
+    return done, int(timeline.filterCompletedInstants().countInstants())
 
 
 FORMAT = HudiMerger()

@@ -4,6 +4,7 @@ merged into the table by SQL (`merge_sql`, Delta and Iceberg) or by a Spark join
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from contest.data.batches import COLUMNS, Batch
@@ -60,9 +61,11 @@ def merged_rows(current: DataFrame, batch: DataFrame) -> DataFrame:
 STREAM_ORDER = ("_ver", "_pos")
 
 
-def collapsed_stream(df: DataFrame) -> DataFrame:
+def collapsed_stream(df: DataFrame, latest: Sequence[str] = ()) -> DataFrame:
     """A micro-batch collapsed by uuid as `collapsed` does, rows ordered by
-    `STREAM_ORDER` (a micro-batch of several files has no file order of its own)."""
+    `STREAM_ORDER` (a micro-batch of several files has no file order of its own).
+    `latest`: columns of `df` kept too, as their largest value over the key's rows (an
+    ordering value a format orders the key's collapsed row by)."""
     from pyspark.sql import functions as F
 
     pos = F.struct(*[F.col(c) for c in STREAM_ORDER])
@@ -70,4 +73,5 @@ def collapsed_stream(df: DataFrame) -> DataFrame:
     ranked = df.withColumn("__pos", pos).withColumn("name", name)
     aggs = [F.sum("requests").alias("requests")]
     aggs += [F.max_by(c, F.when(F.col(c).isNotNull(), F.col("__pos"))).alias(c) for c in VALUE_COLS]
-    return ranked.groupBy("uuid").agg(*aggs).select(*COLUMNS)
+    aggs += [F.max(c).alias(c) for c in latest]
+    return ranked.groupBy("uuid").agg(*aggs).select(*COLUMNS, *latest)

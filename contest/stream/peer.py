@@ -1,10 +1,11 @@
 """`contest stream run --format delta|paimon|hudi`: the same Structured Streaming query
-over the source folder, into a peer format's table through that format's own sink,
-made exactly once the way its documentation says (contest/peers/<format>.py:
-`stream_prepare`, `stream_writer`). The harness adds only the source's order: each row
-carries its source file's feed number (`_ver`) and its index in the file (`_pos`,
-Spark's `_metadata.row_index`), so a key's rows apply in the oracle's order whatever
-files a micro-batch holds.
+over the source folder, into a peer format's table through the sink its module gives
+(contest/peers/<format>.py: `stream_prepare`, `stream_writer`): the format's own, or a
+`foreachBatch` of the harness's made exactly once with what the format documents
+(Delta's idempotent writes, the batch id Hudi's streaming sink records in a commit).
+The harness adds only the source's order: each row carries its source file's feed
+number (`_ver`) and its index in the file (`_pos`, Spark's `_metadata.row_index`), so a
+key's rows apply in the oracle's order whatever files a micro-batch holds.
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 formats' own exactly-once sinks (contest/stream/peer.py), honestly counted.
 
 Each format gets one stream: `contest stream run --format F` as a child process over a
-folder a feed fills, killed with -9 at random moments (`trials` times; the Delta sink,
-the harness's `foreachBatch`, waits a second after each commit as the LakeSoul sink
-does, so kills land between its commit and Spark's; a format's own sink has no such
-hook and is killed wherever it is), restarted from its checkpoint; then the replay case
+folder a feed fills, killed with -9 at random moments (`trials` times; the Delta and
+Hudi sinks, the harness's `foreachBatch`, wait a second after each commit as the
+LakeSoul sink does, so kills land between its commit and Spark's; a format's own sink
+has no such hook and is killed wherever it is), restarted from its checkpoint; then the replay case
 (an available-now run drains the folder, the checkpoint's last commit-log entry is
 deleted and the query run again: Spark runs that batch again under its old id). Then
 the table is read merged by the format's own reader (`contest read` with peer.format,
