@@ -168,13 +168,20 @@ class Stock:
     name = "lakesoul-stock"
 
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
+        from contest.data.batches import discover
         from contest.infra.lakesoul_jvm import COORDINATES, session_config
         from contest.infra.packages import for_paths
         from contest.infra.spark import granted_cores, spark_session
+        from contest.write.job import select_batches
         from contest.write.stock import run_stock_write
 
-        if job.mode not in (WriteMode.CREATE, WriteMode.REPLACE) or job.only or job.delays:
-            raise UsageError("write.engine=lakesoul-stock: only a new table (or --replace)")
+        if job.mode is WriteMode.RESUME or job.delays:
+            raise UsageError(
+                "write.engine=lakesoul-stock: no --resume or --delay-commit (its upserts "
+                "run one after another: --append --only writes the batches still to come)"
+            )
+        # Bad input (a data folder, --only naming no batch): before Spark starts.
+        select_batches(discover(job.data, cfg.write.versions or None, None), job.only, job.data)
         conn = _connection(cfg)
         packages = COORDINATES + for_paths(job.data)
         with spark_session(session_config(cfg), "contest-write-stock", packages) as spark:
@@ -186,6 +193,8 @@ class Stock:
                 job.table,
                 job.name,
                 replace=job.mode is WriteMode.REPLACE,
+                append=job.mode is WriteMode.APPEND,
+                only=job.only,
             )
             cores = granted_cores(spark)
         summary = ("" if report.ok else "contest: ") + report.summary()
@@ -210,20 +219,28 @@ class Stock:
 
 
 class Peer:
-    """A peer table format (peer.format, contest/peers/formats.py): the batches merged
-    in version order, read by the format's own reader; --table is the table's folder."""
+    """A peer table format (peer.format, contest/peers/formats.py): the batches (all, or
+    those --only names; --append: into the table there) merged in version order, read
+    by the format's own reader at its head; --table is the table's folder."""
 
     name = "peer"
 
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
         from contest.peers.write import run_peer_write
 
-        if job.mode in (WriteMode.APPEND, WriteMode.RESUME) or job.only or job.delays:
+        if job.mode is WriteMode.RESUME or job.delays:
             raise UsageError(
-                f"peer.format={cfg.peer.format}: --append, --resume, --only and --delay-commit "
-                "are for LakeSoul tables; a peer write applies every batch in version order"
+                f"peer.format={cfg.peer.format}: --resume and --delay-commit are for LakeSoul "
+                "tables; a peer write applies its batches in version order"
             )
-        report = run_peer_write(cfg, job.data, job.table, replace=job.mode is WriteMode.REPLACE)
+        report = run_peer_write(
+            cfg,
+            job.data,
+            job.table,
+            replace=job.mode is WriteMode.REPLACE,
+            append=job.mode is WriteMode.APPEND,
+            only=job.only,
+        )
         summary = ("" if report.ok else "contest: ") + report.summary()
         return JobOutcome(report.to_dict(), (summary,), EXIT_OK if report.ok else EXIT_FAILED)
 

@@ -2,7 +2,8 @@
 format's own `apply_batch` (contest/peers/<format>.py): collapsed by key with the
 contract's rules, then merged the way that format's users upsert (MERGE INTO, an upsert
 of merged rows, a primary-key table's merge engine, ...). The first batch creates the
-table.
+table; with `append`, batches (`--only` names some) are merged into the table the folder
+holds already, after the ones it has (a workload's phases, contest/workload/runner.py).
 
 Every batch reports the format's own numbers for its commit (Delta's operation metrics,
 Iceberg's snapshot summary) and what appeared in the table folder (data, delete, deletion
@@ -63,6 +64,8 @@ class PeerWriteReport:
     spark_cores: int | None = None
     # Batches applied at once after the first (1: one after another).
     threads: int = 1
+    # Merged into a table the folder held already (--append), none created.
+    appended: bool = False
 
     @property
     def ok(self) -> bool:
@@ -74,8 +77,9 @@ class PeerWriteReport:
 
     def summary(self) -> str:
         done = sum(1 for b in self.batches if b.error is None)
+        verb = "appended to" if self.appended else "wrote"
         line = (
-            f"wrote {self.format} table {self.table}: {done} of {len(self.batches)} batches "
+            f"{verb} {self.format} table {self.table}: {done} of {len(self.batches)} batches "
             f"merged in {self.wall_s:.3f} s, {self.table_bytes:,} bytes stored"
         )
         failed = [b for b in self.batches if b.error]
@@ -92,6 +96,7 @@ class PeerWriteReport:
             "table_bytes": self.table_bytes,
             "spark_cores": self.spark_cores,
             "threads": self.threads,
+            "appended": self.appended,
             "batches": [
                 {k: round(v, 3) if isinstance(v, float) else v for k, v in asdict(b).items()}
                 for b in self.batches
@@ -157,6 +162,11 @@ def prepare_folder(cfg: Config, table: Path, replace: bool) -> None:
     shutil.rmtree(table)
 
 
+def holds_table(cfg: Config, table: Path) -> bool:
+    """Whether the folder holds a table of the configured format (its marker is there)."""
+    return (table / formats.of(cfg).marker).exists()
+
+
 def apply_one(
     spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool, alone: bool
 ) -> PeerBatch:
@@ -197,7 +207,11 @@ def apply_one(
 
 
 def write_peer(
-    spark: SparkSession, cfg: Config, table: Path, batches: Sequence[Batch]
+    spark: SparkSession,
+    cfg: Config,
+    table: Path,
+    batches: Sequence[Batch],
+    exists: bool = False,
 ) -> PeerWriteReport:
     """Apply the batches in version order, stopping at the first failure (later batches
     depend on it); or, for a format whose commits may land in any order
@@ -205,16 +219,17 @@ def write_peer(
     from a pool of write.threads threads, as the harness's own write does. Concurrent
     batches report their seconds and operation; the files and commit numbers of one
     batch cannot be told apart from its neighbours', so only the table's totals after
-    the last of them are recorded."""
+    the last of them are recorded. `exists`: the table is there already (an append),
+    so no batch creates it."""
     fmt = formats.of(cfg)
     for key, value in fmt.runtime_conf(cfg, table).items():
         spark.conf.set(key, value)
     threads = cfg.write.threads if fmt.concurrent_batches else 1
-    report = PeerWriteReport(cfg.peer.format, str(table), threads=threads)
+    report = PeerWriteReport(cfg.peer.format, str(table), threads=threads, appended=exists)
     started = time.perf_counter()
     ordered = sorted(batches, key=lambda b: b.version)
     if threads > 1 and len(ordered) > 1:
-        first = apply_one(spark, cfg, table, ordered[0], first=True, alone=True)
+        first = apply_one(spark, cfg, table, ordered[0], first=not exists, alone=True)
         report.batches.append(first)
         if first.error is None:
             with ThreadPoolExecutor(threads) as pool:
@@ -228,7 +243,7 @@ def write_peer(
                 res.table_files, res.table_bytes = files, stored
     else:
         for i, batch in enumerate(ordered):
-            res = apply_one(spark, cfg, table, batch, first=i == 0, alone=True)
+            res = apply_one(spark, cfg, table, batch, first=i == 0 and not exists, alone=True)
             report.batches.append(res)
             if res.error:
                 break
@@ -237,20 +252,31 @@ def write_peer(
 
 
 def run_peer_write(
-    cfg: Config, data_dir: str | Path, table_path: str | Path, replace: bool = False
+    cfg: Config,
+    data_dir: str | Path,
+    table_path: str | Path,
+    replace: bool = False,
+    append: bool = False,
+    only: Sequence[int] | None = None,
 ) -> PeerWriteReport:
     """The whole Write job of a peer format: check the input and the folder, load the
-    format's library (one line naming it when it cannot be resolved), write."""
+    format's library (one line naming it when it cannot be resolved), write. `only`:
+    these batch indices, not the folder's every batch; `append`: into the table the
+    folder holds (created by the first batch when there is none)."""
     from contest.infra import packages
     from contest.infra.spark import granted_cores, spark_session
+    from contest.write.job import select_batches
 
-    batches = discover(data_dir, cfg.write.versions or None, schema=None)
+    found = discover(data_dir, cfg.write.versions or None, schema=None)
+    batches = select_batches(found, only, data_dir)
     table = Path(str(table_path)).absolute()
-    prepare_folder(cfg, table, replace)
+    exists = append and holds_table(cfg, table)
+    if not exists:
+        prepare_folder(cfg, table, replace)
     coords = formats.coordinates(cfg)
     packages.require(coords)
     with spark_session(session_config(cfg), f"contest-write-{cfg.peer.format}", coords) as spark:
-        report = write_peer(spark, cfg, table, batches)
+        report = write_peer(spark, cfg, table, batches, exists=exists)
         report.spark_cores = granted_cores(spark)
     return report
 

@@ -21,7 +21,9 @@ SCHEMA = 1
 class PhaseRecord:
     """A phase of one strategy's run; None is "not measured" (a merge has no files,
     a failed phase no rows). `correct` is set for reads only: the result equals the
-    oracle at `version` (the batch version the read reports it saw)."""
+    oracle at `version` (the batch version the read reports it saw; for a read of the
+    head only, a peer's or stock LakeSoul's, the newest batch version upserted).
+    `skipped`: why the phase did not run (the strategy has no such operation)."""
 
     workload: str
     run_id: str
@@ -42,6 +44,7 @@ class PhaseRecord:
     correct: bool | None = None
     ok: bool = True
     error: str | None = None
+    skipped: str | None = None
     scale: float | None = None
     when: str = ""
     machine_id: str = ""

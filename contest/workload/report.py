@@ -24,7 +24,7 @@ def by_run(records: Sequence[PhaseRecord]) -> dict[tuple[str, str], list[PhaseRe
 
 def degradation(phases: Sequence[PhaseRecord]) -> tuple[float | None, float | None]:
     """(overall, between compactions) degradation rates of a run's plain reads."""
-    kinds = [p.phase for p in phases]
+    kinds = ["skipped" if p.skipped else p.phase for p in phases]  # no compaction ran
     values = [p.seconds if p.phase == "read" and p.ok else None for p in phases]
     return degradation_overall(kinds, values), degradation_between_compactions(kinds, values)
 
@@ -79,6 +79,8 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
         for p in phases:
             span = "" if p.batch_first is None else f"{p.batch_first}-{p.batch_last}"
             state = "" if p.correct is None else ("yes" if p.correct else "NO")
+            if p.skipped:
+                state = f"skipped: {p.skipped}"
             if not p.ok:
                 state = f"FAILED: {p.error}"
             lines.append(
@@ -108,7 +110,7 @@ def chart_figure(records: Sequence[PhaseRecord]) -> Any:
             [p.batches_applied for p in reads], [p.seconds for p in reads], marker="o", label=label
         )
         for p in phases:
-            if p.phase == "compact" and p.ok:
+            if p.phase == "compact" and p.ok and not p.skipped:
                 axes[0].axvline(p.batches_applied, color=line.get_color(), linestyle=":")
         ups = [p for p in phases if "upsert" in p.phase and p.ok and p.batch_first is not None]
         axes[1].plot(

@@ -5,6 +5,13 @@ folders and table (`evaluate.new_run`, `phase_clean`), its timed spark-submit jo
 its own process as the contest's procedure times them; the metadata merge runs in
 this process (as in `contest evaluate`); a compaction is `contest compact` in a
 process of its own. Every read is checked against the oracle at the version it read.
+
+A peer format's and stock LakeSoul's writes take the same `--append --only`; their reads
+take the head only, which holds the batches applied so far, so a read is checked at the
+newest of those, and a plan that reads as of a version or while upserts land is refused
+for them up front. What such a strategy has no form of is recorded as skipped, with
+why: a peer's metadata merge (a peer table has no LakeSoul metadata) and compaction,
+and stock LakeSoul's compaction (this harness has none for them, see `skipped_why`).
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,16 +37,52 @@ from contest.workload.record import PhaseRecord
 Say = Callable[[str], None]
 
 
-def unsupported(cfg: Config) -> str | None:
-    """Why a strategy cannot run phases, or None: the phases upsert a few batches at a
-    time into one table, which only the harness's own write does (`--append --only`);
-    stock LakeSoul's and the peers' writes apply every batch of a folder at once."""
-    if cfg.peer.format:
-        return f"peer format {cfg.peer.format}: its write applies every batch at once"
-    if cfg.write.engine != "harness":
-        return f"write.engine={cfg.write.engine}: it writes a new table only"
-    if cfg.workload.columns and cfg.write.mode != "mor":
-        return f"write.mode={cfg.write.mode}: it carries the contest's columns only"
+def head_only(cfg: Config) -> bool:
+    """Whether the strategy's read takes the table's head only (no version ranges): a
+    peer format's reader, stock LakeSoul's."""
+    return bool(cfg.peer.format) or cfg.read.engine != "harness"
+
+
+def unsupported(cfg: Config, steps: Sequence[Step] = ()) -> str | None:
+    """Why a strategy cannot run these phases, or None. A head-only read cannot read as
+    of a version, nor one consistent version while upserts land (`--latest-complete`);
+    a workload's extra columns are carried by the harness's merge-on-read write only."""
+    if cfg.workload.columns and (
+        cfg.peer.format or cfg.write.engine != "harness" or cfg.write.mode != "mor"
+    ):
+        what = (
+            f"peer format {cfg.peer.format}"
+            if cfg.peer.format
+            else f"write.engine={cfg.write.engine}, write.mode={cfg.write.mode}"
+        )
+        return f"{what}: it carries the contest's columns only"
+    if not head_only(cfg):
+        return None
+    who = f"peer format {cfg.peer.format}" if cfg.peer.format else f"read.engine={cfg.read.engine}"
+    for n, step in enumerate(steps, 1):
+        if step.as_of is not None:
+            return f"{who} reads the head only: step {n} ({step.label}) reads as of a version"
+        if step.kind == "concurrent":
+            return (
+                f"{who} reads the head only: step {n} ({step.label}) reads while upserts "
+                "land (--latest-complete)"
+            )
+    return None
+
+
+def skipped_why(cfg: Config, kind: str) -> str | None:
+    """Why a merge or compaction step does not run for this strategy, or None (it
+    runs). Skipped, not refused: the upserts and reads around it still compare, and
+    the record says no such operation ran."""
+    if cfg.peer.format and kind == "merge":
+        return f"peer format {cfg.peer.format}: no LakeSoul metadata to merge"
+    if cfg.peer.format and kind == "compact":
+        return f"peer format {cfg.peer.format}: no compaction for it in this harness"
+    if cfg.write.engine != "harness" and kind == "compact":
+        # `contest compact` merges with the harness's operators, which know nothing of
+        # the stock table's count columns; LakeSoul's own compaction is its Spark
+        # connector's, which the stock engine does not load.
+        return f"write.engine={cfg.write.engine}: no compaction for it in this harness"
     return None
 
 
@@ -52,6 +95,10 @@ class Lane:
     applied: int = 0
     failed: bool = False
     records: list[PhaseRecord] = field(default_factory=list)
+    # Batch index -> version (the strategy's write.versions), and the newest version
+    # upserted so far: what a head-only read holds.
+    versions: dict[int, int] = field(default_factory=dict)
+    newest: int | None = None
 
 
 def report_line(log: Path) -> dict:
@@ -105,12 +152,23 @@ def oracle_at(cfg: Config, data: Path, version: int, say: Say) -> Path:
 
 
 def start_lane(cfg: Config, strategy: str, data: Path, cores: int, say: Say) -> Lane:
-    """A clean table and the jobs' config for one strategy (as `contest evaluate`)."""
+    """A clean table and the jobs' config for one strategy (as `contest evaluate`); a
+    peer's libraries resolved now, untimed."""
+    from contest.data.batches import discover
+
     run = ev.new_run(cfg, strategy, data, None, 0, cores, None, say)
     run.record.master = f"local[{cores}]"
     run.data = data
     ev.phase_clean(run)
-    return Lane(run, data)
+    if run.peer:
+        ev.phase_packages(run)
+    versions = {b.index: b.version for b in discover(data, cfg.write.versions or None, None)}
+    return Lane(run, data, versions=versions)
+
+
+def table_arg(run: ev.Run) -> str:
+    """The table a job names: a peer's by its folder, a LakeSoul table by its name."""
+    return run.table_dir if run.peer else run.table_name
 
 
 class Runner:
@@ -144,6 +202,10 @@ class Runner:
         rec.batches_applied = lane.applied
         if lane.run.conn is not None and rec.ok:
             rec.files_per_bucket, rec.stored_bytes = layout(lane)
+        elif lane.run.peer and rec.ok:  # the table folder: data, logs, metadata
+            from contest.peers.write import folder_bytes
+
+            rec.stored_bytes = folder_bytes(Path(lane.run.table_dir))
         lane.records.append(rec)
         return rec
 
@@ -168,6 +230,8 @@ class Runner:
         if not job.ok:
             raise PhaseError(ev.job_failure("write", job))
         lane.applied += len(step.batches)
+        upserted = [lane.versions[b] for b in step.batches]
+        lane.newest = max(upserted if lane.newest is None else [lane.newest, *upserted])
         rows = sum(self.batch_rows.get(b, 0) for b in step.batches)
         return self.record(
             lane,
@@ -186,12 +250,13 @@ class Runner:
 
         run = lane.run
         out = run.eval_dir / "result" / f"workload-{run.strategy}{tag}"
-        args = ["--table", run.table_name, "--out", str(out), *extra]
+        args = ["--table", table_arg(run), "--out", str(out), *extra]
         job = self.job(lane, n, "read", args, tag)
         if not job.ok:
             raise PhaseError(ev.job_failure("read", job))
         report = report_line(job.log)
-        version = report.get("version")
+        # A head-only read holds every batch upserted so far (steps run one at a time).
+        version = lane.newest if head_only(run.cfg) else report.get("version")
         if version is None:
             raise PhaseError(f"the read job reported no version (log {job.log})")
         expected = oracle_at(run.cfg, lane.data, int(version), self.say)
@@ -264,6 +329,11 @@ class Runner:
     def step(self, lane: Lane, n: int, step: Step) -> None:
         """One step on one lane; a failure is recorded and ends the lane."""
         prefix = f"{lane.run.strategy}: step {n}/{len(self.steps)} {step.label}"
+        why = skipped_why(lane.run.cfg, step.kind)
+        if why:
+            self.say(f"{prefix}: skipped ({why})")
+            self.record(lane, n, step, step.kind, skipped=why)
+            return
         self.say(prefix)
         try:
             with heartbeat(prefix, self.say):
@@ -313,7 +383,7 @@ def run_workload(
     lanes: list[Lane] = []
     with ev.work_lock(first.work_path / "eval"):
         for name, cfg in configs.items():
-            why = unsupported(cfg)
+            why = unsupported(cfg, steps)
             if why:
                 say(f"{name}: cannot run the workload's phases ({why}): not run")
                 continue

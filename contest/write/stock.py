@@ -4,7 +4,9 @@ LakeSoul's own code wherever this machine allows it (README, "Strategy lakesoul-
 The table is created and every commit made by LakeSoul's DBManager; the rows are written
 by LakeSoul's NativeIOWriter inside Spark tasks (primary key, hash buckets, sorted by key;
 its codec is SNAPPY, fixed). Batches are upserted one after another in version order, as a
-stock user can (stock LakeSoul applies a bucket's files in commit order).
+stock user can (stock LakeSoul applies a bucket's files in commit order). With `append`,
+the batches (`only` names some) are committed onto the head of the table the name holds
+already, each commit the partition's next version (a workload's phases).
 
 Two rewrites make LakeSoul's own merge operators give the contract's result:
 - `name`: the literal string "null" is written as NULL, so `UseLastNotNull` gives the last
@@ -18,6 +20,7 @@ Two rewrites make LakeSoul's own merge operators give the contract's result:
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +120,23 @@ def prepare_stock_table(
     )
 
 
+def stock_table_to_append(db: DBManager, cfg: Config, path: str, name: str) -> StockTable | None:
+    """The stock table `name` holds, to append to: None when there is none; one at
+    another path, or one not written by this engine (no count columns), is an error."""
+    from contest.infra.dbmanager import columns_of
+
+    table = db.table(name, cfg.table.namespace)
+    if table is None:
+        return None
+    uri = catalog.table_uri(path)
+    where = f"--append: table {table.namespace}.{name}"
+    if table.path != uri:
+        raise RunError(f"{where} is at {table.path}, not {uri}")
+    if [c.rsplit(":", 1)[0] for c in columns_of(table.schema_json)] != stock_schema().names:
+        raise RunError(f"{where} was not written by the lakesoul-stock engine (its columns)")
+    return table
+
+
 def run_stock_write(
     spark: SparkSession,
     conn: PgConnection,
@@ -125,15 +145,24 @@ def run_stock_write(
     table_path: str,
     table_name: str | None = None,
     replace: bool = False,
+    append: bool = False,
+    only: Sequence[int] | None = None,
 ) -> WriteReport:
     """Sequential upserts in version order; the first failure stops the write (a later
-    version must not be applied before an earlier one)."""
+    version must not be applied before an earlier one). `only`: these batch indices;
+    `append`: onto the table the name holds (created when there is none)."""
     from pyspark.sql import functions as F
 
-    batches = sorted(discover(data_dir, cfg.write.versions or None), key=lambda b: b.version)
+    from contest.write.job import select_batches
+
+    found = discover(data_dir, cfg.write.versions or None)
+    batches = sorted(select_batches(found, only, data_dir), key=lambda b: b.version)
     db = DBManager(spark)
     name = table_name or Path(table_path).name
-    table = prepare_stock_table(db, conn, cfg, table_path, name, replace)
+    table = stock_table_to_append(db, cfg, table_path, name) if append else None
+    appended = table is not None
+    if table is None:
+        table = prepare_stock_table(db, conn, cfg, table_path, name, replace)
     report = WriteReport(
         f"{table.namespace}.{table.name}",
         table.path,
@@ -142,7 +171,12 @@ def run_stock_write(
     )
     columns = stock_schema().names
     started = time.perf_counter()
-    log.info("lakesoul-stock: table %s created by DBManager at %s", name, table.path)
+    log.info(
+        "lakesoul-stock: table %s %s at %s",
+        name,
+        "appended to" if appended else "created by DBManager",
+        table.path,
+    )
     for batch in batches:
         res = BatchResult(batch.name, batch.version, start_s=time.perf_counter() - started)
         try:

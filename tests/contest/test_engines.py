@@ -8,7 +8,7 @@ import pytest
 
 from contest.config import load_config
 from contest.engines import AVAILABLE_ENGINES, JobOutcome, ReadJob, WriteJob, engine_for
-from contest.errors import UsageError
+from contest.errors import DataError, UsageError
 from contest.evaluation.strategies import STRATEGIES
 from contest.write.job import WriteMode
 
@@ -38,16 +38,38 @@ def test_every_engine_config_names_is_registered():
 @pytest.mark.parametrize(
     ("strategy", "job"),
     [
-        ("lakesoul-stock", WriteJob("d", "/t", mode=WriteMode.APPEND)),
+        ("lakesoul-stock", WriteJob("d", "/t", mode=WriteMode.RESUME)),
         ("lakesoul-stock", WriteJob("d", "/t", delays={0: 1.0})),
         ("delta-merge", WriteJob("d", "/t", mode=WriteMode.RESUME)),
-        ("delta-merge", WriteJob("d", "/t", only=[0, 1])),
+        ("delta-merge", WriteJob("d", "/t", only=[0, 1], delays={1: 1.0})),
     ],
 )
 def test_writes_an_engine_cannot_do_are_refused_before_spark(strategy, job):
     cfg = load_config(preset=STRATEGIES[strategy])
     with pytest.raises(UsageError):
         engine_for(cfg, "write").write(cfg, job)
+
+
+@pytest.mark.parametrize("strategy", ["lakesoul-stock", "delta-merge", "paimon-agg"])
+def test_an_append_of_batches_the_data_lacks_is_refused_before_spark(strategy, tmp_path):
+    """--append --only is taken by the peers and lakesoul-stock (a workload's phases);
+    an index with no batch file is one line naming it, before any session or table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from contest.data.batches import SCHEMA
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(2):
+        pq.write_table(
+            pa.table({f.name: pa.array([], f.type) for f in SCHEMA}), data / f"base-{i}.parquet"
+        )
+    cfg = load_config(preset=STRATEGIES[strategy])
+    job = WriteJob(str(data), str(tmp_path / "t"), mode=WriteMode.APPEND, only=[1, 7])
+    with pytest.raises(DataError, match=r"--only 7: no such batch"):
+        engine_for(cfg, "write").write(cfg, job)
+    assert not (tmp_path / "t").exists()
 
 
 @pytest.mark.parametrize("strategy", ["lakesoul-stock", "iceberg-mor"])

@@ -380,10 +380,12 @@ def fault_row(rec: Record, source: str) -> dict[str, Any]:
 
 
 def workload_row(rec: Record, source: str, seq: int) -> dict[str, Any]:
+    phase = text(_first(rec, "phase", "kind", "task")) or UNKNOWN
     return {
         "workload": text(rec.get("workload")) or source,
         "seq": seq,
-        "phase": text(_first(rec, "phase", "kind", "task")) or UNKNOWN,
+        # A phase the strategy has no form of (a peer's compaction) did not run.
+        "phase": f"{phase} (skipped)" if rec.get("skipped") else phase,
         "when": text(rec.get("when")),
         **dimensions(rec),
         "batches_applied": batches_applied(rec),

@@ -428,7 +428,9 @@ def workloads_section(b: Builder, loaded: Loaded) -> str:
                 )
             # A compaction is an event on the batch axis, not a read time: marked on the
             # axis, its own seconds in the hover text.
-            compactions = [r for r in mine if "compact" in r["phase"].lower()]
+            compactions = [
+                r for r in mine if "compact" in r["phase"].lower() and "skipped" not in r["phase"]
+            ]
             if compactions:
                 fig.add_trace(
                     go.Scatter(

@@ -43,6 +43,18 @@ def test_degradation_of_a_run_and_its_page():
     assert "![w.png](w.png)" in page
 
 
+def test_a_skipped_compaction_does_not_split_the_reads_and_says_why():
+    """A peer's compaction step is recorded as skipped: the reads around it are one
+    segment (no compaction ran between them), and the page says why."""
+    recs = _run("r1", "delta-merge", [1.0, 2.0, 1.0, 1.5])
+    compact = next(r for r in recs if r.phase == "compact")
+    compact.seconds, compact.skipped = None, "peer format delta: no compaction for it"
+    overall, between = degradation(recs)
+    assert between == overall == (1.0 - 0.5 + 0.5) / 3
+    page = markdown("w", recs, [])
+    assert "| compact |" in page and "skipped: peer format delta: no compaction for it" in page
+
+
 def test_publish_appends_a_run_once_and_renders_it(tmp_path, capsys):
     local = tmp_path / "local.jsonl"
     append(local, _run("r1", "optimized", [1.0, 1.1]) + _run("r2", "optimized", [1.0, 1.2]))

@@ -1,6 +1,7 @@
 """`contest workload run` end to end on a tiny workload (whole spark-submit jobs, real
 PostgreSQL): every phase recorded, every read checked by the oracle at the version it
-read, a read while upserts land at one consistent version; and `--latest-complete`
+read, a read while upserts land at one consistent version; a peer and stock LakeSoul
+upserting a few batches at a time and reading their head; and `--latest-complete`
 on a table with a missing version reads exactly the versions below the hole."""
 
 import json
@@ -59,7 +60,11 @@ def test_phase_runner_on_a_tiny_workload(cfg, pg, tmp_path, capsys):
     code = main(cli(cfg, *argv))
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:]
-    assert "delta-merge: cannot run the workload's phases" in captured.err
+    # Its reads take the head only: the concurrent phase is refused up front, in one line.
+    assert (
+        "delta-merge: cannot run the workload's phases (peer format delta reads the head "
+        "only: step 3 (concurrent 1-2 with 1 read(s))"
+    ) in captured.err
     report = json.loads(captured.out.strip().splitlines()[-1])
     assert report["ok"] and out.with_suffix(".md").is_file() and out.with_suffix(".png").is_file()
 
@@ -86,6 +91,85 @@ def test_phase_runner_on_a_tiny_workload(cfg, pg, tmp_path, capsys):
     assert all(r.peak_rss_bytes for r in recs if r.phase in ("upsert", "read", "compact"))
     page = out.with_suffix(".md").read_text()
     assert "Degradation rate" in page and "| optimized |" in page
+
+
+HEADS = """
+[workload]
+name = "heads"
+batches = 4
+first_rows = 200
+batch_rows = 50
+update_share = 0.7
+repeat_share = 0.1
+
+[[phase]]
+kind = "upsert"
+batches = 0
+
+[[phase]]
+kind = "upsert"
+batches = "1-2"
+
+[[phase]]
+kind = "merge"
+
+[[phase]]
+kind = "compact"
+
+[[phase]]
+kind = "read"
+"""
+
+
+@pytest.mark.slow
+def test_a_peer_and_stock_lakesoul_run_phases(cfg, pg, tmp_path, capsys):
+    """delta-merge and lakesoul-stock: batch 0, then batches 1-2 appended (batch 3
+    never), a read of the head, exact at the batches upserted so far (a write that took
+    every batch would be wrong). Each upsert's job applied exactly the batches --only
+    named, the second onto the table the first created. The peer's merge and both
+    compactions are skipped, said why; stock's merge runs. (Eight whole spark-submit
+    jobs in all: one read per strategy keeps it near two minutes.)"""
+    from contest.peers.write import report_from_log
+    from contest.workload.runner import report_line
+
+    spec = tmp_path / "heads.toml"
+    spec.write_text(HEADS)
+    out = tmp_path / "heads.jsonl"
+    work = tmp_path / "work"
+    argv = ["workload", "run", str(spec), "--strategies", "delta-merge,lakesoul-stock"]
+    argv += ["--scale", "1", "--work", str(work), "--results", str(out)]
+    code = main(cli(cfg, *argv))
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    assert "cannot run" not in captured.err
+
+    recs = load(out)
+    for strategy in ("delta-merge", "lakesoul-stock"):
+        mine = [r for r in recs if r.strategy == strategy]
+        assert [r.phase for r in mine] == ["upsert", "upsert", "merge", "compact", "read"]
+        assert all(r.ok for r in mine), [r.error for r in mine]
+        read = mine[-1]
+        assert (read.version, read.correct, read.batches_applied) == (2, True, 3)
+        assert read.rows and read.rows >= 200
+        assert [r.rows for r in mine if r.phase == "upsert"] == [200, 100]
+        assert all(r.stored_bytes and r.stored_bytes > 0 for r in mine)
+        assert mine[3].skipped and "no compaction for it in this harness" in mine[3].skipped
+        assert mine[3].seconds is None
+    delta = [r for r in recs if r.strategy == "delta-merge"]
+    stock = [r for r in recs if r.strategy == "lakesoul-stock"]
+    assert delta[2].skipped == "peer format delta: no LakeSoul metadata to merge"
+    assert stock[2].skipped is None and stock[2].seconds is not None
+    assert stock[0].files_per_bucket is not None  # a LakeSoul table's layout
+
+    logs = work / "eval" / "logs"
+    peer_writes = [report_from_log(logs / f"workload-delta-merge-00{n}-write.log") for n in (1, 2)]
+    assert [[b["version"] for b in w["batches"]] for w in peer_writes] == [[0], [1, 2]]
+    assert [w["appended"] for w in peer_writes] == [False, True]
+    assert [b["operation"] for b in peer_writes[1]["batches"]] == ["merge", "merge"]
+    stock_writes = [report_line(logs / f"workload-lakesoul-stock-00{n}-write.log") for n in (1, 2)]
+    assert [[b["version"] for b in w["batches"]] for w in stock_writes] == [[0], [1, 2]]
+    page = out.with_suffix(".md").read_text()
+    assert "| delta-merge |" in page and "skipped: peer format delta" in page
 
 
 def test_latest_complete_reads_below_a_missing_version(cfg, pg, spark, tmp_path, capsys):

@@ -1,0 +1,59 @@
+"""Which strategies run which phases (no Spark): a peer's and stock LakeSoul's reads take
+the head only, so a plan reading as of a version or while upserts land is refused for
+them in one line naming the step; their missing merge or compaction is skipped, said why."""
+
+import pytest
+
+from contest.config import load_config
+from contest.evaluation.strategies import STRATEGIES
+from contest.workload.plan import Step
+from contest.workload.runner import head_only, skipped_why, unsupported
+
+HEADS = ["delta-merge", "iceberg-mor", "hudi-mor", "paimon-agg", "hudi-merger", "lakesoul-stock"]
+PLAIN = [Step("upsert", (0,)), Step("read"), Step("upsert", (1, 2)), Step("merge")]
+
+
+def _cfg(strategy: str):
+    return load_config(preset=STRATEGIES[strategy])
+
+
+@pytest.mark.parametrize("strategy", HEADS)
+def test_head_reads_run_and_versioned_reads_are_refused(strategy):
+    cfg = _cfg(strategy)
+    assert head_only(cfg)
+    assert unsupported(cfg, [*PLAIN, Step("compact"), Step("read")]) is None
+    why = unsupported(cfg, [*PLAIN, Step("read", as_of=1)])
+    assert why is not None and "reads the head only: step 5 (read as of 1)" in why
+    why = unsupported(cfg, [Step("upsert", (0,)), Step("concurrent", (1, 2), reads=1)])
+    assert why is not None and "step 2" in why and "--latest-complete" in why
+    assert "\n" not in why
+
+
+@pytest.mark.parametrize("strategy", ["optimized", "baseline-mor", "baseline-cow"])
+def test_the_harness_reads_any_version(strategy):
+    cfg = _cfg(strategy)
+    assert not head_only(cfg)
+    assert (
+        unsupported(cfg, [*PLAIN, Step("read", as_of=1), Step("concurrent", (3,), reads=1)]) is None
+    )
+    assert skipped_why(cfg, "merge") is None and skipped_why(cfg, "compact") is None
+
+
+def test_what_has_no_form_is_skipped_with_why():
+    delta, stock = _cfg("delta-merge"), _cfg("lakesoul-stock")
+    assert "no LakeSoul metadata to merge" in (skipped_why(delta, "merge") or "")
+    assert "peer format delta: no compaction" in (skipped_why(delta, "compact") or "")
+    assert skipped_why(stock, "merge") is None  # stock tables live in LakeSoul's metadata
+    assert "write.engine=lakesoul-stock: no compaction" in (skipped_why(stock, "compact") or "")
+    for cfg in (delta, stock):
+        assert skipped_why(cfg, "upsert") is None and skipped_why(cfg, "read") is None
+
+
+def test_extra_columns_stay_with_the_harness_merge_on_read():
+    from contest.config import override
+
+    wide = {"workload.columns": {"metric_01": "SumAll"}}
+    assert "carries the contest's columns only" in (
+        unsupported(override(_cfg("delta-merge"), wide), PLAIN) or ""
+    )
+    assert unsupported(override(_cfg("optimized"), wide), PLAIN) is None
