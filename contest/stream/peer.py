@@ -21,7 +21,14 @@ from contest.config import Config
 from contest.data.batches import COLUMNS
 from contest.errors import RunError
 from contest.peers import formats
-from contest.stream.run import StreamReport, default_checkpoint, default_source, spark_ddl
+from contest.stream.run import (
+    StreamReport,
+    default_checkpoint,
+    default_source,
+    first_line,
+    spark_ddl,
+    wait_query,
+)
 from contest.stream.sink import BATCH_LINE, BatchLog
 
 if TYPE_CHECKING:
@@ -124,9 +131,11 @@ def run_peer_stream(
     if started is not None:
         started(query)
     try:
-        report.stopped_by = _wait(query, cfg, log, t0)
+        report.stopped_by = wait_query(
+            query, cfg, t0, lambda: log.last_activity, on_poll=log.progress
+        )
     except Exception as exc:  # Spark's StreamingQueryException
-        raise RunError(f"the {fmt.name} streaming query failed: {_first_line(exc)}") from None
+        raise RunError(f"the {fmt.name} streaming query failed: {first_line(exc)}") from None
     finally:
         if query.isActive:
             query.stop()
@@ -136,29 +145,5 @@ def run_peer_stream(
         report.replayed = [b.batch_id for b in log.logs if b.status == "replayed"]
         report.rows = sum(b.rows for b in log.logs if b.status != "replayed")
     if (error := query.exception()) is not None:
-        raise RunError(f"the {fmt.name} streaming query failed: {_first_line(error)}")
+        raise RunError(f"the {fmt.name} streaming query failed: {first_line(error)}")
     return report
-
-
-def _wait(query: Any, cfg: Config, log: Batches, t0: float) -> str:
-    s = cfg.stream
-    if s.trigger == "available-now":
-        query.awaitTermination()
-        return "available-now: the folder is consumed"
-    while query.isActive:
-        if query.awaitTermination(0.25):
-            break
-        log.progress(query)
-        now = time.monotonic()
-        if s.timeout_s and now - t0 >= s.timeout_s:
-            return f"timeout ({s.timeout_s:g} s)"
-        status = query.status
-        busy = bool(status.get("isDataAvailable")) or bool(status.get("isTriggerActive"))
-        if s.idle_stop_s and not busy and now - log.last_activity >= s.idle_stop_s:
-            return f"idle for {s.idle_stop_s:g} s"
-    return "the query ended"
-
-
-def _first_line(exc: object) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    return lines[0][:300] if lines else "unknown error"

@@ -117,14 +117,16 @@ def run_stream(
     if started is not None:
         started(query)
     try:
-        report.stopped_by = _wait(query, cfg, sink, t0)
+        report.stopped_by = wait_query(
+            query, cfg, t0, lambda: sink.stats.last_activity, lambda: sink.stats.busy
+        )
     except KeyboardInterrupt:
         report.stopped_by = "interrupted"
         raise
     except Exception as exc:  # Spark's StreamingQueryException: our error inside, if ours
         if sink.stats.error is not None:
             raise sink.stats.error from None
-        raise RunError(f"the streaming query failed: {_first_line(str(exc))}") from None
+        raise RunError(f"the streaming query failed: {first_line(exc)}") from None
     finally:
         if query.isActive:
             query.stop()
@@ -137,11 +139,22 @@ def run_stream(
     if error is not None:
         if sink.stats.error is not None:
             raise sink.stats.error
-        raise RunError(f"the streaming query failed: {_first_line(str(error))}")
+        raise RunError(f"the streaming query failed: {first_line(error)}")
     return report
 
 
-def _wait(query: Any, cfg: Config, sink: UpsertSink, t0: float) -> str:
+def wait_query(
+    query: Any,
+    cfg: Config,
+    t0: float,
+    last_activity: Callable[[], float],
+    busy: Callable[[], bool] = lambda: False,
+    on_poll: Callable[[Any], None] | None = None,
+) -> str:
+    """Wait for a streaming query (any sink) by the configured trigger: an available-now
+    query until it has consumed the folder, a processing-time one until stream.timeout_s
+    or until it has been idle (no batch running or pending, none for stream.idle_stop_s).
+    Returns why it stopped."""
     s = cfg.stream
     if s.trigger == "available-now":
         query.awaitTermination()
@@ -149,16 +162,14 @@ def _wait(query: Any, cfg: Config, sink: UpsertSink, t0: float) -> str:
     while query.isActive:
         if query.awaitTermination(0.25):
             break
+        if on_poll is not None:
+            on_poll(query)
         now = time.monotonic()
         if s.timeout_s and now - t0 >= s.timeout_s:
             return f"timeout ({s.timeout_s:g} s)"
-        if (
-            s.idle_stop_s
-            and not sink.stats.busy
-            and now - sink.stats.last_activity >= max(s.idle_stop_s, 0)
-        ):
-            if not _data_pending(query):
-                return f"idle for {s.idle_stop_s:g} s"
+        idle = s.idle_stop_s and not busy() and now - last_activity() >= max(s.idle_stop_s, 0)
+        if idle and not _data_pending(query):
+            return f"idle for {s.idle_stop_s:g} s"
     return "the query ended"
 
 
@@ -170,8 +181,9 @@ def _data_pending(query: Any) -> bool:
         return False
 
 
-def _first_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+def first_line(text: object) -> str:
+    """The first non-blank line of an error's text, at most 300 characters."""
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
     return lines[0][:300] if lines else "unknown error"
 
 
