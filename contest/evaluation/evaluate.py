@@ -144,6 +144,21 @@ def job_env(base: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in base.items() if k not in TIMING_UNSAFE_ENV}
 
 
+def child_config(cfg: Config) -> Config:
+    """The config a timed job reads: folders absolute, and the project's jar (stock's
+    helper, hudi-merger's record merger) named by path. On a cluster the job runs from a
+    zip of the package, where the checkout's jvm/target cannot be found from the code."""
+    import dataclasses
+
+    from contest.infra.lakesoul_jvm import helper_jar
+
+    child = absolute_paths(cfg)
+    if child.spark.stock_helper_jar:
+        return child
+    spark = dataclasses.replace(child.spark, stock_helper_jar=str(helper_jar(cfg)))
+    return dataclasses.replace(child, spark=spark)
+
+
 def child_env(cfg: Config) -> dict[str, str]:
     env = job_env(os.environ)
     env["PYSPARK_PYTHON"] = sys.executable
@@ -406,7 +421,7 @@ def phase_clean(run: Run) -> None:
     _drop_outputs(cfg, run.table_dir, run.result_dir)
     run.eval_dir.mkdir(parents=True, exist_ok=True)
     run.config_file = run.eval_dir / f"{run.strategy}.toml"
-    run.config_file.write_text(to_toml(absolute_paths(cfg)))
+    run.config_file.write_text(to_toml(child_config(cfg)))
     run.env = child_env(cfg)
     assert run.data is not None
     run.submit_opts = _submit_options(
