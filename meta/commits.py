@@ -295,6 +295,53 @@ def commit_files(
         pgc.close()
 
 
+def claim_version(
+    conn: PgConnection,
+    table: TableRef,
+    commit_id: str,
+    version: int,
+    batch: str | None = None,
+    partition_desc: str = NO_PARTITION,
+) -> None:
+    """Record the user-defined version of a commit another writer is about to make
+    (stock LakeSoul's DBManager, which knows nothing of versions), before it makes it,
+    so the unique index refuses the same version twice. A claim whose commit never
+    reached a snapshot (the writer stopped first) is replaced; a version a landed
+    commit holds is a CommitError."""
+    pgc = connect(conn)
+    try:
+        with pgc, pgc.cursor() as cur:
+            cur.execute(
+                "SELECT commit_id::text FROM contest_commit_version WHERE table_id = %s "
+                "AND partition_desc = %s AND version = %s FOR UPDATE",
+                (table.table_id, partition_desc, version),
+            )
+            row = cur.fetchone()
+            if row is not None:
+                cur.execute(
+                    "SELECT 1 FROM partition_info WHERE table_id = %s AND partition_desc = %s "
+                    "AND %s::uuid = ANY(snapshot) LIMIT 1",
+                    (table.table_id, partition_desc, row[0]),
+                )
+                if cur.fetchone() is not None:
+                    raise CommitError(
+                        f"version {version} is already committed to table "
+                        f"{table.namespace}.{table.name}: nothing committed"
+                    )
+                cur.execute(
+                    "DELETE FROM contest_commit_version WHERE table_id = %s "
+                    "AND partition_desc = %s AND commit_id = %s",
+                    (table.table_id, partition_desc, row[0]),
+                )
+            cur.execute(
+                "INSERT INTO contest_commit_version (table_id, partition_desc, commit_id, "
+                "version, batch) VALUES (%s, %s, %s, %s, %s)",
+                (table.table_id, partition_desc, commit_id, version, batch),
+            )
+    finally:
+        pgc.close()
+
+
 def _landed(pgc: Any, table_id: str, desc: str, commit_id: str) -> bool:
     with pgc, pgc.cursor() as cur:
         cur.execute(

@@ -147,10 +147,12 @@ class DBManager:
         columns: Sequence[str],
         *,
         verify: bool = True,
+        commit_id: str | None = None,
     ) -> StockCommit:
-        """A MergeCommit of `files` by DBManager; with `verify`, re-driven until it landed."""
+        """A MergeCommit of `files` by DBManager; with `verify`, re-driven until it landed.
+        `commit_id`: the id to commit under (one whose version was claimed beforehand)."""
         started = time.perf_counter()
-        commit_id = str(uuidlib.uuid4())
+        commit_id = commit_id or str(uuidlib.uuid4())
         info = self._commit_info(table_id, commit_id, files, ",".join(columns))
         self.db.commitDataCommitInfo(info, self.jvm.java.util.ArrayList())
         redriven = 0

@@ -3,7 +3,8 @@ format's own `apply_batch` (contest/peers/<format>.py): collapsed by key with th
 contract's rules, then merged the way that format's users upsert (MERGE INTO, an upsert
 of merged rows, a primary-key table's merge engine, ...). The first batch creates the
 table; with `append`, batches (`--only` names some) are merged into the table the folder
-holds already, after the ones it has (a workload's phases, contest/workload/runner.py).
+holds already, after the ones it has (a workload's phases, contest/workload/runner.py);
+the table's batch ledger (contest/peers/ledger.py) refuses a batch it holds already.
 
 Every batch reports the format's own numbers for its commit (Delta's operation metrics,
 Iceberg's snapshot summary) and what appeared in the table folder (data, delete, deletion
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING
 from contest.config import Config
 from contest.data.batches import Batch, discover
 from contest.errors import UsageError, unwrap_spark_error
-from contest.peers import formats
+from contest.peers import formats, ledger
 from contest.peers.merge import merge_sql as merge_sql  # where callers found it
 
 if TYPE_CHECKING:
@@ -178,6 +179,8 @@ def apply_one(
         "spark.job.description", f"{cfg.peer.format} {batch.name} v{batch.version}"
     )
     before = data_listing(table) if alone and table.exists() else {}
+    if not first:  # the first creates the table: its folder is not there to hold a ledger
+        ledger.mark(table, batch, ledger.PENDING)
     t0 = time.perf_counter()
     try:
         res.operation = fmt.apply_batch(spark, cfg, table, batch, first=first)
@@ -188,6 +191,8 @@ def apply_one(
         lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
         res.error = lines[0][:500] if lines else type(cause).__name__
     res.seconds = time.perf_counter() - t0
+    if res.error is None:
+        ledger.mark(table, batch, ledger.DONE)
     if res.error is None and alone:
         record_files(res, before, data_listing(table), table)
     log.info(
@@ -271,7 +276,9 @@ def run_peer_write(
     batches = select_batches(found, only, data_dir)
     table = Path(str(table_path)).absolute()
     exists = append and holds_table(cfg, table)
-    if not exists:
+    if exists:
+        ledger.check(table, batches, in_order=not formats.of(cfg).concurrent_batches)
+    else:
         prepare_folder(cfg, table, replace)
     coords = formats.coordinates(cfg)
     packages.require(coords)

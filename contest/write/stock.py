@@ -20,6 +20,7 @@ Two rewrites make LakeSoul's own merge operators give the contract's result:
 from __future__ import annotations
 
 import time
+import uuid as uuidlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,12 +28,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from contest.config import Config
-from contest.data.batches import SCHEMA, discover
+from contest.data.batches import SCHEMA, Batch, discover
 from contest.data.stock_layout import COUNTED
 from contest.errors import DataError, RunError
 from contest.infra.dbmanager import DBManager, StockTable
 from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
 from meta import catalog
+from meta.commits import claim_version, committed_versions, live_commit_count
 from meta.connection import PgConnection
 
 if TYPE_CHECKING:
@@ -137,6 +139,31 @@ def stock_table_to_append(db: DBManager, cfg: Config, path: str, name: str) -> S
     return table
 
 
+def refuse_unversioned(conn: PgConnection, ref: catalog.TableRef, batches: Sequence[Batch]) -> None:
+    """`--append` onto a stock table, refused before anything is written when it would
+    count a batch twice or apply one out of order: a version the table holds, one older
+    than its newest (stock LakeSoul applies a bucket's files in commit order), or a table
+    whose commits carry no versions (written before they were recorded: unknown)."""
+    from contest.write.job import refuse_committed
+
+    refuse_committed(conn, ref, batches)
+    done = committed_versions(conn, ref)
+    where = f"--append: table {ref.namespace}.{ref.name}"
+    if live_commit_count(conn, ref) > len(done):
+        raise DataError(
+            f"{where} has commits without a batch version (written before versions were "
+            "recorded), so which batches it holds is unknown: nothing written (--replace "
+            "writes it again)"
+        )
+    oldest = min(batches, key=lambda b: b.version, default=None)
+    if oldest is not None and done and oldest.version < max(done):
+        raise DataError(
+            f"{where}: version {oldest.version} ({oldest.name}) is older than version "
+            f"{max(done)} the table holds, and stock LakeSoul applies commits in order: "
+            "nothing written"
+        )
+
+
 def run_stock_write(
     spark: SparkSession,
     conn: PgConnection,
@@ -177,6 +204,9 @@ def run_stock_write(
         "appended to" if appended else "created by DBManager",
         table.path,
     )
+    ref = catalog.get_table(conn, table.name, table.namespace)
+    if appended:
+        refuse_unversioned(conn, ref, batches)
     for batch in batches:
         res = BatchResult(batch.name, batch.version, start_s=time.perf_counter() - started)
         try:
@@ -196,7 +226,12 @@ def run_stock_write(
             res.rows = batch.rows - null_keys
             res.files = len(files)
             res.bytes = sum(size for _, size in files)
-            committed = db.commit(table.table_id, files, columns)
+            # The version first (DBManager's commit knows none), under the commit's id:
+            # a version is then committed at most once, and a stopped write's claim
+            # that never landed is taken over by the next.
+            commit_id = str(uuidlib.uuid4())
+            claim_version(conn, ref, commit_id, batch.version, batch.name)
+            committed = db.commit(table.table_id, files, columns, commit_id=commit_id)
             res.commit_s = committed.seconds
             res.commit_id = committed.commit_id
             res.commit_retries = committed.redriven

@@ -4,6 +4,8 @@ process's Spark session has no LakeSoul jars, and a process holds one JVM).
 usage: python -m tests.support.lakesoul_child CONFIG.toml STEPS.json
 STEPS: a list of {"do": ..., ...}:
 - stock_write: data, table, [versions]: the lakesoul-stock Write job
+- stock_append: data, table, only, [out]: `--append --only` of the Write job; an error
+  it raises is written to `out` (the test checks it), none to an empty file
 - stock_read: table, out, [operators]: the lakesoul-stock Read job (result parquet)
 - lakesoul_table: data, table, writers: a table in the contest schema written as it is
   (no rewrites) by LakeSoul's writers, batch i by writers[i] ("jvm": NativeIOWriter,
@@ -76,6 +78,19 @@ def main(config_file: str, steps_file: str) -> int:
                 )
                 if not report.ok:
                     raise SystemExit(report.summary())
+            elif step["do"] == "stock_append":
+                try:
+                    report = run_stock_write(
+                        spark, conn, scfg, step["data"], step["table"], append=True,
+                        only=step["only"],
+                    )  # fmt: skip
+                    error = "" if report.ok else report.summary()
+                except Exception as exc:  # the test reads what was refused
+                    error = f"{type(exc).__name__}: {exc}"
+                if step.get("out"):
+                    Path(step["out"]).write_text(error)
+                elif error:
+                    raise SystemExit(error)
             elif step["do"] == "stock_read":
                 run_stock_read(spark, conn, scfg, step["table"], step["out"], overwrite=True)
             elif step["do"] == "lakesoul_table":

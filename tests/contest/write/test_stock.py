@@ -1,6 +1,8 @@
 """The lakesoul-stock engine (LakeSoul's DBManager, NativeIOWriter, NativeIOReader and merge
 operators, real jars): every contract case exact, and its pure parts."""
 
+import uuid
+
 import pytest
 
 from contest.errors import ReadError
@@ -52,4 +54,35 @@ def test_bucket_files_keep_commit_order():
     assert bucket_files(commits) == [
         ["t/part-a_0000.parquet"],
         ["t/part-a_0001.parquet", "t/part-b_0001.parquet"],
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.spark  # the jobs run in a child process
+def test_an_append_refuses_a_batch_twice_and_an_older_one(cfg, pg, tmp_path):
+    """Batches 0 and 2 appended one by one; batch 2 again, and batch 1 after it, are
+    refused before anything is committed, and the read holds 0 and 2 once each."""
+    rows = [{"uuid": f"k{i}", "ip": "1.1.1.1", "hostname": "h", "requests": 1,
+             "name": "n", "city": "c", "job": "j", "phonenum": "p"} for i in range(3)]  # fmt: skip
+    data = write_case({"batches": [rows, rows[:2], rows[1:]]}, tmp_path / "data")
+    # Its own name: the tests' PostgreSQL outlives a run, and an append takes a table
+    # of the same name that is there.
+    table = tmp_path / "tables" / f"stock_twice_{uuid.uuid4().hex[:8]}"
+    twice, older, out = tmp_path / "twice.txt", tmp_path / "older.txt", tmp_path / "out"
+    steps = [
+        {"do": "stock_append", "data": str(data), "table": str(table), "only": [0]},
+        {"do": "stock_append", "data": str(data), "table": str(table), "only": [2]},
+        {"do": "stock_append", "data": str(data), "table": str(table), "only": [2],
+         "out": str(twice)},
+        {"do": "stock_append", "data": str(data), "table": str(table), "only": [1],
+         "out": str(older)},
+        {"do": "stock_read", "table": table.name, "out": str(out)},
+    ]  # fmt: skip
+    run_child(cfg, steps, tmp_path)
+    assert "version 2 (base-2.parquet) is already committed" in twice.read_text()
+    assert "version 1 (base-1.parquet) is older than version 2" in older.read_text()
+    assert [(r["uuid"], r["requests"]) for r in result_rows(out)] == [
+        ("k0", 1),
+        ("k1", 2),
+        ("k2", 2),
     ]
