@@ -117,3 +117,22 @@ def test_history_keeps_rolled_back_versions_and_shows_what_a_compaction_covers(
     assert "covers" in lines[1]
     assert compacted.commit_id in lines[2] and " v0-3 " in lines[2] and lines[2].endswith("yes")
     assert lines[4].split()[0] == "3" and lines[4].endswith("no (rolled back)")
+
+
+@pytest.mark.pg
+def test_a_claimed_version_is_taken_over_until_its_commit_lands(pg, tmp_path):
+    """Another writer's commit (stock LakeSoul's DBManager) claims its version first: a
+    claim whose commit never landed is replaced, one that landed refuses the version."""
+    import uuid
+
+    from meta.commits import claim_version
+
+    t = catalog.create_table(pg, "claim_t", tmp_path / "claim_t", SCHEMA, ["uuid"], 1, replace=True)
+    stopped = str(uuid.uuid4())
+    claim_version(pg, t, stopped, 0, "base-0.parquet")  # its writer stopped before committing
+    commit_files(pg, t, [_file(t, "v1")], version=1)
+    again = str(uuid.uuid4())
+    claim_version(pg, t, again, 0, "base-0.parquet")
+    assert committed_versions(pg, t) == {1: head_snapshot(pg, t)[1][0].commit_id}
+    with pytest.raises(CommitError, match="version 1 is already committed"):
+        claim_version(pg, t, str(uuid.uuid4()), 1)
