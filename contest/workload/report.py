@@ -60,7 +60,7 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
         "|---|---|---:|---|---:|---:|",
     ]
     for (run_id, strategy), phases in runs.items():
-        reads = [p for p in phases if p.phase in ("read", "concurrent-read")]
+        reads = [p for p in phases if p.phase in ("read", "concurrent-read") and not p.skipped]
         overall, between = degradation(phases)
         correct = all(p.correct for p in reads) and all(p.ok for p in phases)
         lines.append(

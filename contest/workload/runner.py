@@ -8,10 +8,11 @@ process of its own. Every read is checked against the oracle at the version it r
 
 A peer format's and stock LakeSoul's writes take the same `--append --only`; their reads
 take the head only, which holds the batches applied so far, so a read is checked at the
-newest of those, and a plan that reads as of a version or while upserts land is refused
-for them up front. What such a strategy has no form of is recorded as skipped, with
-why: a peer's metadata merge (a peer table has no LakeSoul metadata) and compaction,
-and stock LakeSoul's compaction (this harness has none for them, see `skipped_why`).
+newest of those; a plan that reads as of a version is refused for them up front, and a
+concurrent step runs its upserts alone, its reads recorded as skipped. What such a
+strategy has no form of is recorded as skipped, with why: a peer's metadata merge (a
+peer table has no LakeSoul metadata) and compaction, and stock LakeSoul's compaction
+(this harness has none for them, see `skipped_why`).
 """
 
 from __future__ import annotations
@@ -62,12 +63,17 @@ def unsupported(cfg: Config, steps: Sequence[Step] = ()) -> str | None:
     for n, step in enumerate(steps, 1):
         if step.as_of is not None:
             return f"{who} reads the head only: step {n} ({step.label}) reads as of a version"
-        if step.kind == "concurrent":
-            return (
-                f"{who} reads the head only: step {n} ({step.label}) reads while upserts "
-                "land (--latest-complete)"
-            )
     return None
+
+
+def concurrent_reads_why(cfg: Config) -> str | None:
+    """Why a concurrent step's reads do not run for this strategy (its upserts still
+    do), or None. A head-only reader cannot name the version it saw while upserts
+    land, so its read could not be checked against the oracle."""
+    if not head_only(cfg):
+        return None
+    who = f"peer format {cfg.peer.format}" if cfg.peer.format else f"read.engine={cfg.read.engine}"
+    return f"{who} reads the head only: no read of one known version while upserts land"
 
 
 def skipped_why(cfg: Config, kind: str) -> str | None:
@@ -311,7 +317,15 @@ class Runner:
 
     def concurrent(self, lane: Lane, n: int, step: Step) -> None:
         """The upsert job in a thread; `reads` reads of the newest complete version
-        while it runs, each checked at the version it saw."""
+        while it runs, each checked at the version it saw. A head-only strategy runs
+        the upsert alone, its reads recorded as skipped (`concurrent_reads_why`)."""
+        why = concurrent_reads_why(lane.run.cfg)
+        if why:
+            self.upsert(lane, n, step, "concurrent-upsert")
+            self.say(f"{lane.run.strategy}: step {n}: concurrent reads skipped ({why})")
+            for _ in range(step.reads):
+                self.record(lane, n, step, "concurrent-read", skipped=why)
+            return
         box: dict[str, ProcResult] = {}
         writer = threading.Thread(
             target=lambda: box.setdefault(

@@ -60,10 +60,11 @@ def test_phase_runner_on_a_tiny_workload(cfg, pg, tmp_path, capsys):
     code = main(cli(cfg, *argv))
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:]
-    # Its reads take the head only: the concurrent phase is refused up front, in one line.
+    # Its reads take the head only: the read as of a version is refused up front, in one
+    # line (its concurrent step alone would run, the reads skipped).
     assert (
         "delta-merge: cannot run the workload's phases (peer format delta reads the head "
-        "only: step 3 (concurrent 1-2 with 1 read(s))"
+        "only: step 6 (read as of 1) reads as of a version)"
     ) in captured.err
     report = json.loads(captured.out.strip().splitlines()[-1])
     assert report["ok"] and out.with_suffix(".md").is_file() and out.with_suffix(".png").is_file()
@@ -107,8 +108,9 @@ kind = "upsert"
 batches = 0
 
 [[phase]]
-kind = "upsert"
+kind = "concurrent"
 batches = "1-2"
+reads = 1
 
 [[phase]]
 kind = "merge"
@@ -124,8 +126,9 @@ kind = "read"
 @pytest.mark.slow
 def test_a_peer_and_stock_lakesoul_run_phases(cfg, pg, tmp_path, capsys):
     """delta-merge and lakesoul-stock: batch 0, then batches 1-2 appended (batch 3
-    never), a read of the head, exact at the batches upserted so far (a write that took
-    every batch would be wrong). Each upsert's job applied exactly the batches --only
+    never) in a concurrent step (its read skipped: a head-only read), a read of the
+    head, exact at the batches upserted so far (a write that took every batch would be
+    wrong). Each upsert's job applied exactly the batches --only
     named, the second onto the table the first created. The peer's merge and both
     compactions are skipped, said why; stock's merge runs. (Eight whole spark-submit
     jobs in all: one read per strategy keeps it near two minutes.)"""
@@ -146,19 +149,23 @@ def test_a_peer_and_stock_lakesoul_run_phases(cfg, pg, tmp_path, capsys):
     recs = load(out)
     for strategy in ("delta-merge", "lakesoul-stock"):
         mine = [r for r in recs if r.strategy == strategy]
-        assert [r.phase for r in mine] == ["upsert", "upsert", "merge", "compact", "read"]
+        assert [r.phase for r in mine] == [
+            "upsert", "concurrent-upsert", "concurrent-read", "merge", "compact", "read",
+        ]  # fmt: skip
         assert all(r.ok for r in mine), [r.error for r in mine]
         read = mine[-1]
         assert (read.version, read.correct, read.batches_applied) == (2, True, 3)
         assert read.rows and read.rows >= 200
-        assert [r.rows for r in mine if r.phase == "upsert"] == [200, 100]
+        assert [r.rows for r in mine if "upsert" in r.phase] == [200, 100]
+        assert "reads the head only: no read of one known version" in (mine[2].skipped or "")
+        assert mine[2].correct is None and mine[2].seconds is None
         assert all(r.stored_bytes and r.stored_bytes > 0 for r in mine)
-        assert mine[3].skipped and "no compaction for it in this harness" in mine[3].skipped
-        assert mine[3].seconds is None
+        assert mine[4].skipped and "no compaction for it in this harness" in mine[4].skipped
+        assert mine[4].seconds is None
     delta = [r for r in recs if r.strategy == "delta-merge"]
     stock = [r for r in recs if r.strategy == "lakesoul-stock"]
-    assert delta[2].skipped == "peer format delta: no LakeSoul metadata to merge"
-    assert stock[2].skipped is None and stock[2].seconds is not None
+    assert delta[3].skipped == "peer format delta: no LakeSoul metadata to merge"
+    assert stock[3].skipped is None and stock[3].seconds is not None
     assert stock[0].files_per_bucket is not None  # a LakeSoul table's layout
 
     logs = work / "eval" / "logs"
