@@ -9,7 +9,7 @@ import json
 from contest.cli.bench import add_benchmark
 from contest.cli.common import command, group, result, say
 from contest.config import Config
-from contest.errors import EXIT_OK
+from contest.errors import EXIT_OK, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -87,10 +87,18 @@ def register_maintenance(sub: argparse._SubParsersAction) -> None:
         "commit it as a LakeSoul CompactionCommit; reads give the same result, faster. "
         "Buckets already compact are kept; with nothing to rewrite, nothing is committed. "
         "The old files stay until `contest vacuum`, and versions before the compaction "
-        "stay readable (read --as-of-version) until then.",
+        "stay readable (read --as-of-version) until then. With peer.format set, the "
+        "peer table in --table's folder is compacted the way that format's documentation "
+        "recommends (Delta OPTIMIZE, Iceberg rewrite_data_files, Hudi run_compaction, "
+        "Paimon sys.compact).",
         cmd_compact,
     )
-    c.add_argument("--table", required=True, help="table path or name")
+    c.add_argument(
+        "--table",
+        required=True,
+        help="table path or name (with peer.format set: the peer table's folder, compacted "
+        "the way that format's documentation recommends)",
+    )
     c.add_argument(
         "--allow-gaps",
         action="store_true",
@@ -207,6 +215,8 @@ def cmd_compact(args: argparse.Namespace, cfg: Config) -> int:
     from contest.infra.spark import spark_session
     from contest.maintenance.compact import compact
 
+    if cfg.peer.format:
+        return _compact_peer(args, cfg)
     conn, table = _table(cfg, args.table)
     with spark_session(cfg, "contest-compact") as spark:
         report = compact(spark, conn, cfg, table, allow_gaps=args.allow_gaps)
@@ -221,6 +231,23 @@ def cmd_compact(args: argparse.Namespace, cfg: Config) -> int:
             f" ({report.buckets_kept} bucket(s) already compact, kept), {report.rows:,} rows "
             f"rewritten, {report.versions} versions, {report.seconds:.3f} s"
         )
+    print(json.dumps(report.to_dict()))
+    return EXIT_OK
+
+
+def _compact_peer(args: argparse.Namespace, cfg: Config) -> int:
+    """A peer format's table (peer.format set; --table is its folder): the format's own
+    compaction (contest/peers/compact.py)."""
+    from contest.cli.common import absolute
+    from contest.peers.compact import run_peer_compact
+
+    if args.allow_gaps:
+        raise UsageError(
+            f"peer.format={cfg.peer.format}: --allow-gaps is for LakeSoul tables (a peer "
+            "table applies its batches in version order)"
+        )
+    report = run_peer_compact(cfg, absolute(args.table))
+    say(report.summary())
     print(json.dumps(report.to_dict()))
     return EXIT_OK
 

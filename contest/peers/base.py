@@ -4,14 +4,16 @@
 A format says which JVM libraries it needs (a named set of `contest/infra/packages.py`),
 the Spark settings that must be in place when the session starts and those a running
 session takes, the properties its table is created with, how one batch is applied, how
-the table is read merged, its commit's own numbers, and which of the `peer.*` options it
-accepts. The write and read jobs (`contest/peers/write.py`, `read.py`) hold everything
-the formats share: the batch loop, reports, the table folder's files, the result.
+the table is read merged, its commit's own numbers, how it compacts and which files a
+read of it opens, and which of the `peer.*` options it accepts. The write, read and
+compact jobs (`contest/peers/write.py`, `read.py`, `compact.py`) hold everything the
+formats share: the batch loop, reports, the table folder's files, the result.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -34,6 +36,36 @@ def codec_name(name: str) -> str:
 def quoted(path: Path) -> str:
     """A path as a back-quoted SQL identifier (`delta.`/path``)."""
     return "`" + str(path).replace("`", "``") + "`"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The files a read of the table's current snapshot opens, as the format's own
+    metadata lists them (files a compaction replaced but nothing removed yet are not
+    in it). `buckets`: the units a read merges apart (Hudi file groups, Paimon
+    buckets); a table without any (Delta, Iceberg) is one."""
+
+    data_files: int
+    delete_files: int = 0  # Iceberg delete files, Delta data files with a deletion vector
+    log_files: int = 0  # Hudi log files
+    buckets: int = 1
+
+    @property
+    def files(self) -> int:
+        return self.data_files + self.delete_files + self.log_files
+
+    @property
+    def files_per_bucket(self) -> float | None:
+        return round(self.files / self.buckets, 2) if self.buckets else None
+
+    def to_dict(self) -> dict[str, int | float | None]:
+        return {
+            "data_files": self.data_files,
+            "delete_files": self.delete_files,
+            "log_files": self.log_files,
+            "buckets": self.buckets,
+            "files_per_bucket": self.files_per_bucket,
+        }
 
 
 class PeerFormat:
@@ -94,6 +126,17 @@ class PeerFormat:
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         """The table's current snapshot as the format's reader merges it."""
+        raise NotImplementedError
+
+    # -- maintenance (contest/peers/compact.py) ----------------------------------------
+
+    def compact(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
+        """Compact the table the way the format's documentation recommends, so a read
+        opens fewer files and merges less; the format's own numbers of it."""
+        raise ConfigError(f"peer.format: {self.name} has no compaction in this harness")
+
+    def layout(self, spark: SparkSession, cfg: Config, table: Path) -> Layout:
+        """The files of the table's current snapshot (before and after a compaction)."""
         raise NotImplementedError
 
     # -- streaming (contest/stream/peer.py) -------------------------------------------

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
 from contest.data.batches import Batch
-from contest.peers.base import PeerFormat, codec_name, quoted
+from contest.peers.base import Layout, PeerFormat, codec_name, quoted
 from contest.peers.merge import collapsed, collapsed_stream, merge_sql
 from contest.peers.microbatch import MicroBatchSink, OnBatch
 
@@ -98,6 +98,40 @@ class Delta(PeerFormat):
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         return spark.read.format("delta").load(str(table))
 
+    def compact(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
+        """`OPTIMIZE` (bin-packing, Delta's "Optimizations" page): the table's small
+        files merged into files of up to 1 GB, the rows a file's deletion vector marks
+        dropped as it is rewritten. With deletion vectors, then `REORG TABLE ... APPLY
+        (PURGE)`, what the "Deletion vectors" page gives to apply them physically:
+        OPTIMIZE rewrites only bins of two or more files (Delta 3.3's OptimizeExecutor),
+        so a file left alone in its bin would keep its vector, and a read would still
+        load it and filter the file's rows. REORG rewrites every file that has one (and
+        commits nothing when none has). Numbers: OPTIMIZE's and REORG's history
+        metrics, summed."""
+        path = f"delta.{quoted(table)}"
+        commands = [f"OPTIMIZE {path}"]
+        if cfg.peer.deletion_vectors:
+            commands.append(f"REORG TABLE {path} APPLY (PURGE)")
+        before = _version(spark, table)
+        for command in commands:
+            spark.sql(command).collect()
+        return _history_metrics(spark, table, before, COMPACT_METRICS)
+
+    def layout(self, spark: SparkSession, cfg: Config, table: Path) -> Layout:
+        """The snapshot's data files, and those of them that have a deletion vector
+        (a read loads each vector beside its file)."""
+        from pyspark.sql import DataFrame as PyDataFrame
+
+        jvm: Any = spark._jvm
+        jss: Any = spark._jsparkSession
+        none = jvm.scala.Option.apply(None)
+        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(jss, str(table))
+        files = PyDataFrame(log.update(False, none, none).allFiles().toDF(), spark)
+        row = files.selectExpr(
+            "count(*) AS n", "count_if(deletionVector IS NOT NULL) AS dv"
+        ).collect()[0]
+        return Layout(data_files=int(row["n"]), delete_files=int(row["dv"]))
+
     def stream_prepare(self, spark: SparkSession, cfg: Config, table: Path) -> None:
         from delta.tables import DeltaTable
         from pyspark.sql.types import LongType, StringType, StructField, StructType
@@ -130,6 +164,33 @@ class Delta(PeerFormat):
         log = Path(table) / "_delta_log"
         versions = [int(p.name[:20]) for p in log.glob("*.json") if p.name[:20].isdigit()]
         return max(versions, default=0)
+
+
+# OPTIMIZE's and REORG's history metrics kept in a compaction's report.
+COMPACT_METRICS = (
+    "numAddedFiles",
+    "numRemovedFiles",
+    "numAddedBytes",
+    "numRemovedBytes",
+    "numDeletionVectorsRemoved",
+    "numDeletionVectorRowsRemoved",
+)
+
+
+def _history_metrics(
+    spark: Any, table: Path, after_version: int, keys: tuple[str, ...]
+) -> dict[str, int]:
+    """The named operation metrics of the commits after `after_version`, summed."""
+    from delta.tables import DeltaTable
+
+    out: dict[str, int] = {}
+    for row in DeltaTable.forPath(spark, str(table)).history().collect():
+        if int(row["version"]) <= after_version:
+            continue
+        for key, value in (row["operationMetrics"] or {}).items():
+            if key in keys and str(value).isdigit():
+                out[key] = out.get(key, 0) + int(value)
+    return out
 
 
 class MergeBatch(MicroBatchSink):

@@ -13,12 +13,12 @@ without a compiled record merger would do it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from contest.config import Config, PeerConfig
 from contest.data.batches import COLUMNS, Batch
 from contest.errors import ConfigError
-from contest.peers.base import PeerFormat, codec_name
+from contest.peers.base import Layout, PeerFormat, codec_name
 from contest.peers.merge import collapsed, merged_rows
 
 if TYPE_CHECKING:
@@ -32,6 +32,14 @@ INDEXES = ("", "SIMPLE", "BLOOM", "BUCKET", "RECORD_INDEX")
 
 def table_name(table_path: Path) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in Path(table_path).name)
+
+
+def procedure_options(opts: dict[str, str]) -> str:
+    """Options as a Hudi procedure's `options` argument ("k=v,k=v", split on "," and
+    "="): those with an empty value, or a comma or "=" in key or value, are left out."""
+    return ",".join(
+        f"{k}={v}" for k, v in opts.items() if v and not any(ch in k + v for ch in ",=")
+    )
 
 
 class Hudi(PeerFormat):
@@ -113,6 +121,66 @@ class Hudi(PeerFormat):
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         return spark.read.format("hudi").load(str(table))
+
+    def compact_options(self, cfg: Config, table: Path) -> dict[str, str]:
+        """The write client's options for a compaction: the table's write options (its
+        merge, metadata table off, ...), and a plan made whatever the number of delta
+        commits since the last one (Hudi schedules at 5 by default)."""
+        opts = self.write_options(cfg, table, "upsert")
+        opts["hoodie.compact.inline.max.delta.commits"] = "1"
+        return opts
+
+    def compact(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
+        """Hudi's MERGE_ON_READ compaction ("Compaction" page, 1.0: offline, through the
+        Spark SQL procedure): `CALL run_compaction(op => 'scheduleandexecute', path =>
+        ...)` plans every file group that has log files and merges each group's base
+        file with its logs (the same merge a read does) into a new base file. The
+        table's write options reach the procedure's write client as its `options`
+        (Hudi's "k=v,k=v" list: options with an empty value, or a comma or "=" in
+        it, cannot be given and are left to the table's config). Numbers: the file
+        groups compacted."""
+        listing = procedure_options(self.compact_options(cfg, table))
+        path = str(table).replace("'", "\\'")
+        rows = spark.sql(
+            f"CALL run_compaction(op => 'scheduleandexecute', path => '{path}', "
+            f"options => '{listing}')"
+        ).collect()
+        return {
+            "compactions": len(rows),
+            "file_groups_compacted": sum(int(r["operation_size"] or 0) for r in rows),
+        }
+
+    def layout(self, spark: SparkSession, cfg: Config, table: Path) -> Layout:
+        """The latest file slice of each file group on the completed timeline: its base
+        file and log files (Hudi's file-system view, listing the folder)."""
+        jvm: Any = spark._jvm
+        hudi = jvm.org.apache.hudi
+        conf = hudi.hadoop.fs.HadoopFSUtils.getStorageConfWithCopy(
+            spark.sparkContext._jsc.hadoopConfiguration()
+        )
+        meta = (
+            hudi.common.table.HoodieTableMetaClient.builder()
+            .setConf(conf)
+            .setBasePath(str(table))
+            .build()
+        )
+        timeline = meta.getActiveTimeline().getCommitsAndCompactionTimeline()
+        view = hudi.common.table.view.HoodieTableFileSystemView.fileListingBasedFileSystemView(
+            hudi.common.engine.HoodieLocalEngineContext(conf),
+            meta,
+            timeline.filterCompletedInstants(),
+        )
+        try:
+            slices = view.getLatestFileSlices("").iterator()
+            groups = bases = logs = 0
+            while slices.hasNext():
+                piece = slices.next()
+                groups += 1
+                bases += 1 if piece.getBaseFile().isPresent() else 0
+                logs += int(piece.getLogFiles().count())
+        finally:
+            view.close()
+        return Layout(data_files=bases, log_files=logs, buckets=groups)
 
     def commit_count(self, table: Path) -> int:
         """Completed delta commits on the table's own timeline (Hudi 1.0:

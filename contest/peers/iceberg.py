@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from contest.config import Config, PeerConfig
 from contest.data.batches import Batch
 from contest.errors import ConfigError
-from contest.peers.base import PeerFormat, codec_name
+from contest.peers.base import Layout, PeerFormat, codec_name
 from contest.peers.merge import collapsed, merge_sql
 
 if TYPE_CHECKING:
@@ -128,6 +128,50 @@ class Iceberg(PeerFormat):
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         return spark.table(identifier(table))
+
+    def compact(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
+        """Iceberg's two Spark procedures for this ("Maintenance" and "Spark Procedures"
+        pages, 1.10). `rewrite_data_files`, bin-packing: data files outside 75%-180% of
+        the target size are merged, and with `delete-file-threshold` = 1 every data
+        file a delete file applies to is rewritten without the deleted rows (by
+        default only files with enough deletes are); `min-input-files` = 2, so two
+        small files are enough to merge. Then `rewrite_position_delete_files` with
+        `rewrite-all`: the position deletes left pointing at the replaced data files
+        (the "dangling delete" problem the page names: the rewritten files take the
+        sequence number the rewrite started at, so deletes committed before it still
+        look as if they could apply, and a read still plans them) are filtered out,
+        and delete files left with none are dropped. Numbers: both procedures'
+        outputs (the second's prefixed `deletes_`)."""
+        _, namespace, name = location(table)
+        target = f"`{namespace}`.`{name}`".replace("'", "\\'")
+        data = self._call(
+            spark,
+            "rewrite_data_files",
+            target,
+            {"delete-file-threshold": "1", "min-input-files": "2"},
+        )
+        deletes = self._call(
+            spark, "rewrite_position_delete_files", target, {"rewrite-all": "true"}
+        )
+        return data | {f"deletes_{k}": v for k, v in deletes.items()}
+
+    @staticmethod
+    def _call(
+        spark: SparkSession, procedure: str, target: str, options: dict[str, str]
+    ) -> dict[str, int]:
+        """One of the catalog's procedures on the table; its output's numbers."""
+        pairs = ", ".join(f"'{k}', '{v}'" for k, v in options.items())
+        row = spark.sql(
+            f"CALL {CATALOG}.system.{procedure}(table => '{target}', options => map({pairs}))"
+        ).collect()[0]
+        return {k: int(v) for k, v in row.asDict().items() if isinstance(v, int)}
+
+    def layout(self, spark: SparkSession, cfg: Config, table: Path) -> Layout:
+        """The current snapshot's data and delete files (its metadata tables)."""
+        ident = identifier(table)
+        data = spark.sql(f"SELECT count(*) FROM {ident}.data_files").collect()[0][0]
+        deletes = spark.sql(f"SELECT count(*) FROM {ident}.delete_files").collect()[0][0]
+        return Layout(data_files=int(data), delete_files=int(deletes))
 
 
 FORMAT = Iceberg()

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from contest.config import Config
 from contest.data.batches import COLUMNS, Batch
-from contest.peers.base import PeerFormat, codec_name
+from contest.peers.base import Layout, PeerFormat, codec_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -151,6 +151,27 @@ class Paimon(PeerFormat):
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         return spark.table(identifier())
+
+    def compact(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
+        """Paimon's dedicated compaction (0.9 "Spark Procedures" page): `CALL
+        sys.compact(table => ...)` runs a full compaction of every bucket, merging its
+        sorted runs into one with the table's merge engine (the aggregation that is the
+        contract, in sequence order), also on a `write-only` table (the procedure is
+        the compaction job that option leaves compaction to). Numbers: whether it
+        committed, and the latest snapshot's own (its `snapshots` system table; a
+        compaction's `delta_record_count` is minus the records it merged away)."""
+        rows = spark.sql(f"CALL {CATALOG}.sys.compact(table => '{DATABASE}.{TABLE}')").collect()
+        committed = int(bool(rows and rows[0][0]))
+        return {"committed": committed} | self.commit_metrics(spark, table)
+
+    def layout(self, spark: SparkSession, cfg: Config, table: Path) -> Layout:
+        """The latest snapshot's data files and the buckets holding them (its `files`
+        system table)."""
+        row = spark.sql(
+            "SELECT count(*), count(DISTINCT partition, bucket) "
+            f"FROM {CATALOG}.{DATABASE}.`{TABLE}$files`"
+        ).collect()[0]
+        return Layout(data_files=int(row[0]), buckets=max(int(row[1]), 1))
 
     def location(self, table: Path) -> Path:
         """The table's own folder in the warehouse the harness names."""

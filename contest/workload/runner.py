@@ -9,10 +9,14 @@ process of its own. Every read is checked against the oracle at the version it r
 A peer format's and stock LakeSoul's writes take the same `--append --only`; their reads
 take the head only, which holds the batches applied so far, so a read is checked at the
 newest of those; a plan that reads as of a version is refused for them up front, and a
-concurrent step runs its upserts alone, its reads recorded as skipped. What such a
-strategy has no form of is recorded as skipped, with why: a peer's metadata merge (a
-peer table has no LakeSoul metadata) and compaction, and stock LakeSoul's compaction
-(this harness has none for them, see `skipped_why`).
+concurrent step runs its upserts alone, its reads recorded as skipped. A peer's
+compaction is the format's own, the way its documentation recommends (`contest compact`
+with peer.format set: contest/peers/compact.py), in a process of its own as LakeSoul's;
+its record's files per bucket are the format's count of the files a read opens
+afterwards (a peer's upserts and reads have none: counting them would add to their timed
+jobs). What such a strategy has no form of is recorded as skipped, with why: a peer's
+metadata merge (a peer table has no LakeSoul metadata) and stock LakeSoul's compaction
+(this harness has none for it, see `skipped_why`).
 """
 
 from __future__ import annotations
@@ -82,8 +86,6 @@ def skipped_why(cfg: Config, kind: str) -> str | None:
     the record says no such operation ran."""
     if cfg.peer.format and kind == "merge":
         return f"peer format {cfg.peer.format}: no LakeSoul metadata to merge"
-    if cfg.peer.format and kind == "compact":
-        return f"peer format {cfg.peer.format}: no compaction for it in this harness"
     if cfg.write.engine != "harness" and kind == "compact":
         # `contest compact` merges with the harness's operators, which know nothing of
         # the stock table's count columns; LakeSoul's own compaction is its Spark
@@ -299,20 +301,24 @@ class Runner:
         assert run.config_file is not None
         log = run.eval_dir / "logs" / f"workload-{run.strategy}-{n:03d}-compact.log"
         cmd = [sys.executable, "-m", "contest.cli.main", "compact"]
-        cmd += ["--config", str(run.config_file), "--table", run.table_name]
+        cmd += ["--config", str(run.config_file), "--table", table_arg(run)]
         job = run_timed(cmd, log, env=run.env, cwd=run.config_file.parent)
         if not job.ok:
             raise PhaseError(
                 f"compact exited {job.returncode}: {ev.failure_cause(job)} (log {log})"
             )
+        report = report_line(log)
         return self.record(
             lane,
             n,
             step,
             "compact",
             seconds=round(job.seconds, 3),
-            rows=report_line(log).get("rows"),
+            rows=report.get("rows"),
             peak_rss_bytes=job.peak_rss_bytes,
+            # A peer's files per bucket after it, from its own metadata (the job's
+            # report); a LakeSoul table's come from its snapshot (`layout`).
+            files_per_bucket=report.get("files_per_bucket") if run.peer else None,
         )
 
     def concurrent(self, lane: Lane, n: int, step: Step) -> None:

@@ -212,14 +212,14 @@ def test_a_page_shows_new_shapes_workloads_and_skipped_lines(tmp_path):
 
 
 def test_a_skipped_compaction_is_shown_as_skipped_not_marked(tmp_path):
-    """A peer's compaction step did not run (`skipped`): its row says so and the chart
-    marks no compaction for it."""
-    base = {"strategy": "delta-merge", "workload": "hot-keys"}
+    """Stock LakeSoul's compaction step did not run (`skipped`): its row says so and the
+    chart marks no compaction for it."""
+    base = {"strategy": "lakesoul-stock", "workload": "hot-keys"}
     write_jsonl(
         tmp_path / "workloads" / "hot-keys.jsonl",
         [
             {**base, "phase": "read", "batches_applied": 3, "seconds": 1.0},
-            {**base, "phase": "compact", "batches_applied": 3, "skipped": "peer format delta"},
+            {**base, "phase": "compact", "batches_applied": 3, "skipped": "write.engine=..."},
             {**base, "phase": "read", "batches_applied": 5, "seconds": 1.1},
         ],
     )
@@ -228,7 +228,7 @@ def test_a_skipped_compaction_is_shown_as_skipped_not_marked(tmp_path):
     assert phases == ["read", "compact (skipped)", "read"]
     data = json.loads(re.search(r'id="dashboard-data"[^>]*>(.*?)</script>', page, re.S).group(1))
     traces = data["figures"]["chart-workload-0"]["data"]
-    assert [(t["name"], t["x"]) for t in traces] == [("delta-merge", [3.0, 5.0])]
+    assert [(t["name"], t["x"]) for t in traces] == [("lakesoul-stock", [3.0, 5.0])]
 
 
 def test_an_empty_results_folder_says_so(tmp_path):

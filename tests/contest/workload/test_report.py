@@ -44,15 +44,16 @@ def test_degradation_of_a_run_and_its_page():
 
 
 def test_a_skipped_compaction_does_not_split_the_reads_and_says_why():
-    """A peer's compaction step is recorded as skipped: the reads around it are one
-    segment (no compaction ran between them), and the page says why."""
-    recs = _run("r1", "delta-merge", [1.0, 2.0, 1.0, 1.5])
+    """Stock LakeSoul's compaction step is recorded as skipped: the reads around it are
+    one segment (no compaction ran between them), and the page says why."""
+    recs = _run("r1", "lakesoul-stock", [1.0, 2.0, 1.0, 1.5])
     compact = next(r for r in recs if r.phase == "compact")
-    compact.seconds, compact.skipped = None, "peer format delta: no compaction for it"
+    why = "write.engine=lakesoul-stock: no compaction for it in this harness"
+    compact.seconds, compact.skipped = None, why
     overall, between = degradation(recs)
     assert between == overall == (1.0 - 0.5 + 0.5) / 3
     page = markdown("w", recs, [])
-    assert "| compact |" in page and "skipped: peer format delta: no compaction for it" in page
+    assert "| compact |" in page and f"skipped: {why}" in page
 
 
 def test_publish_appends_a_run_once_and_renders_it(tmp_path, capsys):
