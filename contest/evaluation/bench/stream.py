@@ -108,20 +108,29 @@ class Stage:
         return catalog.get_table(self.conn, self.name, self.cfg.table.namespace)
 
 
-def make_stage(cfg: Config, conn: Any, root: Path, name: str, cores: int) -> Stage:
-    """A fresh table (a previous sitting's, of this bench, replaced) and its folders."""
+def child_config(cfg: Config, cores: int, master: str = "") -> Config:
+    """The config of a stream's child process: local[cores], or `master` (a cluster's
+    URL) with at most `cores` cores."""
+    values: dict[str, object] = {"spark.ui": False, "spark.driver_memory": "1g"}
+    values["spark.master"] = master or f"local[{cores}]"
+    if master:
+        values["spark.conf.spark.cores.max"] = str(cores)
+    return override(absolute_paths(cfg), values)
+
+
+def make_stage(
+    cfg: Config, conn: Any, root: Path, name: str, cores: int, master: str = ""
+) -> Stage:
+    """A fresh table (a previous sitting's, of this bench, replaced) and its folders;
+    the child runs on `master` when given (local[cores] otherwise)."""
     from contest.evaluation.evaluate import child_env
     from contest.write.job import WriteMode, prepare_table
 
     folder = root / name
     shutil.rmtree(folder, ignore_errors=True)  # this bench's own folder of a previous sitting
     folder.mkdir(parents=True)
-    child = override(
-        absolute_paths(cfg),
-        {"spark.ui": False, "spark.driver_memory": "1g", "spark.master": f"local[{cores}]"},
-    )
     config_file = folder / "child.toml"
-    config_file.write_text(to_toml(child))
+    config_file.write_text(to_toml(child_config(cfg, cores, master)))
     stage = Stage(cfg, conn, root, name, config_file, child_env(cfg))
     prepare_table(conn, cfg, str(stage.table_path), name, WriteMode.REPLACE)
     return stage

@@ -27,20 +27,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from contest.config import Config, absolute_paths, override, to_toml
+from contest.config import Config, to_toml
 from contest.evaluation.bench.base import Record, Say
 from contest.evaluation.bench.stream import (
     CHILD_TIMEOUT_S,
     Feeder,
     Stage,
     batch_lines,
+    child_config,
     read_text,
 )
 
 
-def peer_stage(cfg: Config, root: Path, fmt: str, cores: int) -> Stage:
+def peer_stage(cfg: Config, root: Path, fmt: str, cores: int, master: str = "") -> Stage:
     """A fresh folder for the format's stream (a previous sitting's, of this bench,
-    replaced); no LakeSoul table."""
+    replaced); no LakeSoul table. The child runs on `master` when given."""
     import shutil
 
     from contest.evaluation.evaluate import child_env
@@ -49,12 +50,8 @@ def peer_stage(cfg: Config, root: Path, fmt: str, cores: int) -> Stage:
     folder = root / name
     shutil.rmtree(folder, ignore_errors=True)  # this bench's own folder of a sitting before
     folder.mkdir(parents=True)
-    child = override(
-        absolute_paths(cfg),
-        {"spark.ui": False, "spark.driver_memory": "1g", "spark.master": f"local[{cores}]"},
-    )
     config_file = folder / "child.toml"
-    config_file.write_text(to_toml(child))
+    config_file.write_text(to_toml(child_config(cfg, cores, master)))
     return Stage(cfg, None, root, name, config_file, child_env(cfg), fmt)
 
 
