@@ -465,6 +465,11 @@ def freshness(
     }
 
 
+def is_peer(r: Record) -> bool:
+    """A record of a peer format's stream (not the harness's LakeSoul sink)."""
+    return not str(r.get("format", "lakesoul")).startswith("lakesoul")
+
+
 def _load(rows: Sequence[Record]) -> str:
     """The sitting's load label (1-minute load average at its start and end; 2 cores)."""
     first = rows[0] if rows else {}
@@ -515,7 +520,15 @@ def measure(
     peers = [f for f in formats if f != "lakesoul"]
     if peers:
         out += measure_peers(
-            cfg, peers, trials=peer_trials, rows=rows, cores=cores, seed=seed, say=say
+            cfg,
+            peers,
+            trials=peer_trials,
+            rows=rows,
+            cores=cores,
+            seed=seed,
+            say=say,
+            rates=rates,
+            rate_files=rate_files,
         )
     if "lakesoul" not in formats:
         return out
@@ -625,12 +638,15 @@ class StreamBench(Benchmark):
         from contest.evaluation.bench.stream_meta import render_meta
         from contest.evaluation.bench.stream_peers import render_peers
 
-        own = [r for r in records if "table_commits" not in r] or list(records)
+        own = [r for r in records if not is_peer(r)] or list(records)
         newest = own[-1].get("sitting") if own else None  # a peers-only sitting aside
-        rows = [r for r in records if r.get("sitting") == newest and "table_commits" not in r]
-        # Each peer format's newest fault record, whichever sitting ran it last.
-        peers = sorted((r for r in records if "table_commits" in r), key=lambda r: r["sitting"])
-        rows += list({r["format"]: r for r in peers}.values())
+        rows = [r for r in records if r.get("sitting") == newest and not is_peer(r)]
+        # Each peer format's newest record of each kind (and feed rate), whichever
+        # sitting ran it last.
+        peers = sorted((r for r in records if is_peer(r)), key=lambda r: r["sitting"])
+        rows += list(
+            {(r["format"], r.get("kind"), r.get("rate_files_s")): r for r in peers}.values()
+        )
         lines = [
             "# Streaming upserts, exactly once",
             "",
@@ -665,7 +681,11 @@ class StreamBench(Benchmark):
             "",
             "Freshness: a file's landing (its modification time, set when the feed renames "
             "it into the folder) to the first moment the table's head snapshot (where every "
-            "read starts) holds its micro-batch, polled every 0.1 s. Throughput: rows per "
+            "read starts) holds its micro-batch, polled every 0.1 s; for a peer format, the "
+            "first moment its log (Delta's `_delta_log`, Hudi's timeline, Paimon's "
+            "snapshots) holds the commit of the micro-batch that read the file (the k-th "
+            "data commit is the k-th micro-batch with files, checked: as many commits as "
+            "micro-batches). Throughput: rows per "
             "core per second of the micro-batches' own work (write + commit), and rows per "
             "second from the first landing to the last visible. A warm-up file first (the "
             "first micro-batch of a JVM starts Spark's Python workers), not measured. "
