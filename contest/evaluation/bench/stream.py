@@ -504,6 +504,7 @@ def measure(
     peer_trials: int = 3,
     meta_batches: int = 0,
     meta_history: int = 0,
+    master: str = "",
 ) -> list[Record]:
     from contest.evaluation.bench.stream_meta import commit_cost
     from contest.evaluation.bench.stream_peers import measure_peers
@@ -529,16 +530,17 @@ def measure(
             say=say,
             rates=rates,
             rate_files=rate_files,
+            master=master,
         )
     if "lakesoul" not in formats:
         return out
-    stage = make_stage(cfg, conn, root, "stream_bench_faults", cores)
+    stage = make_stage(cfg, conn, root, "stream_bench_faults", cores, master)
     faults = [kill_trials(stage, trials, rows, rng, seed, say)]
     faults.append(replay_case(stage, say))
     faults.append(new_checkpoint_case(stage, say))
     out += [{"kind": "fault", "format": "lakesoul (harness)", **r} for r in faults]
     for i, rate in enumerate(rates):
-        st = make_stage(cfg, conn, root, f"stream_bench_rate{i}", cores)
+        st = make_stage(cfg, conn, root, f"stream_bench_rate{i}", cores, master)
         out.append(
             {
                 "kind": "freshness",
@@ -571,7 +573,13 @@ class StreamBench(Benchmark):
             many=True,
         ),
         Option("--rate-files", "files fed at each rate", int, 20, **at_least(1)),
-        Option("--cores", "local[N] of the streaming query", int, 2, **POSITIVE),
+        Option(
+            "--cores",
+            "cores of the streaming query: local[N], or at most N of --master's",
+            int,
+            2,
+            **POSITIVE,
+        ),
         Option(
             "--formats",
             "table formats: lakesoul and/or delta, paimon, hudi (contest/stream/peer.py)",
@@ -580,6 +588,12 @@ class StreamBench(Benchmark):
             many=True,
         ),
         Option("--peer-trials", "kill -9 trials of each peer format", int, 3, **at_least(0)),
+        Option(
+            "--master",
+            "run the streams on this cluster (spark://HOST:PORT, at most --cores cores; "
+            "default: local[--cores])",
+            str,
+        ),
         Option(
             "--meta-batches",
             "micro-batch commits of the metadata-cost part, commit only (0 = skip)",
@@ -613,6 +627,10 @@ class StreamBench(Benchmark):
         from contest.infra.postgres import resolve_connection
 
         cfg, opts = sitting.config(), sitting.options
+        if opts.master:
+            from contest.infra.cluster import check_master
+
+            check_master(opts.master)
         load_start = os.getloadavg()[0]  # the machine is shared: the load is labelled
         records = measure(
             cfg,
@@ -628,10 +646,12 @@ class StreamBench(Benchmark):
             peer_trials=opts.peer_trials,
             meta_batches=opts.meta_batches,
             meta_history=opts.meta_history,
+            master=opts.master or "",
         )
         when = utc_now()
         load = {"load_1m_start": load_start, "load_1m_end": os.getloadavg()[0]}
-        sitting.record(*({**r, "when": when, "host": os.uname().nodename, **load} for r in records))
+        where = {"host": os.uname().nodename, "master": opts.master or f"local[{opts.cores}]"}
+        sitting.record(*({**r, "when": when, **where, **load} for r in records))
         return all(r["exact"] for r in records)
 
     def render(self, records: Sequence[Record]) -> str:

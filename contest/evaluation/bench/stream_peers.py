@@ -285,6 +285,14 @@ def peer_freshness(
         time.sleep(0.1)
     fed = feeder.stop()
     measured = list(feeder.files)
+    # The sink logs a micro-batch (rows, seconds) just after its commit is visible: a few
+    # seconds for the last line before the kill.
+    settle = time.monotonic() + 30
+    while time.monotonic() < settle and proc.poll() is None:
+        logged = len(batch_lines(read_text(log.with_suffix(".err"))))
+        if logged >= len(batch_files(stage.checkpoint)):
+            break
+        time.sleep(0.1)
     kill_group(proc)
     read = batch_files(stage.checkpoint)
     order = sorted(read)
@@ -346,17 +354,18 @@ def measure_peers(
     say: Say = print,
     rates: Sequence[float] = (),
     rate_files: int = 0,
+    master: str = "",
 ) -> list[Record]:
     """Per format: the fault cases, then freshness at each feed rate (a fresh table)."""
     root = (cfg.work_path / "bench" / "stream").absolute()
     rng = random.Random(seed)
     out = []
     for fmt in formats_:
-        stage = peer_stage(cfg, root, fmt, cores)
+        stage = peer_stage(cfg, root, fmt, cores, master)
         record = peer_faults(stage, fmt, trials, rows, rng, seed, say)
         out.append({"kind": "fault", "format": fmt, **record})
         for i, rate in enumerate(rates if rate_files else ()):
-            st = peer_stage(cfg, root, fmt, cores, suffix=f"_rate{i}")
+            st = peer_stage(cfg, root, fmt, cores, master, suffix=f"_rate{i}")
             fresh = peer_freshness(st, fmt, rate, rate_files, rows, cores, seed, say)
             out.append({"kind": "freshness", "format": fmt, **fresh})
     return out

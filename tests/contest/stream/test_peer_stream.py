@@ -157,3 +157,5 @@ def test_hudi_freshness_maps_commits_to_files_and_ends_exact(cfg, tmp_path):
     assert record["files"] == record["visible"] == 2
     assert 1 <= record["micro_batches"] <= 2
     assert 0 <= record["freshness_p50_s"] <= record["freshness_p99_s"]
+    # the sink's log of the measured micro-batches was read (rows and their write time)
+    assert record["rows_per_s"] and record["rows_per_core_s"]
