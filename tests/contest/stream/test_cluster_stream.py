@@ -29,7 +29,7 @@ from contest.stream.feed import write_feed_file
 pytestmark = pytest.mark.slow
 
 ROWS = 40
-FILES = 3
+FILES = 2
 
 
 def run_on_cluster(stage: Stage) -> str:
