@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
 
@@ -153,17 +153,23 @@ def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) ->
 
     global _session_log
     submitted = submitted_conf()
-    builder = SparkSession.builder.appName(app_name)
+    options = {"spark.app.name": app_name}
     log_file = None
+    starts_jvm = submitted is None and SparkContext._gateway is None
     if submitted is None:
-        builder = builder.master(cfg.spark.master)
-        if SparkContext._gateway is None:  # this session starts the JVM: it has a log file
+        options["spark.master"] = cfg.spark.master
+        if starts_jvm:  # this session starts the JVM: it has a log file
             log_file = session_log_path(cfg, app_name).absolute()
             log_file.parent.mkdir(parents=True, exist_ok=True)
             _session_log = log_file
     for key, value in session_conf(cfg, packages, log_file).items():
         if submitted is not None and (key in submitted or key in JVM_START_KEYS):
             continue
+        options[key] = value
+    if starts_jvm and "spark.jars" in options and "spark.jars.packages" in options:
+        options["spark.jars"] = launched_jars(options)
+    builder = SparkSession.builder
+    for key, value in options.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(cfg.spark.log_level)
@@ -171,6 +177,30 @@ def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) ->
         # The address people look for; a timed job's is printed by evaluate from its log.
         print(f"{UI_LINE_PREFIX}{url}", file=sys.stderr, flush=True)
     return spark
+
+
+def launched_jars(options: dict[str, str]) -> str:
+    """Start this process's JVM with the session's settings and return the jars it got:
+    the configured `spark.jars` and the ones spark-submit resolved from
+    `spark.jars.packages`.
+
+    PySpark starts the JVM by spark-submit with the settings as --conf, and spark-submit
+    merges the packages' jars into `spark.jars`; then PySpark sets the same settings
+    again on the new context, so a configured `spark.jars` (the project's jar) replaced
+    that merged list. The driver still had the packages (spark-submit put them on its
+    class path) but executors of a cluster fetched them as Python files only, never on
+    their class path: Hudi's Kryo registrator ("ClassNotFoundException:
+    org.apache.spark.HoodieSparkKryoRegistrar") and every other class of the packages
+    were missing there. Local mode hid it: its executor is the driver."""
+    from pyspark import SparkConf, SparkContext
+
+    conf = SparkConf(loadDefaults=False)
+    for key, value in options.items():
+        conf.set(key, value)
+    SparkContext._ensure_initialized(conf=conf)
+    jvm: Any = SparkContext._jvm
+    merged = jvm.java.lang.System.getProperty("spark.jars")
+    return str(merged) if merged else options["spark.jars"]
 
 
 def cores_of(spark: SparkSession) -> int:

@@ -108,20 +108,29 @@ class Stage:
         return catalog.get_table(self.conn, self.name, self.cfg.table.namespace)
 
 
-def make_stage(cfg: Config, conn: Any, root: Path, name: str, cores: int) -> Stage:
-    """A fresh table (a previous sitting's, of this bench, replaced) and its folders."""
+def child_config(cfg: Config, cores: int, master: str = "") -> Config:
+    """The config of a stream's child process: local[cores], or `master` (a cluster's
+    URL) with at most `cores` cores."""
+    values: dict[str, object] = {"spark.ui": False, "spark.driver_memory": "1g"}
+    values["spark.master"] = master or f"local[{cores}]"
+    if master:
+        values["spark.conf.spark.cores.max"] = str(cores)
+    return override(absolute_paths(cfg), values)
+
+
+def make_stage(
+    cfg: Config, conn: Any, root: Path, name: str, cores: int, master: str = ""
+) -> Stage:
+    """A fresh table (a previous sitting's, of this bench, replaced) and its folders;
+    the child runs on `master` when given (local[cores] otherwise)."""
     from contest.evaluation.evaluate import child_env
     from contest.write.job import WriteMode, prepare_table
 
     folder = root / name
     shutil.rmtree(folder, ignore_errors=True)  # this bench's own folder of a previous sitting
     folder.mkdir(parents=True)
-    child = override(
-        absolute_paths(cfg),
-        {"spark.ui": False, "spark.driver_memory": "1g", "spark.master": f"local[{cores}]"},
-    )
     config_file = folder / "child.toml"
-    config_file.write_text(to_toml(child))
+    config_file.write_text(to_toml(child_config(cfg, cores, master)))
     stage = Stage(cfg, conn, root, name, config_file, child_env(cfg))
     prepare_table(conn, cfg, str(stage.table_path), name, WriteMode.REPLACE)
     return stage
@@ -456,6 +465,11 @@ def freshness(
     }
 
 
+def is_peer(r: Record) -> bool:
+    """A record of a peer format's stream (not the harness's LakeSoul sink)."""
+    return not str(r.get("format", "lakesoul")).startswith("lakesoul")
+
+
 def _load(rows: Sequence[Record]) -> str:
     """The sitting's load label (1-minute load average at its start and end; 2 cores)."""
     first = rows[0] if rows else {}
@@ -490,6 +504,7 @@ def measure(
     peer_trials: int = 3,
     meta_batches: int = 0,
     meta_history: int = 0,
+    master: str = "",
 ) -> list[Record]:
     from contest.evaluation.bench.stream_meta import commit_cost
     from contest.evaluation.bench.stream_peers import measure_peers
@@ -506,17 +521,26 @@ def measure(
     peers = [f for f in formats if f != "lakesoul"]
     if peers:
         out += measure_peers(
-            cfg, peers, trials=peer_trials, rows=rows, cores=cores, seed=seed, say=say
+            cfg,
+            peers,
+            trials=peer_trials,
+            rows=rows,
+            cores=cores,
+            seed=seed,
+            say=say,
+            rates=rates,
+            rate_files=rate_files,
+            master=master,
         )
     if "lakesoul" not in formats:
         return out
-    stage = make_stage(cfg, conn, root, "stream_bench_faults", cores)
+    stage = make_stage(cfg, conn, root, "stream_bench_faults", cores, master)
     faults = [kill_trials(stage, trials, rows, rng, seed, say)]
     faults.append(replay_case(stage, say))
     faults.append(new_checkpoint_case(stage, say))
     out += [{"kind": "fault", "format": "lakesoul (harness)", **r} for r in faults]
     for i, rate in enumerate(rates):
-        st = make_stage(cfg, conn, root, f"stream_bench_rate{i}", cores)
+        st = make_stage(cfg, conn, root, f"stream_bench_rate{i}", cores, master)
         out.append(
             {
                 "kind": "freshness",
@@ -549,7 +573,13 @@ class StreamBench(Benchmark):
             many=True,
         ),
         Option("--rate-files", "files fed at each rate", int, 20, **at_least(1)),
-        Option("--cores", "local[N] of the streaming query", int, 2, **POSITIVE),
+        Option(
+            "--cores",
+            "cores of the streaming query: local[N], or at most N of --master's",
+            int,
+            2,
+            **POSITIVE,
+        ),
         Option(
             "--formats",
             "table formats: lakesoul and/or delta, paimon, hudi (contest/stream/peer.py)",
@@ -558,6 +588,12 @@ class StreamBench(Benchmark):
             many=True,
         ),
         Option("--peer-trials", "kill -9 trials of each peer format", int, 3, **at_least(0)),
+        Option(
+            "--master",
+            "run the streams on this cluster (spark://HOST:PORT, at most --cores cores; "
+            "default: local[--cores])",
+            str,
+        ),
         Option(
             "--meta-batches",
             "micro-batch commits of the metadata-cost part, commit only (0 = skip)",
@@ -591,6 +627,10 @@ class StreamBench(Benchmark):
         from contest.infra.postgres import resolve_connection
 
         cfg, opts = sitting.config(), sitting.options
+        if opts.master:
+            from contest.infra.cluster import check_master
+
+            check_master(opts.master)
         load_start = os.getloadavg()[0]  # the machine is shared: the load is labelled
         records = measure(
             cfg,
@@ -606,22 +646,27 @@ class StreamBench(Benchmark):
             peer_trials=opts.peer_trials,
             meta_batches=opts.meta_batches,
             meta_history=opts.meta_history,
+            master=opts.master or "",
         )
         when = utc_now()
         load = {"load_1m_start": load_start, "load_1m_end": os.getloadavg()[0]}
-        sitting.record(*({**r, "when": when, "host": os.uname().nodename, **load} for r in records))
+        where = {"host": os.uname().nodename, "master": opts.master or f"local[{opts.cores}]"}
+        sitting.record(*({**r, "when": when, **where, **load} for r in records))
         return all(r["exact"] for r in records)
 
     def render(self, records: Sequence[Record]) -> str:
         from contest.evaluation.bench.stream_meta import render_meta
         from contest.evaluation.bench.stream_peers import render_peers
 
-        own = [r for r in records if "table_commits" not in r] or list(records)
+        own = [r for r in records if not is_peer(r)] or list(records)
         newest = own[-1].get("sitting") if own else None  # a peers-only sitting aside
-        rows = [r for r in records if r.get("sitting") == newest and "table_commits" not in r]
-        # Each peer format's newest fault record, whichever sitting ran it last.
-        peers = sorted((r for r in records if "table_commits" in r), key=lambda r: r["sitting"])
-        rows += list({r["format"]: r for r in peers}.values())
+        rows = [r for r in records if r.get("sitting") == newest and not is_peer(r)]
+        # Each peer format's newest record of each kind (and feed rate), whichever
+        # sitting ran it last.
+        peers = sorted((r for r in records if is_peer(r)), key=lambda r: r["sitting"])
+        rows += list(
+            {(r["format"], r.get("kind"), r.get("rate_files_s")): r for r in peers}.values()
+        )
         lines = [
             "# Streaming upserts, exactly once",
             "",
@@ -656,7 +701,11 @@ class StreamBench(Benchmark):
             "",
             "Freshness: a file's landing (its modification time, set when the feed renames "
             "it into the folder) to the first moment the table's head snapshot (where every "
-            "read starts) holds its micro-batch, polled every 0.1 s. Throughput: rows per "
+            "read starts) holds its micro-batch, polled every 0.1 s; for a peer format, the "
+            "first moment its log (Delta's `_delta_log`, Hudi's timeline, Paimon's "
+            "snapshots) holds the commit of the micro-batch that read the file (the k-th "
+            "data commit is the k-th micro-batch with files, checked: as many commits as "
+            "micro-batches). Throughput: rows per "
             "core per second of the micro-batches' own work (write + commit), and rows per "
             "second from the first landing to the last visible. A warm-up file first (the "
             "first micro-batch of a JVM starts Spark's Python workers), not measured. "

@@ -24,55 +24,64 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from contest.config import Config, absolute_paths, override, to_toml
+from contest.config import Config, to_toml
 from contest.evaluation.bench.base import Record, Say
 from contest.evaluation.bench.stream import (
     CHILD_TIMEOUT_S,
     Feeder,
     Stage,
     batch_lines,
+    child_config,
     read_text,
 )
 
 
-def peer_stage(cfg: Config, root: Path, fmt: str, cores: int) -> Stage:
+def peer_stage(
+    cfg: Config, root: Path, fmt: str, cores: int, master: str = "", suffix: str = ""
+) -> Stage:
     """A fresh folder for the format's stream (a previous sitting's, of this bench,
-    replaced); no LakeSoul table."""
+    replaced); no LakeSoul table. The child runs on `master` when given."""
     import shutil
 
     from contest.evaluation.evaluate import child_env
 
-    name = f"stream_bench_{fmt.replace('-', '_')}"
+    name = f"stream_bench_{fmt.replace('-', '_')}{suffix}"
     folder = root / name
     shutil.rmtree(folder, ignore_errors=True)  # this bench's own folder of a sitting before
     folder.mkdir(parents=True)
-    child = override(
-        absolute_paths(cfg),
-        {"spark.ui": False, "spark.driver_memory": "1g", "spark.master": f"local[{cores}]"},
-    )
     config_file = folder / "child.toml"
-    config_file.write_text(to_toml(child))
+    config_file.write_text(to_toml(child_config(cfg, cores, master)))
     return Stage(cfg, None, root, name, config_file, child_env(cfg), fmt)
 
 
-def micro_batches_with_files(checkpoint: Path) -> set[int]:
-    """Batch ids whose micro-batch read files: Spark's file source log in the
-    checkpoint (`sources/0/<batch>`, compacted every few batches into `.compact`
-    files, one JSON line per file with its batchId)."""
-    out: set[int] = set()
+def batch_files(checkpoint: Path) -> dict[int, set[str]]:
+    """Batch id -> the names of the files its micro-batch read: Spark's file source log
+    in the checkpoint (`sources/0/<batch>`, compacted every few batches into `.compact`
+    files, one JSON line per file with its path and batchId)."""
+    from urllib.parse import unquote, urlparse
+
+    out: dict[int, set[str]] = {}
     folder = checkpoint / "sources" / "0"
     for path in folder.iterdir() if folder.is_dir() else ():
         if path.name.startswith("."):
             continue
         for line in read_text(path).splitlines()[1:]:
             try:
-                out.add(int(json.loads(line)["batchId"]))
-            except (ValueError, KeyError):
-                continue
+                entry = json.loads(line)
+                name = Path(unquote(urlparse(entry["path"]).path)).name
+                out.setdefault(int(entry["batchId"]), set()).add(name)
+            except (ValueError, KeyError, TypeError):
+                continue  # a line being written
     return out
+
+
+def micro_batches_with_files(checkpoint: Path) -> set[int]:
+    """Batch ids whose micro-batch read files (Spark's file source log)."""
+    return set(batch_files(checkpoint))
 
 
 def read_peer(stage: Stage, fmt: str, out: Path) -> list[dict]:
@@ -222,6 +231,118 @@ def peer_faults(
     }
 
 
+def peer_freshness(
+    stage: Stage, fmt: str, rate: float, files: int, rows: int, cores: int, seed: int, say: Say
+) -> Record:
+    """Feed `files` files at `rate` files/s into a running query of the format's sink;
+    landing (the file's modification time) -> visible: the first poll (every 0.1 s) at
+    which the format's log holds the commit of the micro-batch that read the file, what
+    a merged read started then sees. Commits are counted in the format's log
+    (`commit_count`); the k-th data commit is the k-th micro-batch that read files (no
+    kill and no replay here: one commit a micro-batch, checked at the end)."""
+    from contest.data.batches import Batch
+    from contest.data.oracle import expected_rows
+    from contest.errors import RunError
+    from contest.evaluation.bench.stream import Feeder, _pct
+    from contest.infra.proc import kill_group, spawn
+    from contest.peers import formats
+    from contest.stream.feed import write_feed_file
+
+    fmt_obj = formats.for_stream(fmt)
+    log = stage.root / stage.name / "logs" / "stream.log"
+    proc = spawn(
+        stage.command("--trigger", "processing-time", "--interval", "0.25"),
+        log,
+        stage.env,
+        stage.root,
+    )
+    start = time.monotonic()
+
+    def wait(done: Any, what: str) -> None:
+        while not done():
+            if proc.poll() is not None or time.monotonic() - start > CHILD_TIMEOUT_S:
+                kill_group(proc)
+                raise RunError(f"{fmt}: {what}: see {log.with_suffix('.err')}")
+            time.sleep(0.1)
+
+    wait(lambda: "stream: query" in read_text(log.with_suffix(".err")), "the stream did not start")
+    # A warm-up file first (a JVM's first micro-batch starts Python workers and loads the
+    # format's classes): measured from the next one on, once it is visible.
+    write_feed_file(stage.incoming, 0, rows, seed)
+    wait(lambda: fmt_obj.commit_count(stage.table_path) >= 1, "the warm-up never committed")
+    visible_at = [time.time()] * fmt_obj.commit_count(stage.table_path)
+    feeder = Feeder(stage.incoming, rows, 1.0 / rate, seed, most=files)
+    feeder.start()
+    while time.monotonic() - start < CHILD_TIMEOUT_S and proc.poll() is None:
+        now = time.time()
+        n = fmt_obj.commit_count(stage.table_path)
+        visible_at += [now] * (n - len(visible_at))
+        if not feeder.is_alive():
+            read = batch_files(stage.checkpoint)
+            names = set().union(*read.values()) if read else set()
+            if n >= len(read) and all(p.name in names for p in feeder.files):
+                break
+        time.sleep(0.1)
+    fed = feeder.stop()
+    measured = list(feeder.files)
+    # The sink logs a micro-batch (rows, seconds) just after its commit is visible: a few
+    # seconds for the last line before the kill.
+    settle = time.monotonic() + 30
+    while time.monotonic() < settle and proc.poll() is None:
+        logged = len(batch_lines(read_text(log.with_suffix(".err"))))
+        if logged >= len(batch_files(stage.checkpoint)):
+            break
+        time.sleep(0.1)
+    kill_group(proc)
+    read = batch_files(stage.checkpoint)
+    order = sorted(read)
+    commits = fmt_obj.commit_count(stage.table_path)
+    seen: dict[str, float] = {}
+    if commits == len(order):
+        for k, batch in enumerate(order[: len(visible_at)]):
+            for name in read[batch]:
+                seen[name] = visible_at[k]
+    lags = sorted(seen[p.name] - p.stat().st_mtime for p in measured if p.name in seen)
+    lines = batch_lines(read_text(log.with_suffix(".err")))[1:]  # the warm-up's batch apart
+    busy = sum(b.get("write_s", 0.0) + b.get("commit_s", 0.0) for b in lines)
+    total_rows = sum(b["rows"] for b in lines)
+    last_seen = max((seen[p.name] for p in measured if p.name in seen), default=0.0)
+    span = last_seen - min(p.stat().st_mtime for p in measured) if lags else 0.0
+    actual = read_peer(stage, fmt, stage.root / stage.name / "result")
+    ordered = sorted(fed, key=lambda p: p.name)
+    expected = expected_rows([Batch(i, str(p), 0, 0, i) for i, p in enumerate(ordered)])
+    exact = actual == expected and commits == len(order) and len(lags) == len(measured)
+    problems = (
+        []
+        if exact
+        else [
+            f"{commits} commits for {len(order)} micro-batches; "
+            f"{len(lags)} of {len(measured)} files seen; {compare(actual, expected)}"
+        ]
+    )
+    say(
+        f"{fmt} freshness at {rate:g} files/s ({rate * rows:,.0f} rows/s): "
+        f"p50 {_pct(lags, 50):.2f} s, p99 {_pct(lags, 99):.2f} s over {len(lags)} files, "
+        f"{len(order) - 1} micro-batches; {'exact' if exact else problems[0]}"
+    )
+    return {
+        "rate_files_s": rate,
+        "rows_per_file": rows,
+        "rows_per_s_fed": round(rate * rows, 1),
+        "files": len(measured),
+        "visible": len(lags),
+        "micro_batches": len(order) - 1,
+        "freshness_p50_s": round(_pct(lags, 50), 3),
+        "freshness_p99_s": round(_pct(lags, 99), 3),
+        "freshness_max_s": round(lags[-1], 3) if lags else None,
+        "rows_per_s": round(total_rows / span, 1) if span else None,
+        "rows_per_core_s": round(total_rows / (cores * busy), 1) if busy else None,
+        "cores": cores,
+        "exact": exact,
+        "problems": problems,
+    }
+
+
 def measure_peers(
     cfg: Config,
     formats_: list[str],
@@ -231,14 +352,22 @@ def measure_peers(
     cores: int,
     seed: int,
     say: Say = print,
+    rates: Sequence[float] = (),
+    rate_files: int = 0,
+    master: str = "",
 ) -> list[Record]:
+    """Per format: the fault cases, then freshness at each feed rate (a fresh table)."""
     root = (cfg.work_path / "bench" / "stream").absolute()
     rng = random.Random(seed)
     out = []
     for fmt in formats_:
-        stage = peer_stage(cfg, root, fmt, cores)
+        stage = peer_stage(cfg, root, fmt, cores, master)
         record = peer_faults(stage, fmt, trials, rows, rng, seed, say)
         out.append({"kind": "fault", "format": fmt, **record})
+        for i, rate in enumerate(rates if rate_files else ()):
+            st = peer_stage(cfg, root, fmt, cores, master, suffix=f"_rate{i}")
+            fresh = peer_freshness(st, fmt, rate, rate_files, rows, cores, seed, say)
+            out.append({"kind": "freshness", "format": fmt, **fresh})
     return out
 
 

@@ -21,6 +21,7 @@ from contest.evaluation.bench.stream import batch_lines, drain, read_text
 from contest.evaluation.bench.stream_peers import (
     compare,
     micro_batches_with_files,
+    peer_freshness,
     peer_stage,
     read_peer,
 )
@@ -143,3 +144,18 @@ def test_hudi_collapses_a_micro_batch_in_source_order_and_skips_its_replay(cfg, 
         k: f"second-{k}" for k in keys
     }
     assert after == expected, compare(after, expected)
+
+
+def test_hudi_freshness_maps_commits_to_files_and_ends_exact(cfg, tmp_path):
+    """`contest bench stream --formats hudi --rates R`: each fed file visible once its
+    micro-batch's commit is on the timeline (never before it landed); one commit a
+    micro-batch; the table equal to the oracle over every fed file."""
+    cfg = dataclasses.replace(cfg, work_dir=str(tmp_path))
+    stage = peer_stage(cfg, tmp_path / "bench", "hudi", cores=1, suffix="_rate0")
+    record = peer_freshness(stage, "hudi", 2.0, 2, ROWS, 1, 7, print)
+    assert record["exact"], record["problems"]
+    assert record["files"] == record["visible"] == 2
+    assert 1 <= record["micro_batches"] <= 2
+    assert 0 <= record["freshness_p50_s"] <= record["freshness_p99_s"]
+    # the sink's log of the measured micro-batches was read (rows and their write time)
+    assert record["rows_per_s"] and record["rows_per_core_s"]

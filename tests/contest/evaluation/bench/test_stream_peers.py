@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import json
 
+from contest.evaluation.bench.stream import StreamBench
 from contest.evaluation.bench.stream_meta import render_meta
-from contest.evaluation.bench.stream_peers import compare, micro_batches_with_files, render_peers
+from contest.evaluation.bench.stream_peers import (
+    batch_files,
+    compare,
+    micro_batches_with_files,
+    render_peers,
+)
 from contest.peers import formats
 
 
@@ -34,6 +40,24 @@ def test_micro_batches_with_files_reads_the_source_log_and_its_compactions(tmp_p
     (log / "11").write_text("v1\n")  # a micro-batch that read no file
     assert micro_batches_with_files(tmp_path) == {0, 2, 10}
     assert micro_batches_with_files(tmp_path / "nothing") == set()
+
+
+def test_batch_files_names_the_files_of_each_micro_batch(tmp_path):
+    log = tmp_path / "sources" / "0"
+    log.mkdir(parents=True)
+
+    def entry(name: str, batch: int) -> str:
+        return json.dumps({"path": f"file:///in%20x/{name}", "batchId": batch, "action": "add"})
+
+    (log / "0").write_text(f"v1\n{entry('feed-000000.parquet', 0)}\n")
+    (log / "1").write_text(
+        f"v1\n{entry('feed-000001.parquet', 1)}\n{entry('feed-000002.parquet', 1)}\n"
+        + '{"path": "file:///in/feed-0000'  # a line being written
+    )
+    assert batch_files(tmp_path) == {
+        0: {"feed-000000.parquet"},
+        1: {"feed-000001.parquet", "feed-000002.parquet"},
+    }
 
 
 def test_commit_counts_from_each_formats_log(tmp_path):
@@ -88,3 +112,23 @@ def test_peer_and_metadata_tables_render():
     assert "| paimon | - (-) | 2 | 3 | 9 | 4 | 5 | 1 | 7 | 0 | 0 | NO: Reproduce: x |" in text
     assert "| 0 | 1,000 | 1.0 | 1.1 | 1.1 | 3.0 | 16,020 |" in text
     assert render_peers([]) == [] and render_meta([]) == []
+
+
+def test_a_peers_freshness_renders_beside_an_older_lakesoul_sitting():
+    def fresh(fmt: str, sitting: str, p50: float) -> dict:
+        return {
+            "kind": "freshness", "format": fmt, "sitting": sitting, "rate_files_s": 2.0,
+            "rows_per_file": 500, "files": 20, "micro_batches": 9, "freshness_p50_s": p50,
+            "freshness_p99_s": 9.0, "freshness_max_s": 9.5, "rows_per_s": 900.0,
+            "rows_per_core_s": 1200.0, "cores": 2, "exact": True,
+        }  # fmt: skip
+
+    records = [
+        fresh("lakesoul (harness)", "s1", 1.1),
+        fresh("hudi", "s1", 7.7),
+        fresh("hudi", "s2", 4.4),  # a peers-only sitting after: its figures replace s1's
+    ]
+    text = StreamBench().render(records)
+    assert "| lakesoul (harness) | 2 × 500 | 20 | 9 | 1.1 | 9.0 |" in text
+    assert "| hudi | 2 × 500 | 20 | 9 | 4.4 | 9.0 |" in text
+    assert "7.7" not in text
