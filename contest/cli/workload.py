@@ -80,7 +80,7 @@ def _configs(args: argparse.Namespace) -> dict[str, Config]:
 
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover
-    from contest.evaluation.evaluate import cached_data
+    from contest.evaluation.data_cache import cached_data
     from contest.workload.plan import load_plan
     from contest.workload.record import append, load, local_file
     from contest.workload.report import write_report

@@ -1,7 +1,7 @@
 """`contest workload run`: a workload's phases for each strategy, interleaved step by
 step (as `contest compare` interleaves runs), through the evaluation's own pieces: its
 folders and table (`evaluate.new_run`, `phase_clean`), its timed spark-submit jobs
-(`evaluate.run_job`) and its oracle. Upserts and reads are Write and Read jobs, each
+(`jobs.run_job`) and its oracle. Upserts and reads are Write and Read jobs, each
 its own process as the contest's procedure times them; the metadata merge runs in
 this process (as in `contest evaluate`); a compaction is `contest compact` in a
 process of its own. Every read is checked against the oracle at the version it read.
@@ -33,6 +33,7 @@ from pathlib import Path
 from contest.config import Config
 from contest.errors import PhaseError
 from contest.evaluation import evaluate as ev
+from contest.evaluation import jobs
 from contest.evaluation.progress import heartbeat
 from contest.infra.machine import git_state, load1, machine_id
 from contest.infra.proc import ProcResult, run_timed
@@ -236,7 +237,7 @@ class Runner:
         self, lane: Lane, n: int, step: Step, job: ProcResult, phase: str
     ) -> PhaseRecord:
         if not job.ok:
-            raise PhaseError(ev.job_failure("write", job))
+            raise PhaseError(jobs.job_failure("write", job))
         lane.applied += len(step.batches)
         upserted = [lane.versions[b] for b in step.batches]
         lane.newest = max(upserted if lane.newest is None else [lane.newest, *upserted])
@@ -261,7 +262,7 @@ class Runner:
         args = ["--table", table_arg(run), "--out", str(out), *extra]
         job = self.job(lane, n, "read", args, tag)
         if not job.ok:
-            raise PhaseError(ev.job_failure("read", job))
+            raise PhaseError(jobs.job_failure("read", job))
         report = report_line(job.log)
         # A head-only read holds every batch upserted so far (steps run one at a time).
         version = lane.newest if head_only(run.cfg) else report.get("version")
@@ -305,7 +306,7 @@ class Runner:
         job = run_timed(cmd, log, env=run.env, cwd=run.config_file.parent)
         if not job.ok:
             raise PhaseError(
-                f"compact exited {job.returncode}: {ev.failure_cause(job)} (log {log})"
+                f"compact exited {job.returncode}: {jobs.failure_cause(job)} (log {log})"
             )
         report = report_line(log)
         return self.record(

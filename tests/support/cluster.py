@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 
 from contest.config import Config, absolute_paths, to_toml
-from contest.evaluation.evaluate import child_env, spark_submit
+from contest.evaluation.jobs import child_env, spark_submit
 from contest.evaluation.submit import cluster_options
 from contest.infra.archive import build_py_files
 

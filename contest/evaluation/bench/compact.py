@@ -116,7 +116,7 @@ class CompactBench(Benchmark):
     options = (SCALE, SEED, REPEAT.but(help="reads before and after"))
 
     def run(self, sitting: Sitting) -> bool:
-        from contest.evaluation.evaluate import cached_data, cached_expected
+        from contest.evaluation.data_cache import cached_data, cached_expected
         from contest.infra.postgres import resolve_connection
         from contest.infra.spark import spark_session
 

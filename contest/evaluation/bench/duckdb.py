@@ -146,7 +146,8 @@ class DuckDBBench(Benchmark):
     def run(self, sitting: Sitting) -> bool:
         from contest.data.checker import compare
         from contest.data.oracle import config_budget
-        from contest.evaluation.evaluate import cached_data, cached_expected, evaluate
+        from contest.evaluation.data_cache import cached_data, cached_expected
+        from contest.evaluation.evaluate import evaluate
 
         opts, say = sitting.options, sitting.say
         cfg = sitting.config(STRATEGIES["optimized"])

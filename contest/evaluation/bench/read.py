@@ -95,7 +95,7 @@ class ReadBench(Benchmark):
     )
 
     def run(self, sitting: Sitting) -> bool:
-        from contest.evaluation.evaluate import cached_data
+        from contest.evaluation.data_cache import cached_data
         from contest.infra.postgres import resolve_connection
         from contest.infra.spark import spark_session
 

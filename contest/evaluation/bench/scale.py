@@ -137,7 +137,8 @@ def measure(
 ) -> list[Record]:
     """Each scale in turn; `on_row` gets each scale's row as soon as it is measured, so
     a later scale that cannot run (its data does not fit) loses none of the earlier."""
-    from contest.evaluation.evaluate import cached_data, data_folder, drop_run, evaluate
+    from contest.evaluation.data_cache import cached_data, data_folder
+    from contest.evaluation.evaluate import drop_run, evaluate
 
     rows = []
     oracle_dir = cfg.work_path / "oracle"

@@ -123,7 +123,7 @@ def make_stage(
 ) -> Stage:
     """A fresh table (a previous sitting's, of this bench, replaced) and its folders;
     the child runs on `master` when given (local[cores] otherwise)."""
-    from contest.evaluation.evaluate import child_env
+    from contest.evaluation.jobs import child_env
     from contest.write.job import WriteMode, prepare_table
 
     folder = root / name
@@ -445,23 +445,51 @@ def freshness(
     span = last_seen - min(p.stat().st_mtime for p in measured) if lags else 0.0
     say(
         f"freshness at {rate:g} files/s ({rate * rows:,.0f} rows/s): "
-        f"p50 {_pct(lags, 50):.2f} s, p99 {_pct(lags, 99):.2f} s over {len(lags)} files, "
-        f"{len(lines)} micro-batches; {'exact' if check.exact else check.detail}"
+        f"{lag_summary(lags)}, {len(lines)} micro-batches; "
+        f"{'exact' if check.exact else check.detail}"
     )
+    figures = freshness_figures(
+        rate, rows, len(measured), lags, len(lines), total_rows, span, busy, cores
+    )
+    return figures | {
+        "exact": check.exact and len(lags) == len(measured),
+    }
+
+
+def lag_summary(lags: Sequence[float]) -> str:
+    """p50 and p99 of the lags, as a progress line says them."""
+    return (
+        f"p50 {percentile(lags, 50):.2f} s, p99 {percentile(lags, 99):.2f} s over {len(lags)} files"
+    )
+
+
+def freshness_figures(
+    rate: float,
+    rows: int,
+    files: int,
+    lags: Sequence[float],
+    micro_batches: int,
+    total_rows: int,
+    span: float,
+    busy: float,
+    cores: int,
+) -> dict:
+    """One feed rate's figures, the same for the harness's sink and the peers': `lags`
+    (sorted) from each file landing to its rows being visible, rows per second over
+    `span` (first landing to last visible), rows per core-second of `busy` writing."""
     return {
         "rate_files_s": rate,
         "rows_per_file": rows,
         "rows_per_s_fed": round(rate * rows, 1),
-        "files": len(measured),
+        "files": files,
         "visible": len(lags),
-        "micro_batches": len(lines),
-        "freshness_p50_s": round(_pct(lags, 50), 3),
-        "freshness_p99_s": round(_pct(lags, 99), 3),
+        "micro_batches": micro_batches,
+        "freshness_p50_s": round(percentile(lags, 50), 3),
+        "freshness_p99_s": round(percentile(lags, 99), 3),
         "freshness_max_s": round(lags[-1], 3) if lags else None,
         "rows_per_s": round(total_rows / span, 1) if span else None,
         "rows_per_core_s": round(total_rows / (cores * busy), 1) if busy else None,
         "cores": cores,
-        "exact": check.exact and len(lags) == len(measured),
     }
 
 
@@ -481,7 +509,7 @@ def _load(rows: Sequence[Record]) -> str:
     )
 
 
-def _pct(values: Sequence[float], p: float) -> float:
+def percentile(values: Sequence[float], p: float) -> float:
     if not values:
         return float("nan")
     if len(values) == 1:

@@ -47,7 +47,7 @@ def peer_stage(
     replaced); no LakeSoul table. The child runs on `master` when given."""
     import shutil
 
-    from contest.evaluation.evaluate import child_env
+    from contest.evaluation.jobs import child_env
 
     name = f"stream_bench_{fmt.replace('-', '_')}{suffix}"
     folder = root / name
@@ -243,7 +243,7 @@ def peer_freshness(
     from contest.data.batches import Batch
     from contest.data.oracle import expected_rows
     from contest.errors import RunError
-    from contest.evaluation.bench.stream import Feeder, _pct
+    from contest.evaluation.bench.stream import Feeder, freshness_figures, lag_summary
     from contest.infra.proc import kill_group, spawn
     from contest.peers import formats
     from contest.stream.feed import write_feed_file
@@ -322,22 +322,13 @@ def peer_freshness(
     )
     say(
         f"{fmt} freshness at {rate:g} files/s ({rate * rows:,.0f} rows/s): "
-        f"p50 {_pct(lags, 50):.2f} s, p99 {_pct(lags, 99):.2f} s over {len(lags)} files, "
-        f"{len(order) - 1} micro-batches; {'exact' if exact else problems[0]}"
+        f"{lag_summary(lags)}, {len(order) - 1} micro-batches; "
+        f"{'exact' if exact else problems[0]}"
     )
-    return {
-        "rate_files_s": rate,
-        "rows_per_file": rows,
-        "rows_per_s_fed": round(rate * rows, 1),
-        "files": len(measured),
-        "visible": len(lags),
-        "micro_batches": len(order) - 1,
-        "freshness_p50_s": round(_pct(lags, 50), 3),
-        "freshness_p99_s": round(_pct(lags, 99), 3),
-        "freshness_max_s": round(lags[-1], 3) if lags else None,
-        "rows_per_s": round(total_rows / span, 1) if span else None,
-        "rows_per_core_s": round(total_rows / (cores * busy), 1) if busy else None,
-        "cores": cores,
+    figures = freshness_figures(
+        rate, rows, len(measured), lags, len(order) - 1, total_rows, span, busy, cores
+    )
+    return figures | {
         "exact": exact,
         "problems": problems,
     }

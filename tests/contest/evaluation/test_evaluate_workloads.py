@@ -41,7 +41,7 @@ def test_data_and_oracle_caches_are_keyed_by_the_workload(cfg, tmp_path):
     keeps its old name), and the oracle's result per extra columns' operators."""
     from contest.config import load_config, to_toml
     from contest.data.workload import workload_settings
-    from contest.evaluation.evaluate import cached_data, cached_expected
+    from contest.evaluation.data_cache import cached_data, cached_expected
 
     work = dataclasses.replace(cfg, work_dir=str(tmp_path))
     wide = dataclasses.replace(

@@ -5,7 +5,7 @@ passed on; everything else is. And the config they read names the project's jar.
 from pathlib import Path
 
 from contest.config import load_config
-from contest.evaluation.evaluate import TIMING_UNSAFE_ENV, child_env, job_env
+from contest.evaluation.jobs import TIMING_UNSAFE_ENV, child_env, job_env
 
 
 def test_job_env_drops_rust_backtrace_and_keeps_the_rest():
@@ -30,7 +30,7 @@ def test_a_jobs_config_names_the_projects_jar_by_path(tmp_path):
     import dataclasses
 
     import contest
-    from contest.evaluation.evaluate import child_config
+    from contest.evaluation.jobs import child_config
 
     cfg = load_config(env={}, overrides={"work_dir": str(tmp_path / "w")})
     child = child_config(cfg)

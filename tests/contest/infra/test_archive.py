@@ -31,7 +31,7 @@ def test_the_zip_holds_every_package_file(tmp_path):
 def test_executors_import_the_zip_not_the_checkout(cfg, standalone, tmp_path):
     import subprocess
 
-    from contest.evaluation.evaluate import child_env
+    from contest.evaluation.jobs import child_env
     from tests.support.cluster import submit_script
 
     proc = submit_script(

@@ -7,7 +7,7 @@ import pytest
 
 from contest.config import load_config
 from contest.errors import ConfigError
-from contest.evaluation.evaluate import spark_submit
+from contest.evaluation.jobs import spark_submit
 from contest.infra import lakesoul_jvm, packages
 from meta.catalog import schema_from_json
 

@@ -47,7 +47,8 @@ class Ctx:
 
 
 def make_context(cfg: Config, spark, conn, scale: float, seed: int, say: Say) -> Ctx:
-    from contest.evaluation.evaluate import cached_data, cached_expected, child_env
+    from contest.evaluation.data_cache import cached_data, cached_expected
+    from contest.evaluation.jobs import child_env
 
     root = (cfg.work_path / "faults").absolute()
     root.mkdir(parents=True, exist_ok=True)

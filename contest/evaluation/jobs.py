@@ -1,0 +1,162 @@
+"""How a timed job is launched: its spark-submit command (a strategy's packages, jars
+and cluster options), the config file and environment it runs with, its process, and
+why it failed. `contest evaluate`, the benches and the workload runner all start their
+Write, Read and compaction jobs through here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from contest.config import Config, absolute_paths
+from contest.infra.proc import ProcResult
+
+
+def job_script(stage: str) -> Path:
+    """The spark-submit entry point of a stage (`write` or `read`) inside the package."""
+    module = importlib.import_module(f"contest.{stage}")
+    return Path(module.__file__ or "").parent / "__main__.py"
+
+
+def spark_submit(
+    cfg: Config,
+    stage: str,
+    cores: int,
+    config_file: Path,
+    args: list[str],
+    master: str | None = None,
+    options: list[str] | None = None,
+) -> list[str]:
+    exe = Path(sys.executable).parent / "spark-submit"
+    from contest.evaluation.submit import merge_options
+    from contest.infra.lakesoul_jvm import submit_options
+    from contest.infra.spark import log_java_option
+    from contest.peers.formats import submit_options as peer_submit_options
+
+    # A strategy on LakeSoul's JVM libraries: its packages, jars and class path.
+    jvm_args, jvm_options = submit_options(cfg)
+    return [
+        str(exe),
+        "--master",
+        master or f"local[{cores}]",
+        "--driver-memory",
+        cfg.spark.driver_memory,
+        "--driver-java-options",
+        f"{log_java_option()} {jvm_options}".strip(),
+        # A LakeSoul-library strategy's, a peer format's and the cluster's options.
+        *merge_options(jvm_args, peer_submit_options(cfg), options or []),
+        str(job_script(stage)),
+        "--config",
+        str(config_file),
+        *args,
+    ]
+
+
+# Debugging switches of native libraries that change what a timed job costs: with
+# RUST_BACKTRACE set, LakeSoul's Rust IO captures a stack backtrace each time it builds an
+# error value, also on its hot read path, which cost the lakesoul-stock read about a third
+# of its merge CPU (results/lakesoul_stock_read.md). Timed jobs run with Rust's default.
+TIMING_UNSAFE_ENV = ("RUST_BACKTRACE", "RUST_LIB_BACKTRACE")
+
+
+def job_env(base: Mapping[str, str]) -> dict[str, str]:
+    """The environment a timed job inherits: `base` without TIMING_UNSAFE_ENV."""
+    return {k: v for k, v in base.items() if k not in TIMING_UNSAFE_ENV}
+
+
+def child_config(cfg: Config) -> Config:
+    """The config a timed job reads: folders absolute, and the project's jar (stock's
+    helper, hudi-merger's record merger) named by path. On a cluster the job runs from a
+    zip of the package, where the checkout's jvm/target cannot be found from the code."""
+    import dataclasses
+
+    from contest.infra.lakesoul_jvm import helper_jar
+
+    child = absolute_paths(cfg)
+    if child.spark.stock_helper_jar:
+        return child
+    spark = dataclasses.replace(child.spark, stock_helper_jar=str(helper_jar(cfg)))
+    return dataclasses.replace(child, spark=spark)
+
+
+def child_env(cfg: Config) -> dict[str, str]:
+    env = job_env(os.environ)
+    env["PYSPARK_PYTHON"] = sys.executable
+    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if cfg.pg.external:
+        env["LAKESOUL_PG_PASSWORD"] = cfg.pg.password
+    if cfg.s3.configured:
+        from contest.config import object_store_env
+
+        env.update(object_store_env(cfg.s3))  # keys travel by environment, never by file
+    return env
+
+
+def job_failure(stage: str, job: ProcResult) -> str:
+    return f"{stage} job exited {job.returncode}: {failure_cause(job)} (log {job.log})"
+
+
+def failure_cause(job: ProcResult) -> str:
+    """Why a job failed: its own one-line error (`contest: ...`, what the CLI prints
+    for any error it knows, Spark's unwrapped) when it printed one, since Spark's
+    shutdown lines may follow it; else its last line."""
+    try:
+        lines = job.log.read_text(errors="replace").splitlines()
+    except OSError:
+        return job.last_line
+    own = [ln.removeprefix("contest: ") for ln in lines if ln.startswith("contest: ")]
+    return own[-1] if own else job.last_line
+
+
+def run_job(
+    cfg: Config,
+    stage: str,
+    cores: int,
+    config_file: Path,
+    env: dict,
+    log: Path,
+    args: list[str],
+    master: str | None = None,
+    options: list[str] | None = None,
+):
+    """A timed spark-submit process, run in the evaluation's folder (not the checkout)."""
+    from contest.infra.proc import run_timed
+
+    return run_timed(
+        spark_submit(cfg, stage, cores, config_file, args, master, options),
+        log,
+        env=env,
+        cwd=config_file.parent,
+    )
+
+
+def submit_options(
+    cfg: Config,
+    master: str,
+    cores: int | None,
+    data: Path | str,
+    eval_dir: Path,
+    result_dir: Path | str = "",
+) -> list[str]:
+    """Cluster options (a cluster gets the package zip); s3a when Spark reads batches
+    from the object store, or may write the result there. Nothing for local runs on
+    local data."""
+    from contest.evaluation import submit
+    from contest.infra.storage import is_object_store
+
+    s3a = is_object_store(data) or is_object_store(result_dir)
+    if submit.is_local(master) and not s3a:
+        return []
+    py_files = None
+    if not submit.is_local(master):
+        from contest.infra.archive import build_py_files
+        from contest.infra.cluster import check_master
+
+        check_master(master)
+        py_files = build_py_files(eval_dir.absolute())
+    return submit.cluster_options(cfg, master, cores, py_files, s3a)
