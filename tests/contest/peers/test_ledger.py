@@ -1,18 +1,13 @@
-"""A peer table's batch ledger: what an `--append` may add (no Spark), and a Delta table
-that refuses a batch twice and an older batch, through the Write job's command."""
+"""A peer table's batch ledger: what an `--append` may add (no Spark). A Delta table that
+refuses a batch twice is in tests/contest/workload/test_runner.py (its workload's table)."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from contest.data.batches import Batch
 from contest.errors import DataError
 from contest.peers import ledger
-from tests.support.config import REPO, cli
-from tests.support.contract_cases import write_case
 
 
 def _batch(i: int, version: int | None = None) -> Batch:
@@ -49,37 +44,3 @@ def test_marks_replace_the_file_whole_and_a_table_without_one_is_refused(tmp_pat
     (tmp_path / ledger.LEDGER).write_text("{not json")
     with pytest.raises(DataError, match="not a batch ledger"):
         ledger.load(tmp_path)
-
-
-def _write(cfg, data: Path, table: Path, *extra: str) -> subprocess.CompletedProcess:
-    args = cli(cfg, "write", "--set", "peer.format=delta", "--data", str(data))
-    return subprocess.run(
-        [sys.executable, "-m", "contest.cli.main", *args, "--table", str(table), *extra],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-@pytest.mark.slow
-@pytest.mark.spark  # the writes run in child processes
-def test_a_delta_table_refuses_a_batch_twice_and_an_older_one(cfg, tmp_path):
-    rows = [{"uuid": f"k{i}", "ip": "1.1.1.1", "hostname": "h", "requests": 1,
-             "name": "n", "city": "c", "job": "j", "phonenum": "p"} for i in range(3)]  # fmt: skip
-    data = write_case({"batches": [rows, rows[:2], rows[1:]]}, tmp_path / "data")
-    table = tmp_path / "delta_t"
-    first = _write(cfg, data, table, "--only", "0")
-    assert first.returncode == 0, first.stderr[-3000:]
-    second = _write(cfg, data, table, "--append", "--only", "2")
-    assert second.returncode == 0, second.stderr[-3000:]
-    log = sorted((table / "_delta_log").glob("*.json"))
-    for again, why in (("2", "already applied"), ("1", "older than version 2")):
-        refused = _write(cfg, data, table, "--append", "--only", again)
-        assert refused.returncode != 0
-        assert why in refused.stderr and "nothing written" in refused.stderr
-        assert sorted((table / "_delta_log").glob("*.json")) == log  # no commit made
-    assert json.loads((table / ledger.LEDGER).read_text()) == {
-        "0": {"batch": "base-0.parquet", "state": "done"},
-        "2": {"batch": "base-2.parquet", "state": "done"},
-    }

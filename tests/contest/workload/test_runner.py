@@ -182,6 +182,20 @@ def test_a_peer_and_stock_lakesoul_run_phases(cfg, pg, tmp_path, capsys):
     page = out.with_suffix(".md").read_text()
     assert "| delta-merge |" in page and "skipped: peer format delta" in page
 
+    # The peer table's batch ledger refuses, before any Spark starts, batch 2 again and
+    # batch 1 after it (each would be counted twice); the table's log is untouched.
+    (table,) = (work / "eval" / "tables").glob("ccf_delta_merge_*")
+    (data,) = (work / "data").glob("*scale-1-seed-*")
+    log = sorted((table / "_delta_log").glob("*.json"))
+    config = work / "eval" / "delta-merge.toml"
+    for again, why in (("2", "version 2 (base-2.parquet) is already applied"),
+                       ("1", "version 1 (base-1.parquet) is already applied")):  # fmt: skip
+        argv = ["write", "--config", str(config), "--data", str(data), "--table", str(table)]
+        assert main(cli(cfg, *argv, "--append", "--only", again)) != 0
+        err = capsys.readouterr().err
+        assert why in err and "nothing written" in err
+    assert sorted((table / "_delta_log").glob("*.json")) == log
+
 
 def test_latest_complete_reads_below_a_missing_version(cfg, pg, spark, tmp_path, capsys):
     """Batches 0, 1 and 3 committed, 2 missing (as while a write lands out of order):
