@@ -36,6 +36,9 @@ class PhaseRecord:
     batch_last: int | None = None
     batches_applied: int = 0  # batches upserted when the phase ended
     seconds: float | None = None
+    # A read's own seconds, as its job reports them: JVM and Spark start and stop left
+    # out, so what deltas piling up cost stands out of the process's fixed cost.
+    job_seconds: float | None = None
     rows: int | None = None
     files_per_bucket: float | None = None
     stored_bytes: int | None = None

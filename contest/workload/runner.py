@@ -277,6 +277,7 @@ class Runner:
             step,
             phase,
             seconds=round(job.seconds, 3),
+            job_seconds=report.get("seconds"),
             rows=report.get("rows"),
             peak_rss_bytes=job.peak_rss_bytes,
             version=int(version),

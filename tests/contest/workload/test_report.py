@@ -39,8 +39,21 @@ def test_degradation_of_a_run_and_its_page():
     assert between == (1.0 + 0.5) / 2  # 1 -> 2, then after the compaction 1 -> 1.5
     assert overall == (1.0 - 0.5 + 0.5) / 3
     page = markdown("w", recs, ["w.png"])
-    assert "| r1 | optimized | 4 | yes | +33.3% | +75.0% |" in page
+    assert "| r1 | optimized | 4 | yes | +33.3% | +75.0% | - | - |" in page  # no job s
     assert "![w.png](w.png)" in page
+
+
+def test_the_reads_own_seconds_have_their_degradation_too():
+    """The job's own seconds (the process's less its fixed start and stop) degrade at
+    their own rate: here the process is flat while the read's own work doubles."""
+    recs = _run("r1", "optimized", [5.0, 5.0, 5.0, 5.0])
+    for r, own in zip([r for r in recs if r.phase == "read"], [1.0, 2.0, 1.0, 2.0], strict=True):
+        r.job_seconds = own
+    assert degradation(recs) == (0.0, 0.0)
+    assert degradation(recs, "job_seconds") == ((1.0 - 0.5 + 1.0) / 3, 1.0)
+    page = markdown("w", recs, [])
+    assert "| r1 | optimized | 4 | yes | +0.0% | +0.0% | +50.0% | +100.0% |" in page
+    assert "| 5.000 | 2.000 |" in page  # the phases table: seconds, then job s
 
 
 def test_a_skipped_compaction_does_not_split_the_reads_and_says_why():
