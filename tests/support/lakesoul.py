@@ -14,19 +14,28 @@ from contest.config import Config, to_toml
 from tests.support.config import REPO
 
 
-def run_child(cfg: Config, steps: list[dict], tmp: Path) -> None:
+def run_module(
+    module: str, cfg: Config, steps: list, tmp: Path, timeout: float = 1800
+) -> subprocess.CompletedProcess:
+    """`python -m module CONFIG STEPS` in a process of its own (its own JVM, with the
+    packages it needs), the config and steps written to files in `tmp`; it must exit 0."""
     config_file = tmp / "child.toml"
     config_file.write_text(to_toml(cfg, secrets=True))
     steps_file = tmp / "steps.json"
     steps_file.write_text(json.dumps(steps))
     proc = subprocess.run(
-        [sys.executable, "-m", "tests.support.lakesoul_child", str(config_file), str(steps_file)],
+        [sys.executable, "-m", module, str(config_file), str(steps_file)],
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=1800,
+        timeout=timeout,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc
+
+
+def run_child(cfg: Config, steps: list[dict], tmp: Path) -> None:
+    run_module("tests.support.lakesoul_child", cfg, steps, tmp)
 
 
 def result_rows(folder: Path) -> list[dict]:

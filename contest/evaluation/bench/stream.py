@@ -392,23 +392,12 @@ def freshness(
     stage: Stage, rate: float, files: int, rows: int, cores: int, seed: int, say: Say
 ) -> Record:
     """Feed `files` files at `rate` files/s into a running query; landing -> visible."""
-    from contest.infra.proc import kill_group, spawn
+    from contest.infra.proc import kill_group
     from meta.stream import visible
 
     logs = stage.root / stage.name / "logs"
     log = logs / "stream.log"
-    proc = spawn(
-        stage.command("--trigger", "processing-time", "--interval", "0.25"),
-        log,
-        stage.env,
-        stage.root,
-    )
-    start = time.monotonic()
-    while "stream: query" not in read_text(log.with_suffix(".err")):
-        if proc.poll() is not None or time.monotonic() - start > CHILD_TIMEOUT_S:
-            kill_group(proc)
-            raise RunError(f"the stream did not start: see {log.with_suffix('.err')}")
-        time.sleep(0.05)
+    proc, start = start_live_stream(stage, log)
     # A warm-up file first (the first micro-batch of a JVM starts Spark's Python
     # workers): measured from the next one on, once it is visible.
     from contest.stream.feed import write_feed_file
@@ -454,6 +443,27 @@ def freshness(
     return figures | {
         "exact": check.exact and len(lags) == len(measured),
     }
+
+
+def start_live_stream(stage: Stage, log: Path, what: str = "") -> tuple[Any, float]:
+    """The stage's query on a 0.25 s processing-time trigger, once it has started (its
+    log says so): the process and when it was spawned (a freshness run's clock)."""
+    from contest.infra.proc import kill_group, spawn
+
+    proc = spawn(
+        stage.command("--trigger", "processing-time", "--interval", "0.25"),
+        log,
+        stage.env,
+        stage.root,
+    )
+    start = time.monotonic()
+    while "stream: query" not in read_text(log.with_suffix(".err")):
+        if proc.poll() is not None or time.monotonic() - start > CHILD_TIMEOUT_S:
+            kill_group(proc)
+            prefix = f"{what}: " if what else ""
+            raise RunError(f"{prefix}the stream did not start: see {log.with_suffix('.err')}")
+        time.sleep(0.05)
+    return proc, start
 
 
 def lag_summary(lags: Sequence[float]) -> str:

@@ -243,20 +243,19 @@ def peer_freshness(
     from contest.data.batches import Batch
     from contest.data.oracle import expected_rows
     from contest.errors import RunError
-    from contest.evaluation.bench.stream import Feeder, freshness_figures, lag_summary
-    from contest.infra.proc import kill_group, spawn
+    from contest.evaluation.bench.stream import (
+        Feeder,
+        freshness_figures,
+        lag_summary,
+        start_live_stream,
+    )
+    from contest.infra.proc import kill_group
     from contest.peers import formats
     from contest.stream.feed import write_feed_file
 
     fmt_obj = formats.for_stream(fmt)
     log = stage.root / stage.name / "logs" / "stream.log"
-    proc = spawn(
-        stage.command("--trigger", "processing-time", "--interval", "0.25"),
-        log,
-        stage.env,
-        stage.root,
-    )
-    start = time.monotonic()
+    proc, start = start_live_stream(stage, log, fmt)
 
     def wait(done: Any, what: str) -> None:
         while not done():
@@ -265,7 +264,6 @@ def peer_freshness(
                 raise RunError(f"{fmt}: {what}: see {log.with_suffix('.err')}")
             time.sleep(0.1)
 
-    wait(lambda: "stream: query" in read_text(log.with_suffix(".err")), "the stream did not start")
     # A warm-up file first (a JVM's first micro-batch starts Python workers and loads the
     # format's classes): measured from the next one on, once it is visible.
     write_feed_file(stage.incoming, 0, rows, seed)

@@ -6,16 +6,15 @@ oracle, and the files a read opens went down, the format's delete or log files g
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pyarrow.parquet as pq
 import pytest
 
 from contest.cli.main import main
-from contest.config import load_config, override, to_toml
+from contest.config import load_config, override
 from contest.evaluation.strategies import STRATEGIES
-from tests.support.config import REPO, cli
+from tests.support.config import cli
+from tests.support.lakesoul import run_module
 
 # Spark runs in a child process per format (its jars are fixed when its JVM starts).
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -63,17 +62,7 @@ def child_config(cfg, strategy: str, tmp_path):
 
 
 def run_child(child, commands: list[list[str]], tmp_path) -> list[dict]:
-    config_file, commands_file = tmp_path / "child.toml", tmp_path / "commands.json"
-    config_file.write_text(to_toml(child, secrets=True))
-    commands_file.write_text(json.dumps(commands))
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.support.contest_child", str(config_file), str(commands_file)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    proc = run_module("tests.support.contest_child", child, commands, tmp_path, timeout=900)
     done = json.loads(proc.stdout.strip().splitlines()[-1])
     assert [d["code"] for d in done] == [0] * len(commands), proc.stderr[-4000:]
     return done
