@@ -577,7 +577,7 @@ def measure(
     faults.append(replay_case(stage, say))
     faults.append(new_checkpoint_case(stage, say))
     out += [{"kind": "fault", "format": "lakesoul (harness)", **r} for r in faults]
-    for i, rate in enumerate(rates):
+    for i, rate in enumerate(rates if rate_files else ()):
         st = make_stage(cfg, conn, root, f"stream_bench_rate{i}", cores, master)
         out.append(
             {
@@ -610,7 +610,13 @@ class StreamBench(Benchmark):
             [0.5, 2.0],
             many=True,
         ),
-        Option("--rate-files", "files fed at each rate", int, 20, **at_least(1)),
+        Option(
+            "--rate-files",
+            "files fed at each rate (0 = no freshness runs)",
+            int,
+            20,
+            **at_least(0),
+        ),
         Option(
             "--cores",
             "cores of the streaming query: local[N], or at most N of --master's",
