@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from meta.connection import PgConnection, connect
+from meta.connection import PgConnection, session
 from meta.errors import TableError
 
 NAME_MAX = 128  # LakeSoul's (and PostgreSQL's identifier-ish) limit for a table name
@@ -96,9 +96,9 @@ def create_table(
     if missing:
         raise TableError(f"primary key column(s) {missing} not in the schema {schema.names}")
     uri = table_uri(path)
-    lock = connect(conn)
-    lock.autocommit = True
-    try:
+    # The lock is a session lock: held until this block closes the connection.
+    with session(conn) as lock:
+        lock.autocommit = True
         with lock.cursor() as cur:
             cur.execute(
                 "SELECT pg_advisory_lock(hashtext(%s), hashtext(%s))",
@@ -132,41 +132,31 @@ def create_table(
         except Exception as exc:  # lakesoul raises its own AlreadyExistsError and friends
             raise TableError(f"cannot create table {namespace}.{name}: {exc}") from None
         return get_table(conn, name, namespace)
-    finally:
-        lock.close()  # ends the session: releases the advisory lock
 
 
 def _taken(conn: PgConnection, name: str, namespace: str, uri: str) -> list[TableRef]:
     """The tables holding this name or this path."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            cur.execute(
-                f"SELECT {_TABLE_COLS} FROM table_info WHERE (table_name = %s AND "
-                "table_namespace = %s) OR table_path = %s",
-                (name, namespace, uri),
-            )
-            return [_table_from_row(r) for r in cur.fetchall()]
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            f"SELECT {_TABLE_COLS} FROM table_info WHERE (table_name = %s AND "
+            "table_namespace = %s) OR table_path = %s",
+            (name, namespace, uri),
+        )
+        return [_table_from_row(r) for r in cur.fetchall()]
 
 
 def nested_tables(conn: PgConnection, uri: str) -> list[TableRef]:
     """The tables whose folder is inside `uri`'s folder or holds it (not the same folder)."""
     uri = uri.rstrip("/")
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            cur.execute(
-                f"SELECT {_TABLE_COLS} FROM table_info WHERE "
-                "left(table_path, length(%s) + 1) = %s || '/' "
-                "OR left(%s, length(table_path) + 1) = table_path || '/' "
-                "ORDER BY table_namespace, table_name",
-                (uri, uri, uri),
-            )
-            return [_table_from_row(r) for r in cur.fetchall()]
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            f"SELECT {_TABLE_COLS} FROM table_info WHERE "
+            "left(table_path, length(%s) + 1) = %s || '/' "
+            "OR left(%s, length(table_path) + 1) = table_path || '/' "
+            "ORDER BY table_namespace, table_name",
+            (uri, uri, uri),
+        )
+        return [_table_from_row(r) for r in cur.fetchall()]
 
 
 def refuse_nesting(
@@ -199,30 +189,25 @@ def neighbours(conn: PgConnection, table_id: str, uri: str) -> Neighbours:
     """Other tables' folders inside `uri`'s folder, and the files under it that other
     tables' commits (live or not) name."""
     prefix = uri.rstrip("/") + "/"
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            cur.execute(
-                "SELECT table_path FROM table_info WHERE table_id <> %s "
-                "AND left(table_path, length(%s)) = %s",
-                (table_id, prefix, prefix),
-            )
-            folders = tuple(sorted(r[0].rstrip("/") for r in cur.fetchall()))
-            cur.execute(
-                "SELECT DISTINCT (f).path FROM data_commit_info dc, unnest(dc.file_ops) f "
-                "WHERE dc.table_id <> %s AND left((f).path, length(%s)) = %s",
-                (table_id, prefix, prefix),
-            )
-            files = frozenset(r[0] for r in cur.fetchall())
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            "SELECT table_path FROM table_info WHERE table_id <> %s "
+            "AND left(table_path, length(%s)) = %s",
+            (table_id, prefix, prefix),
+        )
+        folders = tuple(sorted(r[0].rstrip("/") for r in cur.fetchall()))
+        cur.execute(
+            "SELECT DISTINCT (f).path FROM data_commit_info dc, unnest(dc.file_ops) f "
+            "WHERE dc.table_id <> %s AND left((f).path, length(%s)) = %s",
+            (table_id, prefix, prefix),
+        )
+        files = frozenset(r[0] for r in cur.fetchall())
     return Neighbours(folders, files)
 
 
 def drop_table(conn: PgConnection, name: str, namespace: str = "default") -> bool:
     """Remove a table's metadata (all of it: LakeSoul's and ours). Files are the caller's."""
-    pgc = connect(conn)
-    with pgc, pgc.cursor() as cur:
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
         cur.execute(
             "SELECT table_id FROM table_info WHERE table_name = %s AND table_namespace = %s",
             (name, namespace),
@@ -244,7 +229,6 @@ def drop_table(conn: PgConnection, name: str, namespace: str = "default") -> boo
                 "DELETE FROM table_info WHERE table_id = %s",
             ):
                 cur.execute(stmt, (table_id,))
-    pgc.close()
     return bool(rows)
 
 
@@ -297,28 +281,21 @@ _TABLE_COLS = (
 
 
 def get_table(conn: PgConnection, name: str, namespace: str = "default") -> TableRef:
-    with connect(conn) as pgc, pgc.cursor() as cur:
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
         cur.execute(
             f"SELECT {_TABLE_COLS} FROM table_info WHERE table_name = %s AND table_namespace = %s",
             (name, namespace),
         )
         row = cur.fetchone()
-    pgc.close()
     if row is None:
         raise TableError(f"no LakeSoul table named {namespace}.{name}")
     return _table_from_row(row)
 
 
 def list_tables(conn: PgConnection) -> list[TableRef]:
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            cur.execute(
-                f"SELECT {_TABLE_COLS} FROM table_info ORDER BY table_namespace, table_name"
-            )
-            return [_table_from_row(r) for r in cur.fetchall()]
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(f"SELECT {_TABLE_COLS} FROM table_info ORDER BY table_namespace, table_name")
+        return [_table_from_row(r) for r in cur.fetchall()]
 
 
 def find_table(conn: PgConnection, name_or_path: str, namespace: str = "default") -> TableRef:
@@ -326,10 +303,9 @@ def find_table(conn: PgConnection, name_or_path: str, namespace: str = "default"
     if "/" not in name_or_path:
         return get_table(conn, name_or_path, namespace)
     uri = table_uri(name_or_path)
-    with connect(conn) as pgc, pgc.cursor() as cur:
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
         cur.execute(f"SELECT {_TABLE_COLS} FROM table_info WHERE table_path = %s", (uri,))
         row = cur.fetchone()
-    pgc.close()
     if row is None:
         raise TableError(f"no LakeSoul table at {uri}")
     return _table_from_row(row)
@@ -352,7 +328,7 @@ def evolve_schema(conn: PgConnection, table: TableRef, schema: pa.Schema) -> Tab
         hash_bucket_num=table.hash_buckets,
     )
     try:
-        with connect(conn) as pgc, pgc.cursor() as cur:
+        with session(conn) as pgc, pgc, pgc.cursor() as cur:
             cur.execute(
                 "UPDATE table_info t SET table_schema = s.table_schema, "
                 "table_schema_arrow_ipc = s.table_schema_arrow_ipc, "
@@ -361,7 +337,6 @@ def evolve_schema(conn: PgConnection, table: TableRef, schema: pa.Schema) -> Tab
                 "AND s.table_namespace = %s",
                 (table.table_id, scratch, table.namespace),
             )
-        pgc.close()
     finally:
         drop_table(conn, scratch, table.namespace)
     return get_table(conn, table.name, table.namespace)

@@ -22,7 +22,7 @@ import psycopg2
 import psycopg2.errors
 
 from meta.catalog import TableRef
-from meta.connection import TRANSIENT, PgConnection, connect
+from meta.connection import TRANSIENT, PgConnection, connect, session
 from meta.errors import CommitError, MetaError, TableError
 from meta.replay import RESET_OPS
 
@@ -158,19 +158,15 @@ def append_partition_version(
 
 def live_commit_count(conn: PgConnection, table: TableRef) -> int:
     """The most live commits of any partition of `table` (its head snapshots' size)."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            cur.execute(
-                "SELECT coalesce(max(cardinality(p.snapshot)), 0) FROM partition_info p "
-                "WHERE p.table_id = %s AND p.version = (SELECT max(q.version) FROM "
-                "partition_info q WHERE q.table_id = p.table_id "
-                "AND q.partition_desc = p.partition_desc)",
-                (table.table_id,),
-            )
-            return int(cur.fetchone()[0])
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            "SELECT coalesce(max(cardinality(p.snapshot)), 0) FROM partition_info p "
+            "WHERE p.table_id = %s AND p.version = (SELECT max(q.version) FROM "
+            "partition_info q WHERE q.table_id = p.table_id "
+            "AND q.partition_desc = p.partition_desc)",
+            (table.table_id,),
+        )
+        return int(cur.fetchone()[0])
 
 
 # -- commits ---------------------------------------------------------------------------
@@ -210,7 +206,7 @@ def commit_files(
     now_ms = int(time.time() * 1000)
     ops = file_ops(files)
     retries = 0
-    pgc = connect(conn)
+    pgc = connect(conn)  # not `session`: a lost server is reconnected below, mid-loop
     try:
         while True:
             try:
@@ -308,38 +304,34 @@ def claim_version(
     so the unique index refuses the same version twice. A claim whose commit never
     reached a snapshot (the writer stopped first) is replaced; a version a landed
     commit holds is a CommitError."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            "SELECT commit_id::text FROM contest_commit_version WHERE table_id = %s "
+            "AND partition_desc = %s AND version = %s FOR UPDATE",
+            (table.table_id, partition_desc, version),
+        )
+        row = cur.fetchone()
+        if row is not None:
             cur.execute(
-                "SELECT commit_id::text FROM contest_commit_version WHERE table_id = %s "
-                "AND partition_desc = %s AND version = %s FOR UPDATE",
-                (table.table_id, partition_desc, version),
+                "SELECT 1 FROM partition_info WHERE table_id = %s AND partition_desc = %s "
+                "AND %s::uuid = ANY(snapshot) LIMIT 1",
+                (table.table_id, partition_desc, row[0]),
             )
-            row = cur.fetchone()
-            if row is not None:
-                cur.execute(
-                    "SELECT 1 FROM partition_info WHERE table_id = %s AND partition_desc = %s "
-                    "AND %s::uuid = ANY(snapshot) LIMIT 1",
-                    (table.table_id, partition_desc, row[0]),
-                )
-                if cur.fetchone() is not None:
-                    raise CommitError(
-                        f"version {version} is already committed to table "
-                        f"{table.namespace}.{table.name}: nothing committed"
-                    )
-                cur.execute(
-                    "DELETE FROM contest_commit_version WHERE table_id = %s "
-                    "AND partition_desc = %s AND commit_id = %s",
-                    (table.table_id, partition_desc, row[0]),
+            if cur.fetchone() is not None:
+                raise CommitError(
+                    f"version {version} is already committed to table "
+                    f"{table.namespace}.{table.name}: nothing committed"
                 )
             cur.execute(
-                "INSERT INTO contest_commit_version (table_id, partition_desc, commit_id, "
-                "version, batch) VALUES (%s, %s, %s, %s, %s)",
-                (table.table_id, partition_desc, commit_id, version, batch),
+                "DELETE FROM contest_commit_version WHERE table_id = %s "
+                "AND partition_desc = %s AND commit_id = %s",
+                (table.table_id, partition_desc, row[0]),
             )
-    finally:
-        pgc.close()
+        cur.execute(
+            "INSERT INTO contest_commit_version (table_id, partition_desc, commit_id, "
+            "version, batch) VALUES (%s, %s, %s, %s, %s)",
+            (table.table_id, partition_desc, commit_id, version, batch),
+        )
 
 
 def _landed(pgc: Any, table_id: str, desc: str, commit_id: str) -> bool:
@@ -367,16 +359,12 @@ def head_snapshot(
     conn: PgConnection, table: TableRef, partition_desc: str = NO_PARTITION
 ) -> tuple[int, list[SnapshotCommit]]:
     """The commits of the newest partition version, in snapshot order."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            head = head_partition(cur, table.table_id, partition_desc)
-            if head is None:
-                return -1, []
-            pversion, snapshot = head
-            rows = commit_rows(cur, table.table_id, partition_desc, snapshot, files=True)
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        head = head_partition(cur, table.table_id, partition_desc)
+        if head is None:
+            return -1, []
+        pversion, snapshot = head
+        rows = commit_rows(cur, table.table_id, partition_desc, snapshot, files=True)
     return pversion, _snapshot_commits(table, snapshot, rows)
 
 
@@ -405,12 +393,8 @@ def covers_of(
     conn: PgConnection, table: TableRef, ids: Sequence[str], partition_desc: str = NO_PARTITION
 ) -> dict[str, tuple]:
     """commit id -> the versions it covers, for the compactions among `ids`."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            return compaction_covers(cur, table.table_id, partition_desc, ids)
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        return compaction_covers(cur, table.table_id, partition_desc, ids)
 
 
 # The partition version a compaction landed on: its commit_op, and its snapshot starts
@@ -423,35 +407,31 @@ def retired_files(conn: PgConnection, table: TableRef) -> dict[str, int]:
     replaced or a rollback took out: a vacuum's retention counts from then, as Delta's
     counts from a file's removal, so time travel lasts the retention window."""
     out: dict[str, int] = {}
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            cur.execute(
-                "SELECT (f).path, c.ts FROM (SELECT cp.partition_desc, cp.commit_id, "
-                "dc.timestamp AS ts, (SELECT min(p.version) FROM partition_info p WHERE "
-                "p.table_id = cp.table_id AND p.partition_desc = cp.partition_desc AND "
-                "p.commit_op = 'CompactionCommit' AND p.snapshot[1] = cp.commit_id) AS landed "
-                "FROM contest_compaction cp JOIN data_commit_info dc ON dc.table_id = "
-                "cp.table_id AND dc.partition_desc = cp.partition_desc AND dc.commit_id = "
-                "cp.commit_id WHERE cp.table_id = %s) c "
-                "JOIN partition_info prev ON prev.table_id = %s AND prev.partition_desc = "
-                "c.partition_desc AND prev.version = c.landed - 1 "
-                "CROSS JOIN unnest(prev.snapshot) AS s(cid) "
-                "JOIN data_commit_info d ON d.table_id = %s AND d.partition_desc = "
-                "c.partition_desc AND d.commit_id = s.cid "
-                "CROSS JOIN unnest(d.file_ops) AS f WHERE (f).file_op = 'add' "
-                "UNION ALL "
-                "SELECT (f).path, (extract(epoch FROM rb.rolled_back_at) * 1000)::bigint "
-                "FROM contest_rolled_back_version rb JOIN data_commit_info d ON d.table_id = "
-                "rb.table_id AND d.partition_desc = rb.partition_desc AND d.commit_id = "
-                "rb.commit_id CROSS JOIN unnest(d.file_ops) AS f "
-                "WHERE rb.table_id = %s AND (f).file_op = 'add'",
-                (table.table_id,) * 4,
-            )
-            for path, ms in cur.fetchall():
-                out[path] = max(out.get(path, 0), int(ms))
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            "SELECT (f).path, c.ts FROM (SELECT cp.partition_desc, cp.commit_id, "
+            "dc.timestamp AS ts, (SELECT min(p.version) FROM partition_info p WHERE "
+            "p.table_id = cp.table_id AND p.partition_desc = cp.partition_desc AND "
+            "p.commit_op = 'CompactionCommit' AND p.snapshot[1] = cp.commit_id) AS landed "
+            "FROM contest_compaction cp JOIN data_commit_info dc ON dc.table_id = "
+            "cp.table_id AND dc.partition_desc = cp.partition_desc AND dc.commit_id = "
+            "cp.commit_id WHERE cp.table_id = %s) c "
+            "JOIN partition_info prev ON prev.table_id = %s AND prev.partition_desc = "
+            "c.partition_desc AND prev.version = c.landed - 1 "
+            "CROSS JOIN unnest(prev.snapshot) AS s(cid) "
+            "JOIN data_commit_info d ON d.table_id = %s AND d.partition_desc = "
+            "c.partition_desc AND d.commit_id = s.cid "
+            "CROSS JOIN unnest(d.file_ops) AS f WHERE (f).file_op = 'add' "
+            "UNION ALL "
+            "SELECT (f).path, (extract(epoch FROM rb.rolled_back_at) * 1000)::bigint "
+            "FROM contest_rolled_back_version rb JOIN data_commit_info d ON d.table_id = "
+            "rb.table_id AND d.partition_desc = rb.partition_desc AND d.commit_id = "
+            "rb.commit_id CROSS JOIN unnest(d.file_ops) AS f "
+            "WHERE rb.table_id = %s AND (f).file_op = 'add'",
+            (table.table_id,) * 4,
+        )
+        for path, ms in cur.fetchall():
+            out[path] = max(out.get(path, 0), int(ms))
     return out
 
 
@@ -460,32 +440,28 @@ def compaction(
 ) -> Compaction:
     """A compaction commit and the snapshot it replaced: the partition version just
     before the first one that holds it (a compaction commits only on the head it read)."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            covers = compaction_covers(cur, table.table_id, partition_desc, [commit_id])
-            cur.execute(
-                f"SELECT min(version) FROM partition_info WHERE table_id = %s AND "
-                f"partition_desc = %s AND {LANDED}",
-                (table.table_id, partition_desc, commit_id),
-            )
-            landed = cur.fetchone()[0]
-            cur.execute(
-                "SELECT snapshot::text[] FROM partition_info WHERE table_id = %s AND "
-                "partition_desc = %s AND version = %s",
-                (table.table_id, partition_desc, -1 if landed is None else int(landed) - 1),
-            )
-            row = cur.fetchone()
-            snapshot = [str(s) for s in row[0]] if row else []
-            rows = commit_rows(cur, table.table_id, partition_desc, snapshot, files=True)
-            cur.execute(
-                "SELECT timestamp FROM data_commit_info WHERE table_id = %s AND "
-                "partition_desc = %s AND commit_id = %s",
-                (table.table_id, partition_desc, commit_id),
-            )
-            ts = cur.fetchone()
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        covers = compaction_covers(cur, table.table_id, partition_desc, [commit_id])
+        cur.execute(
+            f"SELECT min(version) FROM partition_info WHERE table_id = %s AND "
+            f"partition_desc = %s AND {LANDED}",
+            (table.table_id, partition_desc, commit_id),
+        )
+        landed = cur.fetchone()[0]
+        cur.execute(
+            "SELECT snapshot::text[] FROM partition_info WHERE table_id = %s AND "
+            "partition_desc = %s AND version = %s",
+            (table.table_id, partition_desc, -1 if landed is None else int(landed) - 1),
+        )
+        row = cur.fetchone()
+        snapshot = [str(s) for s in row[0]] if row else []
+        rows = commit_rows(cur, table.table_id, partition_desc, snapshot, files=True)
+        cur.execute(
+            "SELECT timestamp FROM data_commit_info WHERE table_id = %s AND "
+            "partition_desc = %s AND commit_id = %s",
+            (table.table_id, partition_desc, commit_id),
+        )
+        ts = cur.fetchone()
     return Compaction(
         commit_id,
         covers.get(commit_id, ()),
@@ -547,27 +523,19 @@ def committed_versions(
     conn: PgConnection, table: TableRef, partition_desc: str = NO_PARTITION
 ) -> dict[int, str]:
     """version -> commit id of what is live (see `live_versions`)."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            return live_versions(cur, table.table_id, partition_desc)
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        return live_versions(cur, table.table_id, partition_desc)
 
 
 def live_files(conn: PgConnection, table: TableRef) -> set[str]:
     """Every data file that a live commit (in any partition's head snapshot) names."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            out: set[str] = set()
-            for desc in partition_descs(cur, table.table_id):
-                head = head_partition(cur, table.table_id, desc)
-                if head is None:
-                    continue
-                rows = commit_rows(cur, table.table_id, desc, head[1], files=True)
-                for r in rows.values():
-                    out.update(_parse_file_row(text).path for text in r[3])
-            return out
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        out: set[str] = set()
+        for desc in partition_descs(cur, table.table_id):
+            head = head_partition(cur, table.table_id, desc)
+            if head is None:
+                continue
+            rows = commit_rows(cur, table.table_id, desc, head[1], files=True)
+            for r in rows.values():
+                out.update(_parse_file_row(text).path for text in r[3])
+        return out

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +92,20 @@ def connect(conn: PgConnection, **kw: Any) -> Any:
                     f"{conn.retry_s:g} s): {first}"
                 ) from None
             time.sleep(backoff(attempt))
+
+
+@contextmanager
+def session(conn: PgConnection, **kw: Any) -> Iterator[Any]:
+    """A connection from `connect` (so retried) that is closed when the block ends, however
+    it ends. It neither commits nor rolls back: closing discards an open transaction, so a
+    block that writes commits on its own, usually with psycopg2's `with pgc:` (commit on
+    success, rollback on error; a transaction, not a close) or with autocommit. Hence the
+    usual form `with session(conn) as pgc, pgc, pgc.cursor() as cur:`."""
+    pgc = connect(conn, **kw)
+    try:
+        yield pgc
+    finally:
+        pgc.close()
 
 
 def _transient(exc: psycopg2.OperationalError) -> bool:

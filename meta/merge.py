@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from meta.catalog import TableRef
 from meta.commits import NO_PARTITION, partition_descs
-from meta.connection import PgConnection, connect
+from meta.connection import PgConnection, session
 from meta.errors import MetaError, ReplayError
 from meta.merge_io import Head, read_head, read_rows, read_snapshot, write_merge
 from meta.replay import (
@@ -180,8 +180,7 @@ def merge_table(
     started = time.perf_counter()
     report = MergeReport(f"{table.namespace}.{table.name}", dry_run)
     chooser = _chooser(conn, spark, distributed_threshold, force_path)
-    pgc = connect(conn)
-    try:
+    with session(conn) as pgc:
         while True:
             try:
                 with pgc, pgc.cursor() as cur:
@@ -201,8 +200,6 @@ def merge_table(
                 report.retries += 1
                 if report.retries > MAX_RETRIES:
                     raise
-    finally:
-        pgc.close()
     report.seconds = time.perf_counter() - started
     return report
 

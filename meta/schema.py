@@ -13,7 +13,7 @@ from pathlib import Path
 import psycopg2
 from psycopg2 import sql
 
-from meta.connection import PgConnection, connect
+from meta.connection import PgConnection, session
 
 SCHEMA_FILES = ("lakesoul_meta.sql", "contest_meta.sql")
 SCHEMA_LOCK = 726354  # advisory lock: one schema writer at a time
@@ -28,6 +28,7 @@ def schema_sql(name: str) -> str:
 
 def create_database(conn: PgConnection) -> None:
     """Create the configured database on the server if it is missing."""
+    # Not `session`: the server's own database, and no retry (as before).
     pgc = psycopg2.connect(**dict(conn.dsn(), dbname="postgres"))
     try:
         pgc.autocommit = True  # CREATE DATABASE refuses to run in a transaction
@@ -42,11 +43,10 @@ def create_database(conn: PgConnection) -> None:
 
 def apply_schema(conn: PgConnection) -> None:
     """Create LakeSoul's metadata tables and the project's own, if missing."""
-    with connect(conn) as pgc, pgc.cursor() as cur:
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
         for name in SCHEMA_FILES:
             cur.execute(schema_sql(name))
-    pgc.close()
 
 
 def write_lakesoul_properties(path: Path, conn: PgConnection) -> None:

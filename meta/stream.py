@@ -20,7 +20,7 @@ from typing import Any
 
 from meta.catalog import TableRef
 from meta.commits import NO_PARTITION, CommitResult, DataFile, commit_files, head_partition
-from meta.connection import PgConnection, connect
+from meta.connection import PgConnection, session
 from meta.errors import CommitError
 
 # Versions taken by another writer between choosing one and committing it are retried.
@@ -65,12 +65,8 @@ def recorded(
     conn: PgConnection, table: TableRef, query_id: str, batch_id: int
 ) -> StreamBatch | None:
     """The committed micro-batch `batch_id` of `query_id`, or None."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            return _recorded(cur, table.table_id, query_id, batch_id)
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        return _recorded(cur, table.table_id, query_id, batch_id)
 
 
 def _recorded(cur: Any, table_id: str, query_id: str, batch_id: int) -> StreamBatch | None:
@@ -86,19 +82,15 @@ def _recorded(cur: Any, table_id: str, query_id: str, batch_id: int) -> StreamBa
 def next_version(conn: PgConnection, table: TableRef, desc: str = NO_PARTITION) -> int:
     """The version after every one the table has committed or planned: a micro-batch
     committed with it applies after every earlier one (and after a bulk write's)."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            cur.execute(
-                "SELECT greatest((SELECT max(version) FROM contest_commit_version "
-                "WHERE table_id = %(t)s AND partition_desc = %(d)s), "
-                "(SELECT max(version) FROM contest_expected_version "
-                "WHERE table_id = %(t)s AND partition_desc = %(d)s))",
-                {"t": table.table_id, "d": desc},
-            )
-            top = cur.fetchone()[0]
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            "SELECT greatest((SELECT max(version) FROM contest_commit_version "
+            "WHERE table_id = %(t)s AND partition_desc = %(d)s), "
+            "(SELECT max(version) FROM contest_expected_version "
+            "WHERE table_id = %(t)s AND partition_desc = %(d)s))",
+            {"t": table.table_id, "d": desc},
+        )
+        top = cur.fetchone()[0]
     return 0 if top is None else int(top) + 1
 
 
@@ -180,32 +172,24 @@ def commit_batch(
 
 def batches(conn: PgConnection, table: TableRef, query_id: str | None = None) -> list[StreamBatch]:
     """The table's committed micro-batches (of one query, or all), in version order."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            cur.execute(
-                f"SELECT {_COLUMNS} FROM contest_stream_batch WHERE table_id = %s "
-                "AND (%s::text IS NULL OR query_id = %s) ORDER BY version",
-                (table.table_id, query_id, query_id),
-            )
-            return [_batch(r) for r in cur.fetchall()]
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            f"SELECT {_COLUMNS} FROM contest_stream_batch WHERE table_id = %s "
+            "AND (%s::text IS NULL OR query_id = %s) ORDER BY version",
+            (table.table_id, query_id, query_id),
+        )
+        return [_batch(r) for r in cur.fetchall()]
 
 
 def visible(conn: PgConnection, table: TableRef, desc: str = NO_PARTITION) -> list[StreamBatch]:
     """The micro-batches a read starting now applies: those in the head snapshot."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            head = head_partition(cur, table.table_id, desc)
-            if head is None:
-                return []
-            cur.execute(
-                f"SELECT {_COLUMNS} FROM contest_stream_batch WHERE table_id = %s "
-                "AND partition_desc = %s AND commit_id = ANY(%s::uuid[]) ORDER BY version",
-                (table.table_id, desc, head[1]),
-            )
-            return [_batch(r) for r in cur.fetchall()]
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        head = head_partition(cur, table.table_id, desc)
+        if head is None:
+            return []
+        cur.execute(
+            f"SELECT {_COLUMNS} FROM contest_stream_batch WHERE table_id = %s "
+            "AND partition_desc = %s AND commit_id = ANY(%s::uuid[]) ORDER BY version",
+            (table.table_id, desc, head[1]),
+        )
+        return [_batch(r) for r in cur.fetchall()]

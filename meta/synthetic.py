@@ -20,7 +20,7 @@ import pyarrow as pa
 from meta import catalog
 from meta.catalog import TableRef
 from meta.commits import NO_PARTITION, head_partition, insert_partition_version
-from meta.connection import PgConnection, connect
+from meta.connection import PgConnection, session
 
 SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
 
@@ -55,7 +55,7 @@ def generate_history(
         "path": table.path,
         "every": unversioned_every,
     }
-    with connect(conn) as pgc, pgc.cursor() as cur:
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
         # One statement: each commit id is computed once, and the commit rows go in in
         # commit-id order, so three of the four indexes they feed grow in order.
         cur.execute(
@@ -77,26 +77,18 @@ def generate_history(
             "'' FROM c",
             args,
         )
-    pgc.close()
-    analyze = connect(conn)
-    try:
+    with session(conn) as analyze:
         analyze.autocommit = True  # fresh statistics, as autovacuum would give them
         with analyze.cursor() as cur:
             for name in ("data_commit_info", "contest_commit_version", "partition_info"):
                 cur.execute(f"ANALYZE {name}")  # fixed names, no input
-    finally:
-        analyze.close()
     return History(table, commits, time.perf_counter() - started)
 
 
 def head_commit_ids(conn: PgConnection, table: TableRef) -> tuple[int, list[str]]:
     """The head partition version and its snapshot (commit ids in order)."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            head = head_partition(cur, table.table_id, NO_PARTITION)
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        head = head_partition(cur, table.table_id, NO_PARTITION)
     return head if head is not None else (-1, [])
 
 
@@ -104,27 +96,20 @@ def unmerge(conn: PgConnection, table: TableRef, order: list[str]) -> int:
     """Put a history back in arrival order: a new head version whose snapshot is `order`,
     and no merge checkpoint, so the next merge replays every commit again (fault
     experiments merge one history many times). Returns the new head version."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            head = head_partition(cur, table.table_id, NO_PARTITION)
-            version = (head[0] if head else -1) + 1
-            insert_partition_version(
-                cur, table.table_id, NO_PARTITION, version, "MergeCommit", order
-            )
-            cur.execute(
-                "DELETE FROM contest_merge_checkpoint WHERE table_id = %s AND partition_desc = %s",
-                (table.table_id, NO_PARTITION),
-            )
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        head = head_partition(cur, table.table_id, NO_PARTITION)
+        version = (head[0] if head else -1) + 1
+        insert_partition_version(cur, table.table_id, NO_PARTITION, version, "MergeCommit", order)
+        cur.execute(
+            "DELETE FROM contest_merge_checkpoint WHERE table_id = %s AND partition_desc = %s",
+            (table.table_id, NO_PARTITION),
+        )
     return version
 
 
 def reset_history(conn: PgConnection, table_id: str) -> None:
     """Back to the generated history: drop the merged versions and the checkpoint, so
     the next merge replays it from scratch (driver and distributed paths compared)."""
-    with connect(conn) as pgc, pgc.cursor() as cur:
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
         cur.execute("DELETE FROM partition_info WHERE table_id = %s AND version > 0", (table_id,))
         cur.execute("DELETE FROM contest_merge_checkpoint WHERE table_id = %s", (table_id,))
-    pgc.close()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from meta.connection import PgConnection, connect
+from meta.connection import PgConnection, session
 
 TOKEN_LEN = 8
 PREFIX = "part-"
@@ -35,16 +35,12 @@ def register_tokens(conn: PgConnection, table_id: str, tokens: Iterable[str], ki
         raise ValueError(f"a write token has {TOKEN_LEN} letters")
     if not rows:
         return
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO contest_write_token (table_id, token, kind) VALUES (%s, %s, %s) "
-                "ON CONFLICT DO NOTHING",
-                rows,
-            )
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO contest_write_token (table_id, token, kind) VALUES (%s, %s, %s) "
+            "ON CONFLICT DO NOTHING",
+            rows,
+        )
 
 
 def _inner(uri: str) -> str:
@@ -69,17 +65,13 @@ class Ownership:
 
 
 def ownership(conn: PgConnection, table_id: str) -> Ownership:
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            cur.execute("SELECT token FROM contest_write_token WHERE table_id = %s", (table_id,))
-            tokens = frozenset(r[0] for r in cur.fetchall())
-            cur.execute(
-                "SELECT DISTINCT (f).path FROM data_commit_info d "
-                "CROSS JOIN unnest(d.file_ops) AS f WHERE d.table_id = %s",
-                (table_id,),
-            )
-            files = frozenset(_inner(r[0]) for r in cur.fetchall())
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute("SELECT token FROM contest_write_token WHERE table_id = %s", (table_id,))
+        tokens = frozenset(r[0] for r in cur.fetchall())
+        cur.execute(
+            "SELECT DISTINCT (f).path FROM data_commit_info d "
+            "CROSS JOIN unnest(d.file_ops) AS f WHERE d.table_id = %s",
+            (table_id,),
+        )
+        files = frozenset(_inner(r[0]) for r in cur.fetchall())
     return Ownership(tokens, files)

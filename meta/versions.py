@@ -20,7 +20,7 @@ from meta.commits import (
     insert_partition_version,
     live_versions,
 )
-from meta.connection import PgConnection, connect
+from meta.connection import PgConnection, session
 from meta.errors import MetaError, UsageError
 
 ROLLBACK_LOCK = "contest.meta.merge"  # the merge's lock: a rollback never interleaves one
@@ -116,16 +116,12 @@ def plan_versions(
     """Record the versions a write sets out to commit (a re-plan keeps earlier rows)."""
     if not versions:
         return
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO contest_expected_version (table_id, partition_desc, version, batch)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                [(table.table_id, desc, v, b) for v, b in versions.items()],
-            )
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO contest_expected_version (table_id, partition_desc, version, batch)"
+            " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            [(table.table_id, desc, v, b) for v, b in versions.items()],
+        )
 
 
 def planned_versions(cur, table_id: str, desc: str) -> list[int]:
@@ -139,45 +135,37 @@ def planned_versions(cur, table_id: str, desc: str) -> list[int]:
 
 def gaps_of(conn: PgConnection, table: TableRef, desc: str = NO_PARTITION) -> Gaps:
     """The table's holes and pending versions, from its live commits and its plan."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            committed = live_versions(cur, table.table_id, desc)
-            plan = planned_versions(cur, table.table_id, desc)
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        committed = live_versions(cur, table.table_id, desc)
+        plan = planned_versions(cur, table.table_id, desc)
     return version_gaps(committed, plan)
 
 
 def history(conn: PgConnection, table: TableRef, desc: str = NO_PARTITION) -> History:
     """Every commit of the partition (live or not), newest version first, like Delta's
     DESCRIBE HISTORY, with the gaps."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            head = head_partition(cur, table.table_id, desc)
-            live = set(head[1]) if head else set()
-            cur.execute(
-                "SELECT dc.commit_id::text, dc.commit_op, dc.timestamp, "
-                "coalesce(cv.version, rb.version), coalesce(cv.batch, rb.batch), "
-                "(SELECT count(*) FROM unnest(dc.file_ops) f WHERE (f).file_op = 'add'), "
-                "(SELECT coalesce(sum((f).size), 0) FROM unnest(dc.file_ops) f "
-                "WHERE (f).file_op = 'add'), cv.version IS NULL AND rb.version IS NOT NULL "
-                "FROM data_commit_info dc LEFT JOIN contest_commit_version cv "
-                "ON cv.table_id = dc.table_id AND cv.partition_desc = dc.partition_desc "
-                "AND cv.commit_id = dc.commit_id "
-                "LEFT JOIN contest_rolled_back_version rb "
-                "ON rb.table_id = dc.table_id AND rb.partition_desc = dc.partition_desc "
-                "AND rb.commit_id = dc.commit_id "
-                "WHERE dc.table_id = %s AND dc.partition_desc = %s",
-                (table.table_id, desc),
-            )
-            rows = cur.fetchall()
-            covers = compaction_covers(cur, table.table_id, desc, [r[0] for r in rows])
-            plan = planned_versions(cur, table.table_id, desc)
-            committed = live_versions(cur, table.table_id, desc)
-    finally:
-        pgc.close()
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        head = head_partition(cur, table.table_id, desc)
+        live = set(head[1]) if head else set()
+        cur.execute(
+            "SELECT dc.commit_id::text, dc.commit_op, dc.timestamp, "
+            "coalesce(cv.version, rb.version), coalesce(cv.batch, rb.batch), "
+            "(SELECT count(*) FROM unnest(dc.file_ops) f WHERE (f).file_op = 'add'), "
+            "(SELECT coalesce(sum((f).size), 0) FROM unnest(dc.file_ops) f "
+            "WHERE (f).file_op = 'add'), cv.version IS NULL AND rb.version IS NOT NULL "
+            "FROM data_commit_info dc LEFT JOIN contest_commit_version cv "
+            "ON cv.table_id = dc.table_id AND cv.partition_desc = dc.partition_desc "
+            "AND cv.commit_id = dc.commit_id "
+            "LEFT JOIN contest_rolled_back_version rb "
+            "ON rb.table_id = dc.table_id AND rb.partition_desc = dc.partition_desc "
+            "AND rb.commit_id = dc.commit_id "
+            "WHERE dc.table_id = %s AND dc.partition_desc = %s",
+            (table.table_id, desc),
+        )
+        rows = cur.fetchall()
+        covers = compaction_covers(cur, table.table_id, desc, [r[0] for r in rows])
+        plan = planned_versions(cur, table.table_id, desc)
+        committed = live_versions(cur, table.table_id, desc)
     entries = [
         HistoryEntry(
             None if r[3] is None else int(r[3]),
@@ -219,54 +207,50 @@ def rollback(
     """Undo the commits whose version is above `to_version`: a new partition version
     without them (their files stay until `contest vacuum`), and their versions free to
     be committed again. Unversioned commits stay."""
-    pgc = connect(conn)
-    try:
-        with pgc, pgc.cursor() as cur:
-            cur.execute(
-                "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
-                (ROLLBACK_LOCK, table.table_id),
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+            (ROLLBACK_LOCK, table.table_id),
+        )
+        head = head_partition(cur, table.table_id, desc)
+        if head is None:
+            raise UsageError(f"table {table.namespace}.{table.name} has no commits")
+        rows = commit_rows(cur, table.table_id, desc, head[1])
+        missing = [c for c in head[1] if c not in rows]
+        if missing:
+            raise MetaError(f"snapshot names commits with no data: {missing[:3]}")
+        versions = [rows[c][2] for c in head[1] if rows[c][2] is not None]
+        if versions and to_version < min(versions) - 1:
+            raise UsageError(
+                f"--to-version {to_version}: the oldest committed version is "
+                f"{min(versions)}; roll back to {min(versions)} or later"
             )
-            head = head_partition(cur, table.table_id, desc)
-            if head is None:
-                raise UsageError(f"table {table.namespace}.{table.name} has no commits")
-            rows = commit_rows(cur, table.table_id, desc, head[1])
-            missing = [c for c in head[1] if c not in rows]
-            if missing:
-                raise MetaError(f"snapshot names commits with no data: {missing[:3]}")
-            versions = [rows[c][2] for c in head[1] if rows[c][2] is not None]
-            if versions and to_version < min(versions) - 1:
-                raise UsageError(
-                    f"--to-version {to_version}: the oldest committed version is "
-                    f"{min(versions)}; roll back to {min(versions)} or later"
-                )
-            removed = [c for c in head[1] if rows[c][2] is not None and rows[c][2] > to_version]
-            if not removed or dry_run:
-                return Rollback(f"{table.namespace}.{table.name}", to_version, tuple(removed), None)
-            keep = [c for c in head[1] if c not in set(removed)]
-            insert_partition_version(
-                cur, table.table_id, desc, head[0] + 1, "MergeCommit", keep, int(time.time() * 1000)
-            )
-            cur.execute(  # history keeps naming their versions
-                "INSERT INTO contest_rolled_back_version (table_id, partition_desc, commit_id, "
-                "version, batch) SELECT table_id, partition_desc, commit_id, version, batch "
-                "FROM contest_commit_version WHERE table_id = %s AND partition_desc = %s "
-                "AND commit_id = ANY(%s::uuid[]) ON CONFLICT DO NOTHING",
-                (table.table_id, desc, removed),
-            )
-            cur.execute(
-                "DELETE FROM contest_commit_version WHERE table_id = %s AND "
-                "partition_desc = %s AND commit_id = ANY(%s::uuid[])",
-                (table.table_id, desc, removed),
-            )
-            cur.execute(
-                "DELETE FROM contest_expected_version WHERE table_id = %s AND "
-                "partition_desc = %s AND version > %s",
-                (table.table_id, desc, to_version),
-            )
-            cur.execute(
-                "DELETE FROM contest_merge_checkpoint WHERE table_id = %s AND partition_desc = %s",
-                (table.table_id, desc),
-            )
-    finally:
-        pgc.close()
+        removed = [c for c in head[1] if rows[c][2] is not None and rows[c][2] > to_version]
+        if not removed or dry_run:
+            return Rollback(f"{table.namespace}.{table.name}", to_version, tuple(removed), None)
+        keep = [c for c in head[1] if c not in set(removed)]
+        insert_partition_version(
+            cur, table.table_id, desc, head[0] + 1, "MergeCommit", keep, int(time.time() * 1000)
+        )
+        cur.execute(  # history keeps naming their versions
+            "INSERT INTO contest_rolled_back_version (table_id, partition_desc, commit_id, "
+            "version, batch) SELECT table_id, partition_desc, commit_id, version, batch "
+            "FROM contest_commit_version WHERE table_id = %s AND partition_desc = %s "
+            "AND commit_id = ANY(%s::uuid[]) ON CONFLICT DO NOTHING",
+            (table.table_id, desc, removed),
+        )
+        cur.execute(
+            "DELETE FROM contest_commit_version WHERE table_id = %s AND "
+            "partition_desc = %s AND commit_id = ANY(%s::uuid[])",
+            (table.table_id, desc, removed),
+        )
+        cur.execute(
+            "DELETE FROM contest_expected_version WHERE table_id = %s AND "
+            "partition_desc = %s AND version > %s",
+            (table.table_id, desc, to_version),
+        )
+        cur.execute(
+            "DELETE FROM contest_merge_checkpoint WHERE table_id = %s AND partition_desc = %s",
+            (table.table_id, desc),
+        )
     return Rollback(f"{table.namespace}.{table.name}", to_version, tuple(removed), head[0] + 1)

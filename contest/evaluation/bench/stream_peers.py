@@ -30,13 +30,17 @@ from typing import Any
 
 from contest.config import Config, to_toml
 from contest.evaluation.bench.base import Record, Say
-from contest.evaluation.bench.stream import (
+from contest.evaluation.bench.stream_stage import (
     CHILD_TIMEOUT_S,
     Feeder,
     Stage,
     batch_lines,
     child_config,
+    drain,
+    freshness_figures,
+    lag_summary,
     read_text,
+    start_live_stream,
 )
 
 
@@ -133,7 +137,6 @@ def peer_faults(
 ) -> Record:
     from contest.data.batches import Batch
     from contest.data.oracle import expected_rows
-    from contest.evaluation.bench.stream import drain
     from contest.infra.proc import kill_group, spawn
     from contest.peers import formats
 
@@ -243,12 +246,6 @@ def peer_freshness(
     from contest.data.batches import Batch
     from contest.data.oracle import expected_rows
     from contest.errors import RunError
-    from contest.evaluation.bench.stream import (
-        Feeder,
-        freshness_figures,
-        lag_summary,
-        start_live_stream,
-    )
     from contest.infra.proc import kill_group
     from contest.peers import formats
     from contest.stream.feed import write_feed_file

@@ -13,7 +13,8 @@ import pytest
 
 from contest.data.batches import Batch
 from contest.data.oracle import expected_rows
-from contest.evaluation.bench.stream import (
+from contest.evaluation.bench.stream_peers import peer_stage, read_peer
+from contest.evaluation.bench.stream_stage import (
     CHILD_TIMEOUT_S,
     Stage,
     batch_lines,
@@ -21,7 +22,6 @@ from contest.evaluation.bench.stream import (
     make_stage,
     read_text,
 )
-from contest.evaluation.bench.stream_peers import peer_stage, read_peer
 from contest.infra.cluster import Standalone
 from contest.infra.proc import kill_group, spawn, wait_bounded
 from contest.stream.feed import write_feed_file

@@ -17,7 +17,6 @@ import pytest
 
 from contest.data.batches import SCHEMA, Batch
 from contest.data.oracle import expected_rows
-from contest.evaluation.bench.stream import batch_lines, drain, read_text
 from contest.evaluation.bench.stream_peers import (
     compare,
     micro_batches_with_files,
@@ -25,6 +24,7 @@ from contest.evaluation.bench.stream_peers import (
     peer_stage,
     read_peer,
 )
+from contest.evaluation.bench.stream_stage import batch_lines, drain, read_text
 from contest.infra.proc import kill_group, spawn, wait_bounded
 from contest.peers import formats
 from contest.stream.feed import feed_name, write_feed_file
