@@ -3,7 +3,7 @@ child process (its JVM with the format's packages): a read while the stream runs
 whole micro-batches; a restart goes on from the checkpoint; a replayed batch id (the
 checkpoint's last commit-log entry deleted) is skipped by the Delta and Hudi sinks (the
 harness's `foreachBatch`) and committed again by Paimon 0.9's own (apache/paimon#9666:
-measured, not assumed); Hudi's collapses a micro-batch in source order."""
+measured, not assumed); the Delta and Hudi sinks collapse a micro-batch in source order."""
 
 from __future__ import annotations
 
