@@ -1,7 +1,9 @@
 """contest evaluate / compare: whole spark-submit processes, the oracle's verdict, the
-JSON line, the record; a failing phase is named and the exit code is non-zero."""
+JSON line, the record; a second evaluation in another work folder leaves the first's
+table as it was; a failing phase is named and the exit code is non-zero."""
 
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -10,6 +12,9 @@ import pytest
 from contest.cli.main import main
 from contest.data.generator import generate
 from contest.evaluation.records import local_runs
+from contest.infra.postgres import resolve_connection
+from meta import catalog
+from meta.commits import head_snapshot
 from tests.support.config import cli
 
 pytestmark = [pytest.mark.spark, pytest.mark.pg]
@@ -58,6 +63,30 @@ def test_evaluate_optimized_end_to_end(cfg, pg, tmp_path, capsys, monkeypatch):
     assert set(stored["load"]) == {"write", "read"} and stored["machine_id"]
     assert stored["load"]["write"]["load1_before"] is not None and stored["git_commit"]
     assert "password" not in json.dumps(stored["config"]["pg"])
+
+    # A second evaluation in another work folder (the advice a second one in the same
+    # folder gets) never touches the first's table: its clean phase leaves the first's
+    # commits and files as they were, and its result (issue 21, item 4).
+    commits, files = _table_state(cfg, rec["table"])
+    assert len(commits) == 11 and files and all(f.exists() for f in files)
+    argv = cli(cfg, "evaluate", "--scale", "0.0005", "--cores", "2", "--results", "-")
+    code = main([*argv, "--work", str(tmp_path / "w2")])
+    out, err = capsys.readouterr()
+    assert code == 0, err[-3000:]
+    second = _last_json(out)
+    assert second["table"] != rec["table"] and second["correct"]
+    assert _table_state(cfg, rec["table"]) == (commits, files)  # same commits, same files
+    assert all(f.exists() for f in files)
+    assert Path(rec["result_dir"]).is_dir()  # its result, too
+
+
+def _table_state(cfg, name: str) -> tuple[list, list[Path]]:
+    conn = resolve_connection(cfg)
+    table = catalog.get_table(conn, name, cfg.table.namespace)
+    _, commits = head_snapshot(conn, table)
+    ids = sorted(str(c.commit_id) for c in commits)
+    files = sorted(Path(f.path.removeprefix("file://")) for c in commits for f in c.files)
+    return ids, files
 
 
 def test_failing_write_names_the_phase(cfg, pg, tmp_path, capsys):

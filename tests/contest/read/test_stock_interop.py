@@ -14,9 +14,10 @@ from contest.cli.main import main
 from contest.data.generator import generate
 from meta import catalog
 from meta.commits import head_snapshot
+from meta.merge import merge_table
 from tests.support.config import cli
 from tests.support.lakesoul import result_rows, run_child
-from tests.support.pipeline import merge_and_read, oracle, write
+from tests.support.pipeline import oracle, read_rows, write
 
 pytestmark = pytest.mark.slow
 
@@ -40,19 +41,40 @@ SAME_OPERATORS = {
 }
 
 
-def test_lakesoul_written_table_is_read_exactly_by_contest_read(cfg, pg, spark, tmp_path):
-    data = tmp_path / "data"
+@pytest.fixture(scope="module")
+def interop(cfg, pg, spark, tmp_path_factory) -> dict:
+    """Both directions' LakeSoul jobs in one child process (one JVM with LakeSoul's jars):
+    a table written by LakeSoul's writers; the NativeIOReader's read of a table the
+    project wrote (and merged) with the project's operators."""
+    tmp = tmp_path_factory.mktemp("interop")
+    data = tmp / "data"
     generate(data, 0.0002, seed=16, nulls=True, progress=False)
-    table_dir = tmp_path / "tables" / "written_by_lakesoul"
+    lakesoul_dir = tmp / "tables" / "written_by_lakesoul"
     writers = ["jvm", "pypi"] * 5 + ["jvm"]
     for i, writer in enumerate(writers):
         if writer == "pypi":
             one_row_per_key(data / f"base-{i}.parquet")
+    project_data = tmp / "project-data"
+    generate(project_data, 0.0002, seed=17, progress=False)
+    _, project = write(spark, pg, cfg, project_data, tmp / "tables" / "written_by_project")
+    merge_table(pg, project)
+    native = tmp / "native"
     run_child(
         cfg,
-        [{"do": "lakesoul_table", "data": str(data), "table": str(table_dir), "writers": writers}],
-        tmp_path,
-    )
+        [
+            {"do": "lakesoul_table", "data": str(data), "table": str(lakesoul_dir),
+             "writers": writers},
+            {"do": "stock_read", "table": project.name, "out": str(native),
+             "operators": SAME_OPERATORS},
+        ],
+        tmp,
+    )  # fmt: skip
+    return {"data": data, "lakesoul": lakesoul_dir, "writers": writers, "project": project,
+            "native": native}  # fmt: skip
+
+
+def test_lakesoul_written_table_is_read_exactly_by_contest_read(cfg, pg, interop, tmp_path):
+    data, table_dir, writers = interop["data"], interop["lakesoul"], interop["writers"]
     table = catalog.get_table(pg, table_dir.name)
     _, commits = head_snapshot(pg, table)
     assert len(commits) == 11 and all(c.version is None for c in commits)
@@ -70,19 +92,9 @@ def test_lakesoul_written_table_is_read_exactly_by_contest_read(cfg, pg, spark, 
     assert result_rows(out) == oracle(data)
 
 
-def test_project_written_table_is_read_alike_by_lakesoul_native_reader(cfg, pg, spark, tmp_path):
-    data = tmp_path / "data"
-    generate(data, 0.0002, seed=17, progress=False)
-    table_dir = tmp_path / "tables" / "written_by_project"
-    _, table = write(spark, pg, cfg, data, table_dir)
+def test_project_written_table_is_read_alike_by_lakesoul_native_reader(cfg, pg, spark, interop):
     same = dataclasses.replace(cfg, read=dataclasses.replace(cfg.read, operators=SAME_OPERATORS))
-    project = merge_and_read(spark, pg, same, table)
-    out = tmp_path / "native"
-    run_child(
-        cfg,
-        [{"do": "stock_read", "table": table.name, "out": str(out), "operators": SAME_OPERATORS}],
-        tmp_path,
-    )
-    native = result_rows(out)
+    project = read_rows(spark, pg, same, interop["project"])
+    native = result_rows(interop["native"])
     assert len(native) == len(project) > 0
     assert native == project

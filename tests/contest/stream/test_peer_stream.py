@@ -3,7 +3,7 @@ child process (its JVM with the format's packages): a read while the stream runs
 whole micro-batches; a restart goes on from the checkpoint; a replayed batch id (the
 checkpoint's last commit-log entry deleted) is skipped by the Delta and Hudi sinks (the
 harness's `foreachBatch`) and committed again by Paimon 0.9's own (apache/paimon#9666:
-measured, not assumed); Hudi's collapses a micro-batch in source order."""
+measured, not assumed); the Delta and Hudi sinks collapse a micro-batch in source order."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import pytest
 from contest.data.batches import SCHEMA, Batch
 from contest.data.oracle import expected_rows
 from contest.evaluation.bench.stream_peers import (
+    batch_files,
     compare,
     micro_batches_with_files,
     peer_freshness,
@@ -39,8 +40,48 @@ def oracle(paths) -> list[dict]:
     return expected_rows([Batch(i, str(p), 0, 0, i) for i, p in enumerate(ordered)])
 
 
+KEYS = 30
+
+
+def write_source(folder: Path, index: int, rows: list[dict]) -> Path:
+    """A source file under the feed's name for `index` (its number orders the files)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / feed_name(index)
+    cols = {c: [r.get(c) for r in rows] for c in SCHEMA.names}
+    pq.write_table(pa.table(cols, schema=SCHEMA), path)
+    return path
+
+
+def write_collapse_pair(folder: Path, index: int) -> tuple[list[str], list[Path]]:
+    """Two files (numbers `index`, `index + 1`) that hold four rows of each of KEYS keys:
+    names "first", "second", "null", then NULL in the later file, so the oracle's name
+    is "second". The later file is the larger: Spark packs small files into one task
+    largest first, so a task of a micro-batch holding both meets a key's rows out of
+    source order (Hudi's own sink merged them in that order and kept "first")."""
+    keys = [f"key-{k:03d}" for k in range(KEYS)]
+    first = [
+        row
+        for k in keys
+        for row in (
+            {"uuid": k, "name": f"first-{k}", "requests": 1, "ip": "ip-1"},
+            {"uuid": k, "name": f"second-{k}", "requests": 2, "city": "city-2"},
+            {"uuid": k, "name": "null", "requests": None, "ip": "ip-3"},
+        )
+    ]
+    later = [{"uuid": k, "name": None, "requests": 4, "job": "job-4"} for k in keys]
+    later += [{"uuid": f"pad-{i:04d}", "name": f"pad-{i}" * 8, "requests": i} for i in range(400)]
+    files = [write_source(folder, index, first), write_source(folder, index + 1, later)]
+    assert files[1].stat().st_size > files[0].stat().st_size
+    return keys, files
+
+
 @pytest.mark.parametrize("fmt", ["delta", "paimon", "hudi"])
-def test_read_during_the_stream_restart_and_replay(cfg, tmp_path, fmt):
+def test_read_during_the_stream_restart_replay_and_source_order(cfg, tmp_path, fmt):
+    """A stream of one file a micro-batch, read while it runs (whole micro-batches);
+    then one restart from its checkpoint with the last commit-log entry deleted: the
+    replayed batch (skipped by the Delta and Hudi sinks, committed again by Paimon's),
+    then a micro-batch of the two new files only, whose rows of a key apply in source
+    order (write_collapse_pair); the table ends equal to the oracle."""
     cfg = dataclasses.replace(cfg, work_dir=str(tmp_path))
     stage = peer_stage(cfg, tmp_path / "bench", fmt, cores=1)
     logs = stage.root / stage.name / "logs"
@@ -65,85 +106,36 @@ def test_read_during_the_stream_restart_and_replay(cfg, tmp_path, fmt):
     assert any(during == oracle(files[:k]) for k in (1, 2, 3)), during[:3]
     assert micro_batches_with_files(stage.checkpoint) == {0, 1, 2}
 
-    # A restart from the checkpoint takes the new file only; then the replay.
-    files.append(write_feed_file(stage.incoming, 3, ROWS))
-    code, err = drain(stage, logs / "restart.log")
-    assert code == 0, err[-2000:]
+    # One run for the restart and the replay: with the last micro-batch's commit-log
+    # entry deleted, Spark runs batch 2 again under its id, then takes the new files
+    # only, both in one micro-batch (no per-trigger limit): batch 3.
+    keys, pair = write_collapse_pair(stage.incoming, 3)
+    files += pair
     commits = stage.checkpoint / "commits"
-    (commits / "3").unlink()
-    (commits / ".3.crc").unlink(missing_ok=True)
+    assert max(int(p.name) for p in commits.iterdir() if p.name.isdigit()) == 2
+    (commits / "2").unlink()
+    (commits / ".2.crc").unlink(missing_ok=True)
     code, err = drain(stage, logs / "replay.log")
     assert code == 0, err[-2000:]
     batches = micro_batches_with_files(stage.checkpoint)
     assert batches == {0, 1, 2, 3}
+    assert batch_files(stage.checkpoint)[3] == {f.name for f in pair}
     table_commits = formats.for_stream(fmt).commit_count(stage.table_path)
     after = read_peer(stage, fmt, tmp_path / "after")
-    diff = compare(after, oracle(files))
+    expected = oracle(files)
+    assert {r["uuid"]: r["name"] for r in expected if r["uuid"] in keys} == {
+        k: f"second-{k}" for k in keys
+    }
+    diff = compare(after, expected)
     if fmt == "paimon":
         # Paimon 0.9's sink commits the replayed batch again: its sums count twice.
         assert table_commits == len(batches) + 1
         assert diff["double_keys"] > 0 and diff["lost_keys"] == 0
     else:
         assert table_commits == len(batches)
-        assert after == oracle(files), diff
+        assert after == expected, diff
     if fmt in ("delta", "hudi"):  # the harness's foreachBatch says what it did
-        assert [b["status"] for b in batch_lines(err)] == ["replayed"]
-
-
-KEYS = 30
-
-
-def write_source(folder: Path, index: int, rows: list[dict]) -> Path:
-    """A source file under the feed's name for `index` (its number orders the files)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / feed_name(index)
-    cols = {c: [r.get(c) for r in rows] for c in SCHEMA.names}
-    pq.write_table(pa.table(cols, schema=SCHEMA), path)
-    return path
-
-
-def test_hudi_collapses_a_micro_batch_in_source_order_and_skips_its_replay(cfg, tmp_path):
-    """One micro-batch of two files holds four rows of each of KEYS keys: names
-    "first", "second", "null", then NULL in the later file, so the oracle's name is
-    "second". The later file is the larger: Spark packs small files into one task
-    largest first, so a task meets a key's rows out of source order (Hudi's own sink
-    merged them in that order and kept "first"). The table ends equal to the oracle;
-    the batch replayed (its commit-log entry deleted) is skipped, committed once."""
-    cfg = dataclasses.replace(cfg, work_dir=str(tmp_path))
-    stage = peer_stage(cfg, tmp_path / "bench", "hudi", cores=1)
-    logs = stage.root / stage.name / "logs"
-    keys = [f"key-{k:03d}" for k in range(KEYS)]
-    first = [
-        row
-        for k in keys
-        for row in (
-            {"uuid": k, "name": f"first-{k}", "requests": 1, "ip": "ip-1"},
-            {"uuid": k, "name": f"second-{k}", "requests": 2, "city": "city-2"},
-            {"uuid": k, "name": "null", "requests": None, "ip": "ip-3"},
-        )
-    ]
-    later = [{"uuid": k, "name": None, "requests": 4, "job": "job-4"} for k in keys]
-    later += [{"uuid": f"pad-{i:04d}", "name": f"pad-{i}" * 8, "requests": i} for i in range(400)]
-    files = [write_source(stage.incoming, 0, first), write_source(stage.incoming, 1, later)]
-    assert files[1].stat().st_size > files[0].stat().st_size
-
-    code, err = drain(stage, logs / "stream.log")
-    assert code == 0, err[-2000:]
-    assert [b["status"] for b in batch_lines(err)] == ["committed"]
-    assert micro_batches_with_files(stage.checkpoint) == {0}  # both files, one batch
-    (stage.checkpoint / "commits" / "0").unlink()
-    (stage.checkpoint / "commits" / ".0.crc").unlink(missing_ok=True)
-    code, err = drain(stage, logs / "replay.log")
-    assert code == 0, err[-2000:]
-    assert [b["status"] for b in batch_lines(err)] == ["replayed"]
-    assert formats.for_stream("hudi").commit_count(stage.table_path) == 1
-
-    after = read_peer(stage, "hudi", tmp_path / "after")
-    expected = oracle(files)
-    assert {r["uuid"]: r["name"] for r in expected if r["uuid"] in keys} == {
-        k: f"second-{k}" for k in keys
-    }
-    assert after == expected, compare(after, expected)
+        assert [b["status"] for b in batch_lines(err)] == ["replayed", "committed"]
 
 
 def test_hudi_freshness_maps_commits_to_files_and_ends_exact(cfg, tmp_path):

@@ -11,23 +11,52 @@ from contest.write.stock import stock_schema
 from tests.support.contract_cases import CASES, versions_spec, write_case
 from tests.support.lakesoul import result_rows, run_child
 
+APPEND_ROWS = [
+    {"uuid": f"k{i}", "ip": "1.1.1.1", "hostname": "h", "requests": 1,
+     "name": "n", "city": "c", "job": "j", "phonenum": "p"} for i in range(3)
+]  # fmt: skip
 
-@pytest.mark.slow
-@pytest.mark.spark  # the jobs run in a child process
-def test_every_contract_case_is_exact(cfg, pg, tmp_path):
+
+@pytest.fixture(scope="module")
+def stock_run(cfg, pg, tmp_path_factory) -> dict:
+    """One child process (one JVM with LakeSoul's jars) for every stock job the tests
+    below check: each contract case written and read; then batches 0 and 2 appended one
+    by one, batch 2 again and batch 1 after it (both refused), and the table read."""
+    tmp = tmp_path_factory.mktemp("stock")
     steps, outs = [], {}
     for name, case in CASES.items():
-        data = write_case(case, tmp_path / "data" / name)
-        table = tmp_path / "tables" / f"stock_{name.lower()}"
-        outs[name] = tmp_path / "out" / name
+        data = write_case(case, tmp / "data" / name)
+        table = tmp / "tables" / f"stock_{name.lower()}"
+        outs[name] = tmp / "out" / name
         steps.append(
             {"do": "stock_write", "data": str(data), "table": str(table),
              "versions": versions_spec(case)}
         )  # fmt: skip
         steps.append({"do": "stock_read", "table": table.name, "out": str(outs[name])})
-    run_child(cfg, steps, tmp_path)
+    rows = APPEND_ROWS
+    data = write_case({"batches": [rows, rows[:2], rows[1:]]}, tmp / "append-data")
+    # Its own name: the tests' PostgreSQL outlives a run, and an append takes a table
+    # of the same name that is there.
+    table = tmp / "tables" / f"stock_twice_{uuid.uuid4().hex[:8]}"
+    twice, older, out = tmp / "twice.txt", tmp / "older.txt", tmp / "append-out"
+    steps += [
+        {"do": "stock_append", "data": str(data), "table": str(table), "only": [0]},
+        {"do": "stock_append", "data": str(data), "table": str(table), "only": [2]},
+        {"do": "stock_append", "data": str(data), "table": str(table), "only": [2],
+         "out": str(twice)},
+        {"do": "stock_append", "data": str(data), "table": str(table), "only": [1],
+         "out": str(older)},
+        {"do": "stock_read", "table": table.name, "out": str(out)},
+    ]  # fmt: skip
+    run_child(cfg, steps, tmp)
+    return {"cases": outs, "twice": twice, "older": older, "append": out}
+
+
+@pytest.mark.slow
+@pytest.mark.spark  # the jobs run in a child process
+def test_every_contract_case_is_exact(stock_run):
     for name, case in CASES.items():
-        assert result_rows(outs[name]) == case["expected"], name
+        assert result_rows(stock_run["cases"][name]) == case["expected"], name
 
 
 def test_stock_schema_adds_a_count_per_summed_column():
@@ -59,29 +88,12 @@ def test_bucket_files_keep_commit_order():
 
 @pytest.mark.slow
 @pytest.mark.spark  # the jobs run in a child process
-def test_an_append_refuses_a_batch_twice_and_an_older_one(cfg, pg, tmp_path):
+def test_an_append_refuses_a_batch_twice_and_an_older_one(stock_run):
     """Batches 0 and 2 appended one by one; batch 2 again, and batch 1 after it, are
     refused before anything is committed, and the read holds 0 and 2 once each."""
-    rows = [{"uuid": f"k{i}", "ip": "1.1.1.1", "hostname": "h", "requests": 1,
-             "name": "n", "city": "c", "job": "j", "phonenum": "p"} for i in range(3)]  # fmt: skip
-    data = write_case({"batches": [rows, rows[:2], rows[1:]]}, tmp_path / "data")
-    # Its own name: the tests' PostgreSQL outlives a run, and an append takes a table
-    # of the same name that is there.
-    table = tmp_path / "tables" / f"stock_twice_{uuid.uuid4().hex[:8]}"
-    twice, older, out = tmp_path / "twice.txt", tmp_path / "older.txt", tmp_path / "out"
-    steps = [
-        {"do": "stock_append", "data": str(data), "table": str(table), "only": [0]},
-        {"do": "stock_append", "data": str(data), "table": str(table), "only": [2]},
-        {"do": "stock_append", "data": str(data), "table": str(table), "only": [2],
-         "out": str(twice)},
-        {"do": "stock_append", "data": str(data), "table": str(table), "only": [1],
-         "out": str(older)},
-        {"do": "stock_read", "table": table.name, "out": str(out)},
-    ]  # fmt: skip
-    run_child(cfg, steps, tmp_path)
-    assert "version 2 (base-2.parquet) is already committed" in twice.read_text()
-    assert "version 1 (base-1.parquet) is older than version 2" in older.read_text()
-    assert [(r["uuid"], r["requests"]) for r in result_rows(out)] == [
+    assert "version 2 (base-2.parquet) is already committed" in stock_run["twice"].read_text()
+    assert "version 1 (base-1.parquet) is older than version 2" in stock_run["older"].read_text()
+    assert [(r["uuid"], r["requests"]) for r in result_rows(stock_run["append"])] == [
         ("k0", 1),
         ("k1", 2),
         ("k2", 2),
