@@ -159,6 +159,7 @@ def wait_query(
     if s.trigger == "available-now":
         query.awaitTermination()
         return "available-now: the folder is consumed"
+    started: float | None = None  # when the query had its sources up (its idle clock's start)
     while query.isActive:
         if query.awaitTermination(0.25):
             break
@@ -167,10 +168,30 @@ def wait_query(
         now = time.monotonic()
         if s.timeout_s and now - t0 >= s.timeout_s:
             return f"timeout ({s.timeout_s:g} s)"
-        idle = s.idle_stop_s and not busy() and now - last_activity() >= max(s.idle_stop_s, 0)
+        if started is None and not _initializing(query):
+            started = now
+        idle = not busy() and is_idle(now, last_activity(), started, s.idle_stop_s)
         if idle and not _data_pending(query):
             return f"idle for {s.idle_stop_s:g} s"
     return "the query ended"
+
+
+def is_idle(now: float, last_activity: float, started: float | None, idle_stop_s: float) -> bool:
+    """Idle long enough to stop: `idle_stop_s` (0 = never) since the later of the last
+    micro-batch and the query's start. The clock starts only once the query is up (its
+    sources initialised), so a slow start (a loaded machine, a cluster's executors) is not
+    taken for an idle stream."""
+    if not idle_stop_s or started is None:
+        return False
+    return now - max(last_activity, started) >= idle_stop_s
+
+
+def _initializing(query: Any) -> bool:
+    """Still starting: Spark's status says so until the sources are up."""
+    try:
+        return str(query.status.get("message", "")).startswith("Initializing")
+    except Exception:
+        return True
 
 
 def _data_pending(query: Any) -> bool:

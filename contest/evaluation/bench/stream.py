@@ -333,11 +333,12 @@ def measure(
         )
     if "lakesoul" not in formats:
         return out
-    stage = make_stage(cfg, conn, root, "stream_bench_faults", cores, master)
-    faults = [kill_trials(stage, trials, rows, rng, seed, say)]
-    faults.append(replay_case(stage, say))
-    faults.append(new_checkpoint_case(stage, say))
-    out += [{"kind": "fault", "format": "lakesoul (harness)", **r} for r in faults]
+    if trials:
+        stage = make_stage(cfg, conn, root, "stream_bench_faults", cores, master)
+        faults = [kill_trials(stage, trials, rows, rng, seed, say)]
+        faults.append(replay_case(stage, say))
+        faults.append(new_checkpoint_case(stage, say))
+        out += [{"kind": "fault", "format": "lakesoul (harness)", **r} for r in faults]
     for i, rate in enumerate(rates if rate_files else ()):
         st = make_stage(cfg, conn, root, f"stream_bench_rate{i}", cores, master)
         out.append(
@@ -362,7 +363,13 @@ class StreamBench(Benchmark):
         "<out>/streaming.md and streaming.jsonl."
     )
     options = (
-        Option("--trials", "kill -9 trials", int, 20, **at_least(1)),
+        Option(
+            "--trials",
+            "kill -9 trials of the harness's sink (0 = none of its fault cases)",
+            int,
+            20,
+            **at_least(0),
+        ),
         Option("--rows", "rows per fed file", int, 500, **at_least(2)),
         Option(
             "--rates",
@@ -392,7 +399,13 @@ class StreamBench(Benchmark):
             ["lakesoul"],
             many=True,
         ),
-        Option("--peer-trials", "kill -9 trials of each peer format", int, 3, **at_least(0)),
+        Option(
+            "--peer-trials",
+            "kill -9 trials of each peer format (0 = none of its fault cases)",
+            int,
+            3,
+            **at_least(0),
+        ),
         Option(
             "--master",
             "run the streams on this cluster (spark://HOST:PORT, at most --cores cores; "
@@ -463,9 +476,11 @@ class StreamBench(Benchmark):
         from contest.evaluation.bench.stream_meta import render_meta
         from contest.evaluation.bench.stream_peers import render_peers
 
-        own = [r for r in records if not is_peer(r)] or list(records)
+        own = [r for r in records if not is_peer(r)]
         newest = own[-1].get("sitting") if own else None  # a peers-only sitting aside
-        rows = [r for r in records if r.get("sitting") == newest and not is_peer(r)]
+        # Of each kind, the newest sitting that ran it (a sitting may run some parts only).
+        last = {r.get("kind"): r.get("sitting") for r in own}
+        rows = [r for r in own if r.get("sitting") == last[r.get("kind")]]
         # Each peer format's newest record of each kind (and feed rate), whichever
         # sitting ran it last.
         peers = sorted((r for r in records if is_peer(r)), key=lambda r: r["sitting"])
@@ -481,7 +496,10 @@ class StreamBench(Benchmark):
             "version, (checkpoint query id, batch id, source files) recorded in the commit's "
             "transaction. After each case the merged table is compared with the oracle "
             "(DuckDB) over exactly the files the committed micro-batches consumed. The "
-            "newest sitting" + (f" ({newest})" if newest else "") + " is shown" + _load(rows) + ".",
+            "newest sitting that ran each part is shown"
+            + (f" (the newest: {newest})" if newest else "")
+            + _load(rows)
+            + ".",
             "",
             "## Faults",
             "",

@@ -347,9 +347,10 @@ def measure_peers(
     rng = random.Random(seed)
     out = []
     for fmt in formats_:
-        stage = peer_stage(cfg, root, fmt, cores, master)
-        record = peer_faults(stage, fmt, trials, rows, rng, seed, say)
-        out.append({"kind": "fault", "format": fmt, **record})
+        if trials:  # 0: the freshness runs alone (a sitting of its own)
+            stage = peer_stage(cfg, root, fmt, cores, master)
+            record = peer_faults(stage, fmt, trials, rows, rng, seed, say)
+            out.append({"kind": "fault", "format": fmt, **record})
         for i, rate in enumerate(rates if rate_files else ()):
             st = peer_stage(cfg, root, fmt, cores, master, suffix=f"_rate{i}")
             fresh = peer_freshness(st, fmt, rate, rate_files, rows, cores, seed, say)

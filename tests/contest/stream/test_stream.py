@@ -19,7 +19,7 @@ from contest.config import Config, override
 from contest.data.oracle import expected_rows
 from contest.errors import HarnessError
 from contest.stream.feed import feed, feed_table
-from contest.stream.run import consumed_batches, run_stream
+from contest.stream.run import consumed_batches, is_idle, run_stream
 from meta import catalog
 from meta.stream import batches
 
@@ -58,6 +58,19 @@ def test_feed_is_deterministic_atomic_and_numbers_on(tmp_path):
     second = feed_table(1, ROWS).column("uuid").to_pylist()
     assert 0 < sum(k in first for k in second) < len(second)
     assert b.rows == 2 * ROWS
+
+
+def test_the_idle_clock_starts_when_the_query_is_up():
+    # A query still starting (a loaded machine, a cluster) is never idle, however long.
+    assert not is_idle(1000.0, 0.0, None, 5.0)
+    # Up at 100 s, no micro-batch yet: idle 5 s after it came up, not after t0.
+    assert not is_idle(104.0, 0.0, 100.0, 5.0)
+    assert is_idle(105.0, 0.0, 100.0, 5.0)
+    # The last micro-batch later than the start moves the clock.
+    assert not is_idle(110.0, 107.0, 100.0, 5.0)
+    assert is_idle(112.5, 107.0, 100.0, 5.0)
+    # 0 = never stop for idleness.
+    assert not is_idle(1e9, 0.0, 0.0, 0.0)
 
 
 def test_restart_then_replay_then_new_checkpoint(spark, pg, cfg, tmp_path):

@@ -35,3 +35,17 @@ def test_stream_bench_cases_are_exact_and_rendered(pg, cfg, tmp_path):
     text = StreamBench().publish(results).read_text()
     assert "| lakesoul (harness) | kill -9 at random moments" in text
     assert "| 2 × 200 | 3 |" in text
+
+
+def test_zero_trials_and_rate_files_run_no_part(pg, cfg, tmp_path):
+    # --trials 0 --peer-trials 0 --rate-files 0 --meta-batches 0: nothing to run, and no
+    # stream folder made (a fault sitting running beside keeps its own).
+    cfg = dataclasses.replace(cfg, work_dir=str(tmp_path))
+    records = measure(
+        cfg, pg, trials=0, rows=200, rates=[2.0], rate_files=0, cores=1, seed=3, say=print,
+        formats=("lakesoul", "delta"), peer_trials=0,
+    )  # fmt: skip
+    assert records == []
+    assert not (tmp_path / "bench" / "stream").exists() or not any(
+        (tmp_path / "bench" / "stream").iterdir()
+    )

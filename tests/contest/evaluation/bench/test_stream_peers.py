@@ -132,3 +132,24 @@ def test_a_peers_freshness_renders_beside_an_older_lakesoul_sitting():
     assert "| lakesoul (harness) | 2 × 500 | 20 | 9 | 1.1 | 9.0 |" in text
     assert "| hudi | 2 × 500 | 20 | 9 | 4.4 | 9.0 |" in text
     assert "7.7" not in text
+
+
+def test_each_part_shows_the_newest_sitting_that_ran_it():
+    # A freshness-only sitting (--trials 0) after a full one: the kill trials of the
+    # older sitting stay on the page, the freshness is the newer sitting's.
+    fault = {
+        "kind": "fault", "format": "lakesoul (harness)", "sitting": "s1", "case": "kill -9",
+        "trials": 20, "files_fed": 580, "files_consumed": 580, "lost_files": 0,
+        "double_commits": 0, "batches_replayed": 15, "exact": True,
+    }  # fmt: skip
+    old_fresh = {
+        "kind": "freshness", "format": "lakesoul (harness)", "sitting": "s1",
+        "rate_files_s": 2.0, "rows_per_file": 500, "files": 20, "micro_batches": 9,
+        "freshness_p50_s": 7.7, "freshness_p99_s": 9.0, "freshness_max_s": 9.5,
+        "rows_per_s": 900.0, "rows_per_core_s": 1200.0, "cores": 2, "exact": True,
+    }  # fmt: skip
+    new_fresh = old_fresh | {"sitting": "s2", "freshness_p50_s": 1.1}
+    text = StreamBench().render([fault, old_fresh, new_fresh])
+    assert "| lakesoul (harness) | kill -9 | 20 | 580 / 580 | 0 | 0 | 15 | yes |" in text
+    assert "| lakesoul (harness) | 2 × 500 | 20 | 9 | 1.1 | 9.0 |" in text
+    assert "7.7" not in text
