@@ -13,8 +13,9 @@ contest/peers/read.py) and compared with the oracle over every fed file:
 
 - double-counted keys: `requests` above the oracle's (a batch committed twice adds its
   sums again); lost keys: missing, or `requests` below it (a batch never committed);
-- commits in the format's log against the micro-batches that read files (Spark's file
-  source log in the checkpoint): more commits than micro-batches is a double commit.
+- commits in the format's log against Spark's micro-batches that read files (its offset
+  log and the file source's log in the checkpoint): more commits than micro-batches is a
+  double commit.
 
 A double commit is reported with its reproduction: the command lines and folders.
 """
@@ -63,8 +64,8 @@ def peer_stage(
 
 
 def batch_files(checkpoint: Path) -> dict[int, set[str]]:
-    """Batch id -> the names of the files its micro-batch read: Spark's file source log
-    in the checkpoint (`sources/0/<batch>`, compacted every few batches into `.compact`
+    """The file source's batch id -> the names of the files it took: its log in the
+    checkpoint (`sources/0/<batch>`, compacted every few batches into `.compact`
     files, one JSON line per file with its path and batchId)."""
     from urllib.parse import unquote, urlparse
 
@@ -83,9 +84,36 @@ def batch_files(checkpoint: Path) -> dict[int, set[str]]:
     return out
 
 
+def micro_batch_files(checkpoint: Path) -> dict[int, set[str]]:
+    """Spark's micro-batch id -> the names of the files it read. The file source's log
+    numbers its own batches, which are not Spark's: a query killed after the source
+    logged a batch but before Spark's offset log took it leaves a source batch that
+    the next run's micro-batch folds into its own. Spark's offset log (`offsets/<id>`,
+    the source's `logOffset` on its last line) says which source batches each
+    micro-batch covered: those after the previous micro-batch's offset, up to its own."""
+    from contextlib import suppress
+
+    source = batch_files(checkpoint)
+    offsets: dict[int, int] = {}
+    folder = checkpoint / "offsets"
+    for path in folder.iterdir() if folder.is_dir() else ():
+        if path.name.isdigit():
+            with suppress(ValueError, KeyError, TypeError, IndexError):
+                lines = read_text(path).strip().splitlines()
+                offsets[int(path.name)] = int(json.loads(lines[-1])["logOffset"])
+    out: dict[int, set[str]] = {}
+    done = -1  # the source batches taken by earlier micro-batches
+    for batch in sorted(offsets):
+        files = set().union(*(source.get(b, set()) for b in range(done + 1, offsets[batch] + 1)))
+        if files:
+            out[batch] = files
+        done = max(done, offsets[batch])
+    return out
+
+
 def micro_batches_with_files(checkpoint: Path) -> set[int]:
-    """Batch ids whose micro-batch read files (Spark's file source log)."""
-    return set(batch_files(checkpoint))
+    """Spark's ids of the micro-batches that read files (see `micro_batch_files`)."""
+    return set(micro_batch_files(checkpoint))
 
 
 def read_peer(stage: Stage, fmt: str, out: Path) -> list[dict]:
@@ -273,7 +301,7 @@ def peer_freshness(
         n = fmt_obj.commit_count(stage.table_path)
         visible_at += [now] * (n - len(visible_at))
         if not feeder.is_alive():
-            read = batch_files(stage.checkpoint)
+            read = micro_batch_files(stage.checkpoint)
             names = set().union(*read.values()) if read else set()
             if n >= len(read) and all(p.name in names for p in feeder.files):
                 break
@@ -285,11 +313,11 @@ def peer_freshness(
     settle = time.monotonic() + 30
     while time.monotonic() < settle and proc.poll() is None:
         logged = len(batch_lines(read_text(log.with_suffix(".err"))))
-        if logged >= len(batch_files(stage.checkpoint)):
+        if logged >= len(micro_batch_files(stage.checkpoint)):
             break
         time.sleep(0.1)
     kill_group(proc)
-    read = batch_files(stage.checkpoint)
+    read = micro_batch_files(stage.checkpoint)
     order = sorted(read)
     commits = fmt_obj.commit_count(stage.table_path)
     seen: dict[str, float] = {}

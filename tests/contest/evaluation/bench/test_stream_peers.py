@@ -10,6 +10,7 @@ from contest.evaluation.bench.stream_meta import render_meta
 from contest.evaluation.bench.stream_peers import (
     batch_files,
     compare,
+    micro_batch_files,
     micro_batches_with_files,
     render_peers,
 )
@@ -28,17 +29,36 @@ def test_compare_tells_double_counted_lost_and_other_keys():
     assert compare(expected, expected) == {"double_keys": 0, "lost_keys": 0, "other_keys": 0}
 
 
-def test_micro_batches_with_files_reads_the_source_log_and_its_compactions(tmp_path):
+def _offsets(checkpoint, log_offsets: dict[int, int]) -> None:
+    """Spark's offset log: a version line, the batch's metadata, the source's offset."""
+    folder = checkpoint / "offsets"
+    folder.mkdir(parents=True)
+    for batch, offset in log_offsets.items():
+        meta = json.dumps({"batchWatermarkMs": 0, "batchTimestampMs": 1, "conf": {}})
+        (folder / str(batch)).write_text(f"v1\n{meta}\n" + json.dumps({"logOffset": offset}))
+    (folder / ".0.crc").write_text("junk")
+
+
+def test_micro_batches_map_spark_ids_to_the_source_batches_they_covered(tmp_path):
+    # Killed runs left source batches 1 and 2 logged but never taken by Spark's offset
+    # log: micro-batch 1 (logOffset 3) read source batches 1-3. Source batch 4 read no
+    # file; the source log's compaction (9.compact) holds batches 0-3.
     log = tmp_path / "sources" / "0"
     log.mkdir(parents=True)
-    entry = {"path": "file:/in/feed-000000.parquet", "timestamp": 1, "action": "add"}
+
+    def entry(name: str, batch: int) -> str:
+        return json.dumps({"path": f"file:/in/{name}", "batchId": batch, "action": "add"})
+
     (log / "9.compact").write_text(
-        "v1\n" + "\n".join(json.dumps({**entry, "batchId": b}) for b in (0, 2)) + "\n"
+        "v1\n" + "\n".join(entry(n, b) for b, n in enumerate("abcd")) + "\n"
     )
-    (log / "10").write_text("v1\n" + json.dumps({**entry, "batchId": 10}) + "\n")
-    (log / ".10.crc").write_text("junk")
-    (log / "11").write_text("v1\n")  # a micro-batch that read no file
-    assert micro_batches_with_files(tmp_path) == {0, 2, 10}
+    (log / "5").write_text(f"v1\n{entry('e', 5)}\n")
+    (log / "4").write_text("v1\n")
+    _offsets(tmp_path, {0: 0, 1: 3, 2: 4, 3: 5})
+    assert micro_batch_files(tmp_path) == {0: {"a"}, 1: {"b", "c", "d"}, 3: {"e"}}
+    assert micro_batches_with_files(tmp_path) == {0, 1, 3}
+    # The source log alone would say five batches read files: two double commits hidden.
+    assert len(batch_files(tmp_path)) == 5
     assert micro_batches_with_files(tmp_path / "nothing") == set()
 
 
