@@ -67,18 +67,25 @@ def test_postgres_crash_loses_no_acknowledged_commit(tmp_path):
             cwd=REPO,
         )
         acked: list[int] = []
+        failed: list[str] = []
+        crashed = False
         assert writer.stdout is not None
         for line in writer.stdout:
             if line.startswith("acked"):
                 acked.append(int(line.split()[1]))
-            if len(acked) == 60:
+            elif line.startswith("failed"):
+                failed.append(line.strip())
+            if len(acked) == 60 and not crashed:  # one crash (a failed line must not re-crash)
+                crashed = True
                 cluster._pg("pg_ctl", "stop", "-m", "immediate", "-D", str(cluster.data))
                 time.sleep(2)
                 cluster.up()  # the writer retries with backoff meanwhile
         assert writer.wait(timeout=240) == 0
+        assert crashed
         table = catalog.get_table(conn, "crash_t")
         kept = committed_versions(conn, table)
-        assert len(acked) >= 300
+        # Commits the crash interrupted may fail (unacknowledged), not the ones after it.
+        assert len(acked) >= 300 and len(failed) <= 5, failed[:5]
         assert set(acked) <= set(kept), f"lost {sorted(set(acked) - set(kept))[:5]}"
     finally:
         cluster.down()
