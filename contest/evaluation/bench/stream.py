@@ -272,6 +272,11 @@ def freshness(
     }
 
 
+def _or_dash(value: object) -> str:
+    """A figure, or "-" where the format gives none (Paimon's own sink times no batch)."""
+    return "-" if value is None else str(value)
+
+
 def is_peer(r: Record) -> bool:
     """A record of a peer format's stream (not the harness's LakeSoul sink)."""
     return not str(r.get("format", "lakesoul")).startswith("lakesoul")
@@ -545,8 +550,9 @@ class StreamBench(Benchmark):
             lines.append(
                 f"| {r['format']} | {r['rate_files_s']:g} × {r['rows_per_file']:,} "
                 f"| {r['files']} | {r['micro_batches']} | {r['freshness_p50_s']} "
-                f"| {r['freshness_p99_s']} | {r['freshness_max_s']} | {r['rows_per_s']} "
-                f"| {r['rows_per_core_s']} | {r['cores']} | {'yes' if r['exact'] else 'NO'} |"
+                f"| {r['freshness_p99_s']} | {r['freshness_max_s']} | {_or_dash(r['rows_per_s'])} "
+                f"| {_or_dash(r['rows_per_core_s'])} | {r['cores']} "
+                f"| {'yes' if r['exact'] else 'NO'} |"
             )
         lines += [
             "",
