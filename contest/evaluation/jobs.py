@@ -63,6 +63,13 @@ def spark_submit(
 TIMING_UNSAFE_ENV = ("RUST_BACKTRACE", "RUST_LIB_BACKTRACE")
 
 
+def cli_command(config_file: Path | None, *args: str | Path) -> list[str]:
+    """`contest ARGS` as a child process (this Python, the package's own CLI module: a
+    harness module imports no CLI), with `--config config_file` when given."""
+    config = ["--config", str(config_file)] if config_file is not None else []
+    return [sys.executable, "-m", "contest.cli.main", *config, *map(str, args)]
+
+
 def job_env(base: Mapping[str, str]) -> dict[str, str]:
     """The environment a timed job inherits: `base` without TIMING_UNSAFE_ENV."""
     return {k: v for k, v in base.items() if k not in TIMING_UNSAFE_ENV}

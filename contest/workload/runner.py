@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -302,8 +301,7 @@ class Runner:
         run = lane.run
         assert run.config_file is not None
         log = run.eval_dir / "logs" / f"workload-{run.strategy}-{n:03d}-compact.log"
-        cmd = [sys.executable, "-m", "contest.cli.main", "compact"]
-        cmd += ["--config", str(run.config_file), "--table", table_arg(run)]
+        cmd = jobs.cli_command(run.config_file, "compact", "--table", table_arg(run))
         job = run_timed(cmd, log, env=run.env, cwd=run.config_file.parent)
         if not job.ok:
             raise PhaseError(

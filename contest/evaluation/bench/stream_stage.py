@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import shutil
 import statistics
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -52,26 +51,18 @@ class Stage:
         return self.root / self.name / "table"
 
     def command(self, *extra: str, checkpoint: Path | None = None) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "contest.cli.main",  # a child process: this package imports no CLI
-            "--config",
-            str(self.config_file),
-            "stream",
-            "run",
-            "--table",
-            str(self.table_path),
-            "--name",
-            self.name,
-            "--source",
-            str(self.incoming),
-            "--checkpoint",
-            str(checkpoint or self.checkpoint),
-            "--format",
-            self.fmt,
+        from contest.evaluation.jobs import cli_command
+
+        return cli_command(
+            self.config_file,
+            "stream", "run",
+            "--table", self.table_path,
+            "--name", self.name,
+            "--source", self.incoming,
+            "--checkpoint", checkpoint or self.checkpoint,
+            "--format", self.fmt,
             *extra,
-        ]
+        )  # fmt: skip
 
     def table(self):
         from meta import catalog

@@ -5,7 +5,6 @@ after breaking something (the functions the documented commands call)."""
 from __future__ import annotations
 
 import random
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,14 +35,9 @@ class Ctx:
         return self.current
 
     def contest(self, *args: str | Path) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "contest.cli.main",  # a child process: this package imports no CLI
-            "--config",
-            str(self.config_file),
-            *map(str, args),
-        ]
+        from contest.evaluation.jobs import cli_command
+
+        return cli_command(self.config_file, *args)
 
 
 def make_context(cfg: Config, spark, conn, scale: float, seed: int, say: Say) -> Ctx:
