@@ -18,6 +18,7 @@ from pathlib import Path
 import psutil
 
 from contest.errors import RunError
+from contest.infra.noise import JobNoise, NoiseMeter
 
 
 @dataclass
@@ -28,6 +29,8 @@ class ProcResult:
     peak_process_rss_bytes: int  # the biggest single process (the 16 GB rule)
     log: Path
     last_line: str
+    # What else the machine did while the job ran (None: the job ended before a sample).
+    noise: JobNoise | None = None
 
     @property
     def ok(self) -> bool:
@@ -71,8 +74,10 @@ def run_timed(
     env: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
     poll_s: float = 0.25,
+    servers: Sequence[int] = (),
 ) -> ProcResult:
-    """Run `cmd` with output to `log`; time it and sample its tree's memory."""
+    """Run `cmd` with output to `log`; time it, sample its tree's memory and the
+    machine's noise (contest/infra/noise.py; `servers`' trees count as the job's)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     peak = [0, 0]
     with log.open("wb") as out:
@@ -88,11 +93,14 @@ def run_timed(
             start_new_session=True,
         )
         done = threading.Event()
+        meter = NoiseMeter(proc.pid, tuple(servers))
+        meter.start(time.perf_counter())
 
         def sample() -> None:
             while not done.wait(poll_s):
                 total, single = tree_rss(proc.pid)
                 peak[0], peak[1] = max(peak[0], total), max(peak[1], single)
+                meter.sample(time.perf_counter())
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -106,7 +114,9 @@ def run_timed(
         done.set()
         sampler.join()
     lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    return ProcResult(code, seconds, peak[0], peak[1], log, lines[-1] if lines else "")
+    return ProcResult(
+        code, seconds, peak[0], peak[1], log, lines[-1] if lines else "", meter.result()
+    )
 
 
 @contextlib.contextmanager
