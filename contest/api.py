@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
-    from contest.evaluation.records import RunRecord
+    from contest.results.runs import RunRecord
     from meta.catalog import TableRef
     from meta.connection import PgConnection
     from meta.versions import History

@@ -35,7 +35,7 @@ def test_readme_headline_is_the_reports():
     published runs (one figure per scale, the same everywhere)."""
     from collections import defaultdict
 
-    from contest.evaluation.results import headlines, load_runs
+    from contest.evaluation.report import headlines, load_runs
 
     groups = defaultdict(list)
     for r in load_runs(REPO / "results" / "runs.jsonl"):

@@ -1,5 +1,5 @@
 """`contest bench <name>`: one command per registered benchmark, generated from
-`contest.evaluation.bench.registry`; every one runs, records and prints the same way."""
+`contest.benchmarks.registry`; every one runs, records and prints the same way."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
-    from contest.evaluation.bench.base import Option
+    from contest.benchmarks.base import Option
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from contest.evaluation.bench.registry import BENCHMARKS
+    from contest.benchmarks.registry import BENCHMARKS
 
     bench = group(
         sub,
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def add_benchmark(sub: argparse._SubParsersAction, name: str, alias: str | None = None) -> None:
     """The benchmark `name` as the command `alias` (default: its own name) of `sub`."""
-    from contest.evaluation.bench.registry import BENCHMARKS
+    from contest.benchmarks.registry import BENCHMARKS
 
     b = BENCHMARKS[name]
     p = command(sub, alias or name, b.summary, b.description, cmd_bench)
@@ -60,8 +60,8 @@ def add_option(p: argparse.ArgumentParser, option: Option) -> None:
 
 
 def cmd_bench(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.evaluation.bench.base import Results, Sitting
-    from contest.evaluation.bench.registry import benchmark
+    from contest.benchmarks.base import Results, Sitting
+    from contest.benchmarks.registry import benchmark
 
     b = benchmark(args.benchmark)
     results = Results(Path(args.results) if args.results else cfg.results_path, b.stem)

@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_dashboard(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.evaluation.dashboard import serve, write_page
+    from contest.dashboard import serve, write_page
 
     results = Path(args.results) if args.results else cfg.results_path
     if args.out:

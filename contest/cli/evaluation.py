@@ -18,8 +18,8 @@ from contest.cli.common import (
 )
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
-from contest.evaluation.records import RunRecord
 from contest.evaluation.strategies import DEFAULT_SCALE, STRATEGIES
+from contest.results.runs import RunRecord
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -146,7 +146,7 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
 
 def _results_file(arg: str | None, cfg: Config) -> Path | None:
     """Where evaluate and compare append: this machine's own store unless told."""
-    from contest.evaluation.records import local_runs
+    from contest.results.runs import local_runs
 
     if arg == "-":
         return None
@@ -155,7 +155,7 @@ def _results_file(arg: str | None, cfg: Config) -> Path | None:
 
 def _recorded(record: RunRecord, out: Path | None) -> None:
     """Append the record and say where, and whether its timings can be trusted."""
-    from contest.evaluation.records import append_records
+    from contest.results.runs import append_records
 
     if out:
         append_records(out, [record])
@@ -201,7 +201,7 @@ def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
 
 def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     from contest.evaluation.evaluate import evaluate
-    from contest.evaluation.results import compare_table
+    from contest.evaluation.report import compare_table
 
     _check_eval_args(args)
     names = args.strategies
@@ -238,9 +238,9 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.evaluation.records import load_records, local_runs
-    from contest.evaluation.results import write_report
+    from contest.evaluation.report import write_report
     from contest.peers.analysis import amplification_tables
+    from contest.results.runs import load_records, local_runs
 
     if args.local:
         runs = local_runs(cfg.work_path)
@@ -260,7 +260,7 @@ def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_publish(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.evaluation.records import (
+    from contest.results.runs import (
         append_records,
         load_records,
         local_runs,
@@ -337,7 +337,7 @@ def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
             f"strategy {sweep.strategy}, varying {', '.join(sweep.varied)}",
         )
         return EXIT_OK
-    from contest.evaluation.records import local_runs
+    from contest.results.runs import local_runs
 
     local = local_runs(cfg.work_path).parent
     out = Path(args.results) if args.results else local / "sweeps" / sweep.name

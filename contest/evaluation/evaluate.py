@@ -33,7 +33,6 @@ from contest.evaluation.jobs import (
     submit_options,
 )
 from contest.evaluation.phases import Step, run_phases
-from contest.evaluation.records import JobLoad, RunRecord
 from contest.evaluation.strategies import DEFAULT_SCALE
 from contest.infra.machine import Sample, git_state, machine_id
 from contest.infra.packages import require as require_packages
@@ -41,6 +40,7 @@ from contest.infra.proc import ProcResult
 from contest.infra.storage import configure, delete_tree, is_object_store
 from contest.peers.formats import coordinates, is_peer
 from contest.peers.write import folder_bytes, report_from_log
+from contest.results.runs import JobLoad, RunRecord
 
 SCALE1_ROWS = BASE0_ROWS + (BATCHES - 1) * UPDATE_BATCH_ROWS
 SIZE_RULE_BYTES = 2_000_000_000  # the contest's stored-size floor at scale 1

@@ -11,7 +11,7 @@ from typing import Generic, TypeVar
 
 from contest.errors import PhaseError
 from contest.evaluation.progress import heartbeat
-from contest.evaluation.records import RunRecord
+from contest.results.runs import RunRecord
 
 C = TypeVar("C")
 

@@ -25,9 +25,9 @@ from tqdm import tqdm
 from contest.config import Config, load_config, override
 from contest.errors import ConfigError
 from contest.evaluation.progress import is_terminal
-from contest.evaluation.records import RunRecord, append_records, load_records
-from contest.evaluation.results import Spread
+from contest.evaluation.report import Spread
 from contest.infra.machine import machine_id
+from contest.results.runs import RunRecord, append_records, load_records
 
 TOP_KEYS = {"name", "scale", "repeat", "strategy", "seed", "cores", "data", "grid", "case", "base"}
 

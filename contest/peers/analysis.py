@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 
 class PeerRun(Protocol):
-    """What this table needs of a run record (`contest.evaluation.records.RunRecord`,
+    """What this table needs of a run record (`contest.results.runs.RunRecord`,
     which this lower layer does not import)."""
 
     strategy: str

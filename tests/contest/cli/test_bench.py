@@ -8,9 +8,9 @@ import argparse
 
 import pytest
 
+from contest.benchmarks.registry import BENCHMARKS
 from contest.cli.main import build_parser, main
 from contest.errors import EXIT_USAGE
-from contest.evaluation.bench.registry import BENCHMARKS
 
 
 def _sub(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from contest.cli.main import main
-from contest.evaluation.records import JobLoad, RunRecord, append_records, local_runs
+from contest.results.runs import JobLoad, RunRecord, append_records, local_runs
 
 
 def _run(strategy: str, run_id: str, score: float, **kw: object) -> RunRecord:

@@ -11,8 +11,8 @@ import pytest
 
 from contest.cli.main import main
 from contest.data.generator import generate
-from contest.evaluation.records import local_runs
 from contest.infra.postgres import resolve_connection
+from contest.results.runs import local_runs
 from meta import catalog
 from meta.commits import head_snapshot
 from tests.support.config import cli

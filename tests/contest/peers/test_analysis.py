@@ -1,7 +1,7 @@
 """The per-batch write amplification table built from evaluation records."""
 
-from contest.evaluation.records import RunRecord
 from contest.peers.analysis import amplification_tables
+from contest.results.runs import RunRecord
 
 
 def _record(strategy, correct=True, seconds=2.0):

@@ -11,10 +11,8 @@ import dataclasses
 
 import pytest
 
-from contest.data.batches import Batch
-from contest.data.oracle import expected_rows
-from contest.evaluation.bench.stream_peers import peer_stage, read_peer
-from contest.evaluation.bench.stream_stage import (
+from contest.benchmarks.stream.peers import peer_stage, read_peer
+from contest.benchmarks.stream.stage import (
     CHILD_TIMEOUT_S,
     Stage,
     batch_lines,
@@ -22,6 +20,8 @@ from contest.evaluation.bench.stream_stage import (
     make_stage,
     read_text,
 )
+from contest.data.batches import Batch
+from contest.data.oracle import expected_rows
 from contest.infra.cluster import Standalone
 from contest.infra.proc import kill_group, spawn, wait_bounded
 from contest.stream.feed import write_feed_file

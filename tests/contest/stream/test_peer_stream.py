@@ -15,9 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from contest.data.batches import SCHEMA, Batch
-from contest.data.oracle import expected_rows
-from contest.evaluation.bench.stream_peers import (
+from contest.benchmarks.stream.peers import (
     batch_files,
     compare,
     micro_batches_with_files,
@@ -25,7 +23,9 @@ from contest.evaluation.bench.stream_peers import (
     peer_stage,
     read_peer,
 )
-from contest.evaluation.bench.stream_stage import batch_lines, drain, read_text
+from contest.benchmarks.stream.stage import batch_lines, drain, read_text
+from contest.data.batches import SCHEMA, Batch
+from contest.data.oracle import expected_rows
 from contest.infra.proc import kill_group, spawn, wait_bounded
 from contest.peers import formats
 from contest.stream.feed import feed_name, write_feed_file

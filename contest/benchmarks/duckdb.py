@@ -1,0 +1,201 @@
+"""`contest bench duckdb`: the optimized pipeline against one DuckDB process merging the
+same batches straight into one parquet result (contest/evaluation/duckdb_merge.py).
+
+Both in the same run, on the same data, with the same cores (DuckDB's `SET threads`),
+interleaved for `repeat` rounds: `optimized` as `contest evaluate` times it (write +
+read, each a whole spark-submit process), DuckDB as a whole Python process; both checked
+by the oracle. Ratio = DuckDB seconds / optimized seconds (>= 1: optimized is faster).
+One record per engine and round; duckdb.md shows the newest sitting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from contest.benchmarks.base import (
+    CORES,
+    DATA,
+    REPEAT,
+    SCALE,
+    SEED,
+    WORK,
+    Benchmark,
+    Record,
+    Sitting,
+    sittings,
+)
+from contest.config import Config
+from contest.errors import RunError, UsageError
+from contest.evaluation.strategies import STRATEGIES
+from contest.results.runs import RunRecord
+
+ENGINES = ("optimized", "duckdb")
+
+
+def run_duckdb(cfg: Config, data: Path, cores: int, out_dir: Path, log: Path) -> dict:
+    """One timed DuckDB merge into `out_dir` (a result folder the checker takes)."""
+    from contest.data.checker import SUCCESS_MARKER
+    from contest.data.oracle import config_budget
+    from contest.infra.proc import run_timed
+
+    shutil.rmtree(out_dir, ignore_errors=True)
+    out_dir.mkdir(parents=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "contest.benchmarks.duckdb_merge",
+        "--data",
+        str(data),
+        "--out",
+        str(out_dir / "part-00000.parquet"),
+        "--threads",
+        str(cores),
+        "--memory-limit",
+        str(config_budget(cfg).memory_limit),
+    ]
+    if cfg.write.versions:
+        cmd += ["--versions", cfg.write.versions]
+    r = run_timed(cmd, log)
+    shutil.rmtree(out_dir / ".spill", ignore_errors=True)
+    if not r.ok:
+        raise RunError(f"DuckDB merge exited {r.returncode}: {r.last_line} (log {log})")
+    (out_dir / SUCCESS_MARKER).touch()
+    return {
+        "seconds": round(r.seconds, 3),
+        "peak_process_rss_bytes": r.peak_process_rss_bytes,
+        **json.loads(r.last_line),
+    }
+
+
+def optimized_row(rnd: int, rec: RunRecord) -> Record:
+    """An evaluation's record as one round of the `optimized` engine."""
+    return {
+        "round": rnd,
+        "engine": "optimized",
+        "seconds": round((rec.write_s or 0) + (rec.read_s or 0), 3),
+        "write_s": rec.write_s,
+        "read_s": rec.read_s,
+        "peak_process_rss_bytes": max(
+            rec.write_peak_process_rss_bytes or 0, rec.read_peak_process_rss_bytes or 0
+        ),
+        "rows": rec.rows,
+        "correct": rec.correct,
+    }
+
+
+def summarize(records: Sequence[Record]) -> dict[str, Any]:
+    """Medians per engine and the ratio, over one sitting's records."""
+    runs = {e: [r for r in records if r["engine"] == e] for e in ENGINES}
+    med = {e: statistics.median(r["seconds"] for r in rs) if rs else None for e, rs in runs.items()}
+    ratio = med["duckdb"] / med["optimized"] if med["optimized"] and med["duckdb"] else None
+    first = records[0] if records else {}
+    return {
+        "data": first.get("data"),
+        "cores": first.get("cores"),
+        "rounds": len(runs["optimized"]),
+        "median_s": med,
+        "ratio_duckdb_to_optimized": round(ratio, 3) if ratio else None,
+        "all_correct": all(r["correct"] for r in records),
+        "runs": runs,
+    }
+
+
+def run_seconds(r: Record) -> str:
+    """A run's seconds, with the write and read apart when it has them."""
+    parts = (r.get("write_s"), r.get("read_s"))
+    split = f" ({parts[0]:.1f} + {parts[1]:.1f})" if None not in parts else ""
+    return f"{r['seconds']:.1f}{split}"
+
+
+def new_sitting(r: Record) -> bool:
+    """An old record (no `sitting`) begins one when it is round 1 of optimized."""
+    return r.get("round") == 1 and r.get("engine") == "optimized"
+
+
+class DuckDBBench(Benchmark):
+    name = "duckdb"
+    stem = "duckdb"
+    summary = "optimized against a single-process DuckDB merge of the same batches"
+    description = (
+        "In one run on the same data: optimized (contest evaluate) and one DuckDB process "
+        "merging the batches into one parquet result with the contract's operators "
+        "(threads = cores), interleaved rounds, both checked by the oracle; medians and "
+        "the ratio DuckDB / optimized to <out>/duckdb.md and duckdb.jsonl."
+    )
+    options = (
+        DATA,
+        SCALE.but(default=None, help="scale of generated data (default 1)"),
+        SEED,
+        CORES,
+        WORK,
+        REPEAT,
+    )
+
+    def check(self, options) -> None:
+        super().check(options)
+        if options.data and options.scale:
+            raise UsageError("give --data or --scale, not both")
+
+    def run(self, sitting: Sitting) -> bool:
+        from contest.data.checker import compare
+        from contest.data.oracle import config_budget
+        from contest.evaluation.data_cache import cached_data, cached_expected
+        from contest.evaluation.evaluate import evaluate
+
+        opts, say = sitting.options, sitting.say
+        cfg = sitting.config(STRATEGIES["optimized"])
+        data = Path(opts.data) if opts.data else cached_data(cfg, opts.scale or 1.0, opts.seed, say)
+        cores = opts.cores or os.cpu_count() or 1
+        expected = cached_expected(cfg, data, cfg.write.versions, say)
+        out_dir = cfg.work_path / "bench" / "duckdb" / "result"
+        where = {"data": str(data), "cores": cores}
+        ok = True
+        for rnd in range(1, opts.repeat + 1):
+            say(f"== round {rnd}/{opts.repeat}: optimized")
+            rec = evaluate(cfg, "optimized", data=data, cores=cores, say=say)
+            opt = optimized_row(rnd, rec)
+            sitting.record({**opt, **where})
+            say(f"== round {rnd}/{opts.repeat}: duckdb (threads={cores})")
+            log = cfg.work_path / "bench" / "duckdb" / f"duckdb-{rnd}.log"
+            duck = {"round": rnd, "engine": "duckdb", **run_duckdb(cfg, data, cores, out_dir, log)}
+            duck["correct"] = compare(out_dir, expected, budget=config_budget(cfg)).ok
+            sitting.record({**duck, **where})
+            ok = ok and opt["correct"] and duck["correct"]
+        return ok
+
+    def render(self, records: Sequence[Record]) -> str:
+        groups = sittings(records, starts=new_sitting)
+        summary = summarize(groups[-1] if groups else [])
+        lines = [
+            "# Optimized pipeline against a single-process DuckDB merge",
+            "",
+            f"Data: `{summary['data']}`; cores: {summary['cores']} (local[N] and DuckDB's "
+            f"threads); {summary['rounds']} interleaved round(s). Seconds are whole processes "
+            "(optimized: write + read spark-submit; DuckDB: one Python process).",
+            "",
+            "| engine | median s | runs (s) | peak process RSS (GB) | correct |",
+            "|---|---|---|---|---|",
+        ]
+        for name, rs in summary["runs"].items():
+            if not rs:
+                continue
+            secs = ", ".join(run_seconds(r) for r in rs)
+            rss = max((r["peak_process_rss_bytes"] or 0) for r in rs) / 1e9
+            ok = all(r["correct"] for r in rs)
+            lines.append(
+                f"| {name} | {summary['median_s'][name]:.1f} | {secs} | {rss:.2f} | {ok} |"
+            )
+        lines += [
+            "",
+            f"Ratio DuckDB / optimized (>= 1.0: optimized is at least as fast): "
+            f"**{summary['ratio_duckdb_to_optimized']}**",
+            "",
+        ]
+        return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""The streaming benchmark: its stages, peers and commit cost."""

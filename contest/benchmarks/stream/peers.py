@@ -1,0 +1,423 @@
+"""`contest bench stream --formats delta,paimon,hudi`: the fault cases on the peer
+formats' own exactly-once sinks (contest/stream/peer.py), honestly counted.
+
+Each format gets one stream: `contest stream run --format F` as a child process over a
+folder a feed fills, killed with -9 at random moments (`trials` times; the Delta and
+Hudi sinks, the harness's `foreachBatch`, wait a second after each commit as the
+LakeSoul sink does, so kills land between its commit and Spark's; a format's own sink
+has no such hook and is killed wherever it is), restarted from its checkpoint; then the replay case
+(an available-now run drains the folder, the checkpoint's last commit-log entry is
+deleted and the query run again: Spark runs that batch again under its old id). Then
+the table is read merged by the format's own reader (`contest read` with peer.format,
+contest/peers/read.py) and compared with the oracle over every fed file:
+
+- double-counted keys: `requests` above the oracle's (a batch committed twice adds its
+  sums again); lost keys: missing, or `requests` below it (a batch never committed);
+- commits in the format's log against Spark's micro-batches that read files (its offset
+  log and the file source's log in the checkpoint): more commits than micro-batches is a
+  double commit.
+
+A double commit is reported with its reproduction: the command lines and folders.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from contest.benchmarks.base import Record, Say
+from contest.benchmarks.stream.stage import (
+    CHILD_TIMEOUT_S,
+    Feeder,
+    Stage,
+    batch_lines,
+    child_config,
+    drain,
+    freshness_figures,
+    lag_summary,
+    read_text,
+    start_live_stream,
+)
+from contest.config import Config, to_toml
+
+
+def peer_stage(
+    cfg: Config, root: Path, fmt: str, cores: int, master: str = "", suffix: str = ""
+) -> Stage:
+    """A fresh folder for the format's stream (a previous sitting's, of this bench,
+    replaced); no LakeSoul table. The child runs on `master` when given."""
+    import shutil
+
+    from contest.evaluation.jobs import child_env
+
+    name = f"stream_bench_{fmt.replace('-', '_')}{suffix}"
+    folder = root / name
+    shutil.rmtree(folder, ignore_errors=True)  # this bench's own folder of a sitting before
+    folder.mkdir(parents=True)
+    config_file = folder / "child.toml"
+    config_file.write_text(to_toml(child_config(cfg, cores, master)))
+    return Stage(cfg, None, root, name, config_file, child_env(cfg), fmt)
+
+
+def batch_files(checkpoint: Path) -> dict[int, set[str]]:
+    """The file source's batch id -> the names of the files it took: its log in the
+    checkpoint (`sources/0/<batch>`, compacted every few batches into `.compact`
+    files, one JSON line per file with its path and batchId)."""
+    from urllib.parse import unquote, urlparse
+
+    out: dict[int, set[str]] = {}
+    folder = checkpoint / "sources" / "0"
+    for path in folder.iterdir() if folder.is_dir() else ():
+        if path.name.startswith("."):
+            continue
+        for line in read_text(path).splitlines()[1:]:
+            try:
+                entry = json.loads(line)
+                name = Path(unquote(urlparse(entry["path"]).path)).name
+                out.setdefault(int(entry["batchId"]), set()).add(name)
+            except (ValueError, KeyError, TypeError):
+                continue  # a line being written
+    return out
+
+
+def micro_batch_files(checkpoint: Path) -> dict[int, set[str]]:
+    """Spark's micro-batch id -> the names of the files it read. The file source's log
+    numbers its own batches, which are not Spark's: a query killed after the source
+    logged a batch but before Spark's offset log took it leaves a source batch that
+    the next run's micro-batch folds into its own. Spark's offset log (`offsets/<id>`,
+    the source's `logOffset` on its last line) says which source batches each
+    micro-batch covered: those after the previous micro-batch's offset, up to its own."""
+    from contextlib import suppress
+
+    source = batch_files(checkpoint)
+    offsets: dict[int, int] = {}
+    folder = checkpoint / "offsets"
+    for path in folder.iterdir() if folder.is_dir() else ():
+        if path.name.isdigit():
+            with suppress(ValueError, KeyError, TypeError, IndexError):
+                lines = read_text(path).strip().splitlines()
+                offsets[int(path.name)] = int(json.loads(lines[-1])["logOffset"])
+    out: dict[int, set[str]] = {}
+    done = -1  # the source batches taken by earlier micro-batches
+    for batch in sorted(offsets):
+        files = set().union(*(source.get(b, set()) for b in range(done + 1, offsets[batch] + 1)))
+        if files:
+            out[batch] = files
+        done = max(done, offsets[batch])
+    return out
+
+
+def micro_batches_with_files(checkpoint: Path) -> set[int]:
+    """Spark's ids of the micro-batches that read files (see `micro_batch_files`)."""
+    return set(micro_batch_files(checkpoint))
+
+
+def read_peer(stage: Stage, fmt: str, out: Path) -> list[dict]:
+    """The table read merged by the format's own reader (`contest read`), sorted by uuid."""
+    import pyarrow.parquet as pq
+
+    from contest.infra.proc import spawn, wait_bounded
+    from contest.peers import formats
+
+    cmd = [
+        *stage.command()[:5],  # python -m contest.cli.main --config FILE
+        "--set",
+        f"peer.format={formats.for_stream(fmt).name}",
+        "read",
+        "--table",
+        str(stage.table_path),
+        "--out",
+        str(out),
+        "--overwrite",
+    ]
+    log = stage.root / stage.name / "logs" / "read.log"
+    code = wait_bounded(spawn(cmd, log, stage.env, stage.root), CHILD_TIMEOUT_S)
+    if code != 0:
+        raise RuntimeError(f"contest read exited {code}: see {log.with_suffix('.err')}")
+    rows = pq.read_table(out).to_pylist()
+    return sorted(rows, key=lambda r: r["uuid"])
+
+
+def compare(actual: list[dict], expected: list[dict]) -> dict[str, Any]:
+    """Keys counted twice (requests above the oracle's), keys lost (missing or below),
+    other differing rows."""
+    have = {r["uuid"]: r for r in actual}
+    double = lost = other = 0
+    for row in expected:
+        got = have.pop(row["uuid"], None)
+        if got is None:
+            lost += 1
+        elif (got["requests"] or 0) > (row["requests"] or 0):
+            double += 1
+        elif (got["requests"] or 0) < (row["requests"] or 0):
+            lost += 1
+        elif got != row:
+            other += 1
+    return {"double_keys": double, "lost_keys": lost, "other_keys": other + len(have)}
+
+
+def peer_faults(
+    stage: Stage, fmt: str, trials: int, rows: int, rng: random.Random, seed: int, say: Say
+) -> Record:
+    from contest.data.batches import Batch
+    from contest.data.oracle import expected_rows
+    from contest.infra.proc import kill_group, spawn
+    from contest.peers import formats
+
+    logs = stage.root / stage.name / "logs"
+    feeder = Feeder(stage.incoming, rows, 1.0, seed)
+    feeder.start()
+    lines: list[dict] = []
+    for i in range(trials):
+        log = logs / f"trial-{i:02d}.log"
+        cmd = stage.command(
+            "--trigger", "processing-time", "--interval", "0.5", "--max-files-per-trigger", "2",
+            "--pause-after-commit", "1.0",
+        )  # fmt: skip
+        proc = spawn(cmd, log, stage.env, stage.root)
+        start = time.monotonic()
+        # After 0-2 micro-batches this run logged, plus up to 3 s (a micro-batch of a
+        # peer's sink takes seconds here: the kill lands in one, or between two).
+        after = rng.randint(0, 2)
+        while (
+            proc.poll() is None
+            and time.monotonic() - start < CHILD_TIMEOUT_S
+            and (
+                "stream: query" not in (err := read_text(log.with_suffix(".err")))
+                or len(batch_lines(err)) < after
+            )
+        ):
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, 3.0))
+        exited = proc.poll()
+        kill_group(proc)
+        got = batch_lines(read_text(log.with_suffix(".err")))
+        lines += got
+        say(
+            f"{fmt} kill -9 trial {i + 1}/{trials} after {time.monotonic() - start:.1f} s: "
+            f"{len(got)} micro-batch(es) logged"
+            + (f" (the child had exited: {exited}, see {log}.err)" if exited is not None else "")
+        )
+    fed = feeder.stop()
+    code, text = drain(stage, logs / "drain.log")  # so there is a last batch to replay
+    lines += batch_lines(text)
+    commits = stage.checkpoint / "commits"
+    done = [int(p.name) for p in commits.iterdir() if p.name.isdigit()] if commits.is_dir() else []
+    replayed_batch = max(done, default=None)
+    if replayed_batch is not None:
+        (commits / str(replayed_batch)).unlink()  # this bench's own checkpoint
+        (commits / f".{replayed_batch}.crc").unlink(missing_ok=True)
+    replay_code, text = drain(stage, logs / "replay.log")
+    code = code or replay_code
+    lines += batch_lines(text)
+    fmt_obj = formats.for_stream(fmt)
+    batches = micro_batches_with_files(stage.checkpoint)
+    table_commits = fmt_obj.commit_count(stage.table_path)
+    actual = read_peer(stage, fmt, stage.root / stage.name / "result")
+    ordered = sorted(fed, key=lambda p: p.name)
+    expected = expected_rows([Batch(i, str(p), 0, 0, i) for i, p in enumerate(ordered)])
+    diff = compare(actual, expected)
+    double_commits = max(0, table_commits - len(batches))
+    exact = code == 0 and actual == expected and double_commits == 0
+    skipped = sum(b["status"] == "replayed" for b in lines)
+    problems = []
+    if not exact:
+        problems.append(
+            f"exit {code}; {table_commits} commits for {len(batches)} micro-batches; "
+            f"{diff['double_keys']} keys counted twice, {diff['lost_keys']} lost, "
+            f"{diff['other_keys']} otherwise different"
+            + (
+                f". Reproduce: {stage.name}: `contest stream run --format {fmt} --trigger "
+                f"available-now` over a fed folder, delete <checkpoint>/commits/"
+                f"{replayed_batch}, run it again"
+                if double_commits or diff["double_keys"]
+                else " (no double commit: see the per-format notes)"
+            )
+        )
+    say(
+        f"{fmt}: {trials} kills, replay of batch {replayed_batch}; {len(fed)} files fed, "
+        f"{len(batches)} micro-batches, {table_commits} table commits; "
+        f"{'exact' if exact else problems[0]}"
+    )
+    return {
+        "case": "kill -9 at random moments, drain, then replay of the last batch",
+        "trials": trials,
+        "replayed_batch": replayed_batch,
+        "files_fed": len(fed),
+        "files_consumed": len(fed) if diff["lost_keys"] == 0 else None,
+        "micro_batches": len(batches),
+        "table_commits": table_commits,
+        "lost_files": None,
+        "lost_keys": diff["lost_keys"],
+        "double_keys": diff["double_keys"],
+        "double_commits": double_commits,
+        "batches_replayed": skipped,
+        "rows": len(actual),
+        "exact": exact,
+        "problems": problems,
+    }
+
+
+def peer_freshness(
+    stage: Stage, fmt: str, rate: float, files: int, rows: int, cores: int, seed: int, say: Say
+) -> Record:
+    """Feed `files` files at `rate` files/s into a running query of the format's sink;
+    landing (the file's modification time) -> visible: the first poll (every 0.1 s) at
+    which the format's log holds the commit of the micro-batch that read the file, what
+    a merged read started then sees. Commits are counted in the format's log
+    (`commit_count`); the k-th data commit is the k-th micro-batch that read files (no
+    kill and no replay here: one commit a micro-batch, checked at the end)."""
+    from contest.data.batches import Batch
+    from contest.data.oracle import expected_rows
+    from contest.errors import RunError
+    from contest.infra.proc import kill_group
+    from contest.peers import formats
+    from contest.stream.feed import write_feed_file
+
+    fmt_obj = formats.for_stream(fmt)
+    log = stage.root / stage.name / "logs" / "stream.log"
+    proc, start = start_live_stream(stage, log, fmt)
+
+    def wait(done: Any, what: str) -> None:
+        while not done():
+            if proc.poll() is not None or time.monotonic() - start > CHILD_TIMEOUT_S:
+                kill_group(proc)
+                raise RunError(f"{fmt}: {what}: see {log.with_suffix('.err')}")
+            time.sleep(0.1)
+
+    # A warm-up file first (a JVM's first micro-batch starts Python workers and loads the
+    # format's classes): measured from the next one on, once it is visible.
+    write_feed_file(stage.incoming, 0, rows, seed)
+    wait(lambda: fmt_obj.commit_count(stage.table_path) >= 1, "the warm-up never committed")
+    visible_at = [time.time()] * fmt_obj.commit_count(stage.table_path)
+    feeder = Feeder(stage.incoming, rows, 1.0 / rate, seed, most=files)
+    feeder.start()
+    while time.monotonic() - start < CHILD_TIMEOUT_S and proc.poll() is None:
+        now = time.time()
+        n = fmt_obj.commit_count(stage.table_path)
+        visible_at += [now] * (n - len(visible_at))
+        if not feeder.is_alive():
+            read = micro_batch_files(stage.checkpoint)
+            names = set().union(*read.values()) if read else set()
+            if n >= len(read) and all(p.name in names for p in feeder.files):
+                break
+        time.sleep(0.1)
+    fed = feeder.stop()
+    measured = list(feeder.files)
+    # The sink logs a micro-batch (rows, seconds) just after its commit is visible: a few
+    # seconds for the last line before the kill.
+    settle = time.monotonic() + 30
+    while time.monotonic() < settle and proc.poll() is None:
+        logged = len(batch_lines(read_text(log.with_suffix(".err"))))
+        if logged >= len(micro_batch_files(stage.checkpoint)):
+            break
+        time.sleep(0.1)
+    kill_group(proc)
+    read = micro_batch_files(stage.checkpoint)
+    order = sorted(read)
+    commits = fmt_obj.commit_count(stage.table_path)
+    seen: dict[str, float] = {}
+    if commits == len(order):
+        for k, batch in enumerate(order[: len(visible_at)]):
+            for name in read[batch]:
+                seen[name] = visible_at[k]
+    lags = sorted(seen[p.name] - p.stat().st_mtime for p in measured if p.name in seen)
+    lines = batch_lines(read_text(log.with_suffix(".err")))[1:]  # the warm-up's batch apart
+    busy = sum(b.get("write_s", 0.0) + b.get("commit_s", 0.0) for b in lines)
+    total_rows = sum(b["rows"] for b in lines)
+    last_seen = max((seen[p.name] for p in measured if p.name in seen), default=0.0)
+    span = last_seen - min(p.stat().st_mtime for p in measured) if lags else 0.0
+    actual = read_peer(stage, fmt, stage.root / stage.name / "result")
+    ordered = sorted(fed, key=lambda p: p.name)
+    expected = expected_rows([Batch(i, str(p), 0, 0, i) for i, p in enumerate(ordered)])
+    exact = actual == expected and commits == len(order) and len(lags) == len(measured)
+    problems = (
+        []
+        if exact
+        else [
+            f"{commits} commits for {len(order)} micro-batches; "
+            f"{len(lags)} of {len(measured)} files seen; {compare(actual, expected)}"
+        ]
+    )
+    say(
+        f"{fmt} freshness at {rate:g} files/s ({rate * rows:,.0f} rows/s): "
+        f"{lag_summary(lags)}, {len(order) - 1} micro-batches; "
+        f"{'exact' if exact else problems[0]}"
+    )
+    figures = freshness_figures(
+        rate, rows, len(measured), lags, len(order) - 1, total_rows, span, busy, cores
+    )
+    return figures | {
+        "exact": exact,
+        "problems": problems,
+    }
+
+
+def measure_peers(
+    cfg: Config,
+    formats_: list[str],
+    *,
+    trials: int,
+    rows: int,
+    cores: int,
+    seed: int,
+    say: Say = print,
+    rates: Sequence[float] = (),
+    rate_files: int = 0,
+    master: str = "",
+) -> list[Record]:
+    """Per format: the fault cases, then freshness at each feed rate (a fresh table)."""
+    root = (cfg.work_path / "bench" / "stream").absolute()
+    rng = random.Random(seed)
+    out = []
+    for fmt in formats_:
+        if trials:  # 0: the freshness runs alone (a sitting of its own)
+            stage = peer_stage(cfg, root, fmt, cores, master)
+            record = peer_faults(stage, fmt, trials, rows, rng, seed, say)
+            out.append({"kind": "fault", "format": fmt, **record})
+        for i, rate in enumerate(rates if rate_files else ()):
+            st = peer_stage(cfg, root, fmt, cores, master, suffix=f"_rate{i}")
+            fresh = peer_freshness(st, fmt, rate, rate_files, rows, cores, seed, say)
+            out.append({"kind": "freshness", "format": fmt, **fresh})
+    return out
+
+
+def _load(r: Record) -> str:
+    load = r.get("load_1m_start")
+    return "-" if load is None else f"load {load:.1f}"
+
+
+def render_peers(rows: list[Record]) -> list[str]:
+    """The peer formats' fault table (empty when none ran)."""
+    peers = [r for r in rows if r.get("kind") == "fault" and "table_commits" in r]
+    if not peers:
+        return []
+    lines = [
+        "",
+        "## Peer formats' own exactly-once sinks",
+        "",
+        "One stream a format: kill -9 at random moments (restart from the checkpoint each "
+        "time), the folder drained, then the checkpoint's last commit-log entry deleted and "
+        "the query run again (Spark replays that batch under its id); the table read "
+        "by the format's own merged reader and compared with the oracle over every fed "
+        "file. Double commits: the format's commits beyond the micro-batches that read "
+        "files; keys counted twice: `requests` above the oracle's.",
+        "",
+        "| format | sitting (load) | kills | replayed batch | files fed | micro-batches "
+        "| table commits | double commits | keys counted twice | keys lost "
+        "| replays skipped (logged) | table = oracle |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in peers:
+        verdict = "yes" if r["exact"] else "NO: " + "; ".join(r.get("problems", []))
+        lines.append(
+            f"| {r['format']} | {r.get('sitting', '-')} ({_load(r)}) "
+            f"| {r['trials']} | {r['replayed_batch']} | {r['files_fed']} "
+            f"| {r['micro_batches']} | {r['table_commits']} | {r['double_commits']} "
+            f"| {r['double_keys']} | {r['lost_keys']} | {r['batches_replayed']} | {verdict} |"
+        )
+    return lines

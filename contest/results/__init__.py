@@ -1,0 +1,1 @@
+"""Typed results records: one per results file, read and written only here."""

@@ -1,0 +1,84 @@
+"""The one shape of a benchmark: options declared once and checked in one line, records
+appended and rendered as they come, sittings told apart (old lines too)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+
+import pytest
+
+from contest.benchmarks.base import (
+    REPEAT,
+    RESULTS,
+    Benchmark,
+    Record,
+    Results,
+    Sitting,
+    newest_per,
+    sittings,
+)
+from contest.cli.bench import add_option
+from contest.errors import UsageError
+
+
+class Counting(Benchmark):
+    """A benchmark that measures nothing: each round records its number."""
+
+    name = "counting"
+    stem = "counting"
+    summary = description = "counts"
+    options = (REPEAT.but(default=2),)
+
+    def run(self, sitting: Sitting) -> bool:
+        for i in range(sitting.options.repeat):
+            sitting.record({"round": i + 1})
+        return True
+
+    def render(self, records: Sequence[Record]) -> str:
+        return "# counting\n" + "".join(f"- {r['round']} ({r['sitting']})\n" for r in records)
+
+
+def test_options_are_declared_once_and_varied_per_benchmark():
+    parser = argparse.ArgumentParser()
+    for opt in Counting.all_options():
+        add_option(parser, opt)
+    args = parser.parse_args([])
+    assert args.repeat == 2 and args.results is None and REPEAT.default == 3
+    assert Counting.all_options()[-1] is RESULTS
+    assert parser.parse_args(["--out", "x"]).results == "x"  # the old spelling
+
+
+def test_a_bad_option_value_is_one_usage_error():
+    with pytest.raises(UsageError, match="--repeat must be at least 1, got 0"):
+        Counting().check(argparse.Namespace(repeat=0, out=None))
+    Counting().check(argparse.Namespace(repeat=1, out=None))
+
+
+def test_records_are_appended_stamped_and_rendered_as_they_come(cfg, tmp_path):
+    results = Results(tmp_path, "counting")
+    b = Counting()
+    first = Sitting(b, argparse.Namespace(repeat=2, out=None), cfg, results, started="s1")
+    assert b.execute(first)
+    second = Sitting(b, argparse.Namespace(repeat=1, out=None), cfg, results, started="s2")
+    assert b.execute(second)
+    lines = [json.loads(x) for x in results.jsonl.read_text().splitlines()]
+    assert lines == [
+        {"round": 1, "sitting": "s1"},
+        {"round": 2, "sitting": "s1"},
+        {"round": 1, "sitting": "s2"},
+    ]
+    assert results.md.read_text() == "# counting\n- 1 (s1)\n- 2 (s1)\n- 1 (s2)\n"
+
+
+def test_sittings_group_new_lines_by_stamp_and_old_ones_by_a_rule():
+    old = [{"round": 1}, {"round": 2}, {"round": 1}]
+    new = [{"round": 1, "sitting": "a"}, {"round": 2, "sitting": "a"}, {"round": 1, "sitting": "b"}]
+    groups = sittings(old + new, starts=lambda r: r["round"] == 1)
+    assert [len(g) for g in groups] == [2, 1, 2, 1]
+    assert sittings([]) == []
+    assert newest_per([{"k": 2, "v": 1}, {"k": 1, "v": 2}, {"k": 2, "v": 3}], lambda r: r["k"]) == [
+        {"k": 1, "v": 2},
+        {"k": 2, "v": 3},
+    ]

@@ -1,0 +1,292 @@
+"""The dashboard without a browser: reading old and new record shapes, the merged
+DuckDB tables, the page's numbers against an independent reading, --out and the CLI."""
+
+from __future__ import annotations
+
+import html
+import json
+import random
+import re
+import statistics
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from contest.cli.main import main
+from contest.dashboard import load, render, write_page
+from contest.dashboard.blocks import fmt, median
+from contest.dashboard.load import (
+    batches_applied,
+    commit_of,
+    machine_of,
+    read_jsonl,
+    scale_of,
+)
+from contest.errors import EXIT_OK, EXIT_USAGE, UsageError
+from tests.support.dashboard import expected_peers, half_up, records
+
+RESULTS = Path(__file__).resolve().parents[3] / "results"
+
+
+def write_jsonl(path: Path, lines: list[object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines),
+        encoding="utf-8",
+    )
+
+
+def test_read_jsonl_skips_and_counts_lines_that_are_not_objects(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    path.write_text('{"a": 1}\n\n[1, 2]\n{"b": 2}\n{"c": tru', encoding="utf-8")
+    recs, bad = read_jsonl(path)
+    assert recs == [{"a": 1}, {"b": 2}]
+    assert bad == 2
+
+
+@pytest.mark.parametrize(
+    ("rec", "want"),
+    [
+        ({"environment": {"git_commit": "f876272"}}, "f876272"),
+        ({"git_commit": "2f38091"}, "2f38091"),
+        ({"environment": {"git_commit": "a" * 40, "git_dirty": True}}, "aaaaaaa+dirty"),
+        ({"commit": {"sha": "0123456789abcdef", "dirty": False}}, "0123456"),
+        ({"environment": {"git_commit": "abc1234-dirty"}}, "abc1234+dirty"),
+        ({"environment": {"git_commit": ""}}, "unknown"),
+        ({}, "unknown"),
+    ],
+)
+def test_commit_of_old_and_new_shapes(rec, want):
+    assert commit_of(rec) == want
+
+
+@pytest.mark.parametrize(
+    ("rec", "want"),
+    [
+        ({}, "unknown"),
+        ({"machine": "ci-1"}, "ci-1"),
+        ({"machine": {"id": "box-7", "load_before": 0.3}}, "box-7"),
+        ({"environment": {"machine_id": "lab"}}, "lab"),
+        ({"machine": None, "environment": {}}, "unknown"),
+    ],
+)
+def test_machine_of_old_and_new_shapes(rec, want):
+    assert machine_of(rec) == want
+
+
+def test_scale_of_takes_the_record_or_its_data_folder():
+    assert scale_of({"scale": 1.0}) == "1"
+    assert scale_of({"scale": 0.1}) == "0.1"
+    assert scale_of({"data": ".work/data/scale-0.01-seed-2022"}) == "0.01"
+    assert scale_of({"scale": "big"}) == "unknown"
+
+
+def test_batches_applied_from_each_shape():
+    assert batches_applied({"batches_applied": 5}) == 5
+    assert batches_applied({"batches": [0, 4]}) == 5
+    assert batches_applied({"batch_range": "5-9"}) == 10
+    assert batches_applied({"last_batch": 2}) == 3
+    assert batches_applied({"phase": "read"}) is None
+
+
+def test_median_and_formats_agree_with_duckdb():
+    rng = random.Random(7)
+    con = duckdb.connect()
+    for n in range(1, 12):
+        values = [round(rng.uniform(1_000, 250_000), 1) for _ in range(n)]
+        (db,) = con.execute("SELECT median(v) FROM unnest(?) t(v)", [values]).fetchone()
+        assert median(values) == db == statistics.median(values)
+    assert fmt(12344.5, "int") == "12,345"  # halves up, as the page's script
+    assert fmt(0.25, "s1") == "0.3"
+    assert fmt(2.345, "x2") == "2.35"
+    assert fmt(None, "int") == "—"
+
+
+def mixed_results(root: Path) -> Path:
+    """A results folder with an old-shape run, a new-shape run (machine, dirty commit),
+    a broken line, a sweep, a fault record and a workload."""
+    old = {
+        "strategy": "optimized",
+        "scale": 0.1,
+        "correct": True,
+        "rows_per_core_s": 50_000.0,
+        "write_s": 10.0,
+        "read_s": 5.0,
+        "when": "2026-11-25T10:00:00Z",
+        "environment": {"git_commit": "1111111"},
+    }
+    new = {
+        **old,
+        "strategy": "delta-merge",
+        "rows_per_core_s": 10_000.0,
+        "machine": {"id": "ci-1"},
+        "environment": {"git_commit": "2222222", "git_dirty": True},
+        "when": "2026-11-26T10:00:00Z",
+    }
+    write_jsonl(root / "runs.jsonl", [old, new, '{"strategy": "half a li'])
+    write_jsonl(root / "sweeps" / "codec" / "runs.jsonl", [{**old, "case": "write.codec=zstd"}])
+    write_jsonl(root / "faults.jsonl", [{"name": "kill_write", "scale": 0.01, "goal_met": True}])
+    write_jsonl(
+        root / "workloads" / "cdc-trickle.jsonl",
+        [
+            {"phase": "upsert", "strategy": "optimized", "batches": [0, 4], "seconds": 3.0},
+            {"phase": "read", "strategy": "optimized", "batches": [0, 4], "seconds": 1.5},
+            {"phase": "compact", "strategy": "optimized", "batches_applied": 5, "seconds": 2.0},
+            {"phase": "read", "strategy": "optimized", "batches_applied": 10, "seconds": 1.2},
+        ],
+    )
+    return root
+
+
+def test_load_merges_every_file_into_one_database(tmp_path):
+    loaded = load(mixed_results(tmp_path))
+    con = loaded.con
+    assert loaded.skipped == {"runs.jsonl": 1}
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (2,)
+    assert con.execute(
+        "SELECT strategy, machine, commit FROM runs ORDER BY strategy"
+    ).fetchall() == [("delta-merge", "ci-1", "2222222+dirty"), ("optimized", "unknown", "1111111")]
+    assert con.execute("SELECT sweep, case_name FROM sweeps").fetchall() == [
+        ("codec", "write.codec=zstd")
+    ]
+    assert con.execute("SELECT name, strategy, scale, commit FROM faults").fetchall() == [
+        ("kill_write", "unknown", "0.01", "unknown")
+    ]
+    assert con.execute("SELECT phase, batches_applied FROM workloads ORDER BY seq").fetchall() == [
+        ("upsert", 5.0),
+        ("read", 5.0),
+        ("compact", 5.0),
+        ("read", 10.0),
+    ]
+    # the whole line stays queryable
+    (raw,) = con.execute(
+        "SELECT json_extract_string(raw, '$.machine.id') FROM runs WHERE machine = 'ci-1'"
+    ).fetchone()
+    assert raw == "ci-1"
+
+
+def test_load_reads_the_committed_results():
+    loaded = load(RESULTS)
+    runs = records(RESULTS / "runs.jsonl")
+    clusters = sum(len(records(p)) for p in RESULTS.glob("cluster/*/runs.jsonl"))
+    assert loaded.con.execute("SELECT count(*) FROM runs").fetchone() == (len(runs) + clusters,)
+    assert loaded.con.execute("SELECT count(*) FROM scale").fetchone() == (
+        len(records(RESULTS / "scale.jsonl")),
+    )
+
+
+def page_tables(page: str, section: str) -> list[list[str]]:
+    """The text of each body row of the tables of one section of a rendered page."""
+    body = re.search(rf'<section id="{section}">(.*?)</section>', page, re.S)
+    assert body, section
+    out = []
+    for tr in re.findall(r"<tbody>(.*?)</tbody>", body.group(1), re.S):
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", tr, re.S):
+            cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+            out.append([html.unescape(re.sub(r"<[^>]+>", "", c)) for c in cells])
+    return out
+
+
+def test_the_peer_table_matches_an_independent_reading():
+    page = render(load(RESULTS), "now", plotly_src="plotly.min.js")
+    shown = {(c[0], c[1]): [c[2], c[3], c[4], c[5], c[7]] for c in page_tables(page, "peers")}
+    assert shown == expected_peers(RESULTS)
+    assert ("1", "optimized") in shown
+
+
+def test_a_page_shows_new_shapes_workloads_and_skipped_lines(tmp_path):
+    page = render(load(mixed_results(tmp_path)), "now", plotly_src="plotly.min.js")
+    assert 'id="chart-workload-0"' in page
+    assert "No workload longevity results yet" not in page
+    for value in ("ci-1", "2222222+dirty", "unknown"):
+        assert f'value="{value}"' in page
+    assert "runs.jsonl: 1 line(s) that are not a JSON object were skipped" in page
+    assert [r[1] for r in page_tables(page, "workloads")] == ["upsert", "read", "compact", "read"]
+    data = json.loads(re.search(r'id="dashboard-data"[^>]*>(.*?)</script>', page, re.S).group(1))
+    traces = data["figures"]["chart-workload-0"]["data"]
+    assert [(t["name"], t["x"]) for t in traces] == [
+        ("optimized", [5.0, 10.0]),
+        ("optimized compaction", [5.0]),
+    ]
+
+
+def test_a_skipped_compaction_is_shown_as_skipped_not_marked(tmp_path):
+    """Stock LakeSoul's compaction step did not run (`skipped`): its row says so and the
+    chart marks no compaction for it."""
+    base = {"strategy": "lakesoul-stock", "workload": "hot-keys"}
+    write_jsonl(
+        tmp_path / "workloads" / "hot-keys.jsonl",
+        [
+            {**base, "phase": "read", "batches_applied": 3, "seconds": 1.0},
+            {**base, "phase": "compact", "batches_applied": 3, "skipped": "write.engine=..."},
+            {**base, "phase": "read", "batches_applied": 5, "seconds": 1.1},
+        ],
+    )
+    page = render(load(tmp_path), "now", plotly_src="plotly.min.js")
+    phases = [r[1] for r in page_tables(page, "workloads")]
+    assert phases == ["read", "compact (skipped)", "read"]
+    data = json.loads(re.search(r'id="dashboard-data"[^>]*>(.*?)</script>', page, re.S).group(1))
+    traces = data["figures"]["chart-workload-0"]["data"]
+    assert [(t["name"], t["x"]) for t in traces] == [("lakesoul-stock", [3.0, 5.0])]
+
+
+def test_an_empty_results_folder_says_so(tmp_path):
+    page = render(load(tmp_path), "now", plotly_src="plotly.min.js")
+    assert "No runs yet" in page
+    assert "No workload longevity results yet" in page
+
+
+def test_write_page_replaces_only_its_own_page(tmp_path):
+    results = mixed_results(tmp_path / "results")
+    out = write_page(results, tmp_path / "site" / "index.html")
+    text = out.read_text(encoding="utf-8")
+    assert "Plotly" in text and "plotly.min.js" not in text  # self-contained
+    write_page(results, out)  # its own page: replaced
+    foreign = tmp_path / "notes.html"
+    foreign.write_text("<html>mine</html>", encoding="utf-8")
+    with pytest.raises(UsageError, match="not a page this command wrote"):
+        write_page(results, foreign)
+    assert foreign.read_text(encoding="utf-8") == "<html>mine</html>"
+
+
+def test_cli_writes_a_page_and_refuses_a_missing_folder(tmp_path, capsys):
+    results = mixed_results(tmp_path / "results")
+    out = tmp_path / "dash.html"
+    assert main(["dashboard", "--results", str(results), "--out", str(out)]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out.strip()) == {"out": str(out)}
+    assert out.is_file()
+    code = main(["dashboard", "--results", str(tmp_path / "nope"), "--out", str(out)])
+    assert code == EXIT_USAGE
+    assert (
+        capsys.readouterr().err.strip() == f"contest: results folder not found: {tmp_path / 'nope'}"
+    )
+
+
+def test_the_readme_example_runs(capsys, monkeypatch):
+    readme = (RESULTS.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Dashboard", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(RESULTS.parent)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "optimized" in out and "median(rows_per_core_s)" in out
+
+
+def test_the_sweep_tables_match_an_independent_reading():
+    page = render(load(RESULTS), "now", plotly_src="plotly.min.js")
+    shown = {r[0]: r[1:] for r in page_tables(page, "sweeps")}
+    want = {}
+    for path in sorted(RESULTS.glob("sweeps/*/runs.jsonl")):
+        cases: dict[str, list[dict]] = {}
+        for r in records(path):
+            cases.setdefault(r["case"], []).append(r)
+        for case, rs in cases.items():
+            v = [r["rows_per_core_s"] for r in rs if r.get("correct")]
+            want[case] = [
+                str(len(rs)),
+                str(len(v)),
+                f"{half_up(statistics.median(v)):,}",
+                f"{half_up(min(v)):,}–{half_up(max(v)):,}",
+            ]
+    assert want and shown == want

@@ -1,0 +1,146 @@
+"""Run records: typed, versioned, old lines read; phases with start, end and status
+from the one runner; rates only for jobs that ran; the busy-machine flag."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contest.errors import DataError, HarnessError, PhaseError, RunError
+from contest.evaluation.evaluate import score
+from contest.evaluation.phases import Step, run_phases
+from contest.results.runs import (
+    FAILED,
+    OK,
+    SCHEMA_VERSION,
+    JobLoad,
+    RunRecord,
+    append_records,
+    load_records,
+)
+
+SCHEMA1 = {  # a line of runs.jsonl written before records had a schema
+    "strategy": "optimized",
+    "correct": False,
+    "failed_phase": "read (spark-submit)",
+    "error": "read job exited 1: boom",
+    "write_s": 9.5,
+    "read_s": None,
+    "rows": 1000,
+    "environment": {"git_commit": "abc1234", "machine_cores": 2, "spark": "3.5.8"},
+    "some_future_key": [1, 2],
+}
+
+
+def test_schema1_line_is_read_and_kept_on_rewrite(tmp_path):
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps(SCHEMA1) + "\n")
+    (old,) = load_records(runs)
+    assert old.schema == 1 and old.phases == [] and old.failed_phase == "read (spark-submit)"
+    assert old.git_commit == "abc1234" and old.machine_cores == 2 and old.write_s == 9.5
+    assert old.extra == {"some_future_key": [1, 2]}
+    append_records(runs, [old])
+    again = load_records(runs)[1]
+    assert again == old and json.loads(runs.read_text().splitlines()[1])["some_future_key"]
+
+
+def test_new_record_round_trips_with_phases_and_load(tmp_path):
+    rec = RunRecord("optimized", run_id=RunRecord.new_id(), rows=10)
+    rec.begin("data").finish()
+    rec.fail(rec.begin("write"), "write job exited 1: boom")
+    rec.load["write"] = JobLoad(0.5, 1.5, 0.0, 0.01)
+    append_records(tmp_path / "r.jsonl", [rec])
+    line = json.loads((tmp_path / "r.jsonl").read_text())
+    assert line["schema"] == SCHEMA_VERSION
+    assert [(p["name"], p["status"]) for p in line["phases"]] == [("data", OK), ("write", FAILED)]
+    assert all(p["start"] <= p["end"] and p["seconds"] >= 0 for p in line["phases"])
+    back = load_records(tmp_path / "r.jsonl")[0]
+    assert back.phases == rec.phases and back.load == rec.load
+    assert back.failed_phase == "write" and back.error == "write job exited 1: boom"
+
+
+@pytest.mark.parametrize("line", ["{not json", '{"correct": true}', "[1, 2]"])
+def test_a_line_that_is_not_a_record_names_itself(tmp_path, line):
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps(SCHEMA1) + "\n\n" + line + "\n")
+    with pytest.raises(DataError, match=r"runs.jsonl:3: not a run record"):
+        load_records(runs)
+
+
+def test_phase_error_is_in_the_harness_family():
+    assert issubclass(PhaseError, RunError) and issubclass(PhaseError, HarnessError)
+
+
+def test_runner_stops_at_the_first_failure_and_keeps_it_in_the_record():
+    done: list[str] = []
+    ctx = {"rows": 0}
+
+    def count(c: dict) -> None:
+        c["rows"] = 42
+        done.append("count")
+
+    def broken(c: dict) -> None:
+        raise OSError("disk full")
+
+    steps = [
+        Step(lambda c: "count", count),
+        Step(lambda c: "skipped", lambda c: done.append("skipped"), lambda c: False),
+        Step(lambda c: f"write ({c['rows']} rows)", broken),
+        Step(lambda c: "never", lambda c: done.append("never")),
+    ]
+    rec = RunRecord("optimized")
+    said: list[str] = []
+    assert run_phases(ctx, steps, rec, said.append, "optimized") is False
+    assert done == ["count"]
+    assert [(p.name, p.status) for p in rec.phases] == [("count", OK), ("write (42 rows)", FAILED)]
+    assert rec.failed_phase == "write (42 rows)" and rec.error == "OSError: disk full"
+    assert len(said) == 2 and said[1].endswith("optimized: write (42 rows)")
+    check = RunRecord("optimized")
+    assert not run_phases(None, [Step(lambda c: "check", _wrong)], check, said.append, "x")
+    assert check.error == "2 keys differ"  # a PhaseError's message as is
+
+
+def _wrong(_: object) -> None:
+    raise PhaseError("2 keys differ")
+
+
+def test_a_failed_write_carries_no_write_rate():
+    rec = RunRecord("optimized", rows=1000, cores=2, write_s=5.0)
+    rec.fail(rec.begin("write (1,000 rows)"), "write job exited 1: boom")
+    score(rec)
+    assert rec.write_rows_per_core_s is None and rec.rows_per_core_s is None
+    ok = RunRecord("optimized", rows=1000, cores=2, write_s=5.0, read_s=5.0, correct=True)
+    ok.begin("write (1,000 rows)").finish()
+    ok.begin("read (spark-submit)").finish()
+    score(ok)
+    assert (ok.write_rows_per_core_s, ok.read_rows_per_core_s) == (100.0, 100.0)
+    assert ok.rows_per_core_s == 50.0
+
+
+def test_busy_machine_flag():
+    rec = RunRecord("optimized", machine_cores=2)
+    assert rec.busy is None
+    rec.load["write"] = JobLoad(load1_before=0.2, steal_before=0.0, steal_after=0.0)
+    rec.load["read"] = JobLoad(load1_before=1.9)  # the write's own tail: not counted
+    assert rec.busy is None
+    rec.load["write"] = JobLoad(load1_before=1.4)
+    assert rec.busy == "load 1.4 on 2 cores"
+    rec.load["write"] = JobLoad(load1_before=0.1, steal_after=0.05)
+    assert rec.busy == "CPU steal 5% around the write"
+
+
+def test_busy_share_measured_between_jobs_wins_over_the_load_average():
+    """The load average still counts the harness's own previous job; the busy share of a
+    window in which the harness ran nothing does not, so a record that has it is judged
+    by it (old records, without it, by the load average)."""
+    rec = RunRecord("optimized", machine_cores=2)
+    rec.load["write"] = JobLoad(load1_before=1.8, cpu_busy_before=0.04)
+    assert rec.busy is None
+    rec.load["read"] = JobLoad(load1_before=2.5, cpu_busy_before=0.61)
+    assert rec.busy == "61% of the CPUs busy before the read"
+    rec.load["read"] = JobLoad(cpu_busy_before=0.1)
+    rec.load["write"] = JobLoad(load1_before=1.8, cpu_busy_before=0.3)
+    assert rec.busy == "30% of the CPUs busy before the write"
+    back = RunRecord.from_dict(rec.to_dict())
+    assert back.load["write"].cpu_busy_before == 0.3
