@@ -448,7 +448,8 @@ def run_stage_job(run: Run, stage: str, log: Path, args: list[str]) -> ProcResul
 
 def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
     """A timed job with the machine's load and CPU steal sampled just before and just
-    after it (untimed), its seconds and peak memory into the record. Its log's path is
+    after it (untimed) and the noise measured during it, its seconds and peak memory
+    into the record. Its log's path is
     said first, and its Spark UI's address once the job's session is up."""
     from contest.evaluation.progress import heartbeat
 
@@ -458,7 +459,7 @@ def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
     before = Sample.take()
     with heartbeat(f"{run.strategy}: {stage}", run.say, log=log, every_s=None):
         job = run_stage_job(run, stage, log, args)
-    run.record.load[stage] = JobLoad.around(before, Sample.take())
+    run.record.load[stage] = JobLoad.around(before, Sample.take(), job.noise)
     setattr(run.record, f"{stage}_s", round(job.seconds, 3))
     setattr(run.record, f"{stage}_peak_rss_bytes", job.peak_rss_bytes)
     setattr(run.record, f"{stage}_peak_process_rss_bytes", job.peak_process_rss_bytes)

@@ -42,13 +42,18 @@ class JobNoise:
     @property
     def busy(self) -> str | None:
         """Why the job's timing is suspect, or None."""
-        if self.outside_share >= BUSY_OUTSIDE_SHARE:
-            return f"other work held {self.outside_share:.0%} of the CPUs during the job"
-        if self.peak_outside_share >= BUSY_PEAK_SHARE:
-            return f"other work held {self.peak_outside_share:.0%} of the CPUs at a peak"
-        if self.steal_share >= BUSY_STEAL_SHARE:
-            return f"CPU steal {self.steal_share:.0%} during the job"
-        return None
+        return busy_reason(self.outside_share, self.peak_outside_share, self.steal_share)
+
+
+def busy_reason(outside: float, peak: float, steal: float) -> str | None:
+    """The busy rule over a job's noise shares: why its timing is suspect, or None."""
+    if outside >= BUSY_OUTSIDE_SHARE:
+        return f"other work held {outside:.0%} of the CPUs during the job"
+    if peak >= BUSY_PEAK_SHARE:
+        return f"other work held {peak:.0%} of the CPUs at a peak during the job"
+    if steal >= BUSY_STEAL_SHARE:
+        return f"CPU steal {steal:.0%} during the job"
+    return None
 
 
 def outside_share(busy_s: float, tree_s: float, own_s: float, wall_s: float, cores: int) -> float:

@@ -22,6 +22,7 @@ from typing import Any
 
 from contest.errors import DataError, UsageError
 from contest.infra.machine import Sample, machine_id
+from contest.infra.noise import JobNoise, busy_reason
 
 SCHEMA_VERSION = 2
 # Busy machine: the write started with a one-minute load average of at least this
@@ -70,7 +71,9 @@ class Phase:
 
 @dataclass
 class JobLoad:
-    """The machine just before and just after one timed job (the samples are untimed)."""
+    """The machine around one timed job: samples just before and just after it
+    (untimed), and the noise measured during it (contest/infra/noise.py; None in
+    records older than that)."""
 
     load1_before: float | None = None
     load1_after: float | None = None
@@ -78,10 +81,31 @@ class JobLoad:
     steal_after: float | None = None
     # Share of all CPUs busy over the short window before the job (not the harness's).
     cpu_busy_before: float | None = None
+    # During the job: other work's share of all CPUs (mean, and the highest over one
+    # sampling window), CPU steal, and the CPU seconds of the job's own tree.
+    outside_share: float | None = None
+    peak_outside_share: float | None = None
+    steal_during: float | None = None
+    job_cpu_s: float | None = None
 
     @classmethod
-    def around(cls, before: Sample, after: Sample) -> JobLoad:
-        return cls(before.load1, after.load1, before.steal, after.steal, before.cpu_busy)
+    def around(cls, before: Sample, after: Sample, noise: JobNoise | None = None) -> JobLoad:
+        load = cls(before.load1, after.load1, before.steal, after.steal, before.cpu_busy)
+        if noise is not None:
+            load.outside_share = noise.outside_share
+            load.peak_outside_share = noise.peak_outside_share
+            load.steal_during = noise.steal_share
+            load.job_cpu_s = noise.tree_cpu_s
+        return load
+
+    @property
+    def busy_during(self) -> str | None:
+        """The busy rule over the noise measured during the job, when it was."""
+        if self.outside_share is None:
+            return None
+        return busy_reason(
+            self.outside_share, self.peak_outside_share or 0.0, self.steal_during or 0.0
+        )
 
 
 @dataclass
@@ -156,6 +180,10 @@ class RunRecord:
     @property
     def busy(self) -> str | None:
         """Why this run's timings are suspect (a busy machine), or None."""
+        # Measured during the jobs (newer records): what other work did while each ran.
+        for job, jl in self.load.items():
+            if why := jl.busy_during:
+                return f"{why} ({job})"
         # Measured while the harness ran nothing: other work's share only, so every
         # timed job's window counts.
         for job, jl in self.load.items():
