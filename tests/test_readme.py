@@ -112,7 +112,7 @@ def workload_commands() -> list[list[str]]:
 
 def test_workload_example_runs(cfg, pg, tmp_path, capsys):
     """The README's `contest workload run` example: exit 0, every read checked."""
-    from contest.workload.record import load
+    from contest.results.workloads import load
 
     commands = workload_commands()
     assert commands and all(c[:3] == ["contest", "workload", "run"] for c in commands)

@@ -1,5 +1,5 @@
 """`contest bench duckdb`: the optimized pipeline against one DuckDB process merging the
-same batches straight into one parquet result (contest/evaluation/duckdb_merge.py).
+same batches straight into one parquet result (contest/benchmarks/duckdb_merge.py).
 
 Both in the same run, on the same data, with the same cores (DuckDB's `SET threads`),
 interleaved for `repeat` rounds: `optimized` as `contest evaluate` times it (write +

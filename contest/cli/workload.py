@@ -81,8 +81,8 @@ def _configs(args: argparse.Namespace) -> dict[str, Config]:
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover
     from contest.evaluation.data_cache import cached_data
+    from contest.results.workloads import append, load, local_file
     from contest.workload.plan import load_plan
-    from contest.workload.record import append, load, local_file
     from contest.workload.report import write_report
     from contest.workload.runner import run_workload
 
@@ -124,7 +124,7 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_publish(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.workload.record import append, load, local_file, published_file
+    from contest.results.workloads import append, load, local_file, published_file
     from contest.workload.report import write_report
 
     source = Path(args.source) if args.source else local_file(cfg.work_path, args.name)

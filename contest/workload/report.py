@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from contest.results.workloads import PhaseRecord
 from contest.workload.metrics import degradation_between_compactions, degradation_overall
-from contest.workload.record import PhaseRecord
 
 
 def by_run(records: Sequence[PhaseRecord]) -> dict[tuple[str, str], list[PhaseRecord]]:

@@ -36,8 +36,8 @@ from contest.evaluation import jobs
 from contest.evaluation.progress import heartbeat
 from contest.infra.machine import git_state, load1, machine_id
 from contest.infra.proc import ProcResult, run_timed
+from contest.results.workloads import PhaseRecord
 from contest.workload.plan import Step
-from contest.workload.record import PhaseRecord
 
 Say = Callable[[str], None]
 

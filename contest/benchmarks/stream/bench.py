@@ -23,7 +23,7 @@ micro-batches committed (recorded with each commit): no file lost, none counted 
   work (write + commit).
 
 The stream under test (its folders, child process, feed and check) is
-contest/evaluation/bench/stream_stage.py.
+contest/benchmarks/stream/stage.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ and table (`Stage`), its child process (`contest stream run`, own JVM), its feed
 run reports (the same for the harness's sink and the peers').
 
 The cases themselves (kill -9 trials, replay, freshness) are in
-contest/evaluation/bench/stream.py and stream_peers.py.
+contest/benchmarks/stream/bench.py and peers.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the chart beside it, and `contest workload publish` (no Spark: records built here)."""
 
 from contest.cli.main import main
-from contest.workload.record import PhaseRecord, append, load
+from contest.results.workloads import PhaseRecord, append, load
 from contest.workload.report import degradation, markdown
 
 

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from contest.cli.main import main
-from contest.workload.record import load
+from contest.results.workloads import load
 from tests.support.config import cli
 
 pytestmark = [pytest.mark.spark, pytest.mark.pg]
