@@ -227,6 +227,8 @@ class PeerConfig:
 
 # How a later batch picks the earlier keys it updates (README, "Workloads").
 DISTRIBUTIONS = ("uniform", "zipf", "recent")
+# How the batch files are written (contest/data/generator.py, FILE_WRITERS).
+FILE_WRITERS = ("contest", "pyarrow-defaults")
 
 
 @dataclass(frozen=True)
@@ -254,6 +256,12 @@ class WorkloadConfig:
     null_string_share: float = 0.15
     # Extra payload columns and their merge operators (SumAll: int64; others: string).
     columns: dict[str, str] = field(default_factory=dict)
+    # How the files are written, the same rows either way: "contest" (uncompressed, one
+    # row group up to 10M rows, the low-cardinality columns dictionary-encoded, no
+    # statistics: the contest's files) or "pyarrow-defaults" (what pq.write_table does
+    # unasked: snappy, dictionary tried on every column, row groups of 1Mi rows,
+    # statistics): a layout the harness's readers were not fitted to.
+    file_writer: str = "contest"
 
 
 STREAM_TRIGGERS = ("processing-time", "available-now")
@@ -646,6 +654,10 @@ def validate_workload(w: WorkloadConfig) -> None:
     if w.distribution not in DISTRIBUTIONS:
         raise ConfigError(
             f"workload.distribution: {w.distribution!r} is not one of {', '.join(DISTRIBUTIONS)}"
+        )
+    if w.file_writer not in FILE_WRITERS:
+        raise ConfigError(
+            f"workload.file_writer: {w.file_writer!r} is not one of {', '.join(FILE_WRITERS)}"
         )
     if w.zipf_exponent <= 1:
         raise ConfigError(f"workload.zipf_exponent: must be above 1, got {w.zipf_exponent}")

@@ -54,6 +54,30 @@ _JOBS = (
 ).split()
 
 
+def contest_writer(path: Path, schema: pa.Schema, dict_columns: list[str]) -> pq.ParquetWriter:
+    """The contest's files: uncompressed, the low-cardinality columns dictionary-encoded,
+    no statistics; each write is one row group."""
+    return pq.ParquetWriter(
+        path, schema, compression="NONE", use_dictionary=dict_columns, write_statistics=False
+    )
+
+
+def pyarrow_defaults_writer(
+    path: Path, schema: pa.Schema, dict_columns: list[str]
+) -> pq.ParquetWriter:
+    """What pyarrow writes unasked (snappy, dictionary tried on every column and given
+    up where it grows too big, statistics, row groups of at most 1Mi rows): a second
+    data shape, so a figure is not fitted to the harness's own files."""
+    return pq.ParquetWriter(path, schema)
+
+
+# workload.file_writer -> (how a file is opened, whether each write is one row group).
+FILE_WRITERS = {
+    "contest": (contest_writer, True),
+    "pyarrow-defaults": (pyarrow_defaults_writer, False),
+}
+
+
 @dataclass(frozen=True)
 class GenReport:
     files: list[Path]
@@ -268,9 +292,8 @@ def generate(
         next_key += key_plan(b, rows, w).new
         path = out / f"base-{b}.parquet"
         tmp = path.with_suffix(".parquet.tmp")
-        with pq.ParquetWriter(
-            tmp, schema, compression="NONE", use_dictionary=dict_columns, write_statistics=False
-        ) as writer:
+        opener, one_group = FILE_WRITERS[w.file_writer]
+        with opener(tmp, schema, dict_columns) as writer:
             for start in range(0, rows, MAX_ROW_GROUP_ROWS):
                 group_keys = keys[start : start + MAX_ROW_GROUP_ROWS]
                 parts = []
@@ -285,7 +308,7 @@ def generate(
                 # Chunked (no copy): the writer streams it out as one row group.
                 group = pa.concat_tables(parts)
                 del parts
-                writer.write_table(group, row_group_size=len(group))
+                writer.write_table(group, row_group_size=len(group) if one_group else None)
                 del group
         tmp.replace(path)
         files.append(path)
