@@ -53,9 +53,15 @@ def scale_of(rows: int, workload: WorkloadConfig | None = None) -> float:
     return rows / (workload.first_rows + (workload.batches - 1) * workload.batch_rows)
 
 
-def environment() -> dict:
+def environment(work: Path | None = None) -> dict:
+    """What ran a record's jobs: the libraries' versions, the JVM libraries each
+    strategy may load (pinned coordinates), the machine (a full disclosure's facts,
+    contest/infra/machine.py) and the commit."""
     import pyarrow
     import pyspark
+
+    from contest.infra.machine import machine_facts
+    from contest.infra.packages import PACKAGES
 
     try:
         from importlib.metadata import version
@@ -78,6 +84,8 @@ def environment() -> dict:
         "machine_cores": os.cpu_count(),
         "machine_memory_bytes": mem,
         "git_commit": commit,
+        "machine": machine_facts(work or Path.cwd()),
+        "jvm_packages": {name: list(coords) for name, coords in PACKAGES.items()},
     }
 
 
@@ -195,7 +203,7 @@ def _evaluate(
         + ("correct" if rec.correct else f"FAILED in {rec.failed_phase}")
         + (f": {rec.error.splitlines()[0]}" if rec.error else "")
     )
-    env = environment()
+    env = environment(cfg.work_path)
     rec.git_commit, rec.git_dirty = git_state(Path(__file__).resolve().parent)
     env["git_dirty"] = rec.git_dirty
     rec.machine_id, rec.machine_cores = machine_id(), env["machine_cores"]

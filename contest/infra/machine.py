@@ -5,8 +5,10 @@ rather than failing a run."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import platform
 import re
 import socket
 import subprocess
@@ -119,3 +121,70 @@ def git_state(source: Path) -> tuple[str, bool | None]:
         return "", None
     status = git("status", "--porcelain", "--untracked-files=no")
     return commit, (None if status is None else bool(status.strip()))
+
+
+def _field(path: Path, key: str, sep: str) -> str:
+    """The value of the first `key<sep>value` line of a file ("" when absent)."""
+    try:
+        with path.open() as fh:
+            for ln in fh:
+                name, found, value = ln.partition(sep)
+                if found and name.strip() == key:
+                    return value.strip().strip('"')
+    except OSError:
+        pass
+    return ""
+
+
+@functools.cache
+def java_version() -> str:
+    """The first line `java -version` prints ("" without a java): the JVM every job runs."""
+    try:
+        done = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    lines = (done.stderr or done.stdout).strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def disk_of(folder: Path) -> dict[str, object]:
+    """The filesystem a folder is on: its device, type, size and free space."""
+    try:
+        import psutil
+
+        target = folder.resolve()
+        while not target.exists():
+            target = target.parent
+        best = max(
+            (p for p in psutil.disk_partitions(all=True) if str(target).startswith(p.mountpoint)),
+            key=lambda p: len(p.mountpoint),
+            default=None,
+        )
+        usage = psutil.disk_usage(str(target))
+    except (OSError, ImportError):
+        return {}
+    return {
+        "device": best.device if best else "",
+        "fstype": best.fstype if best else "",
+        "total_bytes": usage.total,
+        "free_bytes": usage.free,
+    }
+
+
+def machine_facts(work: Path) -> dict[str, object]:
+    """What a full disclosure names of the machine (TPC's, ClickBench's): CPU model and
+    cores, memory, the work folder's disk, the OS and kernel, the JVM."""
+    try:
+        with open("/proc/meminfo") as fh:
+            memory = int(fh.readline().split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        memory = 0
+    return {
+        "cpu_model": _field(Path("/proc/cpuinfo"), "model name", ":"),
+        "cores": os.cpu_count(),
+        "memory_bytes": memory,
+        "disk": disk_of(work),
+        "os": _field(Path("/etc/os-release"), "PRETTY_NAME", "=") or platform.platform(),
+        "kernel": platform.release(),
+        "java": java_version(),
+    }

@@ -149,8 +149,13 @@ class RunRecord:
     phases: list[Phase] = field(default_factory=list)
     load: dict[str, JobLoad] = field(default_factory=dict)
     peer_write: dict[str, Any] | None = None
-    # A compare's round; a sweep's case (key, label, repetition, settings).
+    # A compare's or a peer sitting's round; a sweep's case (key, label, repetition,
+    # settings). A sitting (`contest bench peers`): its id (when it started, UTC), the
+    # run's place in its round's rotated order, and its attempt (a busy run is run again).
     compare_round: int | None = None
+    sitting: str | None = None
+    position: int | None = None
+    attempt: int | None = None
     case_key: str | None = None
     case: str | None = None
     rep: int | None = None
