@@ -201,7 +201,7 @@ class FaultRecord(Record):
     seconds: float = 0.0
     goal_met: bool = False
     when: str = ""
-    git_commit: str = ""
+    git_commit: str | None = None
     scale: float | None = None
     seed: int | None = None
     cores: int | None = None
