@@ -261,7 +261,7 @@ class Peer:
         return JobOutcome(report, (line,), EXIT_OK)
 
 
-# write.engine and read.engine name one of the first two (contest/config.py's ENGINES);
+# write.engine and read.engine name one of the first two (contest/config/'s ENGINES);
 # the peer engine is chosen by peer.format.
 AVAILABLE_ENGINES: dict[str, Engine] = {e.name: e for e in (Harness(), Stock(), Peer())}
 

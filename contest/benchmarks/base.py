@@ -1,10 +1,11 @@
 """The one shape of a benchmark: its options, `run`, `record`, `render`.
 
 A benchmark declares its command-line options (shared ones are declared once, here),
-runs, hands each row to `Sitting.record` as soon as it is measured (appended to
-`<results>/<stem>.jsonl`, then `<stem>.md` rendered again from every line there, so
-an interrupted run keeps what it measured), and renders markdown from records of any
-age: a renderer reads old lines too.
+runs, hands each row to `Sitting.record` as soon as it is measured (read into its
+typed record, `contest.results.registry`, appended to `<results>/<stem>.jsonl`, then
+`<stem>.md` rendered again from every line there, so an interrupted run keeps what it
+measured), and renders markdown from typed records of any age: the records' readers
+know the old lines' shapes, the renderers read fields, never string keys.
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from contest.config import Config
-from contest.errors import UsageError
+from contest.errors import DataError, UsageError
+from contest.results import registry
+from contest.results.record import NotARecord
 
 Say = Callable[[str], None]
-Record = dict[str, Any]
+# A row as a benchmark measures it, before it is read into its typed record.
+Row = dict[str, Any]
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,8 @@ class Results:
 
     folder: Path
     stem: str
+    # Which record its lines are: the registry's entry for `<stem>.jsonl` by default.
+    of: registry.ResultsFile | None = None
 
     @property
     def jsonl(self) -> Path:
@@ -85,16 +92,33 @@ class Results:
     def md(self) -> Path:
         return self.folder / f"{self.stem}.md"
 
-    def append(self, records: Iterable[Record]) -> None:
+    @property
+    def kind(self) -> registry.ResultsFile:
+        return self.of or registry.by_stem(self.stem)
+
+    def append(self, rows: Iterable[Row]) -> list[Any]:
+        """Each row read into its typed record first (a row its record refuses is a
+        bug, named here, not a line no reader takes), then appended as it was; the
+        typed records back."""
+        lines, records = [], []
+        for row in rows:
+            try:
+                records.append(self.kind.parse(row))
+            except (NotARecord, TypeError) as exc:
+                raise DataError(
+                    f"{self.stem}: a row that is not a {self.kind.what}: {exc}"
+                ) from None
+            lines.append(json.dumps(row) + "\n")
         self.folder.mkdir(parents=True, exist_ok=True)
         with self.jsonl.open("a") as fh:
-            for r in records:
-                fh.write(json.dumps(r) + "\n")
+            fh.writelines(lines)
+        return records
 
-    def load(self) -> list[Record]:
+    def load(self) -> list[Any]:
+        """Every line as its typed record (`contest.results.registry`)."""
         if not self.jsonl.exists():
             return []
-        return [json.loads(ln) for ln in self.jsonl.read_text().splitlines() if ln.strip()]
+        return self.kind.read(self.jsonl)
 
 
 def utc_now() -> str:
@@ -120,10 +144,15 @@ class Sitting:
         work = getattr(self.options, "work", None)
         return replace(cfg, work_dir=work) if work else cfg
 
-    def record(self, *rows: Record) -> Path:
-        """Append `rows` (each stamped with this sitting) and render every record."""
-        self.results.append({**r, "sitting": r.get("sitting", self.started)} for r in rows)
-        return self.benchmark.publish(self.results)
+    def record(self, *rows: Row) -> list[Any]:
+        """Append `rows` (each stamped with this sitting), render every record, and
+        hand back the rows as their typed records."""
+        stamped = [dict(r) for r in rows]
+        for row in stamped:
+            row.setdefault("sitting", self.started)
+        records = self.results.append(stamped)
+        self.benchmark.publish(self.results)
+        return records
 
 
 class Benchmark:
@@ -151,18 +180,26 @@ class Benchmark:
         (e.g. every result checked exact) is met."""
         raise NotImplementedError
 
-    def render(self, records: Sequence[Record]) -> str:
-        """Markdown from every record of `<stem>.jsonl`, old lines included."""
+    def render(self, records: Sequence[Any]) -> str:
+        """Markdown from every typed record of `<stem>.jsonl`, old lines included."""
         raise NotImplementedError
 
-    def extras(self, records: Sequence[Record], folder: Path) -> None:
+    def extras(self, records: Sequence[Any], folder: Path) -> None:
         """Anything besides the markdown rendered from the records (a chart)."""
 
+    def page(self, results: Results) -> str:
+        """The page: the records rendered, then the findings written by hand in
+        `<results>/notes/<stem>.md` (kept apart, so a run renders the page again)."""
+        text = self.render(results.load())
+        notes = results.folder / "notes" / f"{self.stem}.md"
+        if notes.is_file():
+            text = text.rstrip("\n") + "\n\n" + notes.read_text()
+        return text
+
     def publish(self, results: Results) -> Path:
-        records = results.load()
         results.folder.mkdir(parents=True, exist_ok=True)
-        results.md.write_text(self.render(records))
-        self.extras(records, results.folder)
+        results.md.write_text(self.page(results))
+        self.extras(results.load(), results.folder)
         return results.md
 
     def execute(self, sitting: Sitting) -> bool:
@@ -173,14 +210,26 @@ class Benchmark:
         return ok
 
 
+class Sat(Protocol):
+    @property
+    def sitting(self) -> str | None: ...
+
+
+S = TypeVar("S", bound=Sat)
+
+
+def _sitting(r: Sat) -> Any:
+    return r.sitting
+
+
 def sittings(
-    records: Iterable[Record],
-    key: Callable[[Record], Any] = lambda r: r.get("sitting"),
-    starts: Callable[[Record], bool] = lambda r: False,
-) -> list[list[Record]]:
+    records: Iterable[S],
+    key: Callable[[S], Any] = _sitting,
+    starts: Callable[[S], bool] = lambda r: False,
+) -> list[list[S]]:
     """Records grouped by the invocation that recorded them, in order: consecutive
     records with one `key`; a keyless (old) record also starts a group when `starts`."""
-    groups: list[list[Record]] = []
+    groups: list[list[S]] = []
     last: Any = object()
     for r in records:
         k = key(r)
@@ -191,9 +240,9 @@ def sittings(
     return groups
 
 
-def newest_per(records: Iterable[Record], key: Callable[[Record], Any]) -> list[Record]:
+def newest_per(records: Iterable[R], key: Callable[[R], Any]) -> list[R]:
     """The last record of each `key`, in the order of the keys."""
-    newest: dict[Any, Record] = {}
+    newest: dict[Any, R] = {}
     for r in records:
         newest[key(r)] = r
     return [newest[k] for k in sorted(newest)]

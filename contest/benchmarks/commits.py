@@ -23,7 +23,6 @@ from contest.benchmarks.base import (
     REPEAT,
     Benchmark,
     Option,
-    Record,
     Say,
     Sitting,
     at_least,
@@ -31,6 +30,7 @@ from contest.benchmarks.base import (
 )
 from contest.config import Config
 from contest.data.batches import SCHEMA
+from contest.results.benchmarks import CommitPathRecord
 from meta import catalog
 from meta.commits import DataFile, commit_files, head_snapshot
 from meta.connection import PgConnection
@@ -161,10 +161,19 @@ def measure(
     return rounds
 
 
-def path_result(record: Record) -> PathResult:
-    """A recorded line back as a PathResult (its extra keys dropped)."""
-    fields = PathResult.__dataclass_fields__
-    return PathResult(**{k: v for k, v in record.items() if k in fields})
+def path_result(r: CommitPathRecord) -> PathResult:
+    """A recorded line back as a PathResult (its round, note and sitting dropped)."""
+    return PathResult(
+        r.path,
+        r.writers,
+        r.commits,
+        r.seconds,
+        r.commits_per_s,
+        r.retries,
+        r.lost,
+        r.duplicated,
+        r.errors,
+    )
 
 
 ANSWER = (
@@ -221,11 +230,11 @@ class CommitsBench(Benchmark):
             )
         return all(x.lost == 0 for r in rounds for x in r if x.path != "dbmanager-plain")
 
-    def render(self, records: Sequence[Record]) -> str:
+    def render(self, records: Sequence[CommitPathRecord]) -> str:
         groups = sittings(records)
         newest = groups[-1] if groups else []
         runs = [path_result(r) for r in newest]
-        rounds = len({r.get("round") for r in newest})
+        rounds = len({r.round for r in newest})
         first = runs[0] if runs else PathResult("", 0, 0, 0, 0, 0, 0, 0, 0)
         per = first.commits // first.writers if first.writers else 0
         lines = [
@@ -242,7 +251,7 @@ class CommitsBench(Benchmark):
             "rebased; DBManager = commits re-driven. Lost = commits missing from the final "
             "snapshot.",
             "",
-            newest[0].get("note", "") if newest else "",
+            newest[0].note if newest else "",
             "",
             "| path | median commits/s | min–max | retries (sum) | lost (sum) | duplicated "
             "| errors |",

@@ -20,13 +20,14 @@ from contest.benchmarks.base import (
     SCALE,
     SEED,
     Benchmark,
-    Record,
+    Row,
     Say,
     Sitting,
     utc_now,
 )
 from contest.config import Config
 from contest.errors import RunError
+from contest.results.benchmarks import CompactRecord
 
 TABLE = "compact_bench"
 
@@ -40,7 +41,7 @@ def files_per_bucket(conn, table) -> float:
 
 def measure(
     spark, conn, cfg: Config, data: Path, expected: Path, repeat: int, say: Say = print
-) -> Record:
+) -> Row:
     """The read `repeat` times before and after compacting a table written from `data`."""
     from contest.data.checker import compare
     from contest.infra.spark import cores_of
@@ -129,7 +130,7 @@ class CompactBench(Benchmark):
         sitting.record({**res, "scale": opts.scale})
         return True
 
-    def render(self, records: Sequence[Record]) -> str:
+    def render(self, records: Sequence[CompactRecord]) -> str:
         lines = [
             "# Compaction: the read before and after `contest compact`",
             "",
@@ -145,12 +146,12 @@ class CompactBench(Benchmark):
         ]
         for r in records:
             lines.append(
-                f"| {r['when']} | {r['rows']:,} | {r['cores']} "
-                f"| {r['files_before']} ({r['files_per_bucket_before']}) → {r['files_after']} "
-                f"({r['files_per_bucket_after']}) | {r['compact_s']} "
-                f"| {', '.join(map(str, r['read_before_s']))} ({r['median_before_s']}) "
-                f"| {', '.join(map(str, r['read_after_s']))} ({r['median_after_s']}) "
-                f"| {r['speedup']}x |"
+                f"| {r.when} | {r.rows:,} | {r.cores} "
+                f"| {r.files_before} ({r.files_per_bucket_before}) → {r.files_after} "
+                f"({r.files_per_bucket_after}) | {r.compact_s} "
+                f"| {', '.join(map(str, r.read_before_s))} ({r.median_before_s}) "
+                f"| {', '.join(map(str, r.read_after_s))} ({r.median_after_s}) "
+                f"| {r.speedup}x |"
             )
         lines.append("")
         return "\n".join(lines)

@@ -16,8 +16,8 @@ import shutil
 import statistics
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from contest.benchmarks.base import (
     CORES,
@@ -27,13 +27,14 @@ from contest.benchmarks.base import (
     SEED,
     WORK,
     Benchmark,
-    Record,
+    Row,
     Sitting,
     sittings,
 )
 from contest.config import Config
 from contest.errors import RunError, UsageError
 from contest.evaluation.strategies import STRATEGIES
+from contest.results.benchmarks import DuckDBRecord
 from contest.results.runs import RunRecord
 
 ENGINES = ("optimized", "duckdb")
@@ -74,7 +75,7 @@ def run_duckdb(cfg: Config, data: Path, cores: int, out_dir: Path, log: Path) ->
     }
 
 
-def optimized_row(rnd: int, rec: RunRecord) -> Record:
+def optimized_row(rnd: int, rec: RunRecord) -> Row:
     """An evaluation's record as one round of the `optimized` engine."""
     return {
         "round": rnd,
@@ -90,33 +91,49 @@ def optimized_row(rnd: int, rec: RunRecord) -> Record:
     }
 
 
-def summarize(records: Sequence[Record]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Summary:
+    """One sitting: its data and cores, each engine's runs and median, the ratio."""
+
+    data: str | None
+    cores: int | None
+    rounds: int
+    median_s: dict[str, float | None]
+    ratio_duckdb_to_optimized: float | None
+    all_correct: bool
+    runs: dict[str, list[DuckDBRecord]]
+
+
+def summarize(records: Sequence[DuckDBRecord]) -> Summary:
     """Medians per engine and the ratio, over one sitting's records."""
-    runs = {e: [r for r in records if r["engine"] == e] for e in ENGINES}
-    med = {e: statistics.median(r["seconds"] for r in rs) if rs else None for e, rs in runs.items()}
+    runs = {e: [r for r in records if r.engine == e] for e in ENGINES}
+    med = {e: statistics.median(r.seconds for r in rs) if rs else None for e, rs in runs.items()}
     ratio = med["duckdb"] / med["optimized"] if med["optimized"] and med["duckdb"] else None
-    first = records[0] if records else {}
-    return {
-        "data": first.get("data"),
-        "cores": first.get("cores"),
-        "rounds": len(runs["optimized"]),
-        "median_s": med,
-        "ratio_duckdb_to_optimized": round(ratio, 3) if ratio else None,
-        "all_correct": all(r["correct"] for r in records),
-        "runs": runs,
-    }
+    first = records[0] if records else None
+    return Summary(
+        data=first.data if first else None,
+        cores=first.cores if first else None,
+        rounds=len(runs["optimized"]),
+        median_s=med,
+        ratio_duckdb_to_optimized=round(ratio, 3) if ratio else None,
+        all_correct=all(r.correct for r in records),
+        runs=runs,
+    )
 
 
-def run_seconds(r: Record) -> str:
+def run_seconds(r: DuckDBRecord) -> str:
     """A run's seconds, with the write and read apart when it has them."""
-    parts = (r.get("write_s"), r.get("read_s"))
-    split = f" ({parts[0]:.1f} + {parts[1]:.1f})" if None not in parts else ""
-    return f"{r['seconds']:.1f}{split}"
+    split = (
+        f" ({r.write_s:.1f} + {r.read_s:.1f})"
+        if r.write_s is not None and r.read_s is not None
+        else ""
+    )
+    return f"{r.seconds:.1f}{split}"
 
 
-def new_sitting(r: Record) -> bool:
+def new_sitting(r: DuckDBRecord) -> bool:
     """An old record (no `sitting`) begins one when it is round 1 of optimized."""
-    return r.get("round") == 1 and r.get("engine") == "optimized"
+    return r.round == 1 and r.engine == "optimized"
 
 
 class DuckDBBench(Benchmark):
@@ -160,42 +177,41 @@ class DuckDBBench(Benchmark):
         for rnd in range(1, opts.repeat + 1):
             say(f"== round {rnd}/{opts.repeat}: optimized")
             rec = evaluate(cfg, "optimized", data=data, cores=cores, say=say)
-            opt = optimized_row(rnd, rec)
-            sitting.record({**opt, **where})
+            (opt,) = sitting.record({**optimized_row(rnd, rec), **where})
             say(f"== round {rnd}/{opts.repeat}: duckdb (threads={cores})")
             log = cfg.work_path / "bench" / "duckdb" / f"duckdb-{rnd}.log"
-            duck = {"round": rnd, "engine": "duckdb", **run_duckdb(cfg, data, cores, out_dir, log)}
-            duck["correct"] = compare(out_dir, expected, budget=config_budget(cfg)).ok
-            sitting.record({**duck, **where})
-            ok = ok and opt["correct"] and duck["correct"]
+            merged = run_duckdb(cfg, data, cores, out_dir, log)
+            correct = compare(out_dir, expected, budget=config_budget(cfg)).ok
+            (duck,) = sitting.record(
+                {"round": rnd, "engine": "duckdb", **merged, "correct": correct, **where}
+            )
+            ok = ok and opt.correct and duck.correct
         return ok
 
-    def render(self, records: Sequence[Record]) -> str:
+    def render(self, records: Sequence[DuckDBRecord]) -> str:
         groups = sittings(records, starts=new_sitting)
         summary = summarize(groups[-1] if groups else [])
         lines = [
             "# Optimized pipeline against a single-process DuckDB merge",
             "",
-            f"Data: `{summary['data']}`; cores: {summary['cores']} (local[N] and DuckDB's "
-            f"threads); {summary['rounds']} interleaved round(s). Seconds are whole processes "
+            f"Data: `{summary.data}`; cores: {summary.cores} (local[N] and DuckDB's "
+            f"threads); {summary.rounds} interleaved round(s). Seconds are whole processes "
             "(optimized: write + read spark-submit; DuckDB: one Python process).",
             "",
             "| engine | median s | runs (s) | peak process RSS (GB) | correct |",
             "|---|---|---|---|---|",
         ]
-        for name, rs in summary["runs"].items():
+        for name, rs in summary.runs.items():
             if not rs:
                 continue
             secs = ", ".join(run_seconds(r) for r in rs)
-            rss = max((r["peak_process_rss_bytes"] or 0) for r in rs) / 1e9
-            ok = all(r["correct"] for r in rs)
-            lines.append(
-                f"| {name} | {summary['median_s'][name]:.1f} | {secs} | {rss:.2f} | {ok} |"
-            )
+            rss = max((r.peak_process_rss_bytes or 0) for r in rs) / 1e9
+            ok = all(r.correct for r in rs)
+            lines.append(f"| {name} | {summary.median_s[name]:.1f} | {secs} | {rss:.2f} | {ok} |")
         lines += [
             "",
             f"Ratio DuckDB / optimized (>= 1.0: optimized is at least as fast): "
-            f"**{summary['ratio_duckdb_to_optimized']}**",
+            f"**{summary.ratio_duckdb_to_optimized}**",
             "",
         ]
         return "\n".join(lines)

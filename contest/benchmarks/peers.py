@@ -24,7 +24,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from contest.benchmarks.base import (
     CORES,
@@ -32,7 +31,6 @@ from contest.benchmarks.base import (
     WORK,
     Benchmark,
     Option,
-    Record,
     Sitting,
     at_least,
 )
@@ -110,21 +108,12 @@ class SittingSummary:
         ]
 
 
-def shape_of(r: RunRecord) -> str:
-    """Which files the sitting read: the workload and how its files were written."""
-    w = (r.config or {}).get("workload") or {}
-    return f"{w.get('name', 'contest')} / {w.get('file_writer', 'contest')} files"
-
-
-def settings_of(r: RunRecord) -> dict[str, Any]:
-    return r.settings or {}
-
-
 def summarize(records: Sequence[RunRecord]) -> SittingSummary:
     """One sitting's records (one scale, one data shape): medians, intervals, ratios."""
     first = records[0]
     by_round = kept(records)
-    planned = settings_of(first).get("strategies") or []
+    plan = first.sitting_settings
+    planned = list(plan.strategies)
     order = [s for s in planned if any(r.strategy == s for r in records)] or list(
         dict.fromkeys(r.strategy for r in records)
     )
@@ -163,15 +152,15 @@ def summarize(records: Sequence[RunRecord]) -> SittingSummary:
     return SittingSummary(
         sitting=first.sitting or "",
         scale=first.scale,
-        shape=shape_of(first),
-        codec=str(settings_of(first).get("codec", "preset")),
-        rounds_planned=settings_of(first).get("rounds"),
+        shape=first.data_shape,
+        codec=plan.codec,
+        rounds_planned=plan.rounds,
         rounds_run=len({r.compare_round for r in records}),
         strategies=order,
         rows=rows,
         excluded=excluded,
         commits=sorted({r.git_commit + ("+dirty" if r.git_dirty else "") for r in records}),
-        resumed=any(settings_of(r).get("resumed") for r in records),
+        resumed=any(r.sitting_settings.resumed for r in records),
     )
 
 
@@ -179,7 +168,7 @@ def groups(records: Sequence[RunRecord]) -> list[list[RunRecord]]:
     """Records by sitting, scale and data shape, in the order first seen."""
     out: dict[tuple[str, float | None, str], list[RunRecord]] = {}
     for r in records:
-        out.setdefault((r.sitting or "", r.scale, shape_of(r)), []).append(r)
+        out.setdefault((r.sitting or "", r.scale, r.data_shape), []).append(r)
     return list(out.values())
 
 
@@ -245,29 +234,23 @@ def render_disclosure(records: Sequence[RunRecord]) -> str:
     and repeat it, from its records alone."""
     first = records[0]
     env = first.environment or {}
-    machine = env.get("machine") or {}
-    disk = machine.get("disk") or {}
-    memory = (machine.get("memory_bytes") or env.get("machine_memory_bytes") or 0) / 2**30
-    disk_gb = ((disk.get("total_bytes") or 0) / 1e9, (disk.get("free_bytes") or 0) / 1e9)
+    m = first.machine
     commits = sorted({r.git_commit + ("+dirty" if r.git_dirty else "") for r in records})
+    packages = sorted((env.get("jvm_packages") or {}).items())
     lines = [
         f"# Full disclosure: sitting `{first.sitting}`",
         "",
         "## Machine and software",
         "",
-        f"- machine id: `{first.machine_id}`; CPU: {machine.get('cpu_model', '?')}, "
-        f"{machine.get('cores', first.machine_cores)} cores; memory: "
-        f"{memory:.1f} GiB",
-        f"- disk of the work folder: {disk.get('device', '?')} ({disk.get('fstype', '?')}), "
-        f"{disk_gb[0]:.0f} GB, {disk_gb[1]:.0f} GB free",
-        f"- OS: {machine.get('os', '?')}, kernel {machine.get('kernel', '?')}; JVM: "
-        f"{machine.get('java', '?')}",
+        f"- machine id: `{first.machine_id}`; CPU: {m.cpu_model}, {m.cores} cores; memory: "
+        f"{m.memory_bytes / 2**30:.1f} GiB",
+        f"- disk of the work folder: {m.disk_device} ({m.disk_fstype}), "
+        f"{m.disk_total_bytes / 1e9:.0f} GB, {m.disk_free_bytes / 1e9:.0f} GB free",
+        f"- OS: {m.os}, kernel {m.kernel}; JVM: {m.java}",
         f"- Python {env.get('python', '?')}, Spark {env.get('spark', '?')}, pyarrow "
         f"{env.get('pyarrow', '?')}, lakesoul (PyPI) {env.get('lakesoul_python', '?')}",
-        "- JVM libraries (pinned, resolved before the sitting): "
-        + "; ".join(
-            f"{k}: {', '.join(v)}" for k, v in sorted((env.get("jvm_packages") or {}).items())
-        ),
+        "- JVM libraries (pinned coordinates): "
+        + "; ".join(f"{k}: {', '.join(v)}" for k, v in packages),
         f"- commits: {', '.join(commits)}",
         "",
         "## Each job, in the order run",
@@ -423,8 +406,7 @@ class PeersBench(Benchmark):
         machine, or with other strategies (the rotation would change)."""
         from contest.infra.machine import git_state, machine_id
 
-        mine = [self.as_run(r) for r in sitting.results.load()]
-        mine = [r for r in mine if r.sitting == sitting_id]
+        mine = [r for r in sitting.results.load() if r.sitting == sitting_id]
         if not mine:
             raise UsageError(f"--resume: no sitting {sitting_id!r} in {sitting.results.jsonl}")
         commit, dirty = git_state(Path(__file__).resolve().parent)
@@ -450,12 +432,8 @@ class PeersBench(Benchmark):
                 done.add((r.scale, r.compare_round, r.strategy))
         return sitting_id, done
 
-    @staticmethod
-    def as_run(r: Any) -> RunRecord:
-        return r if isinstance(r, RunRecord) else RunRecord.from_dict(r)
-
-    def render(self, records: Sequence[Record]) -> str:
-        runs = [self.as_run(r) for r in records]
+    def render(self, records: Sequence[RunRecord]) -> str:
+        runs = list(records)
         lines = [
             "# Peers: interleaved sittings",
             "",
@@ -467,16 +445,15 @@ class PeersBench(Benchmark):
         ]
         newest: dict[tuple[float | None, str, str], list[RunRecord]] = {}
         for g in groups(runs):
-            codec = str(settings_of(g[0]).get("codec", "preset"))
-            newest[(g[0].scale, shape_of(g[0]), codec)] = g
+            codec = g[0].sitting_settings.codec
+            newest[(g[0].scale, g[0].data_shape, codec)] = g
         for g in sorted(newest.values(), key=lambda g: g[0].sitting or "", reverse=True):
             lines += render_summary(summarize(g))
         return "\n".join(lines)
 
-    def extras(self, records: Sequence[Record], folder: Path) -> None:
-        runs = [self.as_run(r) for r in records]
+    def extras(self, records: Sequence[RunRecord], folder: Path) -> None:
         by_sitting: dict[str, list[RunRecord]] = {}
-        for r in runs:
+        for r in records:
             by_sitting.setdefault(r.sitting or "", []).append(r)
         for sitting_id, recs in by_sitting.items():
             path = folder / disclosure_name(sitting_id)

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from contest.benchmarks.base import REPEAT, SCALE, Benchmark, Record, Say, Sitting, newest_per
+from contest.benchmarks.base import REPEAT, SCALE, Benchmark, Row, Say, Sitting, newest_per
 from contest.config import Config, override
 from contest.errors import RunError
 from contest.read.operators import CONTEST_OPERATORS
+from contest.results.benchmarks import ReadBenchRecord
 
 DEFAULT = "default (UseLast)"
 
@@ -34,7 +35,7 @@ def variants() -> dict[str, dict[str, str]]:
     return out
 
 
-def measure(spark, conn, cfg: Config, data: Path, repeat: int, say: Say = print) -> Record:
+def measure(spark, conn, cfg: Config, data: Path, repeat: int, say: Say = print) -> Row:
     """Every variant's read of one table written from `data`, `repeat` rounds."""
     from contest.infra.spark import cores_of
     from contest.read.job import merged
@@ -108,7 +109,7 @@ class ReadBench(Benchmark):
                 sitting.record({**res, "scale": scale})
         return True
 
-    def render(self, records: Sequence[Record]) -> str:
+    def render(self, records: Sequence[ReadBenchRecord]) -> str:
         lines = [
             "# Read benchmark: merge-on-read and the cost of each operator",
             "",
@@ -118,18 +119,18 @@ class ReadBench(Benchmark):
             "what the connector reads with no operator registered).",
             "",
         ]
-        for r in newest_per(records, lambda r: (r["rows"], str(r.get("scale")))):
+        for r in newest_per(records, lambda r: (r.rows, str(r.scale))):
             lines += [
-                f"## {r['rows']:,} rows ({r.get('scale', '?')} scale), {r['cores']} cores, "
-                f"{r['repeat']} rounds",
+                f"## {r.rows:,} rows ({'?' if r.scale is None else r.scale} scale), "
+                f"{r.cores} cores, {r.repeat} rounds",
                 "",
                 "| variant | median s | min–max s | rows/core/s | vs default |",
                 "|---|---|---|---|---|",
             ]
-            for name, v in r["variants"].items():
+            for name, v in r.variants.items():
                 lines.append(
-                    f"| {name} | {v['median_s']} | {v['min_s']}–{v['max_s']} "
-                    f"| {v['rows_per_core_s']:,.0f} | {v['vs_default']}x |"
+                    f"| {name} | {v.median_s} | {v.min_s}–{v.max_s} "
+                    f"| {v.rows_per_core_s:,.0f} | {v.vs_default}x |"
                 )
             lines.append("")
         return "\n".join(lines)

@@ -16,13 +16,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from contest.benchmarks.base import Benchmark, Option, Record, Say, Sitting, sittings
+from contest.benchmarks.base import Benchmark, Option, Row, Say, Sitting, sittings
 from contest.errors import UsageError
 from contest.infra.proc import own_peak_rss, reset_own_peak_rss
+from contest.results.benchmarks import ReplayRecord
 from meta.connection import PgConnection
 
 
-def measure(spark, conn: PgConnection, work_dir: Path, commits: int, say: Say = print) -> Record:
+def measure(spark, conn: PgConnection, work_dir: Path, commits: int, say: Say = print) -> Row:
     """One history of `commits` commits merged by both paths, then merged again."""
     from meta import catalog
     from meta.merge import merge_table
@@ -32,7 +33,7 @@ def measure(spark, conn: PgConnection, work_dir: Path, commits: int, say: Say = 
     name = f"meta_bench_{commits}"
     say(f"history of {commits:,} commits")
     hist = generate_history(conn, name, root / name, commits)
-    rec: Record = {"commits": commits, "generate_s": round(hist.seconds, 3)}
+    rec: Row = {"commits": commits, "generate_s": round(hist.seconds, 3)}
     reset_own_peak_rss()  # the driver merge's peak, not the generator's
     t0 = time.perf_counter()
     driver = merge_table(conn, hist.table, force_path="driver")
@@ -96,15 +97,15 @@ class ReplayBench(Benchmark):
         with spark_session(cfg, "contest-meta-bench", (JDBC_PACKAGE,)) as spark:
             for n in sizes(sitting.options.commits):
                 rec = measure(spark, conn, cfg.work_path, n, say=sitting.say)
-                sitting.record({**rec, "cores": cores, "when": when})
-                ok = ok and rec["identical"]
+                (typed,) = sitting.record({**rec, "cores": cores, "when": when})
+                ok = ok and typed.identical
         return ok
 
-    def render(self, records: Sequence[Record]) -> str:
+    def render(self, records: Sequence[ReplayRecord]) -> str:
         # Old lines have no `sitting`; their `when` was one per sitting.
-        groups = sittings(records, key=lambda r: r.get("sitting") or r.get("when"))
+        groups = sittings(records, key=lambda r: r.sitting or r.when)
         newest = groups[-1] if groups else []
-        cores = newest[0].get("cores", "?") if newest else "?"
+        cores = newest[0].cores if newest and newest[0].cores is not None else "?"
         lines = [
             "# Metadata replay: driver against distributed",
             "",
@@ -120,8 +121,8 @@ class ReplayBench(Benchmark):
         ]
         for r in newest:
             lines.append(
-                f"| {r['commits']:,} | {r['generate_s']} | {r['driver_s']} "
-                f"| {r['driver_peak_rss_mb']} | {r['distributed_s']} | {r['identical']} "
-                f"| {r['second_run_s']} |"
+                f"| {r.commits:,} | {r.generate_s} | {r.driver_s} "
+                f"| {r.driver_peak_rss_mb} | {r.distributed_s} | {r.identical} "
+                f"| {r.second_run_s} |"
             )
         return "\n".join(lines) + "\n"

@@ -26,7 +26,7 @@ from contest.benchmarks.base import (
     WORK,
     Benchmark,
     Option,
-    Record,
+    Row,
     Say,
     Sitting,
     newest_per,
@@ -35,6 +35,7 @@ from contest.config import Config
 from contest.errors import UsageError
 from contest.evaluation.strategies import STRATEGIES
 from contest.infra.proc import own_peak_rss, reset_own_peak_rss
+from contest.results.benchmarks import ScaleRecord
 from contest.results.runs import RunRecord
 
 # Bytes on the work folder's disk per unit of scale, measured at scale 1: the batches,
@@ -94,7 +95,7 @@ def files_per_bucket(cfg: Config, table_name: str) -> float | None:
     return mean_files_per_bucket(head_snapshot(conn, table)[1])
 
 
-def scale_row(cfg: Config, record: RunRecord) -> dict:
+def scale_row(cfg: Config, record: RunRecord) -> Row:
     logs = cfg.work_path / "eval" / "logs"
     # A job that did not run this time has only an earlier scale's log: not its figure.
     write_in = job_seconds(logs / "optimized-write.log", "wall_s") if record.write_s else None
@@ -133,8 +134,8 @@ def measure(
     cores: int | None,
     keep_data: bool,
     say: Say = print,
-    on_row: Callable[[Record], object] | None = None,
-) -> list[Record]:
+    on_row: Callable[[Row], object] | None = None,
+) -> list[Row]:
     """Each scale in turn; `on_row` gets each scale's row as soon as it is measured, so
     a later scale that cannot run (its data does not fit) loses none of the earlier."""
     from contest.evaluation.data_cache import cached_data, data_folder
@@ -179,12 +180,12 @@ def measure(
     return rows
 
 
-def newest_per_scale(rows: Sequence[Record]) -> list[Record]:
+def newest_per_scale(rows: Sequence[ScaleRecord]) -> list[ScaleRecord]:
     """The last row recorded for each scale, in order of scale."""
-    return newest_per(rows, lambda r: float(r["scale"]))
+    return newest_per(rows, lambda r: float(r.scale))
 
 
-def render_table(rows: Sequence[Record]) -> str:
+def render_table(rows: Sequence[ScaleRecord]) -> str:
     head = (
         "| scale | rows | write s | read s | rows/core/s | s per M rows (in-process) "
         "| peak RSS GB write / read / harness | stored GB | files/bucket | correct |"
@@ -208,24 +209,24 @@ def render_table(rows: Sequence[Record]) -> str:
 
     for r in rows:
         lines.append(
-            f"| {r['scale']:g} | {r['rows'] or 0:,} | {f(r['write_s'], '.1f')} "
-            f"| {f(r['read_s'], '.1f')} | {f(r['rows_per_core_s'], ',.0f')} "
-            f"| {f(r['s_per_million_rows'], '.2f')} "
-            f"| {gb(r.get('write_peak_process_rss_bytes'))} / "
-            f"{gb(r.get('read_peak_process_rss_bytes'))} / {gb(r.get('harness_peak_rss_bytes'))} "
-            f"| {f((r['stored_bytes'] or 0) / 1e9, '.2f')} | {f(r['files_per_bucket'], '.1f')} "
-            f"| {r['correct']} |"
+            f"| {r.scale:g} | {r.rows or 0:,} | {f(r.write_s, '.1f')} "
+            f"| {f(r.read_s, '.1f')} | {f(r.rows_per_core_s, ',.0f')} "
+            f"| {f(r.s_per_million_rows, '.2f')} "
+            f"| {gb(r.write_peak_process_rss_bytes)} / "
+            f"{gb(r.read_peak_process_rss_bytes)} / {gb(r.harness_peak_rss_bytes)} "
+            f"| {f((r.stored_bytes or 0) / 1e9, '.2f')} | {f(r.files_per_bucket, '.1f')} "
+            f"| {r.correct} |"
         )
     return "\n".join(lines) + "\n"
 
 
-def chart(rows: Sequence[Record], path: Path) -> None:
+def chart(rows: Sequence[ScaleRecord], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pts = [(r["scale"], r["s_per_million_rows"]) for r in rows if r["s_per_million_rows"]]
+    pts = [(r.scale, r.s_per_million_rows) for r in rows if r.s_per_million_rows]
     fig, ax = plt.subplots(figsize=(7, 4))
     if pts:
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label="optimized")
@@ -280,18 +281,19 @@ class ScaleBench(Benchmark):
 
     def run(self, sitting: Sitting) -> bool:
         opts = sitting.options
-        rows = measure(
+        recorded: list[ScaleRecord] = []
+        measure(
             sitting.config(STRATEGIES["optimized"]),
             scale_list(opts.scales),
             opts.cores,
             opts.keep_data,
             say=sitting.say,
-            on_row=sitting.record,
+            on_row=lambda row: recorded.extend(sitting.record(row)),
         )
-        return all(r["correct"] for r in rows)
+        return all(r.correct for r in recorded)
 
-    def render(self, records: Sequence[Record]) -> str:
+    def render(self, records: Sequence[ScaleRecord]) -> str:
         return render_table(newest_per_scale(records))
 
-    def extras(self, records: Sequence[Record], folder: Path) -> None:
+    def extras(self, records: Sequence[ScaleRecord], folder: Path) -> None:
         chart(newest_per_scale(records), folder / "scale.png")

@@ -29,6 +29,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="results folder to show (default: results_dir, i.e. results/)",
     )
+    d.add_argument(
+        "--local",
+        metavar="DIR",
+        default=None,
+        help="this machine's own runs, shown beside the published ones (default: the "
+        "store under work_dir, .work/results/<machine>)",
+    )
     d.add_argument("--host", default="127.0.0.1", help="address to listen on")
     d.add_argument("--port", type=int, default=8765, help="port to listen on (0: any free one)")
     d.add_argument(
@@ -41,10 +48,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_dashboard(args: argparse.Namespace, cfg: Config) -> int:
     from contest.dashboard import serve, write_page
+    from contest.results.runs import local_runs
 
     results = Path(args.results) if args.results else cfg.results_path
+    local = Path(args.local) if args.local else local_runs(cfg.work_path).parent
     if args.out:
-        out = write_page(results, Path(args.out))
+        out = write_page(results, Path(args.out), local)
         result({"out": str(out)}, f"contest: wrote the dashboard of {results} to {out}")
         return EXIT_OK
 
@@ -53,7 +62,7 @@ def cmd_dashboard(args: argparse.Namespace, cfg: Config) -> int:
         print(url, flush=True)
 
     try:
-        serve(results, args.host, args.port, ready)
+        serve(results, args.host, args.port, ready, local)
     except KeyboardInterrupt:
         say("contest: dashboard stopped")
     return EXIT_OK

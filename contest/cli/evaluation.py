@@ -57,10 +57,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = command(
         sub,
         "report",
-        "rebuild the results table and chart from the runs file",
-        "Rebuild the README.md and PNG chart beside a runs file: by default the published "
-        "<results_dir>/runs.jsonl (`contest publish` adds runs to it); --local for this "
-        "machine's own runs (written beside them, in the ignored work folder).",
+        "rebuild every results page and chart from the records",
+        "Rebuild every generated page and chart of <results_dir> from its records (the "
+        "score's README.md, each benchmark's, sweep's, cluster's and workload's page: "
+        "`contest publish` adds runs to runs.jsonl); --results FILE for one runs file's "
+        "README.md, --local for this machine's own runs (written beside them, in the "
+        "ignored work folder).",
         cmd_report,
     )
     where = r.add_mutually_exclusive_group()
@@ -242,10 +244,21 @@ def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
     from contest.peers.analysis import amplification_tables
     from contest.results.runs import load_records, local_runs
 
-    if args.local:
-        runs = local_runs(cfg.work_path)
-    else:
-        runs = Path(args.results) if args.results else cfg.results_path / "runs.jsonl"
+    if not args.local and not args.results:
+        from contest.cli.pages import regenerate
+
+        if not (cfg.results_path / "runs.jsonl").exists():
+            raise UsageError(
+                f"no runs file at {cfg.results_path / 'runs.jsonl'}: run `contest evaluate` "
+                "and `contest publish` first"
+            )
+        written = [str(p) for p in regenerate(cfg.results_path)]
+        result(
+            {"results": str(cfg.results_path), "wrote": written},
+            f"wrote {len(written)} page(s) and chart(s) under {cfg.results_path}",
+        )
+        return EXIT_OK
+    runs = local_runs(cfg.work_path) if args.local else Path(args.results)
     if not runs.exists():
         raise UsageError(f"no runs file at {runs}: run `contest evaluate` first")
     readme, chart = write_report(runs)

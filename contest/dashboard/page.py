@@ -23,6 +23,7 @@ from plotly.subplots import make_subplots
 
 from contest.dashboard.blocks import (
     GENERATOR,
+    PALETTE,
     REFERENCE,
     Builder,
     Row,
@@ -40,7 +41,8 @@ from contest.dashboard.blocks import (
     summary_cell,
     table,
 )
-from contest.dashboard.load import DIMENSIONS, UNKNOWN, Loaded
+from contest.dashboard.load import DIMENSIONS, LOCAL, UNKNOWN, Loaded
+from contest.dashboard.measured import benchmarks_section, streaming_section, workloads_section
 
 # -- sections ----------------------------------------------------------------------------
 
@@ -64,17 +66,28 @@ def runs_section(b: Builder, loaded: Loaded) -> str:
             pts = sorted(
                 (r for r in at if r["strategy"] == strategy), key=lambda r: r["when"] or ""
             )
+            # A run on a busy machine is an open cross: its timing is suspect; a local
+            # (unpublished) run an open circle.
+            symbols = [
+                "x-open" if r["busy"] else "circle-open" if r["origin"] == LOCAL else "circle"
+                for r in pts
+            ]
             fig.add_trace(
                 go.Scatter(
                     x=[plot_time(r["when"]) for r in pts],
                     y=[r["rows_per_core_s"] for r in pts],
                     customdata=[b.key(r) for r in pts],
-                    text=[f"{r['commit']} · {r['source']}" for r in pts],
+                    text=[
+                        f"{r['commit']} · {r['source']} · {r['origin']}"
+                        + (f"<br>busy: {r['busy']}" if r["busy"] else "")
+                        + (f"<br>load {r['load1']:.1f}" if r["load1"] is not None else "")
+                        for r in pts
+                    ],
                     mode="markers",
-                    name=strategy,
+                    name=f"{strategy} (n={len(pts)})",
                     legendgroup=strategy,
-                    showlegend=strategy not in shown,
-                    marker={"color": b.colour(strategy), "size": 8},
+                    showlegend=True,
+                    marker={"color": b.colour(strategy), "size": 9, "symbol": symbols},
                     hovertemplate=f"{strategy}<br>%{{y:,.0f}} rows/core/s<br>%{{x}}<br>%{{text}}"
                     "<extra></extra>",
                 ),
@@ -98,21 +111,25 @@ def runs_section(b: Builder, loaded: Loaded) -> str:
                 fmt(r["rows_per_core_s"], "int") if r["correct"] else "—",
                 fmt(r["write_s"], "s1"),
                 fmt(r["read_s"], "s1"),
+                f'<span class="bad long">{esc(r["busy"])}</span>' if r["busy"] else "",
+                fmt(r["load1"], "s1"),
                 f'<span class="error">{esc(r["error"])}</span>' if r["error"] else "",
             ],
         )
         for r in data
     )
     headers = ["when (UTC)", "source", "strategy", "scale", "machine", "commit", "correct"]
-    headers += ["rows/core/s", "write s", "read s", "error"]
+    headers += ["rows/core/s", "write s", "read s", "busy machine", "load", "error"]
     intro = (
         "Every evaluation in <code>runs.jsonl</code> (and the cluster runs under "
         "<code>cluster/</code>), newest first. The chart shows correct runs only, one "
-        "panel per scale, over time: a point apart from its neighbours is worth a look at "
-        "the machine's load then."
+        "panel per scale, over time, n runs per strategy in the legend: a cross marks a run "
+        "on a busy machine (load or CPU steal around its timed jobs: its timing is "
+        "suspect), an open circle a local run not yet published; the table says why and "
+        "the load before the write."
     )
     return section(
-        "runs", "Runs", intro, chart + table(headers, body, numeric=(7, 8, 9), what="runs")
+        "runs", "Runs", intro, chart + table(headers, body, numeric=(7, 8, 9, 11), what="runs")
     )
 
 
@@ -218,18 +235,25 @@ def scale_section(b: Builder, loaded: Loaded) -> str:
         horizontal_spacing=0.1,
     )
     for col, metric in ((1, "rows_per_core_s"), (2, "s_per_million_rows")):
-        for strategy in sorted({r["strategy"] for r in ok}, key=strategy_order):
-            pts = [r for r in ok if r["strategy"] == strategy and r[metric] is not None]
+        # A sitting is a series: scales measured in one invocation are joined, two
+        # sittings never (a scale measured twice is two points, not a zigzag).
+        sittings = list(dict.fromkeys(r["sitting"] for r in ok))
+        for n, sitting in enumerate(sittings):
+            pts = sorted(
+                (r for r in ok if r["sitting"] == sitting and r[metric] is not None),
+                key=lambda r: r["scale_value"],
+            )
             fig.add_trace(
                 go.Scatter(
                     x=[r["scale_value"] for r in pts],
                     y=[r[metric] for r in pts],
                     customdata=[b.key(r) for r in pts],
                     mode="lines+markers",
-                    name=strategy,
+                    name=f"sitting {short_time(sitting)} (n=1 a scale)",
+                    legendgroup=sitting,
                     showlegend=col == 1,
-                    marker={"color": b.colour(strategy), "size": 8},
-                    line={"color": b.colour(strategy)},
+                    marker={"color": PALETTE[n % len(PALETTE)], "size": 8},
+                    line={"color": PALETTE[n % len(PALETTE)]},
                     hovertemplate="scale %{x}<br>%{y:,.3~f}<extra></extra>",
                 ),
                 row=1,
@@ -270,7 +294,8 @@ def scale_section(b: Builder, loaded: Loaded) -> str:
     headers += ["peak RSS GB", "stored GB", "files/bucket", "commit", "when (UTC)"]
     intro = (
         "<code>contest bench scale</code> (<code>scale.jsonl</code>): the optimized "
-        "pipeline at growing scales; a flat cost per row means it scales linearly."
+        "pipeline at growing scales, one line per sitting (one run a scale each); a flat "
+        "cost per row means it scales linearly."
     )
     return section(
         "scale",
@@ -305,7 +330,8 @@ def sweeps_section(b: Builder, loaded: Loaded) -> str:
     data = rows(loaded, 'SELECT * FROM sweeps ORDER BY sweep, case_name, rep, "when"')
     intro = (
         "<code>contest sweep</code> results (<code>sweeps/&lt;name&gt;/runs.jsonl</code>): "
-        "rows/core/s per case; a case is better only where its min–max range clears the others'."
+        "rows/core/s per case (n correct runs under each box, its spread the box); a case "
+        "is better only where its min–max range clears the others'."
     )
     if not data:
         return section("sweeps", "Sweeps", intro, empty("No sweeps yet: sweeps/ holds none."))
@@ -320,7 +346,7 @@ def sweeps_section(b: Builder, loaded: Loaded) -> str:
             ]
             fig.add_trace(
                 go.Box(
-                    x=[case] * len(pts),
+                    x=[f"{case} (n={len(pts)})"] * len(pts),
                     y=[r["rows_per_core_s"] for r in pts],
                     customdata=[b.key(r) for r in pts],
                     name=case,
@@ -383,100 +409,6 @@ def faults_section(b: Builder, loaded: Loaded) -> str:
     )
 
 
-def workloads_section(b: Builder, loaded: Loaded) -> str:
-    data = rows(loaded, "SELECT * FROM workloads ORDER BY workload, seq")
-    intro = (
-        "Longevity runs (<code>workloads/&lt;workload&gt;.jsonl</code>): the time of each "
-        "read against the batches applied before it, one line per strategy; triangles on "
-        "the axis mark compactions."
-    )
-    if not data:
-        return section(
-            "workloads",
-            "Workload longevity",
-            intro,
-            empty(
-                "No workload longevity results yet: <code>workloads/*.jsonl</code> holds "
-                "none in this results folder."
-            ),
-        )
-    parts: list[str] = []
-    for workload in sorted({r["workload"] for r in data}):
-        at = [r for r in data if r["workload"] == workload]
-        fig = go.Figure()
-        for strategy in sorted({r["strategy"] for r in at}, key=strategy_order):
-            mine = [r for r in at if r["strategy"] == strategy]
-
-            def x_of(r: Row) -> float:
-                return r["batches_applied"] if r["batches_applied"] is not None else r["seq"]
-
-            reads = [r for r in mine if "read" in r["phase"].lower() and r["seconds"] is not None]
-            if reads:
-                fig.add_trace(
-                    go.Scatter(
-                        x=[x_of(r) for r in reads],
-                        y=[r["seconds"] for r in reads],
-                        customdata=[b.key(r) for r in reads],
-                        text=[r["phase"] for r in reads],
-                        mode="lines+markers",
-                        name=strategy,
-                        legendgroup=strategy,
-                        marker={"color": b.colour(strategy), "size": 8},
-                        line={"color": b.colour(strategy)},
-                        hovertemplate="%{text} after %{x} batches: %{y:.2f} s<extra></extra>",
-                    )
-                )
-            # A compaction is an event on the batch axis, not a read time: marked on the
-            # axis, its own seconds in the hover text.
-            compactions = [
-                r for r in mine if "compact" in r["phase"].lower() and "skipped" not in r["phase"]
-            ]
-            if compactions:
-                fig.add_trace(
-                    go.Scatter(
-                        x=[x_of(r) for r in compactions],
-                        y=[0] * len(compactions),
-                        customdata=[b.key(r) for r in compactions],
-                        text=[fmt(r["seconds"], "s1") for r in compactions],
-                        mode="markers",
-                        name=f"{strategy} compaction",
-                        legendgroup=strategy,
-                        showlegend=False,
-                        cliponaxis=False,
-                        marker={"color": b.colour(strategy), "symbol": "triangle-up", "size": 12},
-                        hovertemplate="compaction after %{x} batches (%{text} s)<extra></extra>",
-                    )
-                )
-        fig.update_xaxes(title_text="batches applied")
-        fig.update_yaxes(title_text="seconds", rangemode="tozero")
-        chart = b.figure(f"chart-workload-{len(parts)}", fig, height=340)
-        body = (
-            (
-                {"data-k": str(b.key(r))},
-                [
-                    esc(r["seq"]),
-                    esc(r["phase"]),
-                    esc(r["strategy"]),
-                    esc(r["scale"]),
-                    fmt(r["batches_applied"], "int"),
-                    f"{r['seconds']:.2f}" if r["seconds"] is not None else "—",
-                    esc(r["correct"]),
-                    fmt(r["files_per_bucket"], "s1"),
-                    esc(r["commit"]),
-                ],
-            )
-            for r in at
-        )
-        headers = ["#", "phase", "strategy", "scale", "batches applied", "seconds", "correct"]
-        headers += ["files/bucket", "commit"]
-        parts.append(
-            f"<h3>{esc(workload)}</h3>"
-            + chart
-            + table(headers, body, numeric=(0, 4, 5, 7), what="phases")
-        )
-    return section("workloads", "Workload longevity", intro, "".join(parts))
-
-
 # -- the page ----------------------------------------------------------------------------
 
 
@@ -487,7 +419,7 @@ def _newest(when: str | None) -> str:
 def filters_html(b: Builder, loaded: Loaded) -> str:
     """One group of checkboxes per dimension, every value ticked; commits newest first."""
     latest: dict[str, str] = {}
-    for table_name in ("runs", "scale", "sweeps", "faults", "workloads"):
+    for table_name in ("runs", "sweeps", "faults", "workloads"):
         for commit, when in loaded.con.execute(
             f'SELECT commit, max("when") FROM {table_name} GROUP BY commit'
         ).fetchall():
@@ -538,6 +470,8 @@ def render(loaded: Loaded, generated: str, plotly_src: str | None = None) -> str
         sweeps_section(b, loaded),
         faults_section(b, loaded),
         workloads_section(b, loaded),
+        streaming_section(b, loaded),
+        benchmarks_section(b, loaded),
     ]
     keys = [list(k) for k, _ in sorted(b.keys.items(), key=lambda kv: kv[1])]
     data = {"dims": list(DIMENSIONS), "keys": keys, "figures": b.figures}
@@ -547,7 +481,7 @@ def render(loaded: Loaded, generated: str, plotly_src: str | None = None) -> str
         else f"<script>{get_plotlyjs()}</script>"
     )
     skipped = "".join(
-        f"<li>{esc(f)}: {n} line(s) that are not a JSON object were skipped</li>"
+        f"<li>{esc(f)}: {n} line(s) that are not a record were skipped</li>"
         for f, n in loaded.skipped.items()
     )
     files = ", ".join(f"<code>{esc(f)}</code>" for f in loaded.files) or "none"
@@ -560,6 +494,8 @@ def render(loaded: Loaded, generated: str, plotly_src: str | None = None) -> str
             ("sweeps", "Sweeps"),
             ("faults", "Fault experiments"),
             ("workloads", "Workload longevity"),
+            ("streaming", "Streaming"),
+            ("benchmarks", "Benchmarks"),
         )
     )
     return f"""<!DOCTYPE html>

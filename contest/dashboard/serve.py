@@ -27,17 +27,18 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def build(results: Path, plotly_src: str | None = None) -> str:
+def build(results: Path, plotly_src: str | None = None, local: Path | None = None) -> str:
+    """The page of `results` (published) beside `local` (this machine's own runs)."""
     if not results.is_dir():
         raise UsageError(f"results folder not found: {results}")
-    loaded = load(results)
+    loaded = load(results, local)
     try:
         return render(loaded, now(), plotly_src)
     finally:
         loaded.con.close()
 
 
-def write_page(results: Path, out: Path) -> Path:
+def write_page(results: Path, out: Path, local: Path | None = None) -> Path:
     """A page that needs nothing else (plotly.js inside), to archive or mail. An existing
     file is replaced only when it is such a page, never a file of someone else's."""
     if out.is_dir():
@@ -46,7 +47,7 @@ def write_page(results: Path, out: Path) -> Path:
         head = out.read_bytes()[:2048].decode("utf-8", errors="replace")
         if f'<meta name="generator" content="{GENERATOR}">' not in head:
             raise UsageError(f"{out} exists and is not a page this command wrote: not replacing it")
-    page = build(results)
+    page = build(results, local=local)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(page, encoding="utf-8")
@@ -54,7 +55,7 @@ def write_page(results: Path, out: Path) -> Path:
     return out
 
 
-def handler(results: Path) -> type[BaseHTTPRequestHandler]:
+def handler(results: Path, local: Path | None = None) -> type[BaseHTTPRequestHandler]:
     plotly_js = get_plotlyjs().encode("utf-8")
 
     class Handler(BaseHTTPRequestHandler):
@@ -70,7 +71,7 @@ def handler(results: Path) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?", 1)[0]
             if path in ("/", "/index.html"):
                 try:
-                    body = build(results, PLOTLY_PATH[1:]).encode("utf-8")
+                    body = build(results, PLOTLY_PATH[1:], local).encode("utf-8")
                 except UsageError as exc:
                     self._send(HTTPStatus.NOT_FOUND, str(exc).encode(), "text/plain", send_body)
                     return
@@ -98,12 +99,16 @@ def handler(results: Path) -> type[BaseHTTPRequestHandler]:
 
 
 def serve(
-    results: Path, host: str, port: int, ready: Callable[[str], None] = lambda url: None
+    results: Path,
+    host: str,
+    port: int,
+    ready: Callable[[str], None] = lambda url: None,
+    local: Path | None = None,
 ) -> None:
     """Serve until interrupted; `ready` gets the address once the port is bound."""
-    build(results)  # a bad results folder fails here, before the port is opened
+    build(results, local=local)  # a bad results folder fails here, before the port opens
     try:
-        server = ThreadingHTTPServer((host, port), handler(results))
+        server = ThreadingHTTPServer((host, port), handler(results, local))
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])

@@ -19,7 +19,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from contest.config import Config, WorkloadConfig, register_check
+from contest.config import Config, WorkloadConfig
+from contest.config.validation import register_check
 from contest.data.batches import COLUMNS, SCHEMA
 from contest.errors import ConfigError
 

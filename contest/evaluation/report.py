@@ -99,7 +99,7 @@ def compare_table(records: Sequence[RunRecord]) -> tuple[str, dict]:
     for name, recs in by.items():
         good = [r for r in recs if r.correct]
         med = {k: Spread.of(map(get, good)) for k, get in METRICS.items()}
-        spreads[name] = med["rows_per_core_s"]
+        spreads[name] = Spread.of(r.rows_per_core_s for r in good)
         busy = sum(1 for r in recs if r.busy)
         summary["strategies"][name] = {
             "runs": len(recs),

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contest.config import Config, register_check
+from contest.config import Config
+from contest.config.validation import register_check
 from contest.errors import ConfigError
 from contest.infra import packages
 from contest.peers import delta, hudi, hudi_merger, iceberg, paimon

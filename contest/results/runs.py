@@ -108,6 +108,33 @@ class JobLoad:
         )
 
 
+@dataclass(frozen=True)
+class SittingSettings:
+    """A peer sitting's plan, stamped on each of its runs (`RunRecord.settings`)."""
+
+    codec: str = "preset"
+    rounds: int | None = None
+    strategies: tuple[str, ...] = ()
+    busy_retries: int = 1
+    resumed: bool = False
+
+
+@dataclass(frozen=True)
+class MachineFacts:
+    """The machine, as a full disclosure names it (contest/infra/machine.py)."""
+
+    cpu_model: str
+    cores: int | None
+    memory_bytes: int
+    disk_device: str
+    disk_fstype: str
+    disk_total_bytes: int
+    disk_free_bytes: int
+    os: str
+    kernel: str
+    java: str
+
+
 @dataclass
 class RunRecord:
     """One evaluation of one strategy; `None` is "not measured" (the run failed first)."""
@@ -222,6 +249,44 @@ class RunRecord:
                 continue
             out[f.name] = value
         return {**self.extra, **out}
+
+    @property
+    def data_shape(self) -> str:
+        """Which files the run read: its workload's name and how the files were written."""
+        w = self.config.get("workload") or {}
+        return f"{w.get('name', 'contest')} / {w.get('file_writer', 'contest')} files"
+
+    @property
+    def sitting_settings(self) -> SittingSettings:
+        """What a peer sitting planned (`contest bench peers`), from `settings`."""
+        s = self.settings or {}
+        return SittingSettings(
+            codec=str(s.get("codec", "preset")),
+            rounds=s.get("rounds"),
+            strategies=tuple(s.get("strategies") or ()),
+            busy_retries=int(s.get("busy_retries", 1)),
+            resumed=bool(s.get("resumed", False)),
+        )
+
+    @property
+    def machine(self) -> MachineFacts:
+        """The machine a full disclosure names, from the environment (older records:
+        cores and memory only)."""
+        env = self.environment or {}
+        m = env.get("machine") or {}
+        disk = m.get("disk") or {}
+        return MachineFacts(
+            cpu_model=str(m.get("cpu_model", "?")),
+            cores=m.get("cores", self.machine_cores),
+            memory_bytes=int(m.get("memory_bytes") or env.get("machine_memory_bytes") or 0),
+            disk_device=str(disk.get("device", "?")),
+            disk_fstype=str(disk.get("fstype", "?")),
+            disk_total_bytes=int(disk.get("total_bytes") or 0),
+            disk_free_bytes=int(disk.get("free_bytes") or 0),
+            os=str(m.get("os", "?")),
+            kernel=str(m.get("kernel", "?")),
+            java=str(m.get("java", "?")),
+        )
 
     def summary(self) -> dict[str, Any]:
         """The record without the effective config and the environment: the JSON line

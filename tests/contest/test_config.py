@@ -144,3 +144,28 @@ def test_named_workload_replaces_the_section_and_flags_still_win(tmp_path):
         workload_settings(str(mine))
     mine.write_text("[workload]\nbatches = 3\n")
     assert workload_settings(str(mine)) == {"workload.batches": 3, "workload.name": "mine"}
+
+
+def test_checks_of_the_layers_above_run_without_their_modules_imported_first():
+    """`register_check` no longer depends on an import some caller may forget: a fresh
+    process that imports only the configuration still has a peer format and a workload's
+    extra column checked."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from contest.config import load_config\n"
+        "from contest.errors import ConfigError\n"
+        "assert 'contest.peers.formats' not in sys.modules\n"
+        "for key, value in (('peer.format', 'nope'), ('workload.columns', {'x': 'Bogus'})):\n"
+        "    try:\n"
+        "        load_config(env={}, overrides={key: value})\n"
+        "    except ConfigError as exc:\n"
+        "        print(exc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "peer.format: 'nope' is not one of" in out
+    assert "workload.columns.x: 'Bogus' is not one of" in out

@@ -10,7 +10,6 @@ from contest.benchmarks.base import (
     SEED,
     Benchmark,
     Option,
-    Record,
     Say,
     Sitting,
     at_least,
@@ -29,6 +28,7 @@ from contest.benchmarks.faults.writers import concurrent_writers
 from contest.config import Config
 from contest.errors import UsageError
 from contest.infra.proc import stop_spawned
+from contest.results.benchmarks import FaultRecord
 
 
 def run_faults(
@@ -197,7 +197,6 @@ class FaultsBench(Benchmark):
             )
         return all(o.goal_met or o.expected_losses for o in outcomes)
 
-    def render(self, records: Sequence[Record]) -> str:
+    def render(self, records: Sequence[FaultRecord]) -> str:
         """The newest record of each experiment (runs split with --only add up)."""
-        latest = latest_outcomes(records)
-        return render_markdown([o for o, _ in latest], [i for _, i in latest])
+        return render_markdown(latest_outcomes(records))

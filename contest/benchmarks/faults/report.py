@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contest.benchmarks.faults.plan import EXPERIMENTS
+from contest.results.benchmarks import FaultRecord
 
 
 @dataclass
@@ -53,11 +54,11 @@ class Outcome:
         return d
 
 
-def render_markdown(outcomes: Sequence[Outcome], infos: Sequence[dict[str, Any]]) -> str:
-    """The results table; `infos[i]` is the run that measured `outcomes[i]`."""
-    runs = sorted({(i.get("when", ""), i.get("git_commit", "?")) for i in infos})
-    scales = sorted({str(i.get("scale")) for i in infos})
-    cores = sorted({str(i.get("cores")) for i in infos})
+def render_markdown(outcomes: Sequence[FaultRecord]) -> str:
+    """The results table, each experiment's newest record with the run that measured it."""
+    runs = sorted({(o.when, "?" if o.git_commit is None else o.git_commit) for o in outcomes})
+    scales = sorted({str(o.scale) for o in outcomes})
+    cores = sorted({str(o.cores) for o in outcomes})
     lines = [
         "# Fault injection: nothing lost, nothing silently wrong",
         "",
@@ -93,15 +94,12 @@ def render_markdown(outcomes: Sequence[Outcome], infos: Sequence[dict[str, Any]]
     return "\n".join(lines)
 
 
-def latest_outcomes(records: Sequence[dict[str, Any]]) -> list[tuple[Outcome, dict[str, Any]]]:
+def latest_outcomes(records: Sequence[FaultRecord]) -> list[FaultRecord]:
     """The newest record of each experiment (runs split with --only add up), in the
-    order experiments first appear, as (outcome, the run's info)."""
-    names = {f.name for f in dataclasses.fields(Outcome)}
-    latest: dict[str, tuple[Outcome, dict[str, Any]]] = {}
+    order of the experiments."""
+    latest: dict[str, FaultRecord] = {}
     for r in records:
-        outcome = Outcome(**{k: v for k, v in r.items() if k in names})
-        info = {k: v for k, v in r.items() if k not in names and k != "goal_met"}
-        latest.pop(outcome.name, None)
-        latest[outcome.name] = (outcome, info)
+        latest.pop(r.name, None)
+        latest[r.name] = r
     order = {name: i for i, name in enumerate(EXPERIMENTS)}
-    return sorted(latest.values(), key=lambda p: order.get(p[0].name.removesuffix("_unsafe"), 99))
+    return sorted(latest.values(), key=lambda r: order.get(r.name.removesuffix("_unsafe"), 99))

@@ -39,7 +39,7 @@ from contest.benchmarks.base import (
     SEED,
     Benchmark,
     Option,
-    Record,
+    Row,
     Say,
     Sitting,
     at_least,
@@ -60,11 +60,12 @@ from contest.benchmarks.stream.stage import (
 )
 from contest.config import Config
 from contest.errors import RunError
+from contest.results.streaming import StreamFault, StreamFreshness, StreamRecord
 
 
 def kill_trials(
     stage: Stage, trials: int, rows: int, rng: random.Random, seed: int, say: Say
-) -> Record:
+) -> Row:
     from contest.infra.proc import kill_group, spawn
 
     logs = stage.root / stage.name / "logs"
@@ -147,7 +148,7 @@ def kill_trials(
     }
 
 
-def replay_case(stage: Stage, say: Say) -> Record:
+def replay_case(stage: Stage, say: Say) -> Row:
     """The checkpoint's last commit-log entry deleted, then a restart."""
     from meta.stream import batches
 
@@ -189,7 +190,7 @@ def replay_case(stage: Stage, say: Say) -> Record:
     }
 
 
-def new_checkpoint_case(stage: Stage, say: Say) -> Record:
+def new_checkpoint_case(stage: Stage, say: Say) -> Row:
     """A second query (a new checkpoint, so a new query id) over the consumed folder."""
     from meta.stream import batches
 
@@ -217,7 +218,7 @@ def new_checkpoint_case(stage: Stage, say: Say) -> Record:
 
 def freshness(
     stage: Stage, rate: float, files: int, rows: int, cores: int, seed: int, say: Say
-) -> Record:
+) -> Row:
     """Feed `files` files at `rate` files/s into a running query; landing -> visible."""
     from contest.infra.proc import kill_group
     from meta.stream import visible
@@ -272,24 +273,29 @@ def freshness(
     }
 
 
+def _rate(r: StreamRecord) -> float | None:
+    """A freshness record's feed rate (one record per rate), else None."""
+    return r.rate_files_s if isinstance(r, StreamFreshness) else None
+
+
 def _or_dash(value: object) -> str:
     """A figure, or "-" where the format gives none (Paimon's own sink times no batch)."""
     return "-" if value is None else str(value)
 
 
-def is_peer(r: Record) -> bool:
+def is_peer(r: StreamRecord) -> bool:
     """A record of a peer format's stream (not the harness's LakeSoul sink)."""
-    return not str(r.get("format", "lakesoul")).startswith("lakesoul")
+    return not r.format.startswith("lakesoul")
 
 
-def _load(rows: Sequence[Record]) -> str:
+def _load(rows: Sequence[StreamRecord]) -> str:
     """The sitting's load label (1-minute load average at its start and end; 2 cores)."""
-    first = rows[0] if rows else {}
-    if "load_1m_start" not in first:
+    first = rows[0] if rows else None
+    if first is None or first.load_1m_start is None or first.load_1m_end is None:
         return ""
     return (
-        f"; load average {first['load_1m_start']:.1f} at its start, "
-        f"{first['load_1m_end']:.1f} at its end, on 2 cores shared with other engineers"
+        f"; load average {first.load_1m_start:.1f} at its start, "
+        f"{first.load_1m_end:.1f} at its end, on 2 cores shared with other engineers"
     )
 
 
@@ -309,13 +315,13 @@ def measure(
     meta_batches: int = 0,
     meta_history: int = 0,
     master: str = "",
-) -> list[Record]:
+) -> list[Row]:
     from contest.benchmarks.stream.meta import commit_cost
     from contest.benchmarks.stream.peers import measure_peers
 
     root = (cfg.work_path / "bench" / "stream").absolute()
     rng = random.Random(seed)
-    out: list[Record] = []
+    out: list[Row] = []
     if meta_batches:
         record = commit_cost(conn, cfg, meta_batches, 0, say)
         out.append({"kind": "metadata", "format": "lakesoul (harness)", **record})
@@ -474,24 +480,22 @@ class StreamBench(Benchmark):
         when = utc_now()
         load = {"load_1m_start": load_start, "load_1m_end": os.getloadavg()[0]}
         where = {"host": os.uname().nodename, "master": opts.master or f"local[{opts.cores}]"}
-        sitting.record(*({**r, "when": when, **where, **load} for r in records))
-        return all(r["exact"] for r in records)
+        typed = sitting.record(*({**r, "when": when, **where, **load} for r in records))
+        return all(r.exact for r in typed)
 
-    def render(self, records: Sequence[Record]) -> str:
+    def render(self, records: Sequence[StreamRecord]) -> str:
         from contest.benchmarks.stream.meta import render_meta
         from contest.benchmarks.stream.peers import render_peers
 
         own = [r for r in records if not is_peer(r)]
-        newest = own[-1].get("sitting") if own else None  # a peers-only sitting aside
+        newest = own[-1].sitting if own else None  # a peers-only sitting aside
         # Of each kind, the newest sitting that ran it (a sitting may run some parts only).
-        last = {r.get("kind"): r.get("sitting") for r in own}
-        rows = [r for r in own if r.get("sitting") == last[r.get("kind")]]
+        last = {r.kind: r.sitting for r in own}
+        rows = [r for r in own if r.sitting == last[r.kind]]
         # Each peer format's newest record of each kind (and feed rate), whichever
         # sitting ran it last.
-        peers = sorted((r for r in records if is_peer(r)), key=lambda r: r["sitting"])
-        rows += list(
-            {(r["format"], r.get("kind"), r.get("rate_files_s")): r for r in peers}.values()
-        )
+        peers = sorted((r for r in records if is_peer(r)), key=lambda r: r.sitting or "")
+        rows += list({(r.format, r.kind, _rate(r)): r for r in peers}.values())
         lines = [
             "# Streaming upserts, exactly once",
             "",
@@ -513,14 +517,14 @@ class StreamBench(Benchmark):
             "|---|---|---|---|---|---|---|---|",
         ]
         for r in rows:
-            if r.get("kind") != "fault" or "table_commits" in r:
+            if not isinstance(r, StreamFault) or r.table_commits is not None:
                 continue
-            fed = r.get("files_fed")
+            fed = r.files_fed
             lines.append(
-                f"| {r['format']} | {r['case']} | {r['trials']} "
-                f"| {fed if fed is not None else '-'} / {r['files_consumed']} "
-                f"| {r['lost_files']} | {r['double_commits']} | {r['batches_replayed']} "
-                f"| {'yes' if r['exact'] else 'NO: ' + '; '.join(r.get('problems', []))} |"
+                f"| {r.format} | {r.case} | {r.trials} "
+                f"| {fed if fed is not None else '-'} / {r.files_consumed} "
+                f"| {r.lost_files} | {r.double_commits} | {r.batches_replayed} "
+                f"| {'yes' if r.exact else 'NO: ' + '; '.join(r.problems)} |"
             )
         lines += render_peers(rows) + render_meta(rows)
         lines += [
@@ -545,14 +549,14 @@ class StreamBench(Benchmark):
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in rows:
-            if r.get("kind") != "freshness":
+            if not isinstance(r, StreamFreshness):
                 continue
             lines.append(
-                f"| {r['format']} | {r['rate_files_s']:g} × {r['rows_per_file']:,} "
-                f"| {r['files']} | {r['micro_batches']} | {r['freshness_p50_s']} "
-                f"| {r['freshness_p99_s']} | {r['freshness_max_s']} | {_or_dash(r['rows_per_s'])} "
-                f"| {_or_dash(r['rows_per_core_s'])} | {r['cores']} "
-                f"| {'yes' if r['exact'] else 'NO'} |"
+                f"| {r.format} | {r.rate_files_s:g} × {r.rows_per_file:,} "
+                f"| {r.files} | {r.micro_batches} | {r.freshness_p50_s} "
+                f"| {r.freshness_p99_s} | {r.freshness_max_s} | {_or_dash(r.rows_per_s)} "
+                f"| {_or_dash(r.rows_per_core_s)} | {r.cores} "
+                f"| {'yes' if r.exact else 'NO'} |"
             )
         lines += [
             "",

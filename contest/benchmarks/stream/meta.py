@@ -17,17 +17,19 @@ from __future__ import annotations
 import statistics
 import time
 import uuid as uuidlib
+from collections.abc import Sequence
 from typing import Any
 
-from contest.benchmarks.base import Record, Say
+from contest.benchmarks.base import Row, Say
 from contest.config import Config
 from contest.data.batches import SCHEMA
+from contest.results.streaming import StreamMetadata, StreamRecord
 
 # Commits a window holds (the first and the last are compared).
 WINDOW = 100
 
 
-def commit_cost(conn: Any, cfg: Config, batches: int, history: int = 0, say: Say = print) -> Record:
+def commit_cost(conn: Any, cfg: Config, batches: int, history: int = 0, say: Say = print) -> Row:
     """`batches` micro-batch commits of one query into a new table; their timings.
     `history`: commits the table holds before the stream (a synthetic history made
     inside PostgreSQL, meta/synthetic.py), to show a commit's cost does not follow it."""
@@ -104,9 +106,9 @@ def _p99(values: list[float]) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[98]
 
 
-def render_meta(rows: list[Record]) -> list[str]:
+def render_meta(rows: Sequence[StreamRecord]) -> list[str]:
     """The metadata-cost table (empty when that part did not run)."""
-    meta = [r for r in rows if r.get("kind") == "metadata"]
+    meta = [r for r in rows if isinstance(r, StreamMetadata)]
     if not meta:
         return []
     lines = [
@@ -127,8 +129,8 @@ def render_meta(rows: list[Record]) -> list[str]:
     ]
     for r in meta:
         lines.append(
-            f"| {r.get('history_commits', 0):,} | {r['micro_batches']:,} "
-            f"| {r['commit_ms_first']} | {r['commit_ms_last']} | {r['last_over_first']} "
-            f"| {r['commit_ms_p99']} | {r['head_snapshot_bytes']:,} |"
+            f"| {r.history_commits:,} | {r.micro_batches or 0:,} "
+            f"| {r.commit_ms_first} | {r.commit_ms_last} | {r.last_over_first} "
+            f"| {r.commit_ms_p99} | {r.head_snapshot_bytes:,} |"
         )
     return lines

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from contest.benchmarks.base import Record, Say
+from contest.benchmarks.base import Row, Say
 from contest.benchmarks.stream.stage import (
     CHILD_TIMEOUT_S,
     Feeder,
@@ -43,6 +43,7 @@ from contest.benchmarks.stream.stage import (
     start_live_stream,
 )
 from contest.config import Config, to_toml
+from contest.results.streaming import StreamFault, StreamRecord
 
 
 def peer_stage(
@@ -162,7 +163,7 @@ def compare(actual: list[dict], expected: list[dict]) -> dict[str, Any]:
 
 def peer_faults(
     stage: Stage, fmt: str, trials: int, rows: int, rng: random.Random, seed: int, say: Say
-) -> Record:
+) -> Row:
     from contest.data.batches import Batch
     from contest.data.oracle import expected_rows
     from contest.infra.proc import kill_group, spawn
@@ -264,7 +265,7 @@ def peer_faults(
 
 def peer_freshness(
     stage: Stage, fmt: str, rate: float, files: int, rows: int, cores: int, seed: int, say: Say
-) -> Record:
+) -> Row:
     """Feed `files` files at `rate` files/s into a running query of the format's sink;
     landing (the file's modification time) -> visible: the first poll (every 0.1 s) at
     which the format's log holds the commit of the micro-batch that read the file, what
@@ -369,7 +370,7 @@ def measure_peers(
     rates: Sequence[float] = (),
     rate_files: int = 0,
     master: str = "",
-) -> list[Record]:
+) -> list[Row]:
     """Per format: the fault cases, then freshness at each feed rate (a fresh table)."""
     root = (cfg.work_path / "bench" / "stream").absolute()
     rng = random.Random(seed)
@@ -386,14 +387,14 @@ def measure_peers(
     return out
 
 
-def _load(r: Record) -> str:
-    load = r.get("load_1m_start")
+def _load(r: StreamRecord) -> str:
+    load = r.load_1m_start
     return "-" if load is None else f"load {load:.1f}"
 
 
-def render_peers(rows: list[Record]) -> list[str]:
+def render_peers(rows: Sequence[StreamRecord]) -> list[str]:
     """The peer formats' fault table (empty when none ran)."""
-    peers = [r for r in rows if r.get("kind") == "fault" and "table_commits" in r]
+    peers = [r for r in rows if isinstance(r, StreamFault) and r.table_commits is not None]
     if not peers:
         return []
     lines = [
@@ -413,11 +414,11 @@ def render_peers(rows: list[Record]) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in peers:
-        verdict = "yes" if r["exact"] else "NO: " + "; ".join(r.get("problems", []))
+        verdict = "yes" if r.exact else "NO: " + "; ".join(r.problems)
         lines.append(
-            f"| {r['format']} | {r.get('sitting', '-')} ({_load(r)}) "
-            f"| {r['trials']} | {r['replayed_batch']} | {r['files_fed']} "
-            f"| {r['micro_batches']} | {r['table_commits']} | {r['double_commits']} "
-            f"| {r['double_keys']} | {r['lost_keys']} | {r['batches_replayed']} | {verdict} |"
+            f"| {r.format} | {'-' if r.sitting is None else r.sitting} ({_load(r)}) "
+            f"| {r.trials} | {r.replayed_batch} | {r.files_fed} "
+            f"| {r.micro_batches} | {r.table_commits} | {r.double_commits} "
+            f"| {r.double_keys} | {r.lost_keys} | {r.batches_replayed} | {verdict} |"
         )
     return lines

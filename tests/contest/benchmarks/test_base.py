@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pytest
 
@@ -13,14 +14,26 @@ from contest.benchmarks.base import (
     REPEAT,
     RESULTS,
     Benchmark,
-    Record,
     Results,
     Sitting,
     newest_per,
     sittings,
 )
 from contest.cli.bench import add_option
-from contest.errors import UsageError
+from contest.errors import DataError, UsageError
+from contest.results.record import Record
+from contest.results.registry import ResultsFile
+
+
+@dataclass(frozen=True, kw_only=True)
+class Count(Record):
+    """The record of the counting benchmark: a round and its sitting."""
+
+    round: int
+    sitting: str | None = None
+
+
+COUNTS = ResultsFile("counting", "counting.jsonl", "Counting", Count.from_dict)
 
 
 class Counting(Benchmark):
@@ -36,8 +49,8 @@ class Counting(Benchmark):
             sitting.record({"round": i + 1})
         return True
 
-    def render(self, records: Sequence[Record]) -> str:
-        return "# counting\n" + "".join(f"- {r['round']} ({r['sitting']})\n" for r in records)
+    def render(self, records: Sequence[Count]) -> str:
+        return "# counting\n" + "".join(f"- {r.round} ({r.sitting})\n" for r in records)
 
 
 def test_options_are_declared_once_and_varied_per_benchmark():
@@ -57,7 +70,7 @@ def test_a_bad_option_value_is_one_usage_error():
 
 
 def test_records_are_appended_stamped_and_rendered_as_they_come(cfg, tmp_path):
-    results = Results(tmp_path, "counting")
+    results = Results(tmp_path, "counting", COUNTS)
     b = Counting()
     first = Sitting(b, argparse.Namespace(repeat=2, out=None), cfg, results, started="s1")
     assert b.execute(first)
@@ -72,10 +85,18 @@ def test_records_are_appended_stamped_and_rendered_as_they_come(cfg, tmp_path):
     assert results.md.read_text() == "# counting\n- 1 (s1)\n- 2 (s1)\n- 1 (s2)\n"
 
 
+def test_a_row_its_record_refuses_is_not_written(tmp_path):
+    results = Results(tmp_path, "counting", COUNTS)
+    with pytest.raises(DataError, match="counting: a row that is not a record: 'round' is 'x'"):
+        results.append([{"round": 1}, {"round": "x"}])
+    assert not results.jsonl.exists()  # nothing of the batch half-written
+    assert [r.round for r in results.append([{"round": 2}])] == [2]
+
+
 def test_sittings_group_new_lines_by_stamp_and_old_ones_by_a_rule():
-    old = [{"round": 1}, {"round": 2}, {"round": 1}]
-    new = [{"round": 1, "sitting": "a"}, {"round": 2, "sitting": "a"}, {"round": 1, "sitting": "b"}]
-    groups = sittings(old + new, starts=lambda r: r["round"] == 1)
+    old = [Count(round=1), Count(round=2), Count(round=1)]
+    new = [Count(round=1, sitting="a"), Count(round=2, sitting="a"), Count(round=1, sitting="b")]
+    groups = sittings(old + new, starts=lambda r: r.round == 1)
     assert [len(g) for g in groups] == [2, 1, 2, 1]
     assert sittings([]) == []
     assert newest_per([{"k": 2, "v": 1}, {"k": 1, "v": 2}, {"k": 2, "v": 3}], lambda r: r["k"]) == [

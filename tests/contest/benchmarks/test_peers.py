@@ -92,7 +92,7 @@ def test_busy_and_wrong_runs_leave_the_medians_and_are_named() -> None:
     assert len(s.excluded) == 2
     assert any("round 3, attempt 1: busy: other work held 40%" in e for e in s.excluded)
     assert any(e.startswith("paimon-agg, round 3") and "wrong" in e for e in s.excluded)
-    page = PeersBench().render([r.to_dict() for r in records])
+    page = PeersBench().render(records)
     assert "| paimon-agg | 2 of 3 |" in page and "3.00x [3.00-3.00] n=2 (50%)" in page
     assert "Left out of the medians" in page and disclosure_name(s.sitting) in page
 

@@ -18,6 +18,7 @@ from contest.benchmarks.scale import (
     scale_list,
 )
 from contest.errors import UsageError
+from contest.results.benchmarks import ScaleRecord
 
 
 def _row(scale: float, s_per_m: float | None, when: str) -> dict:
@@ -88,7 +89,8 @@ def test_a_scale_that_cannot_fit_is_refused_before_it_starts(tmp_path, monkeypat
 
 def test_newest_row_per_scale_in_scale_order():
     rows = [_row(3, 1.0, "a"), _row(0.1, 2.0, "b"), _row(3, 1.5, "c")]
-    assert [(r["scale"], r["when"]) for r in newest_per_scale(rows)] == [(0.1, "b"), (3, "c")]
+    typed = [ScaleRecord.from_dict(r) for r in rows]
+    assert [(r.scale, r.when) for r in newest_per_scale(typed)] == [(0.1, "b"), (3, "c")]
 
 
 def test_outputs_gather_separate_invocations(tmp_path):

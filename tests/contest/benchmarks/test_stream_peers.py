@@ -15,6 +15,7 @@ from contest.benchmarks.stream.peers import (
     render_peers,
 )
 from contest.peers import formats
+from contest.results.streaming import stream_record
 
 
 def _row(uuid: str, requests: int | None, name: str | None = "n") -> dict:
@@ -122,13 +123,15 @@ def test_peer_and_metadata_tables_render():
         "kind": "fault", "format": "paimon", "trials": 2, "replayed_batch": 3, "files_fed": 9,
         "micro_batches": 4, "table_commits": 5, "double_commits": 1, "double_keys": 7,
         "lost_keys": 0, "batches_replayed": 0, "exact": False, "problems": ["Reproduce: x"],
+        "case": "kill -9", "files_consumed": None, "rows": 10,
     }  # fmt: skip
     meta = {
         "kind": "metadata", "history_commits": 0, "micro_batches": 1000,
         "commit_ms_first": 1.0, "commit_ms_last": 1.1, "last_over_first": 1.1,
-        "commit_ms_p99": 3.0, "head_snapshot_bytes": 16020,
+        "commit_ms_p99": 3.0, "head_snapshot_bytes": 16020, "format": "lakesoul (harness)",
+        "window": 100, "exact": True,
     }  # fmt: skip
-    text = "\n".join(render_peers([peer]) + render_meta([meta]))
+    text = "\n".join(render_peers([stream_record(peer)]) + render_meta([stream_record(meta)]))
     assert "| paimon | - (-) | 2 | 3 | 9 | 4 | 5 | 1 | 7 | 0 | 0 | NO: Reproduce: x |" in text
     assert "| 0 | 1,000 | 1.0 | 1.1 | 1.1 | 3.0 | 16,020 |" in text
     assert render_peers([]) == [] and render_meta([]) == []
@@ -140,7 +143,8 @@ def test_a_peers_freshness_renders_beside_an_older_lakesoul_sitting():
             "kind": "freshness", "format": fmt, "sitting": sitting, "rate_files_s": 2.0,
             "rows_per_file": 500, "files": 20, "micro_batches": 9, "freshness_p50_s": p50,
             "freshness_p99_s": 9.0, "freshness_max_s": 9.5, "rows_per_s": 900.0,
-            "rows_per_core_s": 1200.0, "cores": 2, "exact": True,
+            "rows_per_core_s": 1200.0, "cores": 2, "exact": True, "rows_per_s_fed": 1000.0,
+            "visible": 20,
         }  # fmt: skip
 
     records = [
@@ -148,7 +152,7 @@ def test_a_peers_freshness_renders_beside_an_older_lakesoul_sitting():
         fresh("hudi", "s1", 7.7),
         fresh("hudi", "s2", 4.4),  # a peers-only sitting after: its figures replace s1's
     ]
-    text = StreamBench().render(records)
+    text = StreamBench().render([stream_record(r) for r in records])
     assert "| lakesoul (harness) | 2 × 500 | 20 | 9 | 1.1 | 9.0 |" in text
     assert "| hudi | 2 × 500 | 20 | 9 | 4.4 | 9.0 |" in text
     assert "7.7" not in text
@@ -160,16 +164,17 @@ def test_each_part_shows_the_newest_sitting_that_ran_it():
     fault = {
         "kind": "fault", "format": "lakesoul (harness)", "sitting": "s1", "case": "kill -9",
         "trials": 20, "files_fed": 580, "files_consumed": 580, "lost_files": 0,
-        "double_commits": 0, "batches_replayed": 15, "exact": True,
+        "double_commits": 0, "batches_replayed": 15, "exact": True, "rows": 5,
     }  # fmt: skip
     old_fresh = {
         "kind": "freshness", "format": "lakesoul (harness)", "sitting": "s1",
         "rate_files_s": 2.0, "rows_per_file": 500, "files": 20, "micro_batches": 9,
         "freshness_p50_s": 7.7, "freshness_p99_s": 9.0, "freshness_max_s": 9.5,
         "rows_per_s": 900.0, "rows_per_core_s": 1200.0, "cores": 2, "exact": True,
+        "rows_per_s_fed": 1000.0, "visible": 20,
     }  # fmt: skip
     new_fresh = old_fresh | {"sitting": "s2", "freshness_p50_s": 1.1}
-    text = StreamBench().render([fault, old_fresh, new_fresh])
+    text = StreamBench().render([stream_record(r) for r in (fault, old_fresh, new_fresh)])
     assert "| lakesoul (harness) | kill -9 | 20 | 580 / 580 | 0 | 0 | 15 | yes |" in text
     assert "| lakesoul (harness) | 2 × 500 | 20 | 9 | 1.1 | 9.0 |" in text
     assert "7.7" not in text

@@ -16,14 +16,9 @@ import pytest
 from contest.cli.main import main
 from contest.dashboard import load, render, write_page
 from contest.dashboard.blocks import fmt, median
-from contest.dashboard.load import (
-    batches_applied,
-    commit_of,
-    machine_of,
-    read_jsonl,
-    scale_of,
-)
 from contest.errors import EXIT_OK, EXIT_USAGE, UsageError
+from contest.results.labels import commit_label, run_commit, run_machine, run_scale
+from contest.results.runs import RunRecord
 from tests.support.dashboard import expected_peers, half_up, records
 
 RESULTS = Path(__file__).resolve().parents[3] / "results"
@@ -37,57 +32,33 @@ def write_jsonl(path: Path, lines: list[object]) -> None:
     )
 
 
-def test_read_jsonl_skips_and_counts_lines_that_are_not_objects(tmp_path):
-    path = tmp_path / "runs.jsonl"
-    path.write_text('{"a": 1}\n\n[1, 2]\n{"b": 2}\n{"c": tru', encoding="utf-8")
-    recs, bad = read_jsonl(path)
-    assert recs == [{"a": 1}, {"b": 2}]
-    assert bad == 2
-
-
 @pytest.mark.parametrize(
     ("rec", "want"),
     [
-        ({"environment": {"git_commit": "f876272"}}, "f876272"),
-        ({"git_commit": "2f38091"}, "2f38091"),
-        ({"environment": {"git_commit": "a" * 40, "git_dirty": True}}, "aaaaaaa+dirty"),
-        ({"commit": {"sha": "0123456789abcdef", "dirty": False}}, "0123456"),
-        ({"environment": {"git_commit": "abc1234-dirty"}}, "abc1234+dirty"),
-        ({"environment": {"git_commit": ""}}, "unknown"),
-        ({}, "unknown"),
+        ({"strategy": "o", "environment": {"git_commit": "f876272"}}, "f876272"),
+        ({"strategy": "o", "schema": 2, "git_commit": "2f38091"}, "2f38091"),
+        (
+            {"strategy": "o", "environment": {"git_commit": "a" * 40, "git_dirty": True}},
+            "aaaaaaa+dirty",
+        ),
+        ({"strategy": "o", "environment": {"git_commit": "abc1234-dirty"}}, "abc1234+dirty"),
+        ({"strategy": "o", "environment": {"git_commit": ""}}, "unknown"),
+        ({"strategy": "o"}, "unknown"),
     ],
 )
-def test_commit_of_old_and_new_shapes(rec, want):
-    assert commit_of(rec) == want
+def test_a_runs_commit_from_old_and_new_shapes(rec, want):
+    assert run_commit(RunRecord.from_dict(rec)) == want
 
 
-@pytest.mark.parametrize(
-    ("rec", "want"),
-    [
-        ({}, "unknown"),
-        ({"machine": "ci-1"}, "ci-1"),
-        ({"machine": {"id": "box-7", "load_before": 0.3}}, "box-7"),
-        ({"environment": {"machine_id": "lab"}}, "lab"),
-        ({"machine": None, "environment": {}}, "unknown"),
-    ],
-)
-def test_machine_of_old_and_new_shapes(rec, want):
-    assert machine_of(rec) == want
-
-
-def test_scale_of_takes_the_record_or_its_data_folder():
-    assert scale_of({"scale": 1.0}) == "1"
-    assert scale_of({"scale": 0.1}) == "0.1"
-    assert scale_of({"data": ".work/data/scale-0.01-seed-2022"}) == "0.01"
-    assert scale_of({"scale": "big"}) == "unknown"
-
-
-def test_batches_applied_from_each_shape():
-    assert batches_applied({"batches_applied": 5}) == 5
-    assert batches_applied({"batches": [0, 4]}) == 5
-    assert batches_applied({"batch_range": "5-9"}) == 10
-    assert batches_applied({"last_batch": 2}) == 3
-    assert batches_applied({"phase": "read"}) is None
+def test_a_runs_machine_and_scale_from_old_and_new_shapes():
+    assert run_machine(RunRecord.from_dict({"strategy": "o"})) == "unknown"
+    assert run_machine(RunRecord.from_dict({"strategy": "o", "machine_id": "ci-1"})) == "ci-1"
+    old = {"strategy": "o", "environment": {"machine_id": "lab"}}
+    assert run_machine(RunRecord.from_dict(old)) == "lab"
+    assert run_scale(RunRecord.from_dict({"strategy": "o", "scale": 1.0})) == "1"
+    data = {"strategy": "o", "data": ".work/data/scale-0.01-seed-2022"}
+    assert run_scale(RunRecord.from_dict(data)) == "0.01"
+    assert commit_label("0123456789abcdef", dirty=False) == "0123456"
 
 
 def test_median_and_formats_agree_with_duckdb():
@@ -103,9 +74,16 @@ def test_median_and_formats_agree_with_duckdb():
     assert fmt(None, "int") == "—"
 
 
+def phase(**kw: object) -> dict:
+    """A workload phase record as `contest workload run` writes it."""
+    base = {"workload": "cdc-trickle", "run_id": "r1", "strategy": "optimized", "step": 1}
+    return {**base, "label": str(kw.get("phase")), **kw}
+
+
 def mixed_results(root: Path) -> Path:
-    """A results folder with an old-shape run, a new-shape run (machine, dirty commit),
-    a broken line, a sweep, a fault record and a workload."""
+    """A results folder with an old-shape run (schema 1: the commit in its environment),
+    a new-shape run (machine, dirty commit), a broken line, a sweep, a fault record and a
+    workload."""
     old = {
         "strategy": "optimized",
         "scale": 0.1,
@@ -118,22 +96,25 @@ def mixed_results(root: Path) -> Path:
     }
     new = {
         **old,
+        "schema": 2,
         "strategy": "delta-merge",
         "rows_per_core_s": 10_000.0,
-        "machine": {"id": "ci-1"},
-        "environment": {"git_commit": "2222222", "git_dirty": True},
+        "machine_id": "ci-1",
+        "git_commit": "2222222",
+        "git_dirty": True,
         "when": "2026-11-26T10:00:00Z",
     }
     write_jsonl(root / "runs.jsonl", [old, new, '{"strategy": "half a li'])
     write_jsonl(root / "sweeps" / "codec" / "runs.jsonl", [{**old, "case": "write.codec=zstd"}])
-    write_jsonl(root / "faults.jsonl", [{"name": "kill_write", "scale": 0.01, "goal_met": True}])
+    fault = {"name": "kill_write", "title": "kill the write", "recovery": "x", "scale": 0.01}
+    write_jsonl(root / "faults.jsonl", [{**fault, "goal_met": True}])
     write_jsonl(
         root / "workloads" / "cdc-trickle.jsonl",
         [
-            {"phase": "upsert", "strategy": "optimized", "batches": [0, 4], "seconds": 3.0},
-            {"phase": "read", "strategy": "optimized", "batches": [0, 4], "seconds": 1.5},
-            {"phase": "compact", "strategy": "optimized", "batches_applied": 5, "seconds": 2.0},
-            {"phase": "read", "strategy": "optimized", "batches_applied": 10, "seconds": 1.2},
+            phase(phase="upsert", batches_applied=5, seconds=3.0, scale=0.1),
+            phase(phase="read", batches_applied=5, seconds=1.5, scale=0.1),
+            phase(phase="compact", batches_applied=5, seconds=2.0, scale=0.1),
+            phase(phase="read", batches_applied=10, seconds=1.2, scale=0.1),
         ],
     )
     return root
@@ -159,11 +140,22 @@ def test_load_merges_every_file_into_one_database(tmp_path):
         ("compact", 5.0),
         ("read", 10.0),
     ]
-    # the whole line stays queryable
+    # the whole record stays queryable
     (raw,) = con.execute(
-        "SELECT json_extract_string(raw, '$.machine.id') FROM runs WHERE machine = 'ci-1'"
+        "SELECT json_extract_string(raw, '$.machine_id') FROM runs WHERE machine = 'ci-1'"
     ).fetchone()
     assert raw == "ci-1"
+
+
+def test_local_runs_load_beside_the_published_ones(tmp_path):
+    published = mixed_results(tmp_path / "results")
+    local = tmp_path / "work" / "results" / "m1"
+    write_jsonl(local / "runs.jsonl", [{"strategy": "optimized", "scale": 0.1, "run_id": "L1"}])
+    con = load(published, local).con
+    assert con.execute("SELECT origin, count(*) FROM runs GROUP BY ALL ORDER BY 1").fetchall() == [
+        ("local", 1),
+        ("published", 2),
+    ]
 
 
 def test_load_reads_the_committed_results():
@@ -199,9 +191,9 @@ def test_a_page_shows_new_shapes_workloads_and_skipped_lines(tmp_path):
     page = render(load(mixed_results(tmp_path)), "now", plotly_src="plotly.min.js")
     assert 'id="chart-workload-0"' in page
     assert "No workload longevity results yet" not in page
-    for value in ("ci-1", "2222222+dirty", "unknown"):
+    for value in ("ci-1", "2222222+dirty", "unknown", "published"):
         assert f'value="{value}"' in page
-    assert "runs.jsonl: 1 line(s) that are not a JSON object were skipped" in page
+    assert "runs.jsonl: 1 line(s) that are not a record were skipped" in page
     assert [r[1] for r in page_tables(page, "workloads")] == ["upsert", "read", "compact", "read"]
     data = json.loads(re.search(r'id="dashboard-data"[^>]*>(.*?)</script>', page, re.S).group(1))
     traces = data["figures"]["chart-workload-0"]["data"]
@@ -211,24 +203,31 @@ def test_a_page_shows_new_shapes_workloads_and_skipped_lines(tmp_path):
     ]
 
 
-def test_a_skipped_compaction_is_shown_as_skipped_not_marked(tmp_path):
-    """Stock LakeSoul's compaction step did not run (`skipped`): its row says so and the
-    chart marks no compaction for it."""
-    base = {"strategy": "lakesoul-stock", "workload": "hot-keys"}
+def test_a_workload_line_never_joins_two_scales_or_two_runs(tmp_path):
+    """cdc-trickle at scale 0.1 and at 0.01 are two charts; two runs of a strategy at
+    one scale two lines (the zigzag of issue 36)."""
     write_jsonl(
-        tmp_path / "workloads" / "hot-keys.jsonl",
+        tmp_path / "workloads" / "cdc-trickle.jsonl",
         [
-            {**base, "phase": "read", "batches_applied": 3, "seconds": 1.0},
-            {**base, "phase": "compact", "batches_applied": 3, "skipped": "write.engine=..."},
-            {**base, "phase": "read", "batches_applied": 5, "seconds": 1.1},
+            phase(phase="read", batches_applied=1, seconds=93.0, scale=0.1),
+            phase(phase="read", batches_applied=2, seconds=90.0, scale=0.1),
+            phase(phase="read", batches_applied=1, seconds=95.0, scale=0.1, run_id="r2"),
         ],
     )
+    write_jsonl(
+        tmp_path / "workloads" / "cdc-trickle-scale-0.01.jsonl",
+        [phase(phase="read", batches_applied=1, seconds=8.0, scale=0.01)],
+    )
     page = render(load(tmp_path), "now", plotly_src="plotly.min.js")
-    phases = [r[1] for r in page_tables(page, "workloads")]
-    assert phases == ["read", "compact (skipped)", "read"]
     data = json.loads(re.search(r'id="dashboard-data"[^>]*>(.*?)</script>', page, re.S).group(1))
-    traces = data["figures"]["chart-workload-0"]["data"]
-    assert [(t["name"], t["x"]) for t in traces] == [("lakesoul-stock", [3.0, 5.0])]
+    charts = {k: v["data"] for k, v in data["figures"].items() if k.startswith("chart-workload")}
+    lines = sorted((t["name"], tuple(t["y"])) for ts in charts.values() for t in ts)
+    assert lines == [
+        ("optimized", (8.0,)),
+        ("optimized · run r1", (93.0, 90.0)),
+        ("optimized · run r2", (95.0,)),
+    ]
+    assert len(charts) == 2
 
 
 def test_an_empty_results_folder_says_so(tmp_path):

@@ -12,6 +12,7 @@ from contest.benchmarks.faults.bench import FaultsBench, experiments
 from contest.benchmarks.faults.plan import EXPERIMENTS
 from contest.benchmarks.faults.report import Outcome, latest_outcomes, render_markdown
 from contest.errors import UsageError
+from contest.results.benchmarks import FaultRecord
 
 
 def write_fault_results(outcomes, info, folder):
@@ -43,8 +44,9 @@ def test_goal_and_results_files(tmp_path):
         "pg_crash_unsafe",
         "kill_write",
     ]
-    assert [o.name for o, _ in latest_outcomes(rows)][:2] == ["kill_write", "kill_merge"]
-    assert render_markdown([], []).startswith("# Fault injection")
+    typed = [FaultRecord.from_dict(r) for r in rows]
+    assert [o.name for o in latest_outcomes(typed)][:2] == ["kill_write", "kill_merge"]
+    assert render_markdown([]).startswith("# Fault injection")
 
 
 def test_only_names_known_experiments():

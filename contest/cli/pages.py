@@ -1,0 +1,78 @@
+"""Every generated page of a results folder, rendered again from its typed records:
+what `contest report` writes. Each results file the registry knows has its page (the
+benchmarks' `<stem>.md`, the score's README.md, each cluster's and sweep's README.md,
+each workload's `<name>.md`), so no page is edited by hand: findings go to NOTES.md or
+`notes/<stem>.md`, which the pages include.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from contest.results import registry
+
+
+def _runs(root: Path, path: Path) -> list[Path]:
+    from contest.evaluation.report import write_report
+    from contest.peers.analysis import amplification_tables
+
+    wrote = list(write_report(path))
+    records = registry.file_of(root, path).read(path)
+    if any(r.peer_write for r in records):  # the peer formats' write amplification
+        batches = path.parent / "peers_batches.md"
+        batches.write_text(amplification_tables(records))
+        wrote.append(batches)
+    return wrote
+
+
+def _sweep(root: Path, path: Path) -> list[Path]:
+    """A sweep's README from its records and its definition (`sweeps/<name>.toml` beside
+    the results folder); without the definition, the page is left as it is."""
+    from contest.evaluation.sweep import load_sweep, summarize, write_outputs
+
+    toml = root.parent / "sweeps" / f"{path.parent.name}.toml"
+    if not toml.is_file():
+        return []
+    sweep = load_sweep(toml, {})
+    kind = registry.file_of(root, path)
+    summaries = summarize(sweep, kind.read(path))
+    written = write_outputs(sweep, summaries, path.parent, {})
+    return list(written.values())
+
+
+def _workload(root: Path, path: Path) -> list[Path]:
+    from contest.workload.report import write_report
+
+    records = registry.file_of(root, path).read(path)
+    if not records:
+        return []
+    return write_report(path, records[0].workload, records)
+
+
+def _benchmark(root: Path, path: Path) -> list[Path]:
+    from contest.benchmarks.base import Results
+    from contest.benchmarks.registry import BENCHMARKS
+
+    stem = path.stem
+    for b in BENCHMARKS.values():
+        if b.stem == stem:
+            return [b().publish(Results(root, stem))]
+    return []  # measured by no `contest bench` (native_merge: a microbenchmark's lines)
+
+
+PAGES: dict[str, Callable[[Path, Path], list[Path]]] = {
+    "runs": _runs,
+    "cluster": _runs,
+    "sweeps": _sweep,
+    "workloads": _workload,
+}
+
+
+def regenerate(root: Path) -> list[Path]:
+    """Every page (and chart) of the results folder `root`, written again; the paths
+    written."""
+    wrote: list[Path] = []
+    for kind, path in registry.every_file(root):
+        wrote += PAGES.get(kind.name, _benchmark)(root, path)
+    return wrote
