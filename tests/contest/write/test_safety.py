@@ -209,6 +209,23 @@ def test_read_refuses_planned_versions_that_never_landed(spark, pg, cfg, data, t
     assert main([*read, "--allow-gaps"]) == 0
 
 
+@pytest.mark.pg
+def test_a_taken_table_message_points_to_the_flag_that_helps(pg, tmp_path):
+    """A re-run of an interrupted write is told about --resume; `--table NAME --append`
+    (a bare name taken as the folder ./NAME) is told where the table of that name is,
+    not to give the --append it gave."""
+    catalog.drop_table(pg, "msg_t")
+    t = catalog.create_table(pg, "msg_t", tmp_path / "real", SCHEMA, ["uuid"], 1, replace=True)
+    with pytest.raises(TableError, match=r"taken by .*--resume finishes it"):
+        catalog.create_table(pg, "msg_t", tmp_path / "real", SCHEMA, ["uuid"], 1)
+    with pytest.raises(TableError) as bare:
+        catalog.create_table(pg, "msg_t", tmp_path / "msg_t", SCHEMA, ["uuid"], 1, reuse=True)
+    assert f"is at {t.path}, not there" in str(bare.value)
+    assert f"give --table {t.path}" in str(bare.value) and "--append" not in str(bare.value)
+    with pytest.raises(TableError, match=r"that folder holds table default.msg_t .*--name msg_t"):
+        catalog.create_table(pg, "other_t", tmp_path / "real", SCHEMA, ["uuid"], 1, reuse=True)
+
+
 def _one_line_error(capsys) -> str:
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("contest: "), err
