@@ -206,9 +206,7 @@ def compaction_above(covers: Mapping[str, tuple[int, ...]], to_version: int) -> 
     return "", ()
 
 
-def refuse_compacted(
-    cur, table: TableRef, desc: str, live: list[str], to_version: int
-) -> None:
+def refuse_compacted(cur, table: TableRef, desc: str, live: list[str], to_version: int) -> None:
     """A rollback below a live compaction's newest version is refused, naming it: the
     compaction's one commit holds those versions merged, and undoing only the commits
     above V would leave them all in (the old `nothing to do`)."""

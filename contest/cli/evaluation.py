@@ -33,7 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         cmd_evaluate,
     )
     e.add_argument(
-        "--strategy", default="optimized", choices=sorted(STRATEGIES), help="what to evaluate"
+        "--strategy",
+        default="optimized",
+        help=f"what to evaluate, one of: {', '.join(STRATEGIES)}",
     )
     _eval_args(e)
 
@@ -179,10 +181,23 @@ def _check_eval_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--cores must be at least 1, got {args.cores}")
 
 
+def known_strategies(names: list[str]) -> list[str]:
+    """The names, all of them strategies: one line otherwise, the same for evaluate's
+    --strategy and compare's --strategies."""
+    unknown = [s for s in names if s not in STRATEGIES]
+    if unknown or not names:
+        raise UsageError(
+            f"unknown strategy {', '.join(unknown) or '(none given)'}: choose from "
+            f"{', '.join(STRATEGIES)}"
+        )
+    return names
+
+
 def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
     from contest.api import evaluate
 
     _check_eval_args(args)
+    known_strategies([args.strategy])
     cfg = strategy_config(args, args.strategy)
     record = evaluate(
         args.strategy,
@@ -204,13 +219,7 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     from contest.evaluation.results import compare_table
 
     _check_eval_args(args)
-    names = args.strategies
-    unknown = [s for s in names if s not in STRATEGIES]
-    if unknown or not names:
-        raise UsageError(
-            f"unknown strategy {', '.join(unknown) or '(none given)'}: choose from "
-            f"{', '.join(STRATEGIES)}"
-        )
+    names = known_strategies(args.strategies)
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
     out = _results_file(args.results, cfg)

@@ -23,7 +23,7 @@ from typing import Any
 from tqdm import tqdm
 
 from contest.config import Config, load_config, override
-from contest.errors import ConfigError
+from contest.errors import ConfigError, toml_error
 from contest.evaluation.progress import is_terminal
 from contest.evaluation.records import RunRecord, append_records, load_records
 from contest.evaluation.results import Spread
@@ -59,7 +59,7 @@ def load_sweep(
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(toml_error(path, exc)) from None
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
         raise ConfigError(
