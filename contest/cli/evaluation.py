@@ -210,8 +210,26 @@ def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
         say=say,
     )
     _recorded(record, _results_file(args.results, cfg))
+    print(score_line(record))  # for people; the record below is for scripts
     print(json.dumps(record.summary(), default=str))
     return EXIT_OK if record.correct else EXIT_FAILED
+
+
+def score_line(rec: RunRecord) -> str:
+    """The run in one line: the score and what it is made of, or why there is none."""
+
+    def secs(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f} s"
+
+    head = f"{rec.strategy}: " + ("correct" if rec.correct else "NOT correct")
+    if rec.failed_phase:
+        head = f"{rec.strategy}: FAILED in {rec.failed_phase}"
+    score = f"{rec.rows_per_core_s:,.1f} rows/core/s" if rec.rows_per_core_s else "not scored"
+    rows = f"{rec.rows:,} rows" if rec.rows is not None else "rows unknown"
+    return (
+        f"{head}; write {secs(rec.write_s)}, read {secs(rec.read_s)}: {score} "
+        f"({rows}, {rec.cores} cores)"
+    )
 
 
 def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
