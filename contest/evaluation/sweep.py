@@ -27,7 +27,7 @@ from contest.errors import ConfigError, toml_error
 from contest.evaluation.progress import is_terminal
 from contest.evaluation.records import RunRecord, append_records, load_records
 from contest.evaluation.results import Spread
-from contest.infra.machine import machine_id
+from contest.infra.machine import check_local_cores, machine_id
 
 TOP_KEYS = {"name", "scale", "repeat", "strategy", "seed", "cores", "data", "grid", "case", "base"}
 
@@ -158,8 +158,11 @@ def run_sweep(
     say: Callable[[str], None] = print,
     master: str | None = None,
 ) -> list[RunRecord]:
+    import os
+
     from contest.evaluation.evaluate import evaluate
 
+    check_local_cores(sweep.cores, master, os.cpu_count())  # refused once, not per case
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = out_dir / "runs.jsonl"
     done = recorded(runs)

@@ -23,16 +23,18 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
 from contest.errors import RunError
 
 PR_SET_PDEATHSIG = 1
+_PRCTL: Any = None
 try:  # resolved here, not in the forked child (no lookups between fork and exec)
     _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
 except (OSError, AttributeError):  # not Linux: the finalizers still hold
-    _PRCTL = None
+    pass
 
 
 def _die_with_parent() -> None:
