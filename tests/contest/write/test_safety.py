@@ -301,9 +301,9 @@ def test_a_truncated_file_is_one_line_naming_it_and_sparks_log(spark, pg, cfg, d
     process and JVM): the terminal shows one line naming the file and Spark's log, which
     holds the stack traces; `contest check` of a truncated result: one line, no traceback."""
     import os
-    import subprocess
     import sys
 
+    from contest.infra.proc import run_captured
     from meta.merge import merge_table
     from tests.support.config import REPO
 
@@ -320,7 +320,7 @@ def test_a_truncated_file_is_one_line_naming_it_and_sparks_log(spark, pg, cfg, d
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     read = [*contest, *cli(cfg, "read", "--table", "trunc", "--out", str(tmp_path / "t2"))]
-    proc = subprocess.run(read, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    proc = run_captured(read, env=env, timeout=300, cwd=REPO)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 1 and len(lines) <= 3, proc.stderr[-3000:]
     last = lines[-1]
@@ -332,7 +332,7 @@ def test_a_truncated_file_is_one_line_naming_it_and_sparks_log(spark, pg, cfg, d
     part = sorted(out.glob("part-*.parquet"))[0]
     part.write_bytes(part.read_bytes()[:100])
     check = [*contest, *cli(cfg, "check", "--result", str(out), "--data", str(data))]
-    proc = subprocess.run(check, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    proc = run_captured(check, env=env, timeout=300, cwd=REPO)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr[-3000:]
     assert proc.stderr.startswith(f"contest: {part}: not a readable parquet file")
 
