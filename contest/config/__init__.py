@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from contest.errors import ConfigError
+from contest.errors import ConfigError, key_line, toml_error
 
 CODECS = ("none", "snappy", "zstd", "gzip", "lz4")
 # Who merges each bucket at read (contest/read/merges.py): numpy is the reference.
@@ -459,11 +459,15 @@ def load_config(
         path = Path(config_file)
         if not path.is_file():
             raise ConfigError(f"config file not found: {path}")
+        text = path.read_text()
         try:
-            data = tomllib.loads(path.read_text())
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-        apply_mapping(cfg, data)
+            raise ConfigError(toml_error(path, exc)) from None
+        try:
+            apply_mapping(cfg, data)
+        except ConfigError as exc:  # a key or value of this file: name the file and line
+            raise ConfigError(f"{path}{key_line(text, str(exc))}: {exc}") from None
     if workload is not None:
         object.__setattr__(cfg, "workload", WorkloadConfig())
         apply_mapping(cfg, workload)

@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from contest.config import WorkloadConfig
 from contest.data.batches import SCHEMA, batch_rows
+from contest.errors import DataError
 
 CHUNK_ROWS = 1_000_000
 # Rows per row group: a whole file up to scale 1 (one row group, as in the contest),
@@ -275,6 +276,8 @@ def generate(
     dict_columns = DICT_COLUMNS + [c for c, op in w.columns.items() if op != "SumAll"]
     started = time.perf_counter()
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"--out {out}: a file, not a folder: give a folder for the batch files")
     out.mkdir(parents=True, exist_ok=True)
     sizes = batch_rows(scale, w)
     bar = tqdm(

@@ -22,7 +22,7 @@ import pyarrow as pa
 from contest.config import Config, WorkloadConfig
 from contest.config.validation import register_check
 from contest.data.batches import COLUMNS, SCHEMA
-from contest.errors import ConfigError
+from contest.errors import ConfigError, toml_error
 
 DEFAULT = "contest"
 # The contest's merge contract (README, "The data and the contract"); the data layer's
@@ -85,7 +85,7 @@ def workload_settings(spec: str) -> dict[str, Any]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+        raise ConfigError(toml_error(where, exc)) from None
     # Its phases (`[[phase]]`, `[longevity]`) are read by contest.workload.plan.
     extra = sorted(set(data) - {"workload", "phase", "longevity"})
     if extra or not isinstance(data.get("workload", {}), dict):

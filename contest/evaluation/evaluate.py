@@ -34,7 +34,7 @@ from contest.evaluation.jobs import (
 )
 from contest.evaluation.phases import Step, run_phases
 from contest.evaluation.strategies import DEFAULT_SCALE
-from contest.infra.machine import Sample, git_state, machine_id
+from contest.infra.machine import Sample, check_local_cores, git_state, machine_id
 from contest.infra.packages import require as require_packages
 from contest.infra.proc import ProcResult
 from contest.infra.storage import configure, delete_tree, is_object_store
@@ -132,6 +132,7 @@ def evaluate(
     `after_write` runs once the write succeeded, untimed: from then on the batches are
     not read again (the oracle's result is already computed), so a caller that owns
     them may free their disk there."""
+    check_local_cores(cores, master, os.cpu_count())  # before anything is touched
     cfg = absolute_paths(cfg)
     with work_lock(cfg.work_path / "eval"):
         return _evaluate(

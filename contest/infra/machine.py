@@ -16,7 +16,23 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from contest.errors import UsageError
+
 STEAL_WINDOW_S = 0.5  # a short sample of CPU steal around a job, untimed
+
+
+def check_local_cores(cores: int | None, master: str | None, machine: int | None) -> None:
+    """Refuse local[N] with more cores than the machine has: the tasks would share the
+    cores it has and the score (rows / (cores x seconds)) would divide by N, a figure
+    as low as N/machine times too low (the contest's local[4] on a 2-core machine)."""
+    if cores is None or master or not machine or cores <= machine:
+        return
+    raise UsageError(
+        f"--cores {cores}: this machine has {machine} cores; local[{cores}] would run "
+        f"{cores} tasks on {machine} cores and the score would divide by {cores} (a "
+        f"{cores / machine:.1f}x too low rows/core/s): give --cores {machine} or fewer, or "
+        f"--master for a cluster with {cores} cores"
+    )
 
 
 def machine_id(etc: Path = Path("/etc/machine-id")) -> str:
