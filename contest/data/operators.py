@@ -368,6 +368,30 @@ CONTRACT: dict[str, str] = {
 }
 
 
+# LakeSoul 2.6.2's native merge operators (its rust/lakesoul-io sorted_merge
+# MergeOperator), which read.engine=lakesoul-stock's read.operators may name; the
+# contract's columns on a stock table, and any other column, by these.
+LAKESOUL_OPERATORS: tuple[str, ...] = (
+    "UseLast",
+    "UseLastNotNull",
+    "SumAll",
+    "SumLast",
+    "JoinedLastByComma",
+    "JoinedLastBySemicolon",
+    "JoinedAllByComma",
+    "JoinedAllBySemicolon",
+)
+LAKESOUL_DEFAULT = "UseLastNotNull"
+
+
+def lakesoul_operator(name: str) -> str:
+    """LakeSoul's native operator for operator `name` (a one-line error when none)."""
+    op = get(name)
+    if op.lakesoul is None:
+        raise MergeOperatorError(f"merge operator {name}: {op.lakesoul_why}")
+    return op.lakesoul
+
+
 def get(name: str) -> Operator:
     """The operator called `name`; an unknown one is a one-line error listing the known."""
     try:

@@ -18,9 +18,10 @@ from typing import Any
 from contest.config import Config, override
 from contest.errors import RunError
 from contest.evaluation.bench.base import REPEAT, SCALE, Benchmark, Record, Say, Sitting, newest_per
+from contest.data.operators import DEFAULT as DEFAULT_OPERATOR
 from contest.read.operators import CONTEST_OPERATORS
 
-DEFAULT = "default (UseLast)"
+DEFAULT = f"default ({DEFAULT_OPERATOR})"
 
 
 def variants() -> dict[str, dict[str, str]]:
@@ -56,7 +57,7 @@ def measure(spark, conn, cfg: Config, data: Path, repeat: int, say: Say = print)
     times: dict[str, list[float]] = {name: [] for name in variants()}
     for rnd in range(repeat):
         for name, ops in variants().items():
-            variant = override(cfg, {"read.operators": ops or {"requests": "UseLast"}})
+            variant = override(cfg, {"read.operators": ops or {"requests": DEFAULT_OPERATOR}})
             df, _, _ = merged(spark, conn, variant, table)
             t0 = time.perf_counter()
             df.write.format("noop").mode("overwrite").save()
