@@ -331,8 +331,8 @@ _ALL = (
     Operator(
         "Product",
         (INT64,),
-        "the product of the non-NULL values (int64, wrapping on overflow); NULL when every "
-        "value is NULL",
+        "the product of the non-NULL values (wrapping on int64 overflow; the oracle computes "
+        "it in DOUBLE, exact below 2^53); NULL when every value is NULL",
         INT64,
         "factors",
         _np_hash("product"),
@@ -508,6 +508,8 @@ def hudi_spec(ops: Mapping[str, str]) -> str:
     for col, name in ops.items():
         rule = get(name).hudi
         if rule is None:
-            raise MergeOperatorError(f"hudi-merger: merge operator {name} (column {col}) has no rule")
+            raise MergeOperatorError(
+                f"hudi-merger: merge operator {name} (column {col}) has no rule"
+            )
         rules.append(f"{col}:{rule}")
     return ";".join(rules)

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from contest.data.batches import Batch
 from contest.data import operators as registry
+from contest.data.batches import Batch
 from contest.errors import DataError, MergeOperatorError
 
 if TYPE_CHECKING:
@@ -64,7 +64,9 @@ def select_sql(
             typ = types.get(col) or registry.get(op).default_type
             agg = registry.sql_aggregate(op, f'p."{col}"', _ORDER, typ)
         except MergeOperatorError as exc:
-            raise DataError(f"column {col!r}: the oracle knows no operator {op!r} ({exc})") from None
+            raise DataError(
+                f"column {col!r}: the oracle knows no operator {op!r} ({exc})"
+            ) from None
         aggs.append(f'{agg} AS "{col}"')
     return "SELECT " + ",\n  ".join(aggs) + _FROM
 

@@ -28,9 +28,7 @@ def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def collapsed(
-    spark: SparkSession, batch: Batch, ops: Mapping[str, str] | None = None
-) -> DataFrame:
+def collapsed(spark: SparkSession, batch: Batch, ops: Mapping[str, str] | None = None) -> DataFrame:
     """The batch collapsed by uuid, rows in file order (the copy-on-write baseline's
     `collapse_batch`; with the contract: requests summed, NULLs ignored; name the last
     value neither NULL nor "null"; the other columns the last non-NULL value)."""

@@ -89,9 +89,7 @@ def written(df: DataFrame, ops: Mapping[str, str]) -> DataFrame:
 
     for col, name in ops.items():
         if registry.get(name).null_string:
-            df = df.withColumn(
-                col, F.when(F.col(col) == "null", F.lit(None)).otherwise(F.col(col))
-            )
+            df = df.withColumn(col, F.when(F.col(col) == "null", F.lit(None)).otherwise(F.col(col)))
     return df
 
 

@@ -32,7 +32,9 @@ def table_dataframe(spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
     schema = result_schema(workload_schema(cfg.workload), contract_operators(cfg.workload))
     return df.select(
         *[
-            F.col(f.name).cast("long").alias(f.name) if pa.types.is_integer(f.type) else F.col(f.name)
+            F.col(f.name).cast("long").alias(f.name)
+            if pa.types.is_integer(f.type)
+            else F.col(f.name)
             for f in schema
         ]
     )

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from contest.config import Config, override
+from contest.data.operators import DEFAULT as DEFAULT_OPERATOR
 from contest.errors import RunError
 from contest.evaluation.bench.base import REPEAT, SCALE, Benchmark, Record, Say, Sitting, newest_per
-from contest.data.operators import DEFAULT as DEFAULT_OPERATOR
 from contest.read.operators import CONTEST_OPERATORS
 
 DEFAULT = f"default ({DEFAULT_OPERATOR})"

@@ -57,7 +57,9 @@ def test_what_has_no_form_is_skipped_with_why():
 def test_a_strategy_refuses_an_operator_its_format_cannot_express_in_one_line():
     from contest.config import override
 
-    wide = {"workload.columns": {"metric_01": "SumAll", "peak": "Max", "trail": "JoinedNotNullByComma"}}
+    wide = {
+        "workload.columns": {"metric_01": "SumAll", "peak": "Max", "trail": "JoinedNotNullByComma"}
+    }
     for strategy in ("optimized", "baseline-cow", "delta-merge", "paimon-agg", "hudi-merger"):
         assert unsupported(override(_cfg(strategy), wide), PLAIN) is None, strategy
     why = unsupported(override(_cfg("lakesoul-stock"), wide), PLAIN) or ""
