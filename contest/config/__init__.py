@@ -255,7 +255,8 @@ class WorkloadConfig:
     # Share of SQL NULLs in every non-key column, and of names that are the string "null".
     null_share: float = 0.0
     null_string_share: float = 0.15
-    # Extra payload columns and their merge operators (SumAll: int64; others: string).
+    # Extra payload columns and their merge operators, each column of its operator's type
+    # (contest/data/operators.py default_type).
     columns: dict[str, str] = field(default_factory=dict)
     # How the files are written, the same rows either way: "contest" (uncompressed, one
     # row group up to 10M rows, the low-cardinality columns dictionary-encoded, no

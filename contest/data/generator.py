@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from contest.config import WorkloadConfig
+from contest.data import operators
 from contest.data.batches import SCHEMA, batch_rows
 from contest.errors import DataError
 
@@ -184,11 +185,15 @@ def chunk_table(
 def extra_column(
     col: str, op: str, n: int, rng: np.random.Generator, null_string_share: float
 ) -> pa.Array:
-    """An extra payload column: numbers to sum, or low-cardinality strings (names with
-    "null" strings for the operator that skips them)."""
-    if op == "SumAll":
+    """An extra payload column, as its operator's registry entry says (`generated`):
+    numbers 1..999, factors -1/1/2 (a product that stays small), names with "null"
+    strings (the operator that skips them), or low-cardinality strings of a pool."""
+    kind = operators.get(op).generated
+    if kind == "numbers":
         return pa.array(rng.integers(1, 1000, n, dtype=np.int64))
-    if op == "UseLastNotNullNorNullString":
+    if kind == "factors":
+        return pa.array(np.array([-1, 1, 1, 1, 2], dtype=np.int64)[rng.integers(0, 5, n)])
+    if kind == "names":
         names = _NAMES.take(pa.array(rng.integers(0, len(_NAMES), n)))
         return pc.if_else(pa.array(rng.random(n) < null_string_share), "null", names)
     pool = pa.array([f"{col}-{i:03d}" for i in range(1000)], pa.string())
@@ -273,7 +278,9 @@ def generate(
     if nulls and not w.null_share:
         w = dataclasses.replace(w, null_share=SQL_NULL_SHARE)
     schema = workload_schema(w)
-    dict_columns = DICT_COLUMNS + [c for c, op in w.columns.items() if op != "SumAll"]
+    dict_columns = DICT_COLUMNS + [
+        c for c, op in w.columns.items() if operators.get(op).default_type == operators.STRING
+    ]
     started = time.perf_counter()
     out = Path(out_dir)
     if out.exists() and not out.is_dir():

@@ -81,3 +81,22 @@ def test_publish_appends_a_run_once_and_renders_it(tmp_path, capsys):
     assert main(argv) == 2  # already published
     assert "already in" in capsys.readouterr().err
     assert main([*argv, "--run", "r9"]) == 2
+
+
+def test_a_run_whose_every_strategy_refused_writes_its_report_in_a_new_folder(tmp_path):
+    """`contest workload run wide --strategies paimon-agg` once ended in a traceback
+    (FileNotFoundError writing wide.png: the folder was never made, no record written).
+    Now the refusal is a record of its own and the page says it in one line."""
+    from contest.workload.report import write_report
+
+    why = "lakesoul-stock: merge operator Max (column peak_01) is not expressible"
+    refused = PhaseRecord(
+        workload="wide", run_id="r1", strategy="lakesoul-stock", step=0, phase="refused",
+        label="refused", skipped=why,
+    )  # fmt: skip
+    target = tmp_path / "results" / "machine" / "workloads" / "wide.jsonl"
+    wrote = write_report(target, "wide", [])
+    assert all(p.is_file() for p in wrote)
+    page = markdown("wide", [refused], [])
+    assert "| r1 | lakesoul-stock | 0 | refused |" in page
+    assert f"skipped: {why}" in page
