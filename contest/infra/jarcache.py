@@ -4,7 +4,7 @@ several set-ups on one machine use them at once (two clones, `./build.sh run` be
 
 - Verified: a jar counts as present only when it is a whole zip (every entry's CRC
   checked) and, where Maven keeps the repository's `.sha1` beside it, matches that. The
-  full check runs once per file version: a file's size and modification time are then
+  full check runs once per file version: a file's size, times and inode are then
   remembered in the cache's `.contest/verified.json`, so a second set-up checks nothing.
 - Atomic: what the harness writes itself goes to a temporary name in the same folder,
   is verified, then renamed over the final name; a reader sees the old file or the new.
@@ -44,7 +44,9 @@ def problem(path: Path, memo: Memo | None = None) -> str | None:
         st = path.stat()
     except FileNotFoundError:
         return "missing"
-    stamp = [st.st_size, st.st_mtime_ns]
+    # ctime and inode too: Ivy's copies keep the source's modification time, and a
+    # change of content or a rename always moves ctime.
+    stamp = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
     if memo is not None and memo.get(path) == stamp:
         return None
     reason = _checksum_problem(path) or _zip_problem(path)
