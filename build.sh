@@ -99,7 +99,14 @@ setup_jvm_stock() {
   [ -f jvm/target/.sources.sha256 ] && have=$(cat jvm/target/.sources.sha256)
   if [ "$want" != "$have" ] || [ ! -f jvm/target/contest-lakesoul-stock.jar ]; then
     log "building jvm/ (mvn package)"
-    quiet_mvn -f jvm/pom.xml package -DskipTests
+    # Under the local Maven repository's lock (the one contest packages fetch takes), as
+    # Maven may download its plugins into the repository the other set-ups share.
+    local lock="$HOME/.m2/repository/.contest/lock"
+    mkdir -p "$(dirname "$lock")"
+    (
+      flock -n 9 || { log "waiting for another set-up holding $lock"; flock 9; }
+      quiet_mvn -f jvm/pom.xml package -DskipTests
+    ) 9>>"$lock"
     echo "$want" > jvm/target/.sources.sha256
   fi
 }
