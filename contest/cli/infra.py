@@ -89,8 +89,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "list",
         "each set of coordinates, and whether it is fetched",
         "Print each named set of Maven coordinates and whether its jars are in the cache: "
-        "fetched, missing, or corrupt (there but not a whole jar, or not the repository's "
-        "checksum).",
+        "fetched, missing, corrupt (there but not a whole jar, or not the repository's "
+        "checksum), or unchecked (fetched before jars were verified; the next fetch "
+        "--missing resolves it again from the cache and verifies its dependencies).",
         cmd_packages,
     )
     pl.add_argument("--json", action="store_true", help="print JSON")
@@ -239,7 +240,7 @@ def cmd_packages(args: argparse.Namespace, cfg: Config) -> int:
             print(json.dumps({"sets": shown}))
             return EXIT_OK
         for name, shown_coords in listed.items():
-            print(f"{name:<14} {states[name]:<8} {', '.join(shown_coords)}")
+            print(f"{name:<14} {states[name]:<9} {', '.join(shown_coords)}")
         return EXIT_OK
     if args.coordinates:
         sets = {"given": tuple(args.coordinates)}
@@ -266,10 +267,16 @@ def cmd_packages(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _state(problems: dict) -> str:
-    """fetched, missing (a jar absent) or corrupt (a jar there but broken)."""
-    if not problems:
+    """fetched; corrupt (a jar there but broken); missing (a jar absent); unchecked (its
+    jars there, its dependencies not yet verified: the next fetch --missing does)."""
+    from contest.infra.packages import UNCHECKED
+
+    reasons = set(problems.values())
+    if not reasons:
         return "fetched"
-    return "missing" if all(r == "missing" for r in problems.values()) else "corrupt"
+    if reasons - {"missing", UNCHECKED}:
+        return "corrupt"
+    return "missing" if "missing" in reasons else UNCHECKED
 
 
 def cmd_smoke(args: argparse.Namespace, cfg: Config) -> int:

@@ -94,12 +94,19 @@ def checked_jars(coords: Sequence[str], ivy: Path) -> list[Path]:
     return list(dict.fromkeys([*jars, *(ivy / "jars" / name for name in recorded)]))
 
 
+UNCHECKED = "unchecked"  # no record of the last resolution: its dependencies unknown
+
+
 def problems(coords: Sequence[str], ivy: Path | None = None) -> dict[Path, str]:
-    """Each jar of `coords` that is missing or unusable, with the reason."""
+    """Each jar of `coords` that is missing or unusable, with the reason; the record of
+    the set's resolution as UNCHECKED when there is none yet (fetched before jars were
+    verified: resolved again, from the cache, to learn and check its dependencies)."""
     root = ivy or ivy_home()
     memo = jarcache.Memo(root)
     found = {p: r for p in checked_jars(coords, root) if (r := jarcache.problem(p, memo))}
     memo.save()
+    if not _record(coords, root).is_file():
+        found[_record(coords, root)] = UNCHECKED
     return found
 
 
