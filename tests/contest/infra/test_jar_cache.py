@@ -212,7 +212,11 @@ def test_a_corrupt_jar_in_ivys_cache_is_fetched_again_by_the_next_fetch(tmp_path
     assert first.returncode == 0, first.stderr[-2000:]
     jar = packages.ivy_jar(SMALL, ivy=ivy)
     cached = ivy / "cache" / "org.postgresql" / "postgresql" / "jars" / "postgresql-42.7.3.jar"
-    good = jar.read_bytes()
+    # A dependency the resolution retrieved (the driver's checker-qual) is checked too.
+    dep = next(p for p in packages.checked_jars([SMALL], ivy) if "checker-qual" in p.name)
+    good, good_dep = jar.read_bytes(), dep.read_bytes()
+    corrupt(dep)
+    assert packages.missing([SMALL], ivy) == [SMALL]
     for path in (jar, cached):  # both: the retrieved copy and Ivy's own
         corrupt(path)
     # What ./build.sh runs: the corrupt jar counts as missing, and is replaced.
@@ -222,6 +226,7 @@ def test_a_corrupt_jar_in_ivys_cache_is_fetched_again_by_the_next_fetch(tmp_path
     )
     assert heal.returncode == 0, heal.stderr[-2000:]
     assert jar.read_bytes() == good and cached.read_bytes() == good
+    assert dep.read_bytes() == good_dep
     assert not list(jar.parent.glob(".*corrupt")) and not list(cached.parent.glob(".*corrupt"))
     again = subprocess.run(
         fetch_cmd(ivy, "--missing", "--coordinates", SMALL),
