@@ -166,6 +166,16 @@ def set_aside(paths: Iterable[Path]) -> Iterator[list[Path]]:
         aside.unlink(missing_ok=True)
 
 
+def sweep(paths: Iterable[Path]) -> None:
+    """Remove what a set-up killed mid-way (kill -9) left beside these jars: its
+    temporary copies and the broken files it had set aside. Called under the cache's
+    lock, when no other set-up is writing there."""
+    for path in paths:
+        for left in path.parent.glob(f".{path.name}.*"):
+            if left.name.endswith((".tmp", ".corrupt")):
+                left.unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def lock(root: Path, what: str, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     """Hold the machine-wide lock of one cache (`root`); a second set-up waits for it and

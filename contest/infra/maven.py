@@ -80,11 +80,13 @@ def ensure(
         memo = jarcache.Memo(root)
         reason = jarcache.problem(jar, memo)
         memo.save()
-        if reason is None:
-            return jar
-        if art.from_ivy:
-            return install_from_ivy(art, root, ivy)
-        return get(art.coordinate, root, settings)
+        if reason is not None:
+            if art.from_ivy:
+                install_from_ivy(art, root, ivy)
+            else:
+                get(art.coordinate, root, settings)
+        jarcache.sweep([jar, jar.with_name(jar.name + ".sha1")])
+        return jar
 
 
 def install_from_ivy(art: Artifact, repo: Path, ivy: Path | None = None) -> Path:

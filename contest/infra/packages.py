@@ -176,6 +176,7 @@ def fetch(
                 }
             memo.save()
             if not suspects:
+                jarcache.sweep(checked_jars(coords, root))
                 names = sorted(p.name for p in retrieved)
                 jarcache.write_atomic(_record(coords, root), ("\n".join(names) + "\n").encode())
                 return

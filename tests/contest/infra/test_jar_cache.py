@@ -217,6 +217,10 @@ def test_a_corrupt_jar_in_ivys_cache_is_fetched_again_by_the_next_fetch(tmp_path
     good, good_dep = jar.read_bytes(), dep.read_bytes()
     corrupt(dep)
     assert packages.missing([SMALL], ivy) == [SMALL]
+    # What a set-up killed mid-way (kill -9) left: its temporary copy, a jar set aside.
+    left = [jar.with_name(f".{jar.name}.99999.tmp"), jar.with_name(f".{jar.name}.corrupt")]
+    for path in left:
+        path.write_bytes(b"partial")
     for path in (jar, cached):  # both: the retrieved copy and Ivy's own
         corrupt(path)
     # What ./build.sh runs: the corrupt jar counts as missing, and is replaced.
@@ -227,6 +231,7 @@ def test_a_corrupt_jar_in_ivys_cache_is_fetched_again_by_the_next_fetch(tmp_path
     assert heal.returncode == 0, heal.stderr[-2000:]
     assert jar.read_bytes() == good and cached.read_bytes() == good
     assert dep.read_bytes() == good_dep
+    assert not any(p.exists() for p in left)
     assert not list(jar.parent.glob(".*corrupt")) and not list(cached.parent.glob(".*corrupt"))
     again = subprocess.run(
         fetch_cmd(ivy, "--missing", "--coordinates", SMALL),
