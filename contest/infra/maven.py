@@ -76,6 +76,8 @@ def ensure(
     art = ARTIFACTS[name]
     root = repo or repository()
     jar = jar_path(art.coordinate, root)
+    if problem(name, root) is None:
+        return jar  # no lock: a run's session start never waits for a set-up elsewhere
     with jarcache.lock(root, f"fetching {art.coordinate}"):
         memo = jarcache.Memo(root)
         reason = jarcache.problem(jar, memo)
