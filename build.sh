@@ -70,13 +70,14 @@ setup_python() {
 }
 
 setup_jvm_libraries() {
-  # Spark packages (spark.jars.packages) into Ivy's cache and the S3Proxy jar into ~/.m2,
-  # only when missing: no timed run downloads, and a second setup fetches nothing.
-  if "$VENV/bin/contest" packages list | grep -q ' missing '; then
-    log "fetching JVM packages (contest packages fetch)"
-    "$VENV/bin/contest" packages fetch >/dev/null || log "warning: contest packages fetch failed"
-  fi
-  "$VENV/bin/contest" s3 fetch >/dev/null || log "warning: contest s3 fetch failed (S3Proxy)"
+  # Spark packages (spark.jars.packages) into Ivy's cache, and jffi's main jar, S3Proxy and
+  # Hudi's bundle (which jvm/ compiles against) into the local Maven repository: only
+  # what is missing or corrupt (every jar is verified; a broken one is fetched again),
+  # under each cache's lock, so set-ups of several checkouts on one machine wait for
+  # each other instead of reading half-written jars. A second setup fetches nothing.
+  command -v mvn >/dev/null 2>&1 || as_root_install maven
+  "$VENV/bin/contest" packages fetch --missing >/dev/null \
+    || log "warning: contest packages fetch --missing failed (its error is above); the next ./build.sh fetches what is still missing or corrupt"
 }
 
 quiet_mvn() {
@@ -90,38 +91,22 @@ quiet_mvn() {
 }
 
 setup_jvm_stock() {
-  # LakeSoul's JVM libraries and the project's helper jar (the lakesoul-stock strategy,
-  # and hudi-merger's record merger):
-  # the packages into Spark's Ivy cache, jffi's main jar (Ivy fetches only its native
-  # jar) into the local Maven repository, jvm/ built into jvm/target when its sources
-  # changed. Each step is skipped when already done.
-  command -v mvn >/dev/null 2>&1 || as_root_install maven
-  if ! "$VENV/bin/python" -c "import sys
-from contest.infra import lakesoul_jvm
-sys.exit(any(not p.is_file() for p in lakesoul_jvm.classpath()[:-1]))"; then
-    log "fetching LakeSoul's JVM packages"
-    "$VENV/bin/contest" packages fetch --name lakesoul >/dev/null
-  fi
-  if [ ! -f "$HOME/.m2/repository/com/github/jnr/jffi/1.3.13/jffi-1.3.13.jar" ]; then
-    log "fetching com.github.jnr:jffi:1.3.13 (main jar)"
-    quiet_mvn dependency:get -Dartifact=com.github.jnr:jffi:1.3.13 -Dtransitive=false
-  fi
-  # Hudi's Spark bundle, which the record merger of hudi-merger compiles against: the
-  # jar Spark's Ivy already holds (contest packages fetch), installed into the local
-  # Maven repository rather than downloaded a second time.
-  local hudi="org.apache.hudi:hudi-spark3.5-bundle_2.12:1.0.2"
-  if [ ! -f "$HOME/.m2/repository/org/apache/hudi/hudi-spark3.5-bundle_2.12/1.0.2/hudi-spark3.5-bundle_2.12-1.0.2.jar" ]; then
-    "$VENV/bin/contest" packages fetch --name hudi >/dev/null
-    log "installing $hudi into the local Maven repository (from Spark's Ivy cache)"
-    mvn -q install:install-file -Dfile="$HOME/.ivy2/jars/org.apache.hudi_hudi-spark3.5-bundle_2.12-1.0.2.jar" \
-      -DgroupId=org.apache.hudi -DartifactId=hudi-spark3.5-bundle_2.12 -Dversion=1.0.2 -Dpackaging=jar
-  fi
+  # The project's helper jar (the lakesoul-stock strategy, and hudi-merger's record
+  # merger): jvm/ built into jvm/target when its sources changed, against the jars
+  # setup_jvm_libraries put in the local Maven repository.
   local want have=""
   want=$(cat jvm/pom.xml $(find jvm/src -type f | sort) | sha256sum | cut -d' ' -f1)
   [ -f jvm/target/.sources.sha256 ] && have=$(cat jvm/target/.sources.sha256)
   if [ "$want" != "$have" ] || [ ! -f jvm/target/contest-lakesoul-stock.jar ]; then
     log "building jvm/ (mvn package)"
-    quiet_mvn -f jvm/pom.xml package -DskipTests
+    # Under the local Maven repository's lock (the one contest packages fetch takes), as
+    # Maven may download its plugins into the repository the other set-ups share.
+    local lock="$HOME/.m2/repository/.contest/lock"
+    mkdir -p "$(dirname "$lock")"
+    (
+      flock -n 9 || { log "waiting for another set-up holding $lock"; flock 9; }
+      quiet_mvn -f jvm/pom.xml package -DskipTests
+    ) 9>>"$lock"
     echo "$want" > jvm/target/.sources.sha256
   fi
 }

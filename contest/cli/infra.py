@@ -78,14 +78,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         "JVM libraries loaded through spark.jars.packages",
         "List or pre-fetch (into Spark's Ivy cache) the JVM libraries the harness "
         "loads: PostgreSQL's JDBC driver, the peer table formats, S3 support, "
-        "LakeSoul's own libraries.",
+        "LakeSoul's own libraries; and the jars it keeps in the local Maven repository "
+        "(jffi, S3Proxy, Hudi's bundle for jvm/). Every jar is verified; a corrupt one "
+        "counts as missing and is fetched again. Fetches hold a lock per cache, so "
+        "set-ups on one machine wait for each other.",
         "packages_command",
     )
     pl = command(
         pk,
         "list",
         "each set of coordinates, and whether it is fetched",
-        "Print each named set of Maven coordinates and whether its jars are in the Ivy cache.",
+        "Print each named set of Maven coordinates and whether its jars are in the cache: "
+        "fetched, missing, corrupt (there but not a whole jar, or not the repository's "
+        "checksum), or unchecked (fetched before jars were verified; the next fetch "
+        "--missing resolves it again from the cache and verifies its dependencies).",
         cmd_packages,
     )
     pl.add_argument("--json", action="store_true", help="print JSON")
@@ -93,7 +99,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         pk,
         "fetch",
         "resolve them into the Ivy cache now",
-        "Resolve the named sets (default: all) with Spark's Ivy, so no timed run downloads.",
+        "Resolve the named sets (default: all) with Spark's Ivy, and fetch the named "
+        "Maven artifacts, so no timed run downloads; every jar is verified after.",
         cmd_packages,
     )
     pf.add_argument(
@@ -110,7 +117,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="coordinates instead of sets, comma-separated or repeated",
     )
     pf.add_argument(
-        "--missing", action="store_true", help="only the sets with jars not yet in the Ivy cache"
+        "--missing",
+        action="store_true",
+        help="only the sets with jars missing or corrupt in the cache",
     )
 
     command(
@@ -207,36 +216,67 @@ def cmd_connector(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_packages(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.infra import packages
+    from contest.infra import maven, packages
 
+    ivy = packages.ivy_home(cfg)
     if args.packages_command == "list":
-        listed = {name: not packages.missing(c) for name, c in packages.PACKAGES.items()}
+        states = {n: _state(packages.problems(c, ivy)) for n, c in packages.PACKAGES.items()}
+        states |= {
+            n: _state({a.coordinate: r} if (r := maven.problem(n)) else {})
+            for n, a in maven.ARTIFACTS.items()
+        }
+        listed = {n: list(c) for n, c in packages.PACKAGES.items()}
+        listed |= {n: [a.coordinate] for n, a in maven.ARTIFACTS.items()}
         if args.json:
             shown = [
-                {"name": n, "fetched": listed[n], "coordinates": list(c)}
-                for n, c in packages.PACKAGES.items()
+                {
+                    "name": n,
+                    "fetched": states[n] == "fetched",
+                    "state": states[n],
+                    "coordinates": listed[n],
+                }
+                for n in listed
             ]
             print(json.dumps({"sets": shown}))
             return EXIT_OK
-        for name, coords in packages.PACKAGES.items():
-            state = "fetched" if listed[name] else "missing"
-            print(f"{name:<14} {state}  {', '.join(coords)}")
+        for name, shown_coords in listed.items():
+            print(f"{name:<14} {states[name]:<9} {', '.join(shown_coords)}")
         return EXIT_OK
     if args.coordinates:
         sets = {"given": tuple(args.coordinates)}
+        artifacts: list[str] = []
     else:
-        names = args.sets or list(packages.PACKAGES)
-        sets = {n: packages.coordinates([n]) for n in names}
-        if args.missing:
-            sets = {n: c for n, c in sets.items() if packages.missing(c)}
-            if not sets:
-                result({"fetched": []}, "every set is fetched already")
-                return EXIT_OK
+        names = args.sets or [*packages.PACKAGES, *maven.ARTIFACTS]
+        artifacts = [n for n in names if n in maven.ARTIFACTS]
+        sets = {n: packages.coordinates([n]) for n in names if n not in maven.ARTIFACTS}
+    if args.missing:
+        sets = {n: c for n, c in sets.items() if packages.missing(c, ivy)}
+        artifacts = [n for n in artifacts if maven.problem(n)]
+        if not sets and not artifacts:
+            result({"fetched": []})  # quiet: ./build.sh runs this every time
+            return EXIT_OK
     for name, coords in sets.items():
         print(f"{name}: resolving {', '.join(coords)}", file=sys.stderr, flush=True)
-        packages.fetch(coords, packages.EXCLUDES.get(name, ()))
-    result({"fetched": list(sets)}, f"fetched {', '.join(sets)}")
+        packages.fetch(coords, packages.EXCLUDES.get(name, ()), ivy, only_missing=args.missing)
+    for name in artifacts:
+        print(f"{name}: fetching {maven.ARTIFACTS[name].coordinate}", file=sys.stderr, flush=True)
+        maven.ensure(name, ivy=ivy)
+    done = [*sets, *artifacts]
+    result({"fetched": done}, f"fetched {', '.join(done)}")
     return EXIT_OK
+
+
+def _state(problems: dict) -> str:
+    """fetched; corrupt (a jar there but broken); missing (a jar absent); unchecked (its
+    jars there, its dependencies not yet verified: the next fetch --missing does)."""
+    from contest.infra.packages import UNCHECKED
+
+    reasons = set(problems.values())
+    if not reasons:
+        return "fetched"
+    if reasons - {"missing", UNCHECKED}:
+        return "corrupt"
+    return "missing" if "missing" in reasons else UNCHECKED
 
 
 def cmd_smoke(args: argparse.Namespace, cfg: Config) -> int:

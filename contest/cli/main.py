@@ -32,6 +32,8 @@ from contest.config import Config
 from contest.errors import EXIT_USAGE, HarnessError, unwrap_spark_error
 from contest.infra.storage import configure
 
+EXIT_PIPE = 141  # a closed stdout: the shell's code for a program ended by SIGPIPE
+
 GROUPS = (
     infra,
     cluster,
@@ -84,10 +86,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     try:
-        with sigterm_as_interrupt():
-            args = parser.parse_args(argv)  # a list option's bad item: a UsageError
-            cfg = config_from(args)
-            return int(args.handler(args, cfg))
+        try:
+            with sigterm_as_interrupt():
+                args = parser.parse_args(argv)  # a list option's bad item: a UsageError
+                cfg = config_from(args)
+                return int(args.handler(args, cfg))
+        finally:
+            if sys.stdout is not None:  # None when started with stdout closed
+                sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+    except BrokenPipeError:
+        return _pipe_closed()
     except KeyboardInterrupt:
         stop_spawned()  # children in their own process group are not signalled with us
         print("contest: interrupted", file=sys.stderr)
@@ -101,6 +109,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         from contest.infra.spark import log_note
 
         return _fail(unwrapped, log_note())  # Spark's stack traces are in its log file
+
+
+def _pipe_closed() -> int:
+    """The reader of stdout went away (`contest packages list | grep -q`, `| head`):
+    stop quietly, as a program killed by SIGPIPE would, with its exit code (128 + 13).
+    stdout is pointed at /dev/null so the interpreter's last flush does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_PIPE
 
 
 def _fail(exc: HarnessError, note: str = "") -> int:

@@ -52,11 +52,9 @@ def fetch(coordinates: str) -> Path:
     proc = subprocess.run(fetch_command(coordinates), capture_output=True, text=True)
     jar = local_jar(coordinates)
     if proc.returncode != 0 or jar is None:
-        reason = "not served by the configured Maven repositories"
-        for line in (proc.stdout + proc.stderr).splitlines():
-            if "Could not find artifact" in line or "Missing:" in line:
-                reason = "not served by the configured Maven repositories (artifact missing)"
-                break
+        from contest.infra.maven import maven_failure
+
+        reason = maven_failure(proc.stdout + proc.stderr) if proc.returncode else "no jar after"
         raise ConnectorError(
             f"LakeSoul Spark connector {coordinates} cannot be resolved: {reason}. "
             f"Pre-fetch it with `{' '.join(fetch_command(coordinates))}` "

@@ -12,14 +12,12 @@ jffi's native jar but not its main jar, which comes from the local Maven reposit
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from contest.config import Config
 from contest.errors import ConnectorError
-from contest.infra import packages
+from contest.infra import jarcache, maven, packages
 
 LAKESOUL_VERSION = "2.6.2"
 PACKAGE_SET = "lakesoul"  # in contest/infra/packages.py, with its excludes
@@ -38,7 +36,7 @@ CLASSPATH_FIRST = (
     "org.eclipse.collections:eclipse-collections:11.1.0",
     "org.eclipse.collections:eclipse-collections-api:11.1.0",
 )
-JFFI = "com.github.jnr:jffi:1.3.13"
+JFFI = maven.ARTIFACTS["jffi"].coordinate
 HELPER_JAR = Path("jvm") / "target" / "contest-lakesoul-stock.jar"
 PROPERTIES = "lakesoul-jvm.properties"
 JDBC_DRIVER = "org.postgresql.Driver"
@@ -51,16 +49,7 @@ def ivy_path(coordinate: str, home: Path | None = None, classifier: str = "") ->
 
 
 def m2_path(coordinate: str, home: Path | None = None) -> Path:
-    group, artifact, version = coordinate.split(":")
-    return (
-        (home or Path.home())
-        / ".m2"
-        / "repository"
-        / Path(*group.split("."))
-        / artifact
-        / version
-        / f"{artifact}-{version}.jar"
-    )
+    return maven.jar_path(coordinate, maven.repository(home))
 
 
 def classpath(home: Path | None = None) -> list[Path]:
@@ -79,25 +68,20 @@ def helper_jar(cfg: Config) -> Path:
 
 
 def fetch_jffi() -> Path:
-    jar = m2_path(JFFI)
-    if jar.is_file():
-        return jar
-    if shutil.which("mvn") is None:
-        raise ConnectorError(f"Maven (`mvn`) is needed to fetch {JFFI} (its main jar)")
-    cmd = ["mvn", "-q", "dependency:get", f"-Dartifact={JFFI}", "-Dtransitive=false"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0 or not jar.is_file():
-        raise ConnectorError(f"cannot fetch {JFFI}: `{' '.join(cmd)}` failed")
-    return jar
+    return maven.ensure("jffi")
 
 
 def ensure(cfg: Config) -> None:
-    """Everything the JVM needs is on this machine (fetched now when it can be), or one
-    line saying what is missing and how to get it."""
-    if packages.missing(COORDINATES) or not all(p.is_file() for p in classpath()[:-1]):
-        packages.fetch(COORDINATES, EXCLUDES)
+    """Everything the JVM needs is on this machine, whole (fetched now when it can be, a
+    corrupt jar fetched again), or one line saying what is missing and how to get it."""
+    ivy = packages.ivy_home(cfg)
+    jars = classpath()[:-1]
+    memo = jarcache.Memo(ivy)
+    if packages.missing(COORDINATES, ivy) or any(jarcache.problem(p, memo) for p in jars):
+        packages.fetch(COORDINATES, EXCLUDES, ivy)
+    memo.save()
     fetch_jffi()
-    absent = [str(p) for p in classpath() if not p.is_file()]
+    absent = [f"{p} ({r})" for p in classpath() if (r := jarcache.problem(p, memo))]
     if absent:
         raise ConnectorError(
             f"LakeSoul {LAKESOUL_VERSION}: jars missing after resolution: {', '.join(absent)}; "

@@ -16,41 +16,26 @@ from __future__ import annotations
 
 import secrets
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from contest.config import EMBEDDED_S3_FILE, Config
 from contest.errors import ConnectorError, RunError
-from contest.infra import daemons
+from contest.infra import daemons, maven
 
-S3PROXY = "org.gaul:s3proxy:2.6.0:jar:jar-with-dependencies"
+S3PROXY = maven.ARTIFACTS["s3proxy"].coordinate
 REGION = "us-east-1"
 
 
 def s3proxy_jar(home: Path | None = None) -> Path:
     """Where Maven keeps the jar (`contest s3 fetch` puts it there)."""
-    group, artifact, version, _, classifier = S3PROXY.split(":")
-    folder = (home or Path.home()) / ".m2" / "repository" / group.replace(".", "/") / artifact
-    return folder / version / f"{artifact}-{version}-{classifier}.jar"
+    return maven.jar_path(S3PROXY, maven.repository(home))
 
 
 def fetch_jar() -> Path:
-    """Fetch the S3Proxy jar with Maven (it is a program, not a Spark package)."""
-    jar = s3proxy_jar()
-    if jar.is_file():
-        return jar
-    if shutil.which("mvn") is None:
-        raise ConnectorError(f"{S3PROXY}: not in ~/.m2 and Maven (mvn) is not installed")
-    proc = subprocess.run(
-        ["mvn", "-q", "-B", "dependency:get", f"-Dartifact={S3PROXY}", "-Dtransitive=false"],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0 or not jar.is_file():
-        reason = next((ln for ln in proc.stdout.splitlines() if "ERROR" in ln), "not served")
-        raise ConnectorError(f"cannot fetch {S3PROXY}: {reason.strip()}")
-    return jar
+    """Fetch the S3Proxy jar with Maven (it is a program, not a Spark package): verified,
+    a corrupt copy fetched again (contest/infra/maven.py)."""
+    return maven.ensure("s3proxy")
 
 
 @dataclass(frozen=True)

@@ -318,3 +318,66 @@ def test_rough_edges_are_one_line_each(tmp_path, capsys):
     assert only.only == [0, 1, 2, 3, 6, 7]
     assert main(["write", "--data", "d", "--table", "t", "--only", "5-2"]) == 2
     assert "--only: 5-2 is an empty range" in capsys.readouterr().err
+
+
+# Commands that print without a server or Spark: the reader of their stdout gone.
+PIPED = [
+    ["packages", "list"],
+    ["packages", "list", "--json"],
+    ["db", "status"],
+    ["--help"],
+    ["packages", "fetch", "--help"],
+]
+
+
+@pytest.mark.parametrize("argv", PIPED, ids=" ".join)
+def test_a_closed_pipe_ends_a_command_quietly(argv, tmp_path):
+    """`contest packages list | grep -q ...`: grep leaves at its first match; contest
+    stops without a BrokenPipeError traceback (issue 35), with SIGPIPE's exit code."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first write
+    try:
+        proc = subprocess.run(
+            [str(Path(sys.executable).with_name("contest")), *argv],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr
+    assert "Exception ignored" not in proc.stderr
+    assert proc.returncode in (0, 141), proc.stderr
+    if argv[0] == "packages" and argv[1] == "list":
+        assert proc.returncode == 141 and proc.stderr == ""
+
+
+def test_every_command_meets_a_closed_pipe_at_the_one_boundary(monkeypatch, capsys):
+    """Every command's output goes through main(): with stdout a pipe nobody reads, each
+    (its help here) ends in an exit code, never an exception out of main()."""
+    import os
+
+    for words, _ in _commands(build_parser()):
+        read, write = os.pipe()
+        os.close(read)
+        out = os.fdopen(write, "w")
+        monkeypatch.setattr("sys.stdout", out)
+        try:
+            code = main([*words, "--help"])
+        except SystemExit as done:  # argparse's own exit after printing help
+            code = done.code
+        finally:
+            monkeypatch.undo()
+            try:
+                out.close()
+            except BrokenPipeError:
+                pytest.fail(f"{' '.join(words)}: output left unflushed past main()")
+        assert code in (0, 141), words
+    assert "Traceback" not in capsys.readouterr().err
