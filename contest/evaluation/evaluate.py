@@ -469,6 +469,7 @@ def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
     with heartbeat(f"{run.strategy}: {stage}", run.say, log=log, every_s=None):
         job = run_stage_job(run, stage, log, args)
     run.record.load[stage] = JobLoad.around(before, Sample.take(), job.noise)
+    run.record.prepare_s[stage] = job.prepare_s
     setattr(run.record, f"{stage}_s", round(job.seconds, 3))
     setattr(run.record, f"{stage}_peak_rss_bytes", job.peak_rss_bytes)
     setattr(run.record, f"{stage}_peak_process_rss_bytes", job.peak_process_rss_bytes)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -31,14 +32,21 @@ def spark_submit(
     master: str | None = None,
     options: list[str] | None = None,
 ) -> list[str]:
+    """The timed job's command. Its JVM libraries are the pinned coordinates users load,
+    resolved here, before the job starts, and handed to it as jars by path: no timed
+    job of any strategy pays Ivy's resolution (packages_as_jars)."""
     exe = Path(sys.executable).parent / "spark-submit"
-    from contest.evaluation.submit import merge_options
+    from contest.evaluation.submit import merge_options, packages_as_jars
     from contest.infra.lakesoul_jvm import submit_options
+    from contest.infra.packages import ivy_home
     from contest.infra.spark import log_java_option
     from contest.peers.formats import submit_options as peer_submit_options
 
     # A strategy on LakeSoul's JVM libraries: its packages, jars and class path.
     jvm_args, jvm_options = submit_options(cfg)
+    # A LakeSoul-library strategy's, a peer format's and the cluster's options.
+    merged = merge_options(jvm_args, peer_submit_options(cfg), options or [])
+    merged, _ = packages_as_jars(merged, ivy_home(cfg))
     return [
         str(exe),
         "--master",
@@ -47,8 +55,7 @@ def spark_submit(
         cfg.spark.driver_memory,
         "--driver-java-options",
         f"{log_java_option()} {jvm_options}".strip(),
-        # A LakeSoul-library strategy's, a peer format's and the cluster's options.
-        *merge_options(jvm_args, peer_submit_options(cfg), options or []),
+        *merged,
         str(job_script(stage)),
         "--config",
         str(config_file),
@@ -136,13 +143,12 @@ def run_job(
     from contest.infra.postgres import local_server_pids
     from contest.infra.proc import run_timed
 
-    return run_timed(
-        spark_submit(cfg, stage, cores, config_file, args, master, options),
-        log,
-        env=env,
-        cwd=config_file.parent,
-        servers=local_server_pids(cfg),
-    )
+    started = time.perf_counter()
+    cmd = spark_submit(cfg, stage, cores, config_file, args, master, options)
+    prepare_s = round(time.perf_counter() - started, 3)
+    job = run_timed(cmd, log, env=env, cwd=config_file.parent, servers=local_server_pids(cfg))
+    job.prepare_s = prepare_s
+    return job
 
 
 def submit_options(

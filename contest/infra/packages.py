@@ -120,6 +120,18 @@ def missing(coords: Sequence[str], ivy: Path | None = None) -> list[str]:
     return own or list(coords)
 
 
+def local_jars(
+    coords: Sequence[str], excludes: Sequence[str] = (), ivy: Path | None = None
+) -> list[Path]:
+    """The jars Spark's Ivy resolves `coords` to (their own and every dependency's, the
+    excluded left out), by path, fetched and verified first when they are not: what a
+    timed job loads with `--jars`, so that no timed job resolves anything."""
+    root = ivy or ivy_home()
+    if problems(coords, root):
+        fetch(coords, excludes, root, only_missing=True)
+    return [p for p in checked_jars(coords, root) if p.is_file()]
+
+
 def fetch_command(coords: Sequence[str]) -> str:
     return f"contest packages fetch --coordinates {','.join(coords)}"
 

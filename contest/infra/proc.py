@@ -64,6 +64,9 @@ class ProcResult:
     last_line: str
     # What else the machine did while the job ran (None: the job ended before a sample).
     noise: JobNoise | None = None
+    # Seconds spent making the command before the process started (resolving its JVM
+    # libraries), not timed: reported apart.
+    prepare_s: float = 0.0
 
     @property
     def ok(self) -> bool:

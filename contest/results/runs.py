@@ -175,6 +175,9 @@ class RunRecord:
     failed_phase: str | None = None
     phases: list[Phase] = field(default_factory=list)
     load: dict[str, JobLoad] = field(default_factory=dict)
+    # Per timed job, the seconds spent before it started making its command (its JVM
+    # libraries resolved to jars by path): untimed, for every strategy alike.
+    prepare_s: dict[str, float] = field(default_factory=dict)
     peer_write: dict[str, Any] | None = None
     # A compare's or a peer sitting's round; a sweep's case (key, label, repetition,
     # settings). A sitting (`contest bench peers`): its id (when it started, UTC), the

@@ -29,3 +29,29 @@ def test_repeated_list_flags_and_additive_confs_are_joined():
     assert ("--conf", "spark.cores.max=4") in pairs  # last wins for plain settings
     assert ("--jars", "/x.jar") in pairs and ("--py-files", "/pkg.zip") in pairs
     assert merge_options([], []) == []
+
+
+def test_every_strategys_timed_job_resolves_nothing(cfg, tmp_path):
+    """Nothing charged to one side: each strategy's timed job gets its JVM libraries as
+    jars by path (resolved by Spark's Ivy before it starts), never --packages, which
+    made every peer job resolve inside its timed window."""
+    from pathlib import Path
+
+    from contest.config import load_config
+    from contest.evaluation.jobs import spark_submit
+    from contest.evaluation.strategies import STRATEGIES
+    from contest.infra.packages import PACKAGES
+
+    for name in ("paimon-agg", "delta-dv", "iceberg-mor", "hudi-merger"):
+        strat = load_config(
+            env={},
+            overrides={"state_dir": cfg.state_dir, "work_dir": str(tmp_path)},
+            preset=STRATEGIES[name],
+        )
+        cmd = spark_submit(strat, "write", 2, tmp_path / "c.toml", [])
+        assert "--packages" not in cmd, name
+        jars = [Path(j) for j in cmd[cmd.index("--jars") + 1].split(",")]
+        assert all(j.is_file() for j in jars), name
+        pinned = PACKAGES[strat.peer.format.removesuffix("-merger")][0]
+        group, artifact, version = pinned.split(":")
+        assert any(j.name == f"{group}_{artifact}-{version}.jar" for j in jars), name

@@ -2,6 +2,7 @@
 the engines' configuration keys."""
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -31,11 +32,19 @@ def test_harness_jobs_get_no_lakesoul_options(cfg, tmp_path):
     assert "--packages" not in cmd and "--jars" not in cmd
 
 
-def test_lakesoul_stock_jobs_carry_packages_jars_and_classpath(cfg, pg, tmp_path):
+def test_lakesoul_stock_jobs_carry_their_resolved_jars_and_classpath(cfg, pg, tmp_path):
+    # The pinned coordinates, resolved before the timed job and handed to it by path
+    # (the same jars a session with spark.jars.packages loads): nothing left to resolve.
     stock = dataclasses.replace(cfg, write=dataclasses.replace(cfg.write, engine="lakesoul-stock"))
     cmd = spark_submit(stock, "write", 2, tmp_path / "c.toml", [])
-    assert cmd[cmd.index("--packages") + 1] == ",".join(lakesoul_jvm.COORDINATES)
-    assert cmd[cmd.index("--jars") + 1].endswith("contest-lakesoul-stock.jar")
+    assert "--packages" not in cmd and "--exclude-packages" not in cmd
+    jars = [Path(j) for j in cmd[cmd.index("--jars") + 1].split(",")]
+    names = {j.name for j in jars}
+    assert "com.dmetasoul_lakesoul-io-java-2.6.2.jar" in names
+    assert "org.casbin_jcasbin-1.81.0.jar" in names
+    assert not any("spark-catalyst" in n for n in names)  # excluded, as --exclude-packages did
+    assert all(j.is_file() for j in jars)
+    assert any(j.name == "contest-lakesoul-stock.jar" for j in jars)
     assert "arrow-vector-15.0.2" in cmd[cmd.index("--driver-class-path") + 1].split(":")[0]
     assert "-Dlakesoul_home=" in cmd[cmd.index("--driver-java-options") + 1]
     props = (stock.state_path / lakesoul_jvm.PROPERTIES).read_text()
