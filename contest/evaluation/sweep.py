@@ -470,7 +470,8 @@ def sweep_figure(summaries: list[CaseSummary], key: str) -> Any:
     ax.grid(alpha=0.3, axis="y")
     if len(series) > 1:
         labelled = [
-            "\n".join(textwrap.wrap(str(h.get_label()), 28)) for h in ax.get_legend_handles_labels()[0]
+            "\n".join(textwrap.wrap(str(h.get_label()), 28))
+            for h in ax.get_legend_handles_labels()[0]
         ]
         ax.legend(
             ax.get_legend_handles_labels()[0],
