@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from contest.config import Config
-from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
+from contest.errors import EXIT_FAILED, EXIT_OK, MergeOperatorError, UsageError
 from contest.write.job import WriteMode
 
 if TYPE_CHECKING:
@@ -275,4 +275,53 @@ def engine_name(cfg: Config, stage: str) -> str:
 
 
 def engine_for(cfg: Config, stage: str) -> Engine:
+    """The stage's engine; a workload operator it cannot express is refused now."""
+    why = operator_refusal(cfg)
+    if why:
+        raise MergeOperatorError(why)
     return AVAILABLE_ENGINES[engine_name(cfg, stage)]
+
+
+def merge_engines(cfg: Config) -> tuple[str, ...]:
+    """The engines (contest/data/operators.py ENGINES) the configured write and read
+    merge with: a peer format's own; stock LakeSoul's operators; the harness's read
+    merge (read.merge), after Spark's collapse and join for copy-on-write."""
+    if cfg.peer.format:
+        from contest.peers import formats
+
+        return formats.of(cfg).merge_engines
+    out: list[str] = []
+    if cfg.write.engine != Harness.name or cfg.read.engine != Harness.name:
+        out.append("lakesoul")
+    if cfg.write.engine == Harness.name and cfg.write.mode == "cow":
+        out.append("spark")
+    if cfg.read.engine == Harness.name:
+        out.append(cfg.read.merge)
+    return tuple(out)
+
+
+def who(cfg: Config) -> str:
+    """The strategy's engine in a refusal's words."""
+    if cfg.peer.format:
+        return f"peer format {cfg.peer.format}"
+    if cfg.write.engine != Harness.name or cfg.read.engine != Harness.name:
+        return "lakesoul-stock"
+    return f"LakeSoul (write.mode={cfg.write.mode}, read.merge={cfg.read.merge})"
+
+
+def operator_refusal(cfg: Config) -> str | None:
+    """Why this configuration cannot merge its workload's operators (the contest's and
+    the extra columns'), in one line naming the operator and the format, or None."""
+    from contest.data import operators as registry
+    from contest.data.workload import contract_operators
+
+    ops = contract_operators(cfg.workload)
+    why = registry.refusal(ops, merge_engines(cfg), who(cfg))
+    if why is None and cfg.workload.columns and "lakesoul" in merge_engines(cfg):
+        col, name = next(iter(cfg.workload.columns.items()))
+        # Its write stores the contest's columns and their count columns only.
+        why = (
+            f"lakesoul-stock: merge operator {name} (column {col}): the stock engine's "
+            "write carries the contest's columns only"
+        )
+    return why

@@ -44,6 +44,8 @@ __all__ = [
     "TableError",
     "TaskError",
     "UsageError",
+    "key_line",
+    "toml_error",
     "unwrap_spark_error",
 ]
 
@@ -139,12 +141,68 @@ def unwrap_spark_error(exc: BaseException) -> HarnessError | None:
                 return known[m.group(1)](m.group(2))
         py = [m for m in candidates if not m.group(0).startswith(_JAVA_NOISE)]
         if py:
-            return TaskError(f"in a Spark task: {py[-1].group(0)}")
+            return _task_error(f"in a Spark task: {py[-1].group(0)}")
     for line in lines:
         # Py4J puts the JVM's exception after ": " on the line below its own wrapper
         # ("An error occurred while calling None.org...JavaSparkContext."): the cause.
         m = _EXC_LINE.match(line.strip().removeprefix(": "))
         if m:
-            return TaskError(f"Spark: {m.group(0)[:500]}")
+            return _task_error(f"Spark: {m.group(0)[:500]}")
     first = next((ln.strip() for ln in lines if ln.strip()), name)
-    return TaskError(f"Spark: {first[:500]}")
+    return _task_error(f"Spark: {first[:500]}")
+
+
+# Spark's own advice names spark-submit's --driver-memory, which `contest` has not.
+_DRIVER_MEMORY = re.compile(r"System memory (\d+) must be at least (\d+)")
+
+
+def _task_error(text: str) -> HarnessError:
+    """A Spark failure in one line; a driver too small for Spark gets the way `contest`
+    sets its memory instead of Spark's `--driver-memory` advice."""
+    m = _DRIVER_MEMORY.search(text)
+    if m:
+        have, need = (int(g) >> 20 for g in m.groups())
+        return ConfigError(
+            f"Spark: [INVALID_DRIVER_MEMORY] the driver's heap is {have} MB, Spark needs at "
+            f"least {need} MB: raise spark.driver_memory (--set spark.driver_memory=1g, or "
+            "driver_memory under [spark] in the config file)"
+        )
+    return TaskError(text)
+
+
+# -- where in a TOML file an error is (config, workload and sweep files) ---------------
+
+
+def toml_error(path: object, exc: Exception) -> str:
+    """`FILE:LINE: not valid TOML: what` (tomllib puts the place at the message's end)."""
+    text = str(exc)
+    m = re.search(r"\s*\(at line (\d+), column (\d+)\)$", text)
+    if not m:
+        return f"{path}: not valid TOML: {text}"
+    return f"{path}:{m.group(1)}: not valid TOML: {text[: m.start()]} (column {m.group(2)})"
+
+
+def key_line(text: str, message: str) -> str:
+    """`:LINE` of the key a configuration error names (`spark.nosuch: ...` or `unknown
+    configuration key: spark.nosuch`), found under its [section] in the TOML text; ''
+    when it cannot be placed."""
+    m = re.match(r"([A-Za-z_]\w*(?:\.\w+)*)", message.removeprefix("unknown configuration key: "))
+    if not m:
+        return ""
+    *section, key = m.group(1).split(".")
+    current: list[str] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        header = re.fullmatch(r"\[\[?\s*([\w.\s\"]+?)\s*\]\]?(\s*#.*)?", stripped)
+        if header:
+            current = [p.strip().strip('"') for p in header.group(1).split(".")]
+            continue
+        lhs = stripped.split("=", 1)[0].strip() if "=" in stripped else ""
+        if not lhs:
+            continue
+        dotted = current + [p.strip().strip('"') for p in lhs.split(".")]
+        if dotted == [*section, key] or (not section and dotted[-1:] == [key]):
+            return f":{number}"
+        if len(dotted) < len(section) + 1 and dotted == [*section, key][: len(dotted)]:
+            return f":{number}"  # a table value (`spark = {...}`) holding the key
+    return ""

@@ -17,6 +17,7 @@ from contest.config import Config
 from contest.infra.postgres import ensure_database
 from contest.infra.spark import build_session
 from contest.read.files import merged_dataframe
+from contest.read.operators import CONTEST_OPERATORS
 from contest.write.files import write_dataframe
 from meta import catalog
 from meta.commits import commit_files, head_snapshot
@@ -58,7 +59,7 @@ def run_smoke(cfg: Config, table_name: str = "contest_smoke") -> dict:
         files = write_dataframe(df, table).files
         commits.append(commit_files(conn, table, files, version=version, batch=f"smoke-{version}"))
     _, snapshot = head_snapshot(conn, table)
-    merged = merged_dataframe(spark, table, snapshot, {"requests": "SumAll"})
+    merged = merged_dataframe(spark, table, snapshot, {"requests": CONTEST_OPERATORS["requests"]})
     rows = sorted((r.asDict() for r in merged.collect()), key=lambda r: r["uuid"])
     native = catalog.native_catalog(conn, cfg.table.namespace).table(table_name)
     native_keys = sorted(native.scan().to_arrow_table().column("uuid").to_pylist())

@@ -108,11 +108,7 @@ def create_table(
         if taken and reuse and all(t.name == name and t.path == uri for t in taken):
             return taken[0]
         if taken and not replace:
-            what = "; ".join(f"table {t.namespace}.{t.name} at {t.path}" for t in taken)
-            raise TableError(
-                f"cannot create {namespace}.{name} at {uri}: taken by {what} "
-                "(--append adds to the same table, --replace recreates it)"
-            )
+            raise TableError(taken_message(f"{namespace}.{name}", name, uri, taken, reuse))
         refuse_nesting(conn, f"{namespace}.{name}", uri, {t.table_id for t in taken})
         for t in taken:
             # Files first: which are the table's is read from its metadata, and a failed
@@ -132,6 +128,32 @@ def create_table(
         except Exception as exc:  # lakesoul raises its own AlreadyExistsError and friends
             raise TableError(f"cannot create table {namespace}.{name}: {exc}") from None
         return get_table(conn, name, namespace)
+
+
+def taken_message(
+    qualified: str, name: str, uri: str, taken: Sequence[TableRef], reuse: bool
+) -> str:
+    """Why a name or folder cannot be used, and the flag that helps: for a new table,
+    --resume (an interrupted write of it), --append or --replace; for --append/--resume
+    (`reuse`), where the table of that name really is, or which table holds the folder."""
+    what = "; ".join(f"table {t.namespace}.{t.name} at {t.path}" for t in taken)
+    if not reuse:
+        return (
+            f"cannot create {qualified} at {uri}: taken by {what} (an interrupted write "
+            "of it: --resume finishes it; --append adds batches to it, --replace recreates it)"
+        )
+    same_name = [t for t in taken if t.name == name and t.path != uri]
+    if same_name:
+        t = same_name[0]
+        return (
+            f"cannot add to {qualified} at {uri}: table {t.namespace}.{t.name} is at "
+            f"{t.path}, not there (--table is the table's folder: give --table {t.path})"
+        )
+    t = taken[0]
+    return (
+        f"cannot add to {qualified} at {uri}: that folder holds table {t.namespace}.{t.name} "
+        f"(--name {t.name} adds to it; the name defaults to the folder's last part)"
+    )
 
 
 def _taken(conn: PgConnection, name: str, namespace: str, uri: str) -> list[TableRef]:

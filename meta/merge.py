@@ -129,7 +129,7 @@ class MergeReport:
             )
         if not self.partitions:
             lines.append(f"{self.table}: no commits yet, nothing to merge")
-        lines.append(f"{self.seconds:.3f}s")
+        lines[-1] += f" ({self.seconds:.3f} s)"  # on the line it times, not a line alone
         return "\n".join(lines)
 
 

@@ -197,6 +197,31 @@ class Rollback:
     partition_version: int | None  # the new partition version (None: nothing to do)
 
 
+def compaction_above(covers: Mapping[str, tuple[int, ...]], to_version: int) -> tuple[str, tuple]:
+    """The first live compaction that merged a version above `to_version` (commit id,
+    the versions it covers), or ("", ()): such a commit cannot be taken apart."""
+    for cid, versions in covers.items():
+        if versions and max(versions) > to_version:
+            return cid, tuple(versions)
+    return "", ()
+
+
+def refuse_compacted(cur, table: TableRef, desc: str, live: list[str], to_version: int) -> None:
+    """A rollback below a live compaction's newest version is refused, naming it: the
+    compaction's one commit holds those versions merged, and undoing only the commits
+    above V would leave them all in (the old `nothing to do`)."""
+    from meta.merge import describe_versions
+
+    cid, covers = compaction_above(compaction_covers(cur, table.table_id, desc, live), to_version)
+    if cid:
+        raise UsageError(
+            f"--to-version {to_version}: versions {describe_versions(list(covers))} of "
+            f"{table.namespace}.{table.name} were compacted into one commit ({cid}), "
+            f"which cannot be split; roll back to {max(covers)} or later, or rewrite the "
+            "table (contest write --replace) and roll that back"
+        )
+
+
 def rollback(
     conn: PgConnection,
     table: TableRef,
@@ -219,6 +244,7 @@ def rollback(
         missing = [c for c in head[1] if c not in rows]
         if missing:
             raise MetaError(f"snapshot names commits with no data: {missing[:3]}")
+        refuse_compacted(cur, table, desc, head[1], to_version)
         versions = [rows[c][2] for c in head[1] if rows[c][2] is not None]
         if versions and to_version < min(versions) - 1:
             raise UsageError(

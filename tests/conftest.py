@@ -13,6 +13,9 @@ import pytest
 from contest.config import Config
 from tests.support.config import make_config
 
+# Every child a test starts through the harness dies with the test (tests/support/reaper.py).
+pytest_plugins = ["tests.support.reaper"]
+
 # The Spark drivers the tests start for a few seconds each (spark-submit jobs, child
 # sessions with a format's jars) compile with C1 only: such a JVM's start then costs
 # about 40% less CPU, and on tiny data it does little else; what a job computes is the

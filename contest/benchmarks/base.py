@@ -66,7 +66,12 @@ def at_least(n: int) -> dict[str, Any]:
 POSITIVE: dict[str, Any] = {"valid": lambda v: v > 0, "rule": "positive"}
 
 # The options several benchmarks share, declared once; `.but(...)` varies a default.
-RESULTS = Option("--results", "results folder (default: results_dir)", old=("--out",))
+RESULTS = Option(
+    "--results",
+    "results folder (default: this machine's own, <work_dir>/results/<machine>; "
+    "give results/ to publish)",
+    old=("--out",),
+)
 REPEAT = Option("--repeat", "rounds", int, 3, **at_least(1))
 SCALE = Option("--scale", "scale of generated data", float, 1.0, **POSITIVE)
 SEED = Option("--seed", "generator seed", int, 2022)

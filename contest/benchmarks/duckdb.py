@@ -1,11 +1,14 @@
 """`contest bench duckdb`: the optimized pipeline against one DuckDB process merging the
-same batches straight into one parquet result (contest/benchmarks/duckdb_merge.py).
+same batches straight into one parquet result (contest/benchmarks/duckdb_merge.py), and
+both against the floor (contest/benchmarks/floor.py: every batch read once, the result's
+rows written once, two Spark process starts).
 
-Both in the same run, on the same data, with the same cores (DuckDB's `SET threads`),
+All in the same run, on the same data, with the same cores (DuckDB's `SET threads`),
 interleaved for `repeat` rounds: `optimized` as `contest evaluate` times it (write +
 read, each a whole spark-submit process), DuckDB as a whole Python process; both checked
-by the oracle. Ratio = DuckDB seconds / optimized seconds (>= 1: optimized is faster).
-One record per engine and round; duckdb.md shows the newest sitting.
+by the oracle. Ratio = DuckDB seconds / optimized seconds (>= 1: optimized is faster);
+each engine / floor says how far it is from what cannot be avoided. One record per
+engine and round; duckdb.md shows the newest sitting.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import pyarrow.parquet as pq
 
 from contest.benchmarks.base import (
     CORES,
@@ -37,7 +42,7 @@ from contest.evaluation.strategies import STRATEGIES
 from contest.results.benchmarks import DuckDBRecord
 from contest.results.runs import RunRecord
 
-ENGINES = ("optimized", "duckdb")
+ENGINES = ("optimized", "duckdb", "floor")
 
 
 def run_duckdb(cfg: Config, data: Path, cores: int, out_dir: Path, log: Path) -> dict:
@@ -75,6 +80,44 @@ def run_duckdb(cfg: Config, data: Path, cores: int, out_dir: Path, log: Path) ->
     }
 
 
+def run_floor(cfg: Config, data: Path, cores: int, rows: int, folder: Path, rnd: int) -> dict:
+    """One timed floor: the I/O process, then a trivial spark-submit twice."""
+    from contest.benchmarks import floor
+    from contest.evaluation.jobs import child_env
+    from contest.infra.proc import run_timed
+    from contest.infra.spark import log_java_option
+
+    env = child_env(cfg)  # as the timed jobs run: this Python, no timing-unsafe switches
+    out = folder / "floor.parquet"
+    out.unlink(missing_ok=True)
+    io_cmd = [sys.executable, "-m", "contest.benchmarks.floor", "io", "--data", str(data)]
+    io_cmd += ["--out", str(out), "--threads", str(cores), "--rows", str(rows)]
+    io = run_timed(io_cmd, folder / f"floor-io-{rnd}.log", env=env)
+    out.unlink(missing_ok=True)
+    if not io.ok:
+        raise RunError(f"floor I/O exited {io.returncode}: {io.last_line} (log {io.log})")
+    submit = str(Path(sys.executable).parent / "spark-submit")
+    start_cmd = [submit, "--master", f"local[{cores}]", "--driver-memory", cfg.spark.driver_memory]
+    start_cmd += ["--driver-java-options", log_java_option(), str(Path(floor.__file__)), "start"]
+    starts = []
+    for i in (1, 2):
+        job = run_timed(start_cmd, folder / f"floor-start-{rnd}-{i}.log", env=env)
+        if not job.ok:
+            raise RunError(f"trivial spark-submit exited {job.returncode} (log {job.log})")
+        starts.append(job)
+    noise = [j.noise.outside_share for j in (io, *starts) if j.noise is not None]
+    return {
+        "seconds": round(io.seconds + sum(j.seconds for j in starts), 3),
+        "io_s": round(io.seconds, 3),
+        "starts_s": round(sum(j.seconds for j in starts), 3),
+        "peak_process_rss_bytes": max(j.peak_process_rss_bytes for j in (io, *starts)),
+        "rows": json.loads(io.last_line)["rows_read"],
+        "outside_share": max(noise) if noise else None,
+        # Nothing to check: the floor writes rows, not the merged result.
+        "correct": True,
+    }
+
+
 def optimized_row(rnd: int, rec: RunRecord) -> Row:
     """An evaluation's record as one round of the `optimized` engine."""
     return {
@@ -100,6 +143,8 @@ class Summary:
     rounds: int
     median_s: dict[str, float | None]
     ratio_duckdb_to_optimized: float | None
+    # Each engine's median over the floor's (None without a floor in the sitting).
+    over_floor: dict[str, float | None]
     all_correct: bool
     runs: dict[str, list[DuckDBRecord]]
 
@@ -110,24 +155,24 @@ def summarize(records: Sequence[DuckDBRecord]) -> Summary:
     med = {e: statistics.median(r.seconds for r in rs) if rs else None for e, rs in runs.items()}
     ratio = med["duckdb"] / med["optimized"] if med["optimized"] and med["duckdb"] else None
     first = records[0] if records else None
+    floor = med["floor"]
+    over = {e: round(m / floor, 3) if m and floor else None for e, m in med.items()}
     return Summary(
         data=first.data if first else None,
         cores=first.cores if first else None,
         rounds=len(runs["optimized"]),
         median_s=med,
         ratio_duckdb_to_optimized=round(ratio, 3) if ratio else None,
+        over_floor=over,
         all_correct=all(r.correct for r in records),
         runs=runs,
     )
 
 
 def run_seconds(r: DuckDBRecord) -> str:
-    """A run's seconds, with the write and read apart when it has them."""
-    split = (
-        f" ({r.write_s:.1f} + {r.read_s:.1f})"
-        if r.write_s is not None and r.read_s is not None
-        else ""
-    )
+    """A run's seconds, with the write and read (the floor's I/O and starts) apart."""
+    parts = (r.write_s, r.read_s) if r.io_s is None else (r.io_s, r.starts_s)
+    split = f" ({parts[0]:.1f} + {parts[1]:.1f})" if None not in parts else ""
     return f"{r.seconds:.1f}{split}"
 
 
@@ -186,6 +231,10 @@ class DuckDBBench(Benchmark):
                 {"round": rnd, "engine": "duckdb", **merged, "correct": correct, **where}
             )
             ok = ok and opt.correct and duck.correct
+            say(f"== round {rnd}/{opts.repeat}: the floor (read once, write once, 2 starts)")
+            keys = pq.ParquetFile(expected).metadata.num_rows
+            floor = run_floor(cfg, data, cores, keys, out_dir.parent, rnd)
+            sitting.record({"round": rnd, "engine": "floor", **floor, **where})
         return ok
 
     def render(self, records: Sequence[DuckDBRecord]) -> str:
@@ -214,4 +263,12 @@ class DuckDBBench(Benchmark):
             f"**{summary.ratio_duckdb_to_optimized}**",
             "",
         ]
+        if summary.median_s["floor"]:
+            over = summary.over_floor
+            lines += [
+                f"Over the floor (every batch read once, the result's rows written once, "
+                f"two trivial spark-submits): optimized **{over['optimized']}x**, DuckDB "
+                f"**{over['duckdb']}x**. The floor's runs are I/O + starts.",
+                "",
+            ]
         return "\n".join(lines)

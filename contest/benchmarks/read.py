@@ -17,11 +17,12 @@ from typing import Any
 
 from contest.benchmarks.base import REPEAT, SCALE, Benchmark, Row, Say, Sitting, newest_per
 from contest.config import Config, override
+from contest.data.operators import DEFAULT as DEFAULT_OPERATOR
 from contest.errors import RunError
 from contest.read.operators import CONTEST_OPERATORS
 from contest.results.benchmarks import ReadBenchRecord
 
-DEFAULT = "default (UseLast)"
+DEFAULT = f"default ({DEFAULT_OPERATOR})"
 
 
 def variants() -> dict[str, dict[str, str]]:
@@ -57,7 +58,7 @@ def measure(spark, conn, cfg: Config, data: Path, repeat: int, say: Say = print)
     times: dict[str, list[float]] = {name: [] for name in variants()}
     for rnd in range(repeat):
         for name, ops in variants().items():
-            variant = override(cfg, {"read.operators": ops or {"requests": "UseLast"}})
+            variant = override(cfg, {"read.operators": ops or {"requests": DEFAULT_OPERATOR}})
             df, _, _ = merged(spark, conn, variant, table)
             t0 = time.perf_counter()
             df.write.format("noop").mode("overwrite").save()

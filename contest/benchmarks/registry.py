@@ -8,6 +8,7 @@ from contest.benchmarks.commits import CommitsBench
 from contest.benchmarks.compact import CompactBench
 from contest.benchmarks.duckdb import DuckDBBench
 from contest.benchmarks.faults.bench import FaultsBench
+from contest.benchmarks.peers import PeersBench
 from contest.benchmarks.read import ReadBench
 from contest.benchmarks.replay import ReplayBench
 from contest.benchmarks.scale import ScaleBench
@@ -25,6 +26,7 @@ BENCHMARKS: dict[str, type[Benchmark]] = {
         CommitsBench,
         ReplayBench,
         StreamBench,
+        PeersBench,
     )
 }
 

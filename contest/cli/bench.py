@@ -62,9 +62,13 @@ def add_option(p: argparse.ArgumentParser, option: Option) -> None:
 def cmd_bench(args: argparse.Namespace, cfg: Config) -> int:
     from contest.benchmarks.base import Results, Sitting
     from contest.benchmarks.registry import benchmark
+    from contest.results.runs import local_runs
 
     b = benchmark(args.benchmark)
-    results = Results(Path(args.results) if args.results else cfg.results_path, b.stem)
+    # This machine's own store by default (as `evaluate` records its runs): publishing
+    # into the tracked results/ is on purpose, with --results.
+    folder = Path(args.results) if args.results else local_runs(cfg.work_path).parent
+    results = Results(folder, b.stem)
     sitting = Sitting(b, args, cfg, results, say, config_source(args).load)
     ok = b.execute(sitting)
     print(results.md.read_text())

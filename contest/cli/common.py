@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -124,14 +125,25 @@ class ListAction(argparse.Action):
     ) -> None:
         current = getattr(namespace, self.dest, None)
         items = [] if current is None or current is self.default else list(current)
+        flag = option_string or self.dest
         for text in str(values).split(","):
-            if text.strip():
-                try:
-                    items.append(self.item(text.strip()))
-                except ValueError:  # one line and exit 2, as every bad input
-                    kind = KINDS.get(self.item, "values")
-                    flag = option_string or self.dest
-                    raise UsageError(f"{flag}: not a list of {kind}: {values!r}") from None
+            text = text.strip()
+            if not text:
+                continue
+            span = re.fullmatch(r"(\d+)\s*-\s*(\d+)", text) if self.item is int else None
+            if span:  # `0-7`, as a workload's phases spell a run of batches
+                low, high = int(span.group(1)), int(span.group(2))
+                if low > high:
+                    raise UsageError(f"{flag}: {text} is an empty range (give A-B with A <= B)")
+                items.extend(range(low, high + 1))
+                continue
+            try:
+                items.append(self.item(text))
+            except ValueError:  # one line and exit 2, as every bad input
+                kind = KINDS.get(self.item, "values")
+                if self.item is int:
+                    kind += " or ranges A-B"
+                raise UsageError(f"{flag}: not a list of {kind}: {values!r}") from None
         setattr(namespace, self.dest, items)
 
 

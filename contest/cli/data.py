@@ -69,10 +69,27 @@ def register(sub: argparse._SubParsersAction) -> None:
         cmd_check,
     )
     chk.add_argument("--result", required=True, help="result folder (parquet files)")
-    chk.add_argument("--data", help="data folder: compare with the oracle's result")
+    chk.add_argument(
+        "--data",
+        help="data folder (base-*.parquet, or a stream's feed-*.parquet): compare with the "
+        "oracle's result",
+    )
+    chk.add_argument(
+        "--stream-table",
+        metavar="TABLE",
+        help="a streamed table (path or name): compare with the oracle over the files its "
+        "micro-batches consumed, in the order it applied them",
+    )
     workload_option(chk)
     chk.add_argument(
         "--versions", action=ListAction, help="batch versions: INDEX=VERSION,... or @file.json"
+    )
+    chk.add_argument(
+        "--upto-version",
+        type=int,
+        metavar="V",
+        help="only the batches (with --stream-table: micro-batches) whose version is at "
+        "most V: a result read --as-of-version V",
     )
     chk.add_argument(
         "--sha256",
@@ -167,8 +184,15 @@ def cmd_oracle(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_check(args: argparse.Namespace, cfg: Config) -> int:
-    if bool(args.data) == bool(args.sha256):
-        raise UsageError("check needs exactly one of --data DIR (oracle) or --sha256 HEX")
+    if sum(bool(x) for x in (args.data, args.stream_table, args.sha256)) != 1:
+        raise UsageError(
+            "check needs exactly one of --data DIR (oracle), --stream-table TABLE (the "
+            "oracle over what a stream consumed) or --sha256 HEX"
+        )
+    if args.sha256 and args.upto_version is not None:
+        raise UsageError(
+            "--upto-version goes with --data or --stream-table (the hash is of one whole result)"
+        )
     from contest.data.checker import check_footers, result_files
 
     # A bad, incomplete or truncated result folder: exit 2 before any work.
@@ -179,12 +203,16 @@ def cmd_check(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.data.batches import discover
+    from contest.data.batches import discover, upto
     from contest.data.checker import compare
     from contest.data.oracle import config_budget, expected_result
     from contest.data.workload import contract_operators, workload_schema
 
-    batches = discover(args.data, joined(args.versions), workload_schema(cfg.workload))
+    if args.stream_table:
+        batches = _streamed(cfg, args.stream_table, args.upto_version)
+    else:
+        batches = discover(args.data, joined(args.versions), workload_schema(cfg.workload))
+        batches = upto(batches, args.upto_version)
     budget = config_budget(cfg)
     scratch = cfg.work_path / "tmp"
     scratch.mkdir(parents=True, exist_ok=True)
@@ -201,6 +229,26 @@ def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
     else:
         print(report.render())
     return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _streamed(cfg: Config, name: str, upto_version: int | None) -> list:
+    """The files a streamed table's micro-batches consumed (up to a micro-batch version),
+    in the order it applied them: what its read must equal."""
+    from contest.errors import DataError
+    from contest.infra.postgres import resolve_connection
+    from contest.stream.run import consumed_batches
+    from meta import catalog
+
+    conn = resolve_connection(cfg)
+    table = catalog.find_table(conn, name, cfg.table.namespace)
+    batches = consumed_batches(conn, table, upto_version)
+    if not batches:
+        at = "" if upto_version is None else f" up to version {upto_version}"
+        raise DataError(
+            f"table {table.namespace}.{table.name}: no micro-batch{at} recorded (not a "
+            "streamed table? give --data with its batch files)"
+        )
+    return batches
 
 
 def _check_sha(args: argparse.Namespace, cfg: Config) -> int:

@@ -33,7 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         cmd_evaluate,
     )
     e.add_argument(
-        "--strategy", default="optimized", choices=sorted(STRATEGIES), help="what to evaluate"
+        "--strategy",
+        default="optimized",
+        help=f"what to evaluate, one of: {', '.join(STRATEGIES)}",
     )
     _eval_args(e)
 
@@ -181,10 +183,23 @@ def _check_eval_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--cores must be at least 1, got {args.cores}")
 
 
+def known_strategies(names: list[str]) -> list[str]:
+    """The names, all of them strategies: one line otherwise, the same for evaluate's
+    --strategy and compare's --strategies."""
+    unknown = [s for s in names if s not in STRATEGIES]
+    if unknown or not names:
+        raise UsageError(
+            f"unknown strategy {', '.join(unknown) or '(none given)'}: choose from "
+            f"{', '.join(STRATEGIES)}"
+        )
+    return names
+
+
 def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
     from contest.api import evaluate
 
     _check_eval_args(args)
+    known_strategies([args.strategy])
     cfg = strategy_config(args, args.strategy)
     record = evaluate(
         args.strategy,
@@ -197,8 +212,26 @@ def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
         say=say,
     )
     _recorded(record, _results_file(args.results, cfg))
+    print(score_line(record))  # for people; the record below is for scripts
     print(json.dumps(record.summary(), default=str))
     return EXIT_OK if record.correct else EXIT_FAILED
+
+
+def score_line(rec: RunRecord) -> str:
+    """The run in one line: the score and what it is made of, or why there is none."""
+
+    def secs(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f} s"
+
+    head = f"{rec.strategy}: " + ("correct" if rec.correct else "NOT correct")
+    if rec.failed_phase:
+        head = f"{rec.strategy}: FAILED in {rec.failed_phase}"
+    score = f"{rec.rows_per_core_s:,.1f} rows/core/s" if rec.rows_per_core_s else "not scored"
+    rows = f"{rec.rows:,} rows" if rec.rows is not None else "rows unknown"
+    return (
+        f"{head}; write {secs(rec.write_s)}, read {secs(rec.read_s)}: {score} "
+        f"({rows}, {rec.cores} cores)"
+    )
 
 
 def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
@@ -206,13 +239,7 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     from contest.evaluation.report import compare_table
 
     _check_eval_args(args)
-    names = args.strategies
-    unknown = [s for s in names if s not in STRATEGIES]
-    if unknown or not names:
-        raise UsageError(
-            f"unknown strategy {', '.join(unknown) or '(none given)'}: choose from "
-            f"{', '.join(STRATEGIES)}"
-        )
+    names = known_strategies(args.strategies)
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
     out = _results_file(args.results, cfg)

@@ -88,7 +88,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--only",
         action=ListAction,
         item=int,
-        help="write only these batch indices, e.g. 0,1,2,3,6,7",
+        help="write only these batch indices, e.g. 0,1,2,3,6,7 or 0-3,6-7",
     )
     w.add_argument(
         "--delay-commit",

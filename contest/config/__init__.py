@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from contest.errors import ConfigError
+from contest.errors import ConfigError, key_line, toml_error
 
 CODECS = ("none", "snappy", "zstd", "gzip", "lz4")
 # Who merges each bucket at read (contest/read/merges.py): numpy is the reference.
@@ -228,6 +228,8 @@ class PeerConfig:
 
 # How a later batch picks the earlier keys it updates (README, "Workloads").
 DISTRIBUTIONS = ("uniform", "zipf", "recent")
+# How the batch files are written (contest/data/generator.py, FILE_WRITERS).
+FILE_WRITERS = ("contest", "pyarrow-defaults")
 
 
 @dataclass(frozen=True)
@@ -253,8 +255,15 @@ class WorkloadConfig:
     # Share of SQL NULLs in every non-key column, and of names that are the string "null".
     null_share: float = 0.0
     null_string_share: float = 0.15
-    # Extra payload columns and their merge operators (SumAll: int64; others: string).
+    # Extra payload columns and their merge operators, each column of its operator's type
+    # (contest/data/operators.py default_type).
     columns: dict[str, str] = field(default_factory=dict)
+    # How the files are written, the same rows either way: "contest" (uncompressed, one
+    # row group up to 10M rows, the low-cardinality columns dictionary-encoded, no
+    # statistics: the contest's files) or "pyarrow-defaults" (what pq.write_table does
+    # unasked: snappy, dictionary tried on every column, row groups of 1Mi rows,
+    # statistics): a layout the harness's readers were not fitted to.
+    file_writer: str = "contest"
 
 
 STREAM_TRIGGERS = ("processing-time", "available-now")
@@ -451,11 +460,15 @@ def load_config(
         path = Path(config_file)
         if not path.is_file():
             raise ConfigError(f"config file not found: {path}")
+        text = path.read_text()
         try:
-            data = tomllib.loads(path.read_text())
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-        apply_mapping(cfg, data)
+            raise ConfigError(toml_error(path, exc)) from None
+        try:
+            apply_mapping(cfg, data)
+        except ConfigError as exc:  # a key or value of this file: name the file and line
+            raise ConfigError(f"{path}{key_line(text, str(exc))}: {exc}") from None
     if workload is not None:
         object.__setattr__(cfg, "workload", WorkloadConfig())
         apply_mapping(cfg, workload)

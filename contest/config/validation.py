@@ -17,6 +17,7 @@ from contest.config import (
     CODECS,
     DISTRIBUTIONS,
     ENGINES,
+    FILE_WRITERS,
     READ_MERGES,
     STREAM_TRIGGERS,
     WRITE_SORTS,
@@ -162,6 +163,10 @@ def validate_workload(w: WorkloadConfig) -> None:
     if w.distribution not in DISTRIBUTIONS:
         raise ConfigError(
             f"workload.distribution: {w.distribution!r} is not one of {', '.join(DISTRIBUTIONS)}"
+        )
+    if w.file_writer not in FILE_WRITERS:
+        raise ConfigError(
+            f"workload.file_writer: {w.file_writer!r} is not one of {', '.join(FILE_WRITERS)}"
         )
     if w.zipf_exponent <= 1:
         raise ConfigError(f"workload.zipf_exponent: must be above 1, got {w.zipf_exponent}")

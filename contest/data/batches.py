@@ -33,6 +33,9 @@ BATCHES = WorkloadConfig.batches
 BASE0_ROWS = WorkloadConfig.first_rows
 UPDATE_BATCH_ROWS = WorkloadConfig.batch_rows
 _FILE_RE = re.compile(r"^base-(\d+)\.parquet$")
+# A stream's source folder (`contest stream feed`): its files in number order are the
+# batches a stream that consumed them all applied, in that order.
+_FEED_RE = re.compile(r"^feed-(\d+)\.parquet$")
 
 
 @dataclass(frozen=True)
@@ -126,18 +129,24 @@ def discover(
     root = folder_name(data_dir)  # absolute: Spark's JVM may run in another folder
     if kind(root) != "folder":
         raise DataError(f"{data_dir}: no such data folder")
-    found = {}
-    for entry in list_files(root, folders=True):
-        m = _FILE_RE.match(entry.name)
-        if m:
-            found[int(m.group(1))] = entry
+    entries = list_files(root, folders=True)
+    found, stem = {}, "base"
+    for pattern, name in ((_FILE_RE, "base"), (_FEED_RE, "feed")):
+        found = {int(m.group(1)): e for e in entries if (m := pattern.match(e.name))}
+        if found:
+            stem = name
+            break
     if not found:
-        raise DataError(f"{root}: no batch files (expected base-0.parquet, base-1.parquet, ...)")
+        raise DataError(
+            f"{root}: no batch files (expected base-0.parquet, base-1.parquet, ..., or a "
+            "stream's feed-000000.parquet, feed-000001.parquet, ...)"
+        )
     for i in range(max(found) + 1):
         if i not in found:
+            name = f"base-{i}.parquet" if stem == "base" else f"feed-{i:06d}.parquet"
             raise DataError(
-                f"{join(root, f'base-{i}.parquet')}: missing (batches must be "
-                f"base-0..base-{max(found)} without gaps)"
+                f"{join(root, name)}: missing (batches must be "
+                f"{stem}-0..{stem}-{max(found)} without gaps)"
             )
     vmap = parse_versions(versions, sorted(found))
     batches = []

@@ -24,7 +24,9 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from contest.config import WorkloadConfig
+from contest.data import operators
 from contest.data.batches import SCHEMA, batch_rows
+from contest.errors import DataError
 
 CHUNK_ROWS = 1_000_000
 # Rows per row group: a whole file up to scale 1 (one row group, as in the contest),
@@ -52,6 +54,30 @@ _JOBS = (
     "engineer teacher doctor nurse driver chef clerk artist lawyer farmer pilot "
     "analyst designer manager writer"
 ).split()
+
+
+def contest_writer(path: Path, schema: pa.Schema, dict_columns: list[str]) -> pq.ParquetWriter:
+    """The contest's files: uncompressed, the low-cardinality columns dictionary-encoded,
+    no statistics; each write is one row group."""
+    return pq.ParquetWriter(
+        path, schema, compression="NONE", use_dictionary=dict_columns, write_statistics=False
+    )
+
+
+def pyarrow_defaults_writer(
+    path: Path, schema: pa.Schema, dict_columns: list[str]
+) -> pq.ParquetWriter:
+    """What pyarrow writes unasked (snappy, dictionary tried on every column and given
+    up where it grows too big, statistics, row groups of at most 1Mi rows): a second
+    data shape, so a figure is not fitted to the harness's own files."""
+    return pq.ParquetWriter(path, schema)
+
+
+# workload.file_writer -> (how a file is opened, whether each write is one row group).
+FILE_WRITERS = {
+    "contest": (contest_writer, True),
+    "pyarrow-defaults": (pyarrow_defaults_writer, False),
+}
 
 
 @dataclass(frozen=True)
@@ -159,11 +185,15 @@ def chunk_table(
 def extra_column(
     col: str, op: str, n: int, rng: np.random.Generator, null_string_share: float
 ) -> pa.Array:
-    """An extra payload column: numbers to sum, or low-cardinality strings (names with
-    "null" strings for the operator that skips them)."""
-    if op == "SumAll":
+    """An extra payload column, as its operator's registry entry says (`generated`):
+    numbers 1..999, factors -1/1/2 (a product that stays small), names with "null"
+    strings (the operator that skips them), or low-cardinality strings of a pool."""
+    kind = operators.get(op).generated
+    if kind == "numbers":
         return pa.array(rng.integers(1, 1000, n, dtype=np.int64))
-    if op == "UseLastNotNullNorNullString":
+    if kind == "factors":
+        return pa.array(np.array([-1, 1, 1, 1, 2], dtype=np.int64)[rng.integers(0, 5, n)])
+    if kind == "names":
         names = _NAMES.take(pa.array(rng.integers(0, len(_NAMES), n)))
         return pc.if_else(pa.array(rng.random(n) < null_string_share), "null", names)
     pool = pa.array([f"{col}-{i:03d}" for i in range(1000)], pa.string())
@@ -248,9 +278,13 @@ def generate(
     if nulls and not w.null_share:
         w = dataclasses.replace(w, null_share=SQL_NULL_SHARE)
     schema = workload_schema(w)
-    dict_columns = DICT_COLUMNS + [c for c, op in w.columns.items() if op != "SumAll"]
+    dict_columns = DICT_COLUMNS + [
+        c for c, op in w.columns.items() if operators.get(op).default_type == operators.STRING
+    ]
     started = time.perf_counter()
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"--out {out}: a file, not a folder: give a folder for the batch files")
     out.mkdir(parents=True, exist_ok=True)
     sizes = batch_rows(scale, w)
     bar = tqdm(
@@ -268,9 +302,8 @@ def generate(
         next_key += key_plan(b, rows, w).new
         path = out / f"base-{b}.parquet"
         tmp = path.with_suffix(".parquet.tmp")
-        with pq.ParquetWriter(
-            tmp, schema, compression="NONE", use_dictionary=dict_columns, write_statistics=False
-        ) as writer:
+        opener, one_group = FILE_WRITERS[w.file_writer]
+        with opener(tmp, schema, dict_columns) as writer:
             for start in range(0, rows, MAX_ROW_GROUP_ROWS):
                 group_keys = keys[start : start + MAX_ROW_GROUP_ROWS]
                 parts = []
@@ -285,7 +318,7 @@ def generate(
                 # Chunked (no copy): the writer streams it out as one row group.
                 group = pa.concat_tables(parts)
                 del parts
-                writer.write_table(group, row_group_size=len(group))
+                writer.write_table(group, row_group_size=len(group) if one_group else None)
                 del group
         tmp.replace(path)
         files.append(path)

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from contest.data import operators as registry
 from contest.data.batches import Batch
-from contest.data.workload import CONTRACT_OPERATORS
-from contest.errors import DataError
+from contest.errors import DataError, MergeOperatorError
 
 if TYPE_CHECKING:
     from contest.config import Config
@@ -49,24 +49,24 @@ GROUP BY p.uuid
 """
 
 
-def select_sql(operators: Mapping[str, str] | None = None) -> str:
+def select_sql(
+    operators: Mapping[str, str] | None = None, types: Mapping[str, str] | None = None
+) -> str:
     """The contract as one aggregate per column (the contest's columns by default; a
-    workload's extra columns with their operators): a sum, or the value of the row with
-    the greatest order key among the rows the operator keeps. `{where}` left open."""
-    ops = dict(operators if operators is not None else CONTRACT_OPERATORS)
+    workload's extra columns with their operators), each the operator registry's DuckDB
+    aggregate over the rows in order (`_ORDER`). `types`: a column's type name (int64,
+    float64, string; default its operator's). `{where}` left open."""
+    ops = dict(operators if operators is not None else registry.CONTRACT)
+    types = dict(types or {})
     aggs = ["p.uuid AS uuid"]
     for col, op in ops.items():
-        c = f'p."{col}"'
-        if op == "SumAll":
-            agg = f"CAST(sum({c}) AS BIGINT)"
-        elif op == "UseLast":
-            agg = f"arg_max_null({c}, {_ORDER})"
-        elif op == "UseLastNotNull":
-            agg = f"arg_max({c}, {_ORDER}) FILTER (WHERE {c} IS NOT NULL)"
-        elif op == "UseLastNotNullNorNullString":
-            agg = f"arg_max({c}, {_ORDER}) FILTER (WHERE {c} IS NOT NULL AND {c} <> 'null')"
-        else:
-            raise DataError(f"column {col!r}: the oracle knows no operator {op!r}")
+        try:
+            typ = types.get(col) or registry.get(op).default_type
+            agg = registry.sql_aggregate(op, f'p."{col}"', _ORDER, typ)
+        except MergeOperatorError as exc:
+            raise DataError(
+                f"column {col!r}: the oracle knows no operator {op!r} ({exc})"
+            ) from None
         aggs.append(f'{agg} AS "{col}"')
     return "SELECT " + ",\n  ".join(aggs) + _FROM
 

@@ -21,26 +21,15 @@ import pyarrow as pa
 
 from contest.config import Config, WorkloadConfig
 from contest.config.validation import register_check
+from contest.data import operators
 from contest.data.batches import COLUMNS, SCHEMA
-from contest.errors import ConfigError
+from contest.errors import ConfigError, toml_error
 
 DEFAULT = "contest"
-# The contest's merge contract (README, "The data and the contract"); the data layer's
-# own copy, so the oracle shares no code with the pipeline's read.
-CONTRACT_OPERATORS: dict[str, str] = {
-    "ip": "UseLastNotNull",
-    "hostname": "UseLastNotNull",
-    "requests": "SumAll",
-    "name": "UseLastNotNullNorNullString",
-    "city": "UseLastNotNull",
-    "job": "UseLastNotNull",
-    "phonenum": "UseLastNotNull",
-}
-
-
-# The merge operators a workload's extra column may name (contest/read/operators.py
-# implements them; the data layer names them, as the contract does).
-OPERATOR_NAMES = ("UseLast", "UseLastNotNull", "SumAll", "UseLastNotNullNorNullString")
+# The contest's merge contract and the operators a workload's extra column may name:
+# the operator registry's (contest/data/operators.py).
+CONTRACT_OPERATORS: dict[str, str] = dict(operators.CONTRACT)
+OPERATOR_NAMES = operators.OPERATOR_NAMES
 
 
 def check_columns(cfg: Config) -> None:
@@ -85,7 +74,7 @@ def workload_settings(spec: str) -> dict[str, Any]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+        raise ConfigError(toml_error(where, exc)) from None
     # Its phases (`[[phase]]`, `[longevity]`) are read by contest.workload.plan.
     extra = sorted(set(data) - {"workload", "phase", "longevity"})
     if extra or not isinstance(data.get("workload", {}), dict):
@@ -114,8 +103,8 @@ def cache_label(w: WorkloadConfig) -> str:
 
 
 def column_type(op: str) -> pa.DataType:
-    """An extra column's type: numbers for a sum, strings otherwise."""
-    return pa.int64() if op == "SumAll" else pa.string()
+    """An extra column's type: its operator's (the registry's `default_type`)."""
+    return operators.arrow_type(operators.get(op).default_type)
 
 
 def workload_schema(w: WorkloadConfig) -> pa.Schema:

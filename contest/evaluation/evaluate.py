@@ -34,7 +34,7 @@ from contest.evaluation.jobs import (
 )
 from contest.evaluation.phases import Step, run_phases
 from contest.evaluation.strategies import DEFAULT_SCALE
-from contest.infra.machine import Sample, git_state, machine_id
+from contest.infra.machine import Sample, check_local_cores, git_state, machine_id
 from contest.infra.packages import require as require_packages
 from contest.infra.proc import ProcResult
 from contest.infra.storage import configure, delete_tree, is_object_store
@@ -53,9 +53,15 @@ def scale_of(rows: int, workload: WorkloadConfig | None = None) -> float:
     return rows / (workload.first_rows + (workload.batches - 1) * workload.batch_rows)
 
 
-def environment() -> dict:
+def environment(work: Path | None = None) -> dict:
+    """What ran a record's jobs: the libraries' versions, the JVM libraries each
+    strategy may load (pinned coordinates), the machine (a full disclosure's facts,
+    contest/infra/machine.py) and the commit."""
     import pyarrow
     import pyspark
+
+    from contest.infra.machine import machine_facts
+    from contest.infra.packages import PACKAGES
 
     try:
         from importlib.metadata import version
@@ -78,6 +84,8 @@ def environment() -> dict:
         "machine_cores": os.cpu_count(),
         "machine_memory_bytes": mem,
         "git_commit": commit,
+        "machine": machine_facts(work or Path.cwd()),
+        "jvm_packages": {name: list(coords) for name, coords in PACKAGES.items()},
     }
 
 
@@ -124,6 +132,7 @@ def evaluate(
     `after_write` runs once the write succeeded, untimed: from then on the batches are
     not read again (the oracle's result is already computed), so a caller that owns
     them may free their disk there."""
+    check_local_cores(cores, master, os.cpu_count())  # before anything is touched
     cfg = absolute_paths(cfg)
     with work_lock(cfg.work_path / "eval"):
         return _evaluate(
@@ -195,7 +204,7 @@ def _evaluate(
         + ("correct" if rec.correct else f"FAILED in {rec.failed_phase}")
         + (f": {rec.error.splitlines()[0]}" if rec.error else "")
     )
-    env = environment()
+    env = environment(cfg.work_path)
     rec.git_commit, rec.git_dirty = git_state(Path(__file__).resolve().parent)
     env["git_dirty"] = rec.git_dirty
     rec.machine_id, rec.machine_cores = machine_id(), env["machine_cores"]
@@ -448,7 +457,8 @@ def run_stage_job(run: Run, stage: str, log: Path, args: list[str]) -> ProcResul
 
 def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
     """A timed job with the machine's load and CPU steal sampled just before and just
-    after it (untimed), its seconds and peak memory into the record. Its log's path is
+    after it (untimed) and the noise measured during it, its seconds and peak memory
+    into the record. Its log's path is
     said first, and its Spark UI's address once the job's session is up."""
     from contest.evaluation.progress import heartbeat
 
@@ -458,7 +468,7 @@ def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
     before = Sample.take()
     with heartbeat(f"{run.strategy}: {stage}", run.say, log=log, every_s=None):
         job = run_stage_job(run, stage, log, args)
-    run.record.load[stage] = JobLoad.around(before, Sample.take())
+    run.record.load[stage] = JobLoad.around(before, Sample.take(), job.noise)
     setattr(run.record, f"{stage}_s", round(job.seconds, 3))
     setattr(run.record, f"{stage}_peak_rss_bytes", job.peak_rss_bytes)
     setattr(run.record, f"{stage}_peak_process_rss_bytes", job.peak_process_rss_bytes)

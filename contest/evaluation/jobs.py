@@ -131,7 +131,9 @@ def run_job(
     master: str | None = None,
     options: list[str] | None = None,
 ):
-    """A timed spark-submit process, run in the evaluation's folder (not the checkout)."""
+    """A timed spark-submit process, run in the evaluation's folder (not the checkout).
+    The embedded PostgreSQL's work during the job is the job's, not noise."""
+    from contest.infra.postgres import local_server_pids
     from contest.infra.proc import run_timed
 
     return run_timed(
@@ -139,6 +141,7 @@ def run_job(
         log,
         env=env,
         cwd=config_file.parent,
+        servers=local_server_pids(cfg),
     )
 
 

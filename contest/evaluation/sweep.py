@@ -23,10 +23,10 @@ from typing import Any
 from tqdm import tqdm
 
 from contest.config import Config, load_config, override
-from contest.errors import ConfigError
+from contest.errors import ConfigError, toml_error
 from contest.evaluation.progress import is_terminal
 from contest.evaluation.report import Spread
-from contest.infra.machine import machine_id
+from contest.infra.machine import check_local_cores, machine_id
 from contest.results.runs import RunRecord, append_records, load_records
 
 TOP_KEYS = {"name", "scale", "repeat", "strategy", "seed", "cores", "data", "grid", "case", "base"}
@@ -59,7 +59,7 @@ def load_sweep(
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(toml_error(path, exc)) from None
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
         raise ConfigError(
@@ -158,8 +158,11 @@ def run_sweep(
     say: Callable[[str], None] = print,
     master: str | None = None,
 ) -> list[RunRecord]:
+    import os
+
     from contest.evaluation.evaluate import evaluate
 
+    check_local_cores(sweep.cores, master, os.cpu_count())  # refused once, not per case
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = out_dir / "runs.jsonl"
     done = recorded(runs)

@@ -5,8 +5,10 @@ rather than failing a run."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import platform
 import re
 import socket
 import subprocess
@@ -14,7 +16,23 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from contest.errors import UsageError
+
 STEAL_WINDOW_S = 0.5  # a short sample of CPU steal around a job, untimed
+
+
+def check_local_cores(cores: int | None, master: str | None, machine: int | None) -> None:
+    """Refuse local[N] with more cores than the machine has: the tasks would share the
+    cores it has and the score (rows / (cores x seconds)) would divide by N, a figure
+    as low as N/machine times too low (the contest's local[4] on a 2-core machine)."""
+    if cores is None or master or not machine or cores <= machine:
+        return
+    raise UsageError(
+        f"--cores {cores}: this machine has {machine} cores; local[{cores}] would run "
+        f"{cores} tasks on {machine} cores and the score would divide by {cores} (a "
+        f"{cores / machine:.1f}x too low rows/core/s): give --cores {machine} or fewer, or "
+        f"--master for a cluster with {cores} cores"
+    )
 
 
 def machine_id(etc: Path = Path("/etc/machine-id")) -> str:
@@ -119,3 +137,70 @@ def git_state(source: Path) -> tuple[str, bool | None]:
         return "", None
     status = git("status", "--porcelain", "--untracked-files=no")
     return commit, (None if status is None else bool(status.strip()))
+
+
+def _field(path: Path, key: str, sep: str) -> str:
+    """The value of the first `key<sep>value` line of a file ("" when absent)."""
+    try:
+        with path.open() as fh:
+            for ln in fh:
+                name, found, value = ln.partition(sep)
+                if found and name.strip() == key:
+                    return value.strip().strip('"')
+    except OSError:
+        pass
+    return ""
+
+
+@functools.cache
+def java_version() -> str:
+    """The first line `java -version` prints ("" without a java): the JVM every job runs."""
+    try:
+        done = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    lines = (done.stderr or done.stdout).strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def disk_of(folder: Path) -> dict[str, object]:
+    """The filesystem a folder is on: its device, type, size and free space."""
+    try:
+        import psutil
+
+        target = folder.resolve()
+        while not target.exists():
+            target = target.parent
+        best = max(
+            (p for p in psutil.disk_partitions(all=True) if str(target).startswith(p.mountpoint)),
+            key=lambda p: len(p.mountpoint),
+            default=None,
+        )
+        usage = psutil.disk_usage(str(target))
+    except (OSError, ImportError):
+        return {}
+    return {
+        "device": best.device if best else "",
+        "fstype": best.fstype if best else "",
+        "total_bytes": usage.total,
+        "free_bytes": usage.free,
+    }
+
+
+def machine_facts(work: Path) -> dict[str, object]:
+    """What a full disclosure names of the machine (TPC's, ClickBench's): CPU model and
+    cores, memory, the work folder's disk, the OS and kernel, the JVM."""
+    try:
+        with open("/proc/meminfo") as fh:
+            memory = int(fh.readline().split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        memory = 0
+    return {
+        "cpu_model": _field(Path("/proc/cpuinfo"), "model name", ":"),
+        "cores": os.cpu_count(),
+        "memory_bytes": memory,
+        "disk": disk_of(work),
+        "os": _field(Path("/etc/os-release"), "PRETTY_NAME", "=") or platform.platform(),
+        "kernel": platform.release(),
+        "java": java_version(),
+    }

@@ -130,6 +130,14 @@ class EmbeddedCluster:
         except (OSError, ValueError):
             return None
 
+    def pid(self) -> int | None:
+        """The postmaster's process id while it runs (its first line of postmaster.pid),
+        so a timed job's noise counts the server's work as the job's."""
+        try:
+            return int((self.data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
     def password(self) -> str:
         try:
             return self.password_file.read_text().strip()
@@ -257,6 +265,15 @@ def resolve_connection(cfg: Config) -> PgConnection:
             "or set LAKESOUL_PG_URL, LAKESOUL_PG_USERNAME and LAKESOUL_PG_PASSWORD"
         )
     return cluster.connection()
+
+
+def local_server_pids(cfg: Config) -> tuple[int, ...]:
+    """The embedded server's process id, when it runs (an external one is not ours to
+    watch, and its work is not on this machine's books)."""
+    if cfg.pg.external:
+        return ()
+    pid = EmbeddedCluster(cfg).pid()
+    return (pid,) if pid is not None else ()
 
 
 def ensure_database(cfg: Config) -> PgConnection:

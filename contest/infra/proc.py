@@ -1,11 +1,20 @@
 """Child processes, in one place: a whole process run as the contest timed it (wall
 time, exit code, the peak memory of its process tree: JVM and Python workers
 together), this process's own peak, and children in their own process group that the
-fault experiments kill on purpose."""
+fault experiments kill on purpose.
+
+Every child dies with the process that started it, however that one ends: an
+exception or Ctrl-C kills the child's whole group on the way out, a normal exit kills
+what is left (atexit), and a parent killed outright (SIGKILL, `os._exit`, as
+pytest-timeout's thread method ends a run) takes the child with it through Linux's
+parent-death signal; the child's JVM, started by pyspark on a pipe, exits when the
+child does."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
@@ -14,10 +23,35 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
 from contest.errors import RunError
+from contest.infra.noise import JobNoise, NoiseMeter
+
+PR_SET_PDEATHSIG = 1
+_PRCTL: Any = None
+try:  # resolved here, not in the forked child (no lookups between fork and exec)
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):  # not Linux: the finalizers still hold
+    pass
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when the thread that started it dies."""
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _child_options() -> dict:
+    """Popen options every child gets: its own process group (killed whole), and the
+    parent-death signal when started from the main thread (the signal follows the
+    starting thread, so a worker thread's child would die with the thread)."""
+    opts: dict = {"start_new_session": True}
+    if threading.current_thread() is threading.main_thread() and _PRCTL is not None:
+        opts["preexec_fn"] = _die_with_parent
+    return opts
 
 
 @dataclass
@@ -28,6 +62,8 @@ class ProcResult:
     peak_process_rss_bytes: int  # the biggest single process (the 16 GB rule)
     log: Path
     last_line: str
+    # What else the machine did while the job ran (None: the job ended before a sample).
+    noise: JobNoise | None = None
 
     @property
     def ok(self) -> bool:
@@ -71,8 +107,10 @@ def run_timed(
     env: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
     poll_s: float = 0.25,
+    servers: Sequence[int] = (),
 ) -> ProcResult:
-    """Run `cmd` with output to `log`; time it and sample its tree's memory."""
+    """Run `cmd` with output to `log`; time it, sample its tree's memory and the
+    machine's noise (contest/infra/noise.py; `servers`' trees count as the job's)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     peak = [0, 0]
     with log.open("wb") as out:
@@ -85,14 +123,17 @@ def run_timed(
             stderr=subprocess.STDOUT,
             env=dict(env) if env is not None else None,
             cwd=cwd,
-            start_new_session=True,
+            **_child_options(),
         )
         done = threading.Event()
+        meter = NoiseMeter(proc.pid, tuple(servers))
+        meter.start(time.perf_counter())
 
         def sample() -> None:
             while not done.wait(poll_s):
                 total, single = tree_rss(proc.pid)
                 peak[0], peak[1] = max(peak[0], total), max(peak[1], single)
+                meter.sample(time.perf_counter())
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -106,7 +147,9 @@ def run_timed(
         done.set()
         sampler.join()
     lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    return ProcResult(code, seconds, peak[0], peak[1], log, lines[-1] if lines else "")
+    return ProcResult(
+        code, seconds, peak[0], peak[1], log, lines[-1] if lines else "", meter.result()
+    )
 
 
 @contextlib.contextmanager
@@ -138,7 +181,7 @@ def spawn(cmd: Sequence[str], log: Path, env: Mapping[str, str], cwd: Path) -> s
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out, log.with_suffix(".err").open("wb") as err:
         proc = subprocess.Popen(
-            list(cmd), stdout=out, stderr=err, env=dict(env), cwd=cwd, start_new_session=True
+            list(cmd), stdout=out, stderr=err, env=dict(env), cwd=cwd, **_child_options()
         )
     _SPAWNED.append(proc)
     return proc
@@ -155,18 +198,61 @@ def spawn_piped(cmd: Sequence[str], env: Mapping[str, str], cwd: Path) -> subpro
         text=True,
         env=dict(env),
         cwd=cwd,
-        start_new_session=True,
+        **_child_options(),
     )
     _SPAWNED.append(proc)
     return proc
 
 
-def stop_spawned() -> None:
-    """Kill every spawned child still running (an interrupted run)."""
+def run_captured(
+    cmd: Sequence[str],
+    *,
+    cwd: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 1800.0,
+) -> subprocess.CompletedProcess:
+    """`subprocess.run(cmd, capture_output=True, text=True)` for a child that must not
+    outlive this process: its own group, killed whole on a timeout or any exception
+    (subprocess.run kills only the child, not its JVM), and the parent-death signal."""
+    proc = subprocess.Popen(
+        list(cmd),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=dict(env) if env is not None else None,
+        **_child_options(),
+    )
+    _SPAWNED.append(proc)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException as exc:
+        kill_group(proc)
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise RunError(f"{proc.args!r} ran over {timeout:g} s: killed") from None
+        raise
+    finally:
+        if proc in _SPAWNED and proc.poll() is not None:
+            _SPAWNED.remove(proc)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def stop_spawned() -> list[int]:
+    """Kill every spawned child still running (an interrupted run, a test's end, this
+    process's exit): the pids of those that were."""
+    stopped = []
     while _SPAWNED:
         proc = _SPAWNED.pop()
         if proc.poll() is None:
-            kill_group(proc)
+            stopped.append(proc.pid)
+            try:
+                kill_group(proc, timeout=10.0)
+            except (RunError, OSError):
+                continue  # what could be killed was; the next one still gets its turn
+    return stopped
+
+
+atexit.register(stop_spawned)
 
 
 def kill_group(proc: subprocess.Popen, timeout: float = 30.0) -> None:
@@ -193,3 +279,6 @@ def wait_bounded(proc: subprocess.Popen, timeout: float = 600.0) -> int:
     except subprocess.TimeoutExpired:
         kill_group(proc)
         raise RunError(f"{proc.args!r} ran over {timeout:g} s: killed") from None
+    except BaseException:  # interrupted while waiting (Ctrl-C, a test's timeout)
+        kill_group(proc)
+        raise

@@ -36,6 +36,36 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
+# What a batch applied together with others cannot tell apart from theirs (its files).
+PER_BATCH_FILES = ("data_files_added", "delete_files_added", "log_files_added", "bytes_added")
+
+
+def together_versions(peer_write: dict) -> set[int]:
+    """Versions of the batches a write applied at once (a format whose commits may land
+    in any order, `threads` > 1: every batch after the first, which creates the table).
+    Older records lack the batches' own `together` mark, and say 0 files for them."""
+    batches = peer_write.get("batches") or []
+    marked = {b["version"] for b in batches if b.get("together")}
+    if marked or (peer_write.get("threads") or 1) <= 1 or len(batches) < 2:
+        return marked
+    first = min(b["version"] for b in batches)
+    return {b["version"] for b in batches if b["version"] != first}
+
+
+def together_growth(peer_write: dict) -> tuple[int, float] | None:
+    """(files, MB) the batches applied at once added in all: the table after the last of
+    them against the table after the first batch (files of the data area, MB of the
+    whole folder)."""
+    batches = sorted(peer_write.get("batches") or [], key=lambda b: b["version"])
+    together = together_versions(peer_write)
+    alone = [b for b in batches if b["version"] not in together]
+    if not together or not alone:
+        return None
+    last = batches[-1]
+    files = last.get("table_files", 0) - alone[-1].get("table_files", 0)
+    return files, (last.get("table_bytes", 0) - alone[-1].get("table_bytes", 0)) / 1e6
+
+
 def batch_value(batch: dict, key: str) -> float | None:
     """One figure of one batch; rewritten/copied come from the format's own metrics
     (Delta: files removed and rows copied by MERGE; Iceberg copy-on-write: data files
@@ -46,7 +76,8 @@ def batch_value(batch: dict, key: str) -> float | None:
     if key == "copied":
         return m.get("numTargetRowsCopied")
     if key == "bytes_added":
-        return batch.get("bytes_added", 0) / 1e6
+        added = batch.get("bytes_added", 0)
+        return None if added is None else added / 1e6
     return batch.get(key)
 
 
@@ -75,7 +106,13 @@ def amplification_tables(records: Sequence[PeerRun]) -> str:
             "| version | operation | " + " | ".join(t for t, _ in COLUMNS) + " |",
             "|---|---|" + "---|" * len(COLUMNS),
         ]
-        batches = [b for r in recs for b in (r.peer_write or {}).get("batches", [])]
+        batches = []
+        for r in recs:
+            together = together_versions(r.peer_write or {})
+            for b in (r.peer_write or {}).get("batches", []):
+                if b["version"] in together:  # its own files are not known: not 0
+                    b = {**b, **{key: None for key in PER_BATCH_FILES}}
+                batches.append(b)
         for v in sorted({b["version"] for b in batches}):
             rows = [b for b in batches if b["version"] == v]
             cells = []
@@ -83,7 +120,27 @@ def amplification_tables(records: Sequence[PeerRun]) -> str:
                 vals = [x for b in rows if (x := batch_value(b, key)) is not None]
                 cells.append("-" if not vals else _fmt(statistics.median(vals)))
             out.append(f"| {v} | {rows[0].get('operation', '')} | " + " | ".join(cells) + " |")
+        out += _together_lines(recs)
     return "\n".join(out) + "\n"
+
+
+def _together_lines(recs: Sequence[PeerRun]) -> list[str]:
+    """Below a table whose batches were applied at once: what they added in all."""
+    growth = [g for r in recs if (g := together_growth(r.peer_write or {}))]
+    if not growth:
+        return []
+    sets = {tuple(sorted(together_versions(r.peer_write or {}))) for r in recs}
+    versions = max(sets, key=len)
+    threads = statistics.median((r.peer_write or {}).get("threads") or 1 for r in recs)
+    files = statistics.median(g[0] for g in growth)
+    mb = statistics.median(g[1] for g in growth)
+    return [
+        "",
+        f"Versions {versions[0]}-{versions[-1]} were applied {_fmt(threads)} at once (the "
+        "format's commits may land in any order), so the files each added cannot be told "
+        f"apart (`-`); together they added {_fmt(files)} files to the data area and "
+        f"{_fmt(round(mb, 2))} MB to the table's folder.",
+    ]
 
 
 def _fmt(v: float) -> str:

@@ -87,6 +87,10 @@ class PeerFormat:
     concurrent_batches: ClassVar[bool] = False
     # The format whose streaming sink a stream of this one uses ("" = its own).
     stream_format: ClassVar[str] = ""
+    # The engines its upsert and read merge with (the operator registry's ENGINES,
+    # contest/data/operators.py): a workload's operator that one of them cannot
+    # express is refused before any work. Default: Spark SQL (collapse and MERGE INTO).
+    merge_engines: ClassVar[tuple[str, ...]] = ("spark",)
 
     def validate(self, peer: PeerConfig) -> None:
         """Refuse values of the options this format owns, in one line naming the key.

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from contest.config import Config
 from contest.data.batches import Batch
 from contest.peers.base import Layout, PeerFormat, codec_name, quoted
-from contest.peers.merge import collapsed, collapsed_stream, merge_sql
+from contest.peers.merge import collapsed, collapsed_stream, merge_sql, peer_operators
 from contest.peers.microbatch import MicroBatchSink, OnBatch
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class Delta(PeerFormat):
     ) -> str:
         from delta.tables import DeltaTable
 
-        source = collapsed(spark, batch)
+        source = collapsed(spark, batch, peer_operators(cfg))
         if first:
             builder = DeltaTable.create(spark).location(str(table)).addColumns(source.schema)
             for key, value in self.table_properties(cfg).items():
@@ -82,7 +82,7 @@ class Delta(PeerFormat):
             source.write.format("delta").mode("append").save(str(table))
             return "create+append"
         source.createOrReplaceTempView("contest_peer_batch")
-        spark.sql(merge_sql(f"delta.{quoted(table)}", "contest_peer_batch"))
+        spark.sql(merge_sql(f"delta.{quoted(table)}", "contest_peer_batch", peer_operators(cfg)))
         return "merge"
 
     def commit_metrics(self, spark: SparkSession, table: Path) -> dict[str, int]:

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contest.config import Config, PeerConfig
-from contest.data.batches import COLUMNS, Batch
+from contest.data.batches import Batch
 from contest.errors import ConfigError
 from contest.peers.base import Layout, PeerFormat, codec_name
-from contest.peers.merge import collapsed, merged_rows
+from contest.peers.merge import collapsed, merged_rows, peer_operators
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -94,22 +94,23 @@ class Hudi(PeerFormat):
         return opts | self.table_properties(cfg)
 
     def rows_to_write(
-        self, spark: SparkSession, table: Path, source: DataFrame, first: bool
+        self, spark: SparkSession, cfg: Config, table: Path, source: DataFrame, first: bool
     ) -> DataFrame:
         """The rows upserted for a collapsed batch: the merged rows of its keys."""
         if first:
             return source
-        current = spark.read.format("hudi").load(str(table)).select(*COLUMNS)
-        return merged_rows(current, source)
+        ops = peer_operators(cfg)
+        current = spark.read.format("hudi").load(str(table)).select("uuid", *ops)
+        return merged_rows(current, source, ops)
 
     def apply_batch(
         self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
     ) -> str:
         from pyspark.sql import functions as F
 
-        source = collapsed(spark, batch)
+        source = collapsed(spark, batch, peer_operators(cfg))
         op, mode = ("bulk_insert", "overwrite") if first else ("upsert", "append")
-        rows = self.rows_to_write(spark, table, source, first)
+        rows = self.rows_to_write(spark, cfg, table, source, first)
         rows = rows.withColumn(ORDERING, F.lit(batch.version).cast("long"))
         (
             rows.write.format("hudi")

@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
+from contest.data import operators as registry
 from contest.errors import ConnectorError
 from contest.peers.hudi import ORDERING, Hudi
-from contest.peers.merge import collapsed_stream
+from contest.peers.merge import collapsed_stream, peer_operators
 from contest.peers.microbatch import MicroBatchSink, OnBatch
 
 if TYPE_CHECKING:
@@ -52,12 +54,21 @@ MERGER_CLASS = "contest.hudi.ContractRecordMerger"
 STRATEGY_ID = "6f0c3a4e-2b1d-4c55-9a57-3c0e1f8a7b21"
 
 
-def merger_options() -> dict[str, str]:
-    """Hudi's documented options registering the contract's record merger."""
+# The merger's column-to-rule map ("col:rule;col:rule", the operator registry's `hudi`
+# rules; ContractRecordMerger.OPERATORS_KEY): given with every write, compaction and read,
+# in the props Hudi hands the merger. No "," or "=" in it: a compaction procedure's
+# options cannot carry them (hudi.procedure_options).
+OPERATORS_KEY = "hoodie.contest.merge.operators"
+
+
+def merger_options(ops: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Hudi's documented options registering the record merger, and its operator map
+    (default: the contest's contract)."""
     return {
         "hoodie.write.record.merge.mode": "CUSTOM",
         "hoodie.write.record.merge.strategy.id": STRATEGY_ID,
         "hoodie.write.record.merge.custom.implementation.classes": MERGER_CLASS,
+        OPERATORS_KEY: registry.hudi_spec(registry.CONTRACT if ops is None else ops),
     }
 
 
@@ -76,6 +87,8 @@ def helper_jar(cfg: Config) -> Path:
 class HudiMerger(Hudi):
     name = "hudi-merger"
     stream_format = ""
+    # Each batch collapsed in Spark, merged with the table by the record merger.
+    merge_engines = ("spark", "hudi")
 
     def start_conf(self, cfg: Config) -> dict[str, str]:
         # The merger runs in every task that writes, compacts or reads the table.
@@ -85,16 +98,18 @@ class HudiMerger(Hudi):
         # A merger of Spark rows needs the log's data blocks in parquet (Hudi 1.0.2 refuses
         # the default Avro blocks: "ContractRecordMerger only support parquet log").
         opts = {"hoodie.logfile.data.block.format": "parquet"}
-        return super().write_options(cfg, table, operation) | merger_options() | opts
+        merger = merger_options(peer_operators(cfg))
+        return super().write_options(cfg, table, operation) | merger | opts
 
     def rows_to_write(
-        self, spark: SparkSession, table: Path, source: DataFrame, first: bool
+        self, spark: SparkSession, cfg: Config, table: Path, source: DataFrame, first: bool
     ) -> DataFrame:
         """The collapsed batch itself: the merger, not Spark, merges it with the table."""
         return source
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
-        return spark.read.format("hudi").options(**merger_options()).load(str(table))
+        opts = merger_options(peer_operators(cfg))
+        return spark.read.format("hudi").options(**opts).load(str(table))
 
     def stream_writer(
         self,

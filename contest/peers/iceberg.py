@@ -11,7 +11,7 @@ from contest.config import Config, PeerConfig
 from contest.data.batches import Batch
 from contest.errors import ConfigError
 from contest.peers.base import Layout, PeerFormat, codec_name
-from contest.peers.merge import collapsed, merge_sql
+from contest.peers.merge import collapsed, merge_sql, peer_operators
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -102,7 +102,7 @@ class Iceberg(PeerFormat):
     def apply_batch(
         self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
     ) -> str:
-        source = collapsed(spark, batch)
+        source = collapsed(spark, batch, peer_operators(cfg))
         ident = identifier(table)
         if first:
             spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ident.rsplit('.', 1)[0]}")
@@ -117,7 +117,7 @@ class Iceberg(PeerFormat):
             # monotonically_increasing_id), so the collapsed batch is materialised first.
             source = source.localCheckpoint()
         source.createOrReplaceTempView("contest_peer_batch")
-        spark.sql(merge_sql(ident, "contest_peer_batch"))
+        spark.sql(merge_sql(ident, "contest_peer_batch", peer_operators(cfg)))
         return "merge"
 
     def commit_metrics(self, spark: SparkSession, table: Path) -> dict[str, int]:

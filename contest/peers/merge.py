@@ -1,58 +1,73 @@
-"""The contract's upsert as the peer formats run it: each batch collapsed by key, then
-merged into the table by SQL (`merge_sql`, Delta and Iceberg) or by a Spark join
-(`merged_rows`, Hudi without a record merger)."""
+"""The upsert as the peer formats run it: each batch collapsed by key, then merged into
+the table by SQL (`merge_sql`, Delta and Iceberg) or by a Spark join (`merged_rows`,
+Hudi without a record merger). Every column by its merge operator's Spark expressions
+(the operator registry, contest/data/operators.py): the contest's contract by default,
+a workload's extra columns with theirs (`peer_operators`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from contest.data.batches import COLUMNS, Batch
-from contest.write.cow import VALUE_COLS, collapse_batch
+from contest.config import Config
+from contest.data import operators as registry
+from contest.data.batches import Batch
+from contest.data.workload import contract_operators
+from contest.write.cow import KEY, batch_operators, collapse_batch
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
-def collapsed(spark: SparkSession, batch: Batch) -> DataFrame:
+def peer_operators(cfg: Config) -> dict[str, str]:
+    """Every non-key column's operator: the contest's, then the workload's extra ones."""
+    return contract_operators(cfg.workload)
+
+
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def collapsed(spark: SparkSession, batch: Batch, ops: Mapping[str, str] | None = None) -> DataFrame:
     """The batch collapsed by uuid, rows in file order (the copy-on-write baseline's
-    `collapse_batch`: requests summed, NULLs ignored; name the last value neither NULL
-    nor "null", which becomes NULL; the other columns the last non-NULL value)."""
-    return collapse_batch(spark.read.parquet(str(batch.path))).select(*COLUMNS)
+    `collapse_batch`; with the contract: requests summed, NULLs ignored; name the last
+    value neither NULL nor "null"; the other columns the last non-NULL value)."""
+    ops = dict(registry.CONTRACT if ops is None else ops)
+    return collapse_batch(spark.read.parquet(str(batch.path)), ops).select(KEY, *ops)
 
 
-def merge_sql(target: str, source: str) -> str:
-    """The contract's upsert of a collapsed batch as one MERGE statement."""
+def merge_sql(target: str, source: str, ops: Mapping[str, str] | None = None) -> str:
+    """The upsert of a collapsed batch as one MERGE statement."""
+    ops = registry.CONTRACT if ops is None else ops
     sets = [
-        "t.requests = CASE WHEN t.requests IS NULL THEN s.requests "
-        "WHEN s.requests IS NULL THEN t.requests ELSE t.requests + s.requests END"
+        f"t.{_q(c)} = " + registry.spark_combine(op, f"t.{_q(c)}", f"s.{_q(c)}")
+        for c, op in ops.items()
     ]
-    sets += [f"t.{c} = coalesce(s.{c}, t.{c})" for c in VALUE_COLS]
     return (
-        f"MERGE INTO {target} t USING {source} s ON t.uuid = s.uuid\n"
+        f"MERGE INTO {target} t USING {source} s ON t.{KEY} = s.{KEY}\n"
         f"WHEN MATCHED THEN UPDATE SET {', '.join(sets)}\n"
         "WHEN NOT MATCHED THEN INSERT *"
     )
 
 
-def merged_rows(current: DataFrame, batch: DataFrame) -> DataFrame:
+def merged_rows(
+    current: DataFrame, batch: DataFrame, ops: Mapping[str, str] | None = None
+) -> DataFrame:
     """The batch's keys after the upsert, computed in Spark (for Hudi): the collapsed
     batch left-joined with the current rows of its keys, by the MERGE's expressions.
     The current rows are first cut to the batch's keys (a semi join Spark may broadcast),
     so the outer join shuffles batch-sized data, not the table."""
     from pyspark.sql import functions as F
 
-    old = current.join(batch.select("uuid"), "uuid", "left_semi")
+    ops = batch_operators(batch.columns, ops)
+    old = current.join(batch.select(KEY), KEY, "left_semi")
     s, t = batch.alias("s"), old.alias("t")
-    req = (
-        F.when(F.col("t.requests").isNull(), F.col("s.requests"))
-        .when(F.col("s.requests").isNull(), F.col("t.requests"))
-        .otherwise(F.col("t.requests") + F.col("s.requests"))
-    )
-    cols = {"uuid": F.col("s.uuid"), "requests": req}
-    cols |= {c: F.coalesce(F.col(f"s.{c}"), F.col(f"t.{c}")) for c in VALUE_COLS}
-    return s.join(t, F.col("s.uuid") == F.col("t.uuid"), "left").select(
-        *[cols[c].alias(c) for c in COLUMNS]
+    cols = {KEY: F.col(f"s.{KEY}")}
+    cols |= {
+        c: F.expr(registry.spark_combine(op, f"t.{_q(c)}", f"s.{_q(c)}")) for c, op in ops.items()
+    }
+    return s.join(t, F.col(f"s.{KEY}") == F.col(f"t.{KEY}"), "left").select(
+        *[cols[c].alias(c) for c in (KEY, *ops)]
     )
 
 
@@ -61,17 +76,18 @@ def merged_rows(current: DataFrame, batch: DataFrame) -> DataFrame:
 STREAM_ORDER = ("_ver", "_pos")
 
 
-def collapsed_stream(df: DataFrame, latest: Sequence[str] = ()) -> DataFrame:
+def collapsed_stream(
+    df: DataFrame, latest: Sequence[str] = (), ops: Mapping[str, str] | None = None
+) -> DataFrame:
     """A micro-batch collapsed by uuid as `collapsed` does, rows ordered by
     `STREAM_ORDER` (a micro-batch of several files has no file order of its own).
     `latest`: columns of `df` kept too, as their largest value over the key's rows (an
     ordering value a format orders the key's collapsed row by)."""
     from pyspark.sql import functions as F
 
+    ops = dict(registry.CONTRACT if ops is None else ops)
     pos = F.struct(*[F.col(c) for c in STREAM_ORDER])
-    name = F.when(F.col("name") == "null", F.lit(None)).otherwise(F.col("name"))
-    ranked = df.withColumn("__pos", pos).withColumn("name", name)
-    aggs = [F.sum("requests").alias("requests")]
-    aggs += [F.max_by(c, F.when(F.col(c).isNotNull(), F.col("__pos"))).alias(c) for c in VALUE_COLS]
+    ranked = df.withColumn("__pos", pos)
+    aggs = [F.expr(registry.spark_collapse(op, _q(c), "__pos")).alias(c) for c, op in ops.items()]
     aggs += [F.max(c).alias(c) for c in latest]
-    return ranked.groupBy("uuid").agg(*aggs).select(*COLUMNS, *latest)
+    return ranked.groupBy(KEY).agg(*aggs).select(KEY, *ops, *latest)

@@ -1,9 +1,11 @@
 """Apache Paimon: a primary-key table whose aggregation merge engine is the contract.
 
-The table is keyed by uuid with `'merge-engine' = 'aggregation'`: `requests` is summed
-(`sum` skips NULLs and is NULL only when every value is), every other column keeps its
-last non-NULL value (`last_non_null_value`); the contract's "null" name is made NULL as
-the rows are written, so it keeps the older name as the contract asks. Writes append
+The table is keyed by uuid with `'merge-engine' = 'aggregation'`, each column's
+aggregate function its merge operator's (the operator registry's `paimon`): with the
+contest's contract `requests` is summed (`sum` skips NULLs and is NULL only when every
+value is), every other column keeps its last non-NULL value (`last_non_null_value`); the
+contract's "null" name is made NULL as the rows are written (an operator whose rule
+skips the string "null"), so it keeps the older name as the contract asks. Writes append
 sorted runs to each bucket's LSM tree; the merge runs when the table is read (and in
 compactions): deferred, as LakeSoul defers it.
 https://paimon.apache.org/docs/0.9/primary-key-table/merge-engine/aggregation/
@@ -36,13 +38,16 @@ database and one table (so its stored bytes are the folder's).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contest.config import Config
+from contest.data import operators as registry
 from contest.data.batches import COLUMNS, Batch
+from contest.errors import ConfigError
 from contest.peers.base import Layout, PeerFormat, codec_name
+from contest.peers.merge import peer_operators
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -61,18 +66,31 @@ def identifier() -> str:
     return f"{CATALOG}.{DATABASE}.{TABLE}"
 
 
-def merge_properties() -> dict[str, str]:
-    """The contract as Paimon table options (fixed: they are what makes it exact)."""
+def merge_properties(ops: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The operators (default: the contest's contract) as Paimon table options (fixed:
+    they are what makes it exact); an operator Paimon has no function for is refused."""
     props = {
         "primary-key": "uuid",
         "merge-engine": "aggregation",
-        "fields.requests.aggregate-function": "sum",
         "sequence.field": ",".join(SEQUENCE),
     }
-    for col in COLUMNS:
-        if col not in ("uuid", "requests"):
-            props[f"fields.{col}.aggregate-function"] = "last_non_null_value"
+    for col, name in (registry.CONTRACT if ops is None else ops).items():
+        function = registry.get(name).paimon
+        if function is None:
+            raise ConfigError(f"paimon: merge operator {name} (column {col}) has no aggregate")
+        props[f"fields.{col}.aggregate-function"] = function
     return props
+
+
+def written(df: DataFrame, ops: Mapping[str, str]) -> DataFrame:
+    """The rows as the table stores them: the string "null" made NULL in a column whose
+    operator skips it (Paimon's last_non_null_value then is its rule)."""
+    from pyspark.sql import functions as F
+
+    for col, name in ops.items():
+        if registry.get(name).null_string:
+            df = df.withColumn(col, F.when(F.col(col) == "null", F.lit(None)).otherwise(F.col(col)))
+    return df
 
 
 class Paimon(PeerFormat):
@@ -84,6 +102,8 @@ class Paimon(PeerFormat):
     # Everything under the table but its bucket folders is metadata.
     metadata_dirs = ("schema", "snapshot", "manifest", "index", "statistics")
     concurrent_batches = True
+    # Rows go in as they are; the aggregation merge engine merges them.
+    merge_engines = ("paimon",)
 
     def start_conf(self, cfg: Config) -> dict[str, str]:
         # https://paimon.apache.org/docs/0.9/spark/quick-start/
@@ -101,7 +121,7 @@ class Paimon(PeerFormat):
 
     def table_properties(self, cfg: Config) -> dict[str, str]:
         p = cfg.peer
-        props = merge_properties()
+        props = merge_properties(peer_operators(cfg))
         if p.buckets:
             props["bucket"] = str(p.buckets)
         if p.codec:
@@ -110,14 +130,13 @@ class Paimon(PeerFormat):
             props["target-file-size"] = f"{p.target_file_bytes}b"
         return props | super().table_properties(cfg)
 
-    def rows(self, spark: SparkSession, batch: Batch) -> DataFrame:
+    def rows(self, spark: SparkSession, batch: Batch, ops: Mapping[str, str]) -> DataFrame:
         """The batch's rows as written: "null" names made NULL, version and position."""
         from pyspark.sql import functions as F
 
-        df = spark.read.parquet(str(batch.path)).select(*COLUMNS)
-        name = F.when(F.col("name") == "null", F.lit(None)).otherwise(F.col("name"))
+        df = spark.read.parquet(str(batch.path)).select("uuid", *ops)
         return (
-            df.withColumn("name", name)
+            written(df, ops)
             .withColumn(SEQUENCE[0], F.lit(batch.version).cast("long"))
             .withColumn(SEQUENCE[1], F.monotonically_increasing_id())
         )
@@ -134,7 +153,7 @@ class Paimon(PeerFormat):
     def apply_batch(
         self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
     ) -> str:
-        rows = self.rows(spark, batch)
+        rows = self.rows(spark, batch, peer_operators(cfg))
         if first:
             self.create(spark, cfg, rows.schema)
         rows.writeTo(identifier()).append()
@@ -204,10 +223,7 @@ class Paimon(PeerFormat):
         a stream): the rows as the batch write gives them, the sequence fields the
         source file's feed number and the row's index in it. Whether a replayed batch
         id commits again is what the bench measures (apache/paimon#9666)."""
-        from pyspark.sql import functions as F
-
-        name = F.when(F.col("name") == "null", F.lit(None)).otherwise(F.col("name"))
-        out = rows.withColumn("name", name).select(*COLUMNS, *SEQUENCE)
+        out = written(rows, registry.CONTRACT).select(*COLUMNS, *SEQUENCE)
         return (
             out.writeStream.format("paimon")
             .outputMode("append")

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contest.config import Config
-from contest.data.batches import COLUMNS
 from contest.errors import ReadError
 from contest.peers import formats
 from contest.peers.write import session_config
@@ -21,12 +20,23 @@ if TYPE_CHECKING:
 
 
 def table_dataframe(spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
-    """The table as the format's reader merges it, in the contest's columns and types."""
+    """The table as the format's reader merges it, in the workload's columns and the
+    merged types (contest/data/operators.py result_schema: a sum as int64)."""
+    import pyarrow as pa
     from pyspark.sql import functions as F
 
+    from contest.data.operators import result_schema
+    from contest.data.workload import contract_operators, workload_schema
+
     df = formats.of(cfg).read(spark, cfg, table)
+    schema = result_schema(workload_schema(cfg.workload), contract_operators(cfg.workload))
     return df.select(
-        *[F.col(c).cast("long").alias(c) if c == "requests" else F.col(c) for c in COLUMNS]
+        *[
+            F.col(f.name).cast("long").alias(f.name)
+            if pa.types.is_integer(f.type)
+            else F.col(f.name)
+            for f in schema
+        ]
     )
 
 

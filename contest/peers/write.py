@@ -45,14 +45,17 @@ class PeerBatch:
     operation: str = ""
     # The format's own numbers for this commit (Delta history, Iceberg snapshot summary).
     metrics: dict[str, int] = field(default_factory=dict)
-    # What appeared in the table folder (data area, not the log/metadata folders).
-    data_files_added: int = 0
-    delete_files_added: int = 0  # Iceberg position-delete files, Delta deletion vectors
-    log_files_added: int = 0  # Hudi log files
-    bytes_added: int = 0
+    # What appeared in the table folder (data area, not the log/metadata folders); None
+    # for a batch applied together with others (`together`): its files cannot be told
+    # from theirs, and 0 would say it added none.
+    data_files_added: int | None = 0
+    delete_files_added: int | None = 0  # Iceberg position-delete files, Delta deletion vectors
+    log_files_added: int | None = 0  # Hudi log files
+    bytes_added: int | None = 0
     table_files: int = 0  # files in the data area after this batch (all versions)
     table_bytes: int = 0  # the whole folder after this batch
     error: str | None = None
+    together: bool = False  # applied at once with other batches (a concurrent format)
 
 
 @dataclass
@@ -175,6 +178,10 @@ def apply_one(
     files that appeared and the format's latest commit are this batch's."""
     fmt = formats.of(cfg)
     res = PeerBatch(batch.name, batch.version, batch.rows)
+    if not alone:
+        res.together = True
+        res.data_files_added = res.delete_files_added = res.log_files_added = None
+        res.bytes_added = None
     spark.sparkContext.setLocalProperty(
         "spark.job.description", f"{cfg.peer.format} {batch.name} v{batch.version}"
     )
@@ -196,15 +203,13 @@ def apply_one(
     if res.error is None and alone:
         record_files(res, before, data_listing(table), table)
     log.info(
-        "%s v%d: %s %.2fs, +%d data +%d delete +%d log files, +%d bytes %s%s",
+        "%s v%d: %s %.2fs, +%s data +%s delete +%s log files, +%s bytes %s%s",
         res.batch,
         res.version,
         res.operation or "-",
         res.seconds,
-        res.data_files_added,
-        res.delete_files_added,
-        res.log_files_added,
-        res.bytes_added,
+        *("?" if n is None else n for n in (res.data_files_added, res.delete_files_added)),
+        *("?" if n is None else n for n in (res.log_files_added, res.bytes_added)),
         json.dumps(res.metrics) if res.metrics else "",
         f" FAILED: {res.error}" if res.error else "",
     )

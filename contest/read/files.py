@@ -287,11 +287,11 @@ _ARROW_TO_SPARK = {
 
 
 def _spark_ddl(schema: pa.Schema, ops: Mapping[str, str]) -> str:
-    from contest.read.operators import SUM_ALL
+    from contest.read.operators import result_schema
 
     cols = []
-    for f in schema:
-        typ = pa.int64() if ops.get(f.name) == SUM_ALL and pa.types.is_integer(f.type) else f.type
+    for f in result_schema(schema, ops):
+        typ = f.type
         if typ not in _ARROW_TO_SPARK:
             raise ValueError(f"column {f.name}: type {typ} not supported by the reader")
         cols.append(f"`{f.name}` {_ARROW_TO_SPARK[typ]}")

@@ -288,20 +288,22 @@ def checked_commits(
         request = dataclasses.replace(
             request, as_of=latest_complete(conn, table), latest_complete=False
         )
-    chosen, pversion, ops = chosen_commits(conn, cfg, table, request.versions)
     warnings = []
     gaps = gaps_of(conn, table)
     # Versions a write planned that are not committed: holes below the newest, and
     # pending ones above it (a write whose last batches failed). A version range only
-    # needs the versions up to its end.
+    # needs the versions up to its end. Checked before the snapshot's order, so a
+    # missing batch is named rather than `contest meta merge` advised (a merge would
+    # not bring it back); a table with no commits at all says so first.
     high = request.as_of if request.as_of is not None else request.to_version
     missing = [v for v in (*gaps.holes, *gaps.pending) if high is None or v <= high]
-    if missing and not request.allow_gaps:
+    if missing and not request.allow_gaps and (gaps.holes or head_snapshot(conn, table)[1]):
         raise ReadError(
             f"table {table.namespace}.{table.name}: {gaps.describe()}: the result "
             "would lack those batches; finish the write (contest write --resume) "
             "or read anyway with --allow-gaps"
         )
+    chosen, pversion, ops = chosen_commits(conn, cfg, table, request.versions)
     if missing:
         warnings.append(f"table {table.namespace}.{table.name}: {gaps.describe()}")
     return chosen, pversion, ops, warnings

@@ -31,14 +31,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from contest.config import READ_MERGES
-from contest.read.operators import (
-    SUM_ALL,
-    USE_LAST,
-    USE_LAST_NOT_NULL,
-    merge_rows,
-    result_schema,
-    validate_operators,
-)
+from contest.data import operators as registry
+from contest.errors import MergeOperatorError
+from contest.read.operators import merge_rows, result_schema, validate_operators
 
 MERGES = READ_MERGES
 POS = "__contest_pos"
@@ -60,6 +55,13 @@ def merge_parts(
     return _MERGES[method](parts, keys, ops)
 
 
+def refuse(method: str, ops: Mapping[str, str]) -> None:
+    """A one-line error when read.merge `method` has no kernel for one of the operators."""
+    why = registry.refusal(ops, (method,), f"read.merge={method}")
+    if why:
+        raise MergeOperatorError(why)
+
+
 def _concat(parts: Sequence[pa.Table]) -> pa.Table:
     return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
@@ -69,9 +71,10 @@ def _numpy(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) -
 
 
 def _null_string_to_null(arr: pa.ChunkedArray) -> pa.ChunkedArray:
-    """The string "null" as NULL: UseLastNotNullNorNullString is then UseLastNotNull.
-    (replace_with_mask, not if_else: pyarrow 20's if_else with a NULL scalar returns
-    invalid offsets for a sliced string array, which a window is.)"""
+    """The string "null" as NULL (an operator whose rule skips it is then its
+    last-non-NULL aggregate). (replace_with_mask, not if_else: pyarrow 20's if_else
+    with a NULL scalar returns invalid offsets for a sliced string array, which a
+    window is.)"""
     chunks = [
         pc.replace_with_mask(
             c, pc.fill_null(pc.equal(c, "null"), False), pa.nulls(len(c), arr.type)
@@ -84,6 +87,7 @@ def _null_string_to_null(arr: pa.ChunkedArray) -> pa.ChunkedArray:
 def _arrow(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) -> pa.Table:
     table = _concat(parts)
     validate_operators(table.schema, keys, ops)
+    refuse("arrow", ops)
     out_schema = result_schema(table.schema, ops)
     if table.num_rows == 0:
         return table.cast(out_schema)
@@ -94,15 +98,13 @@ def _arrow(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) -
         if name in keys:
             cols[name] = arr
             continue
-        op = ops.get(name, USE_LAST)
-        if op == SUM_ALL:
-            aggs.append((name, "sum", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)))
-        elif op == USE_LAST:
-            aggs.append((name, "last", pc.ScalarAggregateOptions(skip_nulls=False, min_count=0)))
-        else:
-            if op != USE_LAST_NOT_NULL:  # UseLastNotNullNorNullString
-                arr = _null_string_to_null(arr)
-            aggs.append((name, "last", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)))
+        op = registry.OPERATORS[ops.get(name, registry.DEFAULT)]
+        assert op.arrow is not None  # refuse() above
+        function, skip_nulls, min_count = op.arrow
+        if op.null_string:
+            arr = _null_string_to_null(arr)
+        opts = pc.ScalarAggregateOptions(skip_nulls=skip_nulls, min_count=min_count)
+        aggs.append((name, function, opts))
         cols[name] = arr
     grouped = pa.table(cols).group_by(keys, use_threads=False).aggregate(aggs)
     names = {f"{name}_{fn}": name for name, fn, _ in aggs}
@@ -139,18 +141,11 @@ def _duckdb(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) 
     select = []
     for name in table.column_names:
         col = _quote(name)
-        op = ops.get(name, USE_LAST)
         if name in keys:
             expr = col
-        elif op == SUM_ALL:
-            typ = "BIGINT" if pa.types.is_integer(table.schema.field(name).type) else "DOUBLE"
-            expr = f"CAST(sum({col}) AS {typ})"
-        elif op == USE_LAST:
-            expr = f"last({col} ORDER BY {pos})"
-        elif op == USE_LAST_NOT_NULL:
-            expr = f"arg_max({col}, {pos}) FILTER (WHERE {col} IS NOT NULL)"
         else:
-            expr = f"arg_max({col}, {pos}) FILTER (WHERE {col} IS NOT NULL AND {col} <> 'null')"
+            typ = registry.type_name(out_schema.field(name).type)
+            expr = registry.sql_aggregate(ops.get(name, registry.DEFAULT), col, pos, typ)
         select.append(f"{expr} AS {col}")
     group = ", ".join(_quote(k) for k in keys)
     con = _duck_connection()
@@ -179,23 +174,18 @@ def _polars(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) 
     pl = _polars_module()
     schema = parts[0].schema
     validate_operators(schema, keys, ops)
+    refuse("polars", ops)
     out_schema = result_schema(schema, ops)
     aggs = []
     for name in schema.names:
         if name in keys:
             continue
         col = pl.col(name)
-        op = ops.get(name, USE_LAST)
-        if op == SUM_ALL:
-            if pa.types.is_integer(schema.field(name).type):
-                col = col.cast(pl.Int64)
-            aggs.append(pl.when(col.count() > 0).then(col.sum()).alias(name))
-        elif op == USE_LAST:
-            aggs.append(col.last())
-        elif op == USE_LAST_NOT_NULL:
-            aggs.append(col.last(ignore_nulls=True))
-        else:
-            aggs.append(col.filter(col != "null").last())
+        op = registry.OPERATORS[ops.get(name, registry.DEFAULT)]
+        assert op.polars is not None  # refuse() above
+        if op.widens and pa.types.is_integer(schema.field(name).type):
+            col = col.cast(pl.Int64)
+        aggs.append(op.polars(pl, col).alias(name))
     # A hash group-by of the concatenation, even when the parts are sorted: a k-way
     # merge_sorted of the parts (all columns, or the keys and a row index then a gather)
     # and a sorted group-by measured slower (results/native_merge.md).

@@ -1,9 +1,9 @@
-"""Merge operators: how the rows of one primary key collapse into one row.
+"""The read's in-memory merge: the rows of each primary key collapsed into one row by
+the numpy kernels of the operator registry (contest/data/operators.py, which names every
+operator and its NULL rule).
 
 Rows arrive in application order (version, then row position); each column has an
-operator. The names follow LakeSoul's native operators (`UseLast`,
-`UseLastNotNull`, `SumAll`) plus `UseLastNotNullNorNullString`, the contest's
-rule for `name`, which no LakeSoul operator expresses.
+operator; columns without one merge by the registry's default (UseLast).
 """
 
 from __future__ import annotations
@@ -13,49 +13,31 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from contest.data import operators as registry
 from contest.errors import MergeOperatorError
 
-USE_LAST = "UseLast"
-USE_LAST_NOT_NULL = "UseLastNotNull"
-SUM_ALL = "SumAll"
-USE_LAST_NOT_NULL_NOR_NULL_STRING = "UseLastNotNullNorNullString"
+OPERATORS = registry.OPERATOR_NAMES
+# The contest's operators (the registry's contract map).
+CONTEST_OPERATORS: dict[str, str] = dict(registry.CONTRACT)
 
-OPERATORS = (USE_LAST, USE_LAST_NOT_NULL, SUM_ALL, USE_LAST_NOT_NULL_NOR_NULL_STRING)
-
-# The contest's operators (README, "The data and the contract").
-CONTEST_OPERATORS: dict[str, str] = {
-    "ip": USE_LAST_NOT_NULL,
-    "hostname": USE_LAST_NOT_NULL,
-    "requests": SUM_ALL,
-    "name": USE_LAST_NOT_NULL_NOR_NULL_STRING,
-    "city": USE_LAST_NOT_NULL,
-    "job": USE_LAST_NOT_NULL,
-    "phonenum": USE_LAST_NOT_NULL,
-}
+__all__ = [
+    "CONTEST_OPERATORS",
+    "OPERATORS",
+    "MergeOperatorError",
+    "merge_rows",
+    "result_schema",
+    "validate_operators",
+]
 
 
 def validate_operators(schema: pa.Schema, keys: list[str], ops: Mapping[str, str]) -> None:
-    for col, op in ops.items():
-        if op not in OPERATORS:
-            raise MergeOperatorError(
-                f"column {col!r}: unknown merge operator {op!r} (known: {', '.join(OPERATORS)})"
-            )
-        if col not in schema.names:
-            raise MergeOperatorError(
-                f"merge operator {op} set for column {col!r}, "
-                f"which the table does not have ({', '.join(schema.names)})"
-            )
-        if col in keys:
-            raise MergeOperatorError(f"column {col!r} is a primary key: it takes no operator")
-        typ = schema.field(col).type
-        if op == SUM_ALL and not pa.types.is_integer(typ) and not pa.types.is_floating(typ):
-            raise MergeOperatorError(f"column {col!r}: {op} needs a numeric column, not {typ}")
-        if (
-            op == USE_LAST_NOT_NULL_NOR_NULL_STRING
-            and not pa.types.is_string(typ)
-            and not pa.types.is_large_string(typ)
-        ):
-            raise MergeOperatorError(f"column {col!r}: {op} needs a string column, not {typ}")
+    registry.validate(schema, keys, ops)
+
+
+def result_schema(schema: pa.Schema, ops: Mapping[str, str]) -> pa.Schema:
+    """The merged result's schema (a summed integer column as int64); the in-memory
+    merge and the merge that writes result files cast to the same schema."""
+    return registry.result_schema(schema, ops)
 
 
 def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None = None) -> pa.Table:
@@ -74,30 +56,15 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
         return table.cast(result_schema(table.schema, ops))
     order, starts = _groups(table, keys)
     positions = np.arange(n, dtype=np.int64)
+    kernels = registry.OPERATORS
     columns = []
     for col in table.column_names:
         arr = table.column(col)
         if col in keys:
             columns.append(arr.take(pa.array(order[starts])))
             continue
-        op = ops.get(col, USE_LAST)
-        if op == SUM_ALL:
-            valid = _valid(arr)[order]
-            values = pc.fill_null(arr, 0).to_numpy()[order]
-            sums = np.add.reduceat(np.where(valid, values, 0), starts)
-            seen = np.add.reduceat(valid.astype(np.int64), starts)
-            columns.append(pa.array(sums, mask=seen == 0))
-            continue
-        if op == USE_LAST:
-            valid = np.ones(n, dtype=bool)
-        elif op == USE_LAST_NOT_NULL:
-            valid = _valid(arr)[order]
-        else:  # USE_LAST_NOT_NULL_NOR_NULL_STRING
-            real = pc.fill_null(pc.not_equal(arr, "null"), False)
-            valid = np.asarray(real.to_numpy(zero_copy_only=False), dtype=bool)[order]
-        last = np.maximum.reduceat(np.where(valid, positions, -1), starts)
-        pick = pa.array(order[np.maximum(last, 0)], mask=last < 0)
-        columns.append(arr.take(pick))
+        kernel = kernels[ops.get(col, registry.DEFAULT)].numpy
+        columns.append(kernel(arr, order, starts, positions))
     out = pa.Table.from_arrays(columns, names=table.column_names)
     return out.cast(result_schema(table.schema, ops))
 
@@ -135,20 +102,3 @@ def _key_codes(table: pa.Table, keys: list[str]):
         *[pc.cast(table.column(k), pa.string()) for k in keys], "\x1f"
     )
     return _key_codes(pa.table({"k": joined}), ["k"])
-
-
-def _valid(arr):
-    import numpy as np
-
-    return np.asarray(pc.is_valid(arr).to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def result_schema(schema: pa.Schema, ops: Mapping[str, str]) -> pa.Schema:
-    """The merged result's schema: a SumAll column of integers is summed as int64; the
-    in-memory merge and the merge that writes result files cast to the same schema."""
-    fields = []
-    for f in schema:
-        if ops.get(f.name) == SUM_ALL and pa.types.is_integer(f.type):
-            f = f.with_type(pa.int64())
-        fields.append(f)
-    return pa.schema(fields)

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from contest.config import Config
+from contest.data import operators as registry
 from contest.data.stock_layout import COUNTED
 from contest.errors import ReadError
 from contest.infra.dbmanager import DBManager, StockTable, columns_of
@@ -24,22 +25,13 @@ from meta import catalog
 from meta.commits import bucket_of_path
 from meta.connection import PgConnection
 
-LAKESOUL_OPERATORS = (
-    "UseLast",
-    "UseLastNotNull",
-    "SumAll",
-    "SumLast",
-    "JoinedLastByComma",
-    "JoinedLastBySemicolon",
-    "JoinedAllByComma",
-    "JoinedAllBySemicolon",
-)
+LAKESOUL_OPERATORS = registry.LAKESOUL_OPERATORS
 
 
 def stock_operators(columns: list[str], keys: tuple[str, ...], configured: Mapping[str, str]):
     """LakeSoul operators per column: the configured ones, else SumAll for the summed
     columns and their counts and UseLastNotNull for the rest (the contract's rules on a
-    stock table, see contest/write/stock.py)."""
+    stock table, see contest/write/stock.py), as the operator registry maps them."""
     names = [c.rsplit(":", 1)[0] for c in columns]
     ops = {}
     for name in names:
@@ -48,9 +40,9 @@ def stock_operators(columns: list[str], keys: tuple[str, ...], configured: Mappi
         if name in configured:
             ops[name] = configured[name]
         elif name in COUNTED or name in COUNTED.values():
-            ops[name] = "SumAll"
+            ops[name] = registry.lakesoul_operator(registry.CONTRACT[_summed(name)])
         else:
-            ops[name] = "UseLastNotNull"
+            ops[name] = registry.LAKESOUL_DEFAULT
     for name, op in configured.items():
         if name not in names:
             raise ReadError(f"operator for column {name}: the table has no such column")
@@ -60,6 +52,11 @@ def stock_operators(columns: list[str], keys: tuple[str, ...], configured: Mappi
                 f"(it has {', '.join(LAKESOUL_OPERATORS)})"
             )
     return ops
+
+
+def _summed(name: str) -> str:
+    """The summed column a count column counts (or the column itself)."""
+    return next((s for s, c in COUNTED.items() if c == name), name)
 
 
 def bucket_files(commits: list[list[str]]) -> list[list[str]]:

@@ -64,9 +64,10 @@ class CompactRecord(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class DuckDBRecord(Record):
-    """`contest bench duckdb`: one round of one engine (optimized or duckdb). Older
-    lines have no `sitting` (a round 1 of optimized begins one); the duckdb engine's
-    lines time one query (`query_s`), optimized's its write and read apart."""
+    """`contest bench duckdb`: one round of one engine (optimized, duckdb or the floor).
+    Older lines have no `sitting` (a round 1 of optimized begins one); the duckdb
+    engine's lines time one query (`query_s`), optimized's its write and read apart, the
+    floor's its I/O process and its two Spark starts."""
 
     what: ClassVar[str] = "duckdb record"
     engine: str
@@ -80,6 +81,11 @@ class DuckDBRecord(Record):
     write_s: float | None = None
     read_s: float | None = None
     query_s: float | None = None
+    # The floor (contest/benchmarks/floor.py): its I/O process and its two Spark starts.
+    io_s: float | None = None
+    starts_s: float | None = None
+    # Noise during the engine's processes: other work's highest mean share of the CPUs.
+    outside_share: float | None = None
     sitting: str | None = None
 
 

@@ -75,6 +75,13 @@ FILES: dict[str, ResultsFile] = {
         ),
         ResultsFile("sweeps", "sweeps/*/runs.jsonl", "Sweeps", RunRecord.from_dict, "run"),
         ResultsFile(
+            "peer_sittings",
+            "peer_sittings.jsonl",
+            "Sittings: every strategy, interleaved rounds",
+            RunRecord.from_dict,
+            "run",
+        ),
+        ResultsFile(
             "workloads", "workloads/*.jsonl", "Workloads (phases)", _phase, "workload phase"
         ),
         ResultsFile("streaming", "streaming.jsonl", "Streaming", stream_record, "streaming record"),

@@ -22,6 +22,7 @@ from typing import Any
 
 from contest.errors import DataError, UsageError
 from contest.infra.machine import Sample, machine_id
+from contest.infra.noise import JobNoise, busy_reason
 
 SCHEMA_VERSION = 2
 # Busy machine: the write started with a one-minute load average of at least this
@@ -70,7 +71,9 @@ class Phase:
 
 @dataclass
 class JobLoad:
-    """The machine just before and just after one timed job (the samples are untimed)."""
+    """The machine around one timed job: samples just before and just after it
+    (untimed), and the noise measured during it (contest/infra/noise.py; None in
+    records older than that)."""
 
     load1_before: float | None = None
     load1_after: float | None = None
@@ -78,10 +81,58 @@ class JobLoad:
     steal_after: float | None = None
     # Share of all CPUs busy over the short window before the job (not the harness's).
     cpu_busy_before: float | None = None
+    # During the job: other work's share of all CPUs (mean, and the highest over one
+    # sampling window), CPU steal, and the CPU seconds of the job's own tree.
+    outside_share: float | None = None
+    peak_outside_share: float | None = None
+    steal_during: float | None = None
+    job_cpu_s: float | None = None
 
     @classmethod
-    def around(cls, before: Sample, after: Sample) -> JobLoad:
-        return cls(before.load1, after.load1, before.steal, after.steal, before.cpu_busy)
+    def around(cls, before: Sample, after: Sample, noise: JobNoise | None = None) -> JobLoad:
+        load = cls(before.load1, after.load1, before.steal, after.steal, before.cpu_busy)
+        if noise is not None:
+            load.outside_share = noise.outside_share
+            load.peak_outside_share = noise.peak_outside_share
+            load.steal_during = noise.steal_share
+            load.job_cpu_s = noise.tree_cpu_s
+        return load
+
+    @property
+    def busy_during(self) -> str | None:
+        """The busy rule over the noise measured during the job, when it was."""
+        if self.outside_share is None:
+            return None
+        return busy_reason(
+            self.outside_share, self.peak_outside_share or 0.0, self.steal_during or 0.0
+        )
+
+
+@dataclass(frozen=True)
+class SittingSettings:
+    """A peer sitting's plan, stamped on each of its runs (`RunRecord.settings`)."""
+
+    codec: str = "preset"
+    rounds: int | None = None
+    strategies: tuple[str, ...] = ()
+    busy_retries: int = 1
+    resumed: bool = False
+
+
+@dataclass(frozen=True)
+class MachineFacts:
+    """The machine, as a full disclosure names it (contest/infra/machine.py)."""
+
+    cpu_model: str
+    cores: int | None
+    memory_bytes: int
+    disk_device: str
+    disk_fstype: str
+    disk_total_bytes: int
+    disk_free_bytes: int
+    os: str
+    kernel: str
+    java: str
 
 
 @dataclass
@@ -125,8 +176,13 @@ class RunRecord:
     phases: list[Phase] = field(default_factory=list)
     load: dict[str, JobLoad] = field(default_factory=dict)
     peer_write: dict[str, Any] | None = None
-    # A compare's round; a sweep's case (key, label, repetition, settings).
+    # A compare's or a peer sitting's round; a sweep's case (key, label, repetition,
+    # settings). A sitting (`contest bench peers`): its id (when it started, UTC), the
+    # run's place in its round's rotated order, and its attempt (a busy run is run again).
     compare_round: int | None = None
+    sitting: str | None = None
+    position: int | None = None
+    attempt: int | None = None
     case_key: str | None = None
     case: str | None = None
     rep: int | None = None
@@ -156,6 +212,10 @@ class RunRecord:
     @property
     def busy(self) -> str | None:
         """Why this run's timings are suspect (a busy machine), or None."""
+        # Measured during the jobs (newer records): what other work did while each ran.
+        for job, jl in self.load.items():
+            if why := jl.busy_during:
+                return f"{why} ({job})"
         # Measured while the harness ran nothing: other work's share only, so every
         # timed job's window counts.
         for job, jl in self.load.items():
@@ -189,6 +249,44 @@ class RunRecord:
                 continue
             out[f.name] = value
         return {**self.extra, **out}
+
+    @property
+    def data_shape(self) -> str:
+        """Which files the run read: its workload's name and how the files were written."""
+        w = self.config.get("workload") or {}
+        return f"{w.get('name', 'contest')} / {w.get('file_writer', 'contest')} files"
+
+    @property
+    def sitting_settings(self) -> SittingSettings:
+        """What a peer sitting planned (`contest bench peers`), from `settings`."""
+        s = self.settings or {}
+        return SittingSettings(
+            codec=str(s.get("codec", "preset")),
+            rounds=s.get("rounds"),
+            strategies=tuple(s.get("strategies") or ()),
+            busy_retries=int(s.get("busy_retries", 1)),
+            resumed=bool(s.get("resumed", False)),
+        )
+
+    @property
+    def machine(self) -> MachineFacts:
+        """The machine a full disclosure names, from the environment (older records:
+        cores and memory only)."""
+        env = self.environment or {}
+        m = env.get("machine") or {}
+        disk = m.get("disk") or {}
+        return MachineFacts(
+            cpu_model=str(m.get("cpu_model", "?")),
+            cores=m.get("cores", self.machine_cores),
+            memory_bytes=int(m.get("memory_bytes") or env.get("machine_memory_bytes") or 0),
+            disk_device=str(disk.get("device", "?")),
+            disk_fstype=str(disk.get("fstype", "?")),
+            disk_total_bytes=int(disk.get("total_bytes") or 0),
+            disk_free_bytes=int(disk.get("free_bytes") or 0),
+            os=str(m.get("os", "?")),
+            kernel=str(m.get("kernel", "?")),
+            java=str(m.get("java", "?")),
+        )
 
     def summary(self) -> dict[str, Any]:
         """The record without the effective config and the environment: the JSON line

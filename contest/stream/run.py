@@ -208,14 +208,19 @@ def first_line(text: object) -> str:
     return lines[0][:300] if lines else "unknown error"
 
 
-def consumed_batches(conn: PgConnection, table: TableRef) -> list[Batch]:
+def consumed_batches(
+    conn: PgConnection, table: TableRef, upto_version: int | None = None
+) -> list[Batch]:
     """The source files the table's micro-batches committed, as batches in the order
     the table applies them (micro-batch version, then file order), for the oracle:
-    exactly what the stream consumed, each file once."""
+    exactly what the stream consumed, each file once; with `upto_version`, those of the
+    micro-batches at most that version (a read as of it)."""
     import pyarrow.parquet as pq
 
     out: list[Batch] = []
     for b in batches(conn, table):
+        if upto_version is not None and b.version > upto_version:
+            continue
         for path in b.source_files:
             rows = pq.read_metadata(path).num_rows if "://" not in path else 0
             out.append(Batch(len(out), path, rows, 0, len(out)))

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from contest.errors import ConfigError
+from contest.errors import ConfigError, toml_error
 
 KINDS: dict[str, frozenset[str]] = {
     "upsert": frozenset({"batches", "threads"}),
@@ -211,5 +211,5 @@ def load_plan(spec: str, batches: int) -> list[Step]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+        raise ConfigError(toml_error(where, exc)) from None
     return build_plan(data, batches, where)

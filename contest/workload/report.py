@@ -69,8 +69,11 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
         overall, between = degradation(phases)
         job_overall, job_between = degradation(phases, "job_seconds")
         correct = all(p.correct for p in reads) and all(p.ok for p in phases)
+        state = "yes" if correct else "NO"
+        if any(p.phase == "refused" for p in phases):
+            state = "refused"
         lines.append(
-            f"| {run_id} | {strategy} | {len(reads)} | {'yes' if correct else 'NO'} | "
+            f"| {run_id} | {strategy} | {len(reads)} | {state} | "
             f"{_pct(overall)} | {_pct(between)} | {_pct(job_overall)} | {_pct(job_between)} |"
         )
     lines += [
@@ -171,6 +174,8 @@ def chart_figure(records: Sequence[PhaseRecord]) -> Any:
 def write_report(path: Path, workload: str, records: Sequence[PhaseRecord]) -> list[Path]:
     """`<stem>.md` and `<stem>.png` beside the records file."""
     chart = path.with_suffix(".png")
+    # The folder may not exist yet: no phase record written (every strategy refused).
+    chart.parent.mkdir(parents=True, exist_ok=True)
     fig = chart_figure(records)
     fig.savefig(chart, dpi=90)
     import matplotlib.pyplot as plt

@@ -49,18 +49,15 @@ def head_only(cfg: Config) -> bool:
 
 
 def unsupported(cfg: Config, steps: Sequence[Step] = ()) -> str | None:
-    """Why a strategy cannot run these phases, or None. A head-only read cannot read as
-    of a version, nor one consistent version while upserts land (`--latest-complete`);
-    a workload's extra columns are carried by the harness's merge-on-read write only."""
-    if cfg.workload.columns and (
-        cfg.peer.format or cfg.write.engine != "harness" or cfg.write.mode != "mor"
-    ):
-        what = (
-            f"peer format {cfg.peer.format}"
-            if cfg.peer.format
-            else f"write.engine={cfg.write.engine}, write.mode={cfg.write.mode}"
-        )
-        return f"{what}: it carries the contest's columns only"
+    """Why a strategy cannot run these phases, or None. A workload's merge operator
+    its format cannot express (contest.engines.operator_refusal); a head-only read
+    cannot read as of a version, nor one consistent version while upserts land
+    (`--latest-complete`)."""
+    from contest.engines import operator_refusal
+
+    why = operator_refusal(cfg)
+    if why:
+        return why
     if not head_only(cfg):
         return None
     who = f"peer format {cfg.peer.format}" if cfg.peer.format else f"read.engine={cfg.read.engine}"
@@ -216,6 +213,26 @@ class Runner:
             rec.stored_bytes = folder_bytes(Path(lane.run.table_dir))
         lane.records.append(rec)
         return rec
+
+    def refused(self, strategy: str, why: str) -> PhaseRecord:
+        """The one record of a strategy that cannot run the phases: why, as one line."""
+        return PhaseRecord(
+            workload=self.workload,
+            run_id=self.run_id,
+            strategy=strategy,
+            step=0,
+            phase="refused",
+            label="refused",
+            round=0,
+            batch_first=None,
+            batch_last=None,
+            scale=self.scale,
+            when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            machine_id=machine_id(),
+            git_commit=self.commit,
+            load1=load1(),
+            skipped=why,
+        )
 
     def job(self, lane: Lane, n: int, stage: str, args: list[str], tag: str = "") -> ProcResult:
         run = lane.run
@@ -401,11 +418,15 @@ def run_workload(
     runner = Runner(workload, scale, steps, say)
     runner.batch_rows = {b.index: b.rows for b in discover(data, None, None)}
     lanes: list[Lane] = []
+    refused: list[PhaseRecord] = []
     with ev.work_lock(first.work_path / "eval"):
         for name, cfg in configs.items():
             why = unsupported(cfg, steps)
             if why:
                 say(f"{name}: cannot run the workload's phases ({why}): not run")
+                refused.append(runner.refused(name, why))
+                if sink is not None:
+                    sink(refused[-1:])
                 continue
             lanes.append(start_lane(cfg, name, data, cores, say))
         started = time.perf_counter()
@@ -416,4 +437,4 @@ def run_workload(
                     if sink is not None:
                         sink([r for r in lane.records if r.step == n])
             say(f"[{time.perf_counter() - started:7.1f}s] step {n}/{len(steps)} done")
-    return [r for lane in lanes for r in lane.records]
+    return refused + [r for lane in lanes for r in lane.records]

@@ -9,11 +9,13 @@ read has nothing left to combine.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from contest.config import Config
-from contest.data.batches import COLUMNS, Batch
+from contest.data import operators as registry
+from contest.data.batches import Batch
+from contest.data.workload import contract_operators
 from contest.read.job import merged
 from contest.write.files import write_dataframe
 from contest.write.report import BatchResult, WriteReport, fail, log_batch
@@ -24,40 +26,51 @@ from meta.connection import PgConnection
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-VALUE_COLS = [c for c in COLUMNS if c not in ("uuid", "requests")]
+KEY = "uuid"
 
 
-def collapse_batch(df: DataFrame) -> DataFrame:
-    """One row per key inside a batch, by the contract (rows in file order)."""
+def batch_operators(columns: Sequence[str], ops: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every non-key column's operator, in the batch's column order: `ops`' (default:
+    the contest's contract), else the registry's default."""
+    ops = registry.CONTRACT if ops is None else ops
+    return {c: ops.get(c, registry.DEFAULT) for c in columns if c != KEY}
+
+
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def collapse_batch(df: DataFrame, ops: Mapping[str, str] | None = None) -> DataFrame:
+    """One row per key inside a batch, each column by its operator's Spark aggregate
+    (the operator registry's `spark_collapse`), rows in file order."""
     from pyspark.sql import functions as F
 
-    pos = F.monotonically_increasing_id()
-    ranked = df.withColumn("__pos", pos).withColumn(
-        "name", F.when(F.col("name") == "null", F.lit(None)).otherwise(F.col("name"))
-    )
-    aggs = [F.sum("requests").alias("requests")]
-    aggs += [F.max_by(c, F.when(F.col(c).isNotNull(), F.col("__pos"))).alias(c) for c in VALUE_COLS]
-    return ranked.groupBy("uuid").agg(*aggs)
+    ops = batch_operators(df.columns, ops)
+    ranked = df.withColumn("__pos", F.monotonically_increasing_id())
+    aggs = [F.expr(registry.spark_collapse(op, _q(c), "__pos")).alias(c) for c, op in ops.items()]
+    return ranked.groupBy(KEY).agg(*aggs)
 
 
-def upsert_cow(current: DataFrame | None, batch: DataFrame) -> DataFrame:
-    """The merged table after one batch: full outer join, newer non-NULL values win,
-    requests add up (NULL only when both sides are NULL)."""
+def upsert_cow(
+    current: DataFrame | None, batch: DataFrame, ops: Mapping[str, str] | None = None
+) -> DataFrame:
+    """The merged table after one batch: full outer join of the table with the collapsed
+    batch, each column of a key the batch has by its operator's `spark_combine`; a key
+    the batch does not have keeps its row."""
     from pyspark.sql import functions as F
 
-    new = collapse_batch(batch)
+    ops = batch_operators(batch.columns, ops)
+    new = collapse_batch(batch, ops)
+    names = [KEY, *ops]
     if current is None:
-        return new.select(*COLUMNS)
+        return new.select(*names)
     t, b = current.alias("t"), new.alias("b")
-    joined = t.join(b, F.col("t.uuid") == F.col("b.uuid"), "full_outer")
-    req = (
-        F.when(F.col("t.requests").isNull(), F.col("b.requests"))
-        .when(F.col("b.requests").isNull(), F.col("t.requests"))
-        .otherwise(F.col("t.requests") + F.col("b.requests"))
-    )
-    cols = {"uuid": F.coalesce(F.col("b.uuid"), F.col("t.uuid")), "requests": req}
-    cols.update({c: F.coalesce(F.col(f"b.{c}"), F.col(f"t.{c}")) for c in VALUE_COLS})
-    return joined.select(*[cols[c].alias(c) for c in COLUMNS])
+    joined = t.join(b, F.col(f"t.{KEY}") == F.col(f"b.{KEY}"), "full_outer")
+    cols = {KEY: F.coalesce(F.col(f"b.{KEY}"), F.col(f"t.{KEY}"))}
+    for c, op in ops.items():
+        merged = F.expr(registry.spark_combine(op, f"t.{_q(c)}", f"b.{_q(c)}"))
+        cols[c] = F.when(F.col(f"b.{KEY}").isNull(), F.col(f"t.{_q(c)}")).otherwise(merged)
+    return joined.select(*[cols[c].alias(c) for c in names])
 
 
 def write_cow(
@@ -73,7 +86,11 @@ def write_cow(
             _, commits = head_snapshot(conn, table)
             current = merged(spark, conn, cfg, table)[0] if commits else None
             outcome = write_dataframe(
-                upsert_cow(current, spark.read.parquet(str(batch.path))),
+                upsert_cow(
+                    current,
+                    spark.read.parquet(str(batch.path)),
+                    contract_operators(cfg.workload),
+                ),
                 table,
                 codec=cfg.write.codec,
                 repartition=table.hash_buckets,

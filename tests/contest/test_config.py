@@ -117,7 +117,7 @@ def test_workload_section_and_its_errors(tmp_path):
         ("workload.zipf_exponent", 1.0, "workload.zipf_exponent"),
         ("workload.recent_batches", 0, "workload.recent_batches"),
         ("workload.columns.name", "SumAll", "workload.columns.name: a contest column"),
-        ("workload.columns.x", "Max", "workload.columns.x"),
+        ("workload.columns.x", "Bogus", "workload.columns.x"),
         ("workload.columns.Bad-Name", "UseLast", "workload.columns.Bad-Name"),
         ("workload.repeat_share", 0.6, "workload.repeat_share"),
     ]:
@@ -169,3 +169,22 @@ def test_checks_of_the_layers_above_run_without_their_modules_imported_first():
     ).stdout
     assert "peer.format: 'nope' is not one of" in out
     assert "workload.columns.x: 'Bogus' is not one of" in out
+
+
+def test_a_config_files_errors_name_the_file_and_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[spark]\nmaster = "local[1]"\n[table\nhash_buckets = 2\n')
+    with pytest.raises(ConfigError, match=r"bad.toml:3: not valid TOML: .*\(column \d+\)$"):
+        load_config(bad)
+    typed = tmp_path / "typed.toml"
+    typed.write_text('# mine\n[spark]\nmaster = "local[1]"\n\n[table]\nhash_buckets = "many"\n')
+    with pytest.raises(ConfigError, match=r"typed.toml:6: table.hash_buckets: expected an integer"):
+        load_config(typed)
+    key = tmp_path / "key.toml"
+    key.write_text("[spark]\nmaster = 'local[1]'\nmastr = 1\n")
+    with pytest.raises(ConfigError, match=r"key.toml:3: unknown configuration key: spark.mastr"):
+        load_config(key)
+    inline = tmp_path / "inline.toml"
+    inline.write_text("write = { threads = 'x' }\n")
+    with pytest.raises(ConfigError, match=r"inline.toml:1: write.threads: expected an integer"):
+        load_config(inline)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from contest.errors import (
+    ConfigError,
     DataError,
     HarnessError,
     TaskError,
@@ -66,11 +67,12 @@ def test_other_worker_errors_become_one_task_line():
 
 
 def test_a_jvm_error_names_its_cause_not_py4js_wrapper():
+    # Spark's driver-memory refusal is the configuration's: it names the key to raise
+    # (contest has no --driver-memory option), not py4j's wrapper.
     err = unwrap_spark_error(Py4JJavaError(DRIVER_MEMORY_TRACE))
-    assert isinstance(err, TaskError)
-    assert str(err).startswith(
-        "Spark: java.lang.IllegalArgumentException: [INVALID_DRIVER_MEMORY] System memory"
-    )
+    assert isinstance(err, ConfigError)
+    assert str(err).startswith("Spark: [INVALID_DRIVER_MEMORY] the driver's heap is 1 MB")
+    assert "--set spark.driver_memory=1g" in str(err)
 
 
 def test_not_a_spark_error_is_left_alone():

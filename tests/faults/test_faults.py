@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import pytest
 
 from contest.data.generator import generate
 from contest.infra.postgres import EmbeddedCluster
+from contest.infra.proc import kill_group, run_captured, spawn
 from meta import catalog
 from meta.commits import committed_versions
 from tests.support.config import REPO, cli, make_config
@@ -101,25 +101,17 @@ def test_killed_read_leaves_the_old_result_or_none(spark, pg, cfg, tmp_path):
     contest = [sys.executable, "-m", "contest.cli.main"]
     read = [*contest, *cli(cfg, "read", "--table", table.name, "--out", str(out))]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    assert subprocess.run(read, env=env, capture_output=True, timeout=300).returncode == 0
+    assert run_captured(read, env=env, timeout=300).returncode == 0
     rng = random.Random(7)
-    for _ in range(3):
-        proc = subprocess.Popen(
-            read,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+    for i in range(3):  # through the harness's runner: no read outlives the test
+        proc = spawn(read, tmp_path / f"kill-{i}.log", env, Path.cwd())
         time.sleep(rng.uniform(2.0, 12.0))
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        kill_group(proc)
         if out.exists():  # the old result, or the new one: complete either way
             assert (out / "_SUCCESS").exists() and (out / "_CONTEST_RESULT").exists()
-            check = subprocess.run(
+            check = run_captured(
                 [*contest, "check", "--result", str(out), "--data", str(data)],
                 env=env,
-                capture_output=True,
                 timeout=300,
             )
             assert check.returncode == 0, check.stdout[-500:]

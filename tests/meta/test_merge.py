@@ -46,6 +46,23 @@ def test_out_of_order_commits_are_merged_then_nothing_to_do(pg, table):
     assert "nothing to write" in again.render()
 
 
+def test_meta_merge_prints_no_stray_line(pg, cfg, table, capsys):
+    """Every stdout line of `contest meta merge` says what it is (a bare `0.017s` line
+    followed the report)."""
+    import re
+
+    from contest.cli.main import main
+    from tests.support.config import cli
+
+    for v in (1, 0):
+        _commit(pg, table, v)
+    capsys.readouterr()
+    assert main(cli(cfg, "meta", "merge", "--table", "meta_t")) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and all(line.startswith("default.meta_t") for line in lines), lines
+    assert re.search(r"wrote version \d+; commits in order: v0-1 \(\d+\.\d{3} s\)$", lines[-1])
+
+
 def test_incremental_replays_only_new_commits(pg, table):
     for v in (1, 0):
         _commit(pg, table, v)

@@ -136,3 +136,28 @@ def test_a_claimed_version_is_taken_over_until_its_commit_lands(pg, tmp_path):
     assert committed_versions(pg, t) == {1: head_snapshot(pg, t)[1][0].commit_id}
     with pytest.raises(CommitError, match="version 1 is already committed"):
         claim_version(pg, t, str(uuid.uuid4()), 1)
+
+
+@pytest.mark.pg
+def test_a_rollback_into_a_compaction_is_refused_naming_it(pg, cfg, tmp_path, capsys):
+    """`contest compact` merged versions 0-3 into one commit: a rollback to 1 used to say
+    `nothing above version 1: nothing to do` and leave all four in; it is refused, naming
+    the compaction and what it covers, and changes nothing."""
+    from contest.cli.main import main
+    from tests.support.config import cli
+
+    t = catalog.create_table(pg, "ver_c", tmp_path / "ver_c", SCHEMA, ["uuid"], 1, replace=True)
+    for v in range(4):
+        commit_files(pg, t, [_file(t, f"v{v}")], version=v, batch=f"base-{v}.parquet")
+    comp = commit_files(pg, t, [_file(t, "cmp")], commit_op="CompactionCommit", covers=range(4))
+    before = head_snapshot(pg, t)[0]
+    with pytest.raises(UsageError, match=rf"versions v0-3 .* one commit \({comp.commit_id}\)"):
+        rollback(pg, t, 1)
+    capsys.readouterr()
+    assert main(cli(cfg, "rollback", "--table", "ver_c", "--to-version", "1")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "roll back to 3 or later" in err[0] and comp.commit_id in err[0]
+    assert head_snapshot(pg, t)[0] == before  # nothing changed
+    assert rollback(pg, t, 3).removed == ()  # at or above the compaction: nothing above it
+    commit_files(pg, t, [_file(t, "v4")], version=4, batch="base-4.parquet")
+    assert len(rollback(pg, t, 3).removed) == 1  # commits above a compaction still go

@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from contest.config import Config, to_toml
+from contest.infra.proc import run_captured
 from tests.support.config import REPO
 
 
@@ -23,11 +24,11 @@ def run_module(
     config_file.write_text(to_toml(cfg, secrets=True))
     steps_file = tmp / "steps.json"
     steps_file.write_text(json.dumps(steps))
-    proc = subprocess.run(
+    # The harness's runner: the child (and its JVM) dies with this process, however it
+    # ends (a test's timeout included), not only on subprocess.run's own timeout.
+    proc = run_captured(
         [sys.executable, "-m", module, str(config_file), str(steps_file)],
         cwd=REPO,
-        capture_output=True,
-        text=True,
         timeout=timeout,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]

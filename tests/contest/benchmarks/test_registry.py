@@ -19,6 +19,7 @@ def test_registry_names_and_files_are_unique():
         "commits",
         "replay",
         "stream",
+        "peers",
     ]
     stems = [b.stem for b in BENCHMARKS.values()]
     assert len(set(stems)) == len(stems)

@@ -34,3 +34,18 @@ def test_both_spellings_record_into_one_file(spark, pg, cfg, tmp_path, capsys):
         "records": str(out / "meta_replay.jsonl"),
         "table": str(out / "meta_replay.md"),
     }
+
+
+def test_a_bench_records_into_this_machines_store_by_default(spark, pg, cfg, capsys):
+    """Publishing is on purpose: without --results a bench writes under the work folder's
+    per-machine store, as `evaluate` does, and leaves the published results alone."""
+    from contest.infra.machine import machine_id
+
+    assert main(cli(cfg, "bench", "replay", "--commits", "100")) == 0
+    capsys.readouterr()
+    local = cfg.work_path / "results" / machine_id()
+    assert [
+        json.loads(x)["commits"] for x in (local / "meta_replay.jsonl").read_text().splitlines()
+    ] == [100]
+    assert (local / "meta_replay.md").is_file()
+    assert not (cfg.results_path / "meta_replay.jsonl").exists()

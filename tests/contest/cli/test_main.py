@@ -205,7 +205,7 @@ def test_list_options_take_commas_and_repeated_flags_alike():
 def test_a_bad_list_item_is_one_line_and_exit_2(capsys):
     assert main(["write", "--data", "d", "--table", "t", "--only", "1,x"]) == 2
     err = capsys.readouterr().err
-    assert err == "contest: --only: not a list of integers: '1,x'\n"
+    assert err == "contest: --only: not a list of integers or ranges A-B: '1,x'\n"
 
 
 @pytest.mark.parametrize(
@@ -291,3 +291,30 @@ def test_job_commands_end_stdout_with_one_json_object(spark, pg, cfg, tmp_path, 
     assert _last_json(capsys.readouterr().out)
     assert main(cli(cfg, "read", "--table", "conv", "--out", str(out))) == 0
     assert _last_json(capsys.readouterr().out)["rows"] > 0
+
+
+def test_rough_edges_are_one_line_each(tmp_path, capsys):
+    """`gen --out FILE` was a traceback; `evaluate --strategy nosuch` six lines of usage
+    where `compare --strategies optimized,nosuch` gave one; `--only 0-7` was refused."""
+    existing = tmp_path / "README.md"
+    existing.write_text("mine")
+    assert main(["gen", "--scale", "0.0001", "--out", str(existing)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err
+        == f"contest: --out {existing}: a file, not a folder: give a folder for the batch files\n"
+    )
+    assert existing.read_text() == "mine"
+    lines = []
+    for argv in (
+        ["evaluate", "--strategy", "nosuch"],
+        ["compare", "--strategies", "optimized,nosuch"],
+    ):
+        assert main(argv) == 2
+        lines.append(capsys.readouterr().err)
+    assert lines[0] == lines[1] and lines[0].startswith("contest: unknown strategy nosuch: ")
+    assert lines[0].count("\n") == 1
+    only = build_parser().parse_args(["write", "--data", "d", "--table", "t", "--only", "0-3,6-7"])
+    assert only.only == [0, 1, 2, 3, 6, 7]
+    assert main(["write", "--data", "d", "--table", "t", "--only", "5-2"]) == 2
+    assert "--only: 5-2 is an empty range" in capsys.readouterr().err

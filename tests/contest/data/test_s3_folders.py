@@ -52,7 +52,7 @@ def test_discover_an_s3_folder(remote_data, tmp_path):
         ("gap", "{uri}/base-1.parquet: missing (batches must be base-0..base-2 without gaps)"),
         ("not_parquet", "{uri}/base-1.parquet: not a parquet file (ArrowInvalid)"),
         ("schema", "{uri}/base-1.parquet: schema differs: missing column(s) phonenum"),
-        ("empty", "{uri}: no batch files (expected base-0.parquet, base-1.parquet, ...)"),
+        ("empty", "{uri}: no batch files (expected base-0.parquet, base-1.parquet, ..., or a"),
     ],
 )
 def test_bad_s3_folders_one_line(remote_data, tmp_path, breakage, message):

@@ -18,7 +18,7 @@ def test_the_data_layer_names_the_operators_the_read_implements():
     [
         ({"Score": "SumAll"}, "workload.columns.Score: a column name is lower-case"),
         ({"requests": "SumAll"}, "workload.columns.requests: a contest column already"),
-        ({"score": "Max"}, "workload.columns.score: 'Max' is not one of"),
+        ({"score": "Median"}, "workload.columns.score: 'Median' is not one of"),
     ],
 )
 def test_bad_extra_columns_are_refused_naming_the_key(columns, message):

@@ -16,7 +16,8 @@ import pytest
 
 from contest.config import WorkloadConfig, load_config
 from contest.data.generator import generate
-from contest.data.workload import named, workload_settings
+from contest.data.workload import OPERATOR_NAMES, named, workload_settings
+from contest.errors import ConfigError
 
 # The last commit whose generator knew no workloads (its module, run as it was).
 REFERENCE_COMMIT = "8c95533d54ec179d6ad0b52c68518bcd3c13a24e"
@@ -142,4 +143,34 @@ def test_named_workloads_load_and_are_valid():
     assert load_config(workload=workload_settings("hot-keys")).workload.distribution == "zipf"
     assert load_config(workload=workload_settings("append-mostly")).workload.update_share < 0.2
     wide = load_config(workload=workload_settings("wide")).workload
-    assert len(wide.columns) >= 8 and len(set(wide.columns.values())) == 4
+    # every operator of the registry
+    assert len(wide.columns) >= 8 and set(wide.columns.values()) == set(OPERATOR_NAMES)
+
+
+def test_pyarrow_defaults_writes_the_same_rows_in_another_layout(tmp_path: Path) -> None:
+    """workload.file_writer: the same rows, in pyarrow's own layout (snappy, statistics,
+    dictionary on every column where it pays), so no figure is fitted to the contest's."""
+    from contest.config import FILE_WRITERS
+    from contest.data.generator import FILE_WRITERS as OPENERS
+
+    assert set(FILE_WRITERS) == set(OPENERS)
+    w = dataclasses.replace(WorkloadConfig(), first_rows=3_000_000, batch_rows=600_000)
+    ours = generate(tmp_path / "contest", 0.001, 5, workload=w)
+    theirs = generate(
+        tmp_path / "pyarrow",
+        0.001,
+        5,
+        workload=dataclasses.replace(w, file_writer="pyarrow-defaults"),
+    )
+    for a, b in zip(ours.files, theirs.files, strict=True):
+        assert pq.read_table(a).equals(pq.read_table(b))
+        ma, mb = pq.ParquetFile(a).metadata, pq.ParquetFile(b).metadata
+        assert ma.row_group(0).column(0).compression == "UNCOMPRESSED"
+        assert mb.row_group(0).column(0).compression == "SNAPPY"
+        assert not ma.row_group(0).column(0).is_stats_set
+        assert mb.row_group(0).column(0).is_stats_set
+        # Dictionary tried on the key column too (pyarrow's default), never in ours.
+        assert "RLE_DICTIONARY" not in ma.row_group(0).column(0).encodings
+        assert "RLE_DICTIONARY" in mb.row_group(0).column(0).encodings
+    with pytest.raises(ConfigError, match="workload.file_writer: 'parquet-mr' is not one of"):
+        load_config(env={}, overrides={"workload.file_writer": "parquet-mr"})

@@ -11,6 +11,7 @@ import pytest
 
 from contest.cli.main import main
 from contest.data.generator import generate
+from contest.errors import UsageError
 from contest.infra.postgres import resolve_connection
 from contest.results.runs import local_runs
 from meta import catalog
@@ -52,6 +53,12 @@ def test_evaluate_optimized_end_to_end(cfg, pg, tmp_path, capsys, monkeypatch):
         15_000 / (2 * (rec["write_s"] + rec["read_s"])), rel=0.01
     )
     assert "optimized: write (15,000 rows" in err  # phases are shown as they run
+    # One line for people with the score before the record (./build.sh run's end).
+    score = out.strip().splitlines()[-2]
+    assert score == (
+        f"optimized: correct; write {rec['write_s']:.3f} s, read {rec['read_s']:.3f} s: "
+        f"{rec['rows_per_core_s']:,.1f} rows/core/s (15,000 rows, 2 cores)"
+    )
     stored = json.loads(runs.read_text().splitlines()[-1])
     assert stored["environment"]["spark"] == "3.5.8" and "config" in stored
     phases = [(p["name"].split(" ")[0], p["status"]) for p in stored["phases"]]
@@ -148,6 +155,30 @@ def test_a_job_that_cannot_start_names_sparks_cause(cfg, pg, tmp_path, capsys):
     assert "An error occurred while calling" not in rec["error"]
     failed = next(ln for ln in err.splitlines() if "FAILED in write" in ln)
     assert "INVALID_DRIVER_MEMORY" in failed
+    # Spark's advice names spark-submit's --driver-memory; contest's way is the key.
+    assert "--driver-memory" not in rec["error"] and "--driver-memory" not in err
+    assert "raise spark.driver_memory (--set spark.driver_memory=1g" in rec["error"]
     log = tmp_path / "w" / "eval" / "logs" / "optimized-write.log"
     assert f"optimized: write job's log (per-batch lines): {log}" in err
     assert rec["write_rows_per_core_s"] is None  # a write that never ran has no score
+
+
+def test_more_cores_than_the_machine_has_is_refused(cfg, tmp_path, capsys):
+    """local[N] above the machine's cores ran N tasks on fewer cores and divided the
+    score by N (the contest's local[4] on a 2-core machine: 226.6 against ~500)."""
+    import os
+
+    from contest.infra.machine import check_local_cores
+
+    many = (os.cpu_count() or 1) + 2
+    argv = cli(cfg, "evaluate", "--scale", "0.0005", "--cores", str(many), "--results", "-")
+    assert main([*argv, "--work", str(tmp_path / "w")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"contest: --cores {many}: this machine has {os.cpu_count()} cores")
+    assert not (tmp_path / "w" / "eval").exists()  # refused before any work
+    check_local_cores(4, "spark://h:7077", 2)  # a cluster's cores are its own
+    check_local_cores(2, None, 2)
+    check_local_cores(None, None, 2)
+    with pytest.raises(UsageError, match=r"--cores 4: this machine has 2 cores.*2.0x too low"):
+        check_local_cores(4, None, 2)

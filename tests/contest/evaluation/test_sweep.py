@@ -33,6 +33,19 @@ def test_invalid_sweep_is_refused_naming_the_key(tmp_path, capsys, text, named):
     assert named in capsys.readouterr().err
 
 
+def test_a_sweep_over_the_machines_cores_is_refused_before_any_case(cfg, tmp_path, capsys):
+    """Each case failed on its own, recorded, and the sweep went on; refused once."""
+    import os
+
+    many = (os.cpu_count() or 1) + 2
+    f = _file(tmp_path, f'scale = 0.0005\ncores = {many}\n[grid]\n"write.threads" = [1, 2]\n')
+    out = tmp_path / "sw"
+    assert main(cli(cfg, "sweep", str(f), "--results", str(out))) == 2
+    err = capsys.readouterr().err
+    assert f"contest: --cores {many}: this machine has" in err
+    assert not (out / "runs.jsonl").exists()
+
+
 @pytest.mark.spark
 @pytest.mark.pg
 def test_two_case_sweep_end_to_end_and_resume(cfg, pg, tmp_path, capsys):

@@ -2,10 +2,11 @@
 
 import socket
 
+import psutil
 import psycopg2
 import pytest
 
-from contest.infra.postgres import EmbeddedCluster, resolve_connection
+from contest.infra.postgres import EmbeddedCluster, local_server_pids, resolve_connection
 from meta.connection import parse_jdbc_url
 from meta.errors import PgError
 from tests.support.config import REPO, make_config
@@ -104,3 +105,15 @@ def test_a_relative_state_folder_starts(tmp_path, monkeypatch):
         assert cluster.up()[1].startswith("started")
     finally:
         cluster.down()
+
+
+def test_the_running_servers_pid_is_its_postmaster(cfg, pg):
+    # A timed job's noise counts this server's work as the job's (contest/infra/noise.py).
+    pids = local_server_pids(cfg)
+    if cfg.pg.external:
+        assert pids == ()
+        return
+    (pid,) = pids
+    assert psutil.Process(pid).name().startswith("postgres")
+    # Its backends are its children: a job's connection is served inside this tree.
+    assert any(c.name().startswith("postgres") for c in psutil.Process(pid).children())

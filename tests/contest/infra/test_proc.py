@@ -120,3 +120,69 @@ def test_a_terminated_run_leaves_no_job_behind(tmp_path):
     assert parent.returncode == 130 and "interrupted" in out
     gone, alive = psutil.wait_procs(job, timeout=10)
     assert not alive
+
+
+# A child shaped like `contest stream run`: Python holding a Spark session (its JVM).
+JVM_CHILD = """
+import time
+from pyspark.sql import SparkSession
+s = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+print("up", flush=True)
+time.sleep(900)
+"""
+
+# A test file run by a pytest of its own: the child is started through the harness's
+# runner (at import, so the JVM is up before the test's short timeout runs), the test
+# waits on it and is ended by pytest-timeout; a second test looks for the child.
+TIMED_OUT = """
+import os, sys, time
+from pathlib import Path
+import psutil, pytest
+from contest.infra.proc import spawn, wait_bounded
+
+here = Path(__file__).parent
+proc = spawn([sys.executable, "-c", {child!r}], here / "child.log", dict(os.environ), here)
+while "up" not in (here / "child.log").read_text():
+    assert proc.poll() is None, (here / "child.err").read_text()[-2000:]
+    time.sleep(0.1)
+tree = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+(here / "pids").write_text(" ".join(map(str, tree)))
+
+@pytest.mark.timeout(1, method={method!r})
+def test_waits_on_its_child():
+    wait_bounded(proc, 900)
+
+def test_after_it():
+    alive = [p for p in map(int, (here / "pids").read_text().split()) if psutil.pid_exists(p)]
+    (here / "alive_after").write_text(" ".join(map(str, alive)))
+"""
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("method", ["signal", "thread"])
+def test_a_child_and_its_jvm_die_with_a_timed_out_test(tmp_path, method):
+    """pytest-timeout ends a test waiting on a benchmark's child: by an exception in the
+    test (signal) or by ending the whole process (thread). The child and its JVM go
+    with it either way (a stream bench's child and JVM ran on for 1 h 38 min)."""
+    import subprocess
+    import time
+
+    import psutil
+
+    from tests.support.config import REPO
+
+    (tmp_path / "test_inner.py").write_text(TIMED_OUT.format(child=JVM_CHILD, method=method))
+    inner = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p"]
+    inner += ["tests.support.reaper", "--rootdir", str(tmp_path), str(tmp_path)]
+    done = subprocess.run(inner, cwd=REPO, capture_output=True, text=True, timeout=300)
+    out = done.stdout + done.stderr
+    assert "Timeout" in out, out[-3000:]
+    tree = [int(p) for p in (tmp_path / "pids").read_text().split()]
+    names = [psutil.Process(p).name() for p in tree if psutil.pid_exists(p)]
+    assert len(tree) >= 2, names  # the child and its JVM (spark-submit's java)
+    if method == "signal":  # the run went on: the next test found nothing left
+        assert (tmp_path / "alive_after").read_text() == "", out[-3000:]
+    deadline = time.monotonic() + 30
+    while any(psutil.pid_exists(p) and psutil.Process(p).status() != "zombie" for p in tree):
+        assert time.monotonic() < deadline, f"left running: {tree}"
+        time.sleep(0.2)

@@ -6,7 +6,7 @@ from pathlib import Path
 from contest.config import load_config
 from contest.evaluation.strategies import STRATEGIES
 from contest.peers import formats
-from contest.peers.hudi_merger import MERGER_CLASS, STRATEGY_ID
+from contest.peers.hudi_merger import MERGER_CLASS, OPERATORS_KEY, STRATEGY_ID
 
 
 def preset(name: str, **overrides: object):
@@ -22,6 +22,14 @@ def test_paimon_table_is_the_contract_as_an_aggregation_table():
     assert {props[f"fields.{c}.aggregate-function"] for c in others} == {"last_non_null_value"}
     assert props["sequence.field"] == "_ver,_pos"  # version first, then row position
     assert props["bucket"] == "8" and props["write-only"] == "true"
+
+
+def test_paimon_takes_each_operators_aggregate_function():
+    cfg = preset("paimon-agg", **{"workload.columns": {"p": "Max", "t": "JoinedNotNullByComma"}})
+    props = formats.table_properties(cfg)
+    assert props["fields.p.aggregate-function"] == "max"
+    assert props["fields.t.aggregate-function"] == "listagg"
+    assert props["fields.requests.aggregate-function"] == "sum"
 
 
 def test_paimon_submits_its_pinned_connector_and_catalog():
@@ -50,6 +58,10 @@ def test_hudi_merger_and_hudi_mor_differ_only_in_the_merge():
         "hoodie.write.record.merge.strategy.id": STRATEGY_ID,
         "hoodie.write.record.merge.custom.implementation.classes": MERGER_CLASS,
         "hoodie.logfile.data.block.format": "parquet",  # a merger of Spark rows needs it
+        # the column-to-rule map the merger reads (the contract's, from the registry)
+        OPERATORS_KEY: "ip:last_non_null;hostname:last_non_null;requests:sum;"
+        "name:last_non_null_nor_null_string;city:last_non_null;job:last_non_null;"
+        "phonenum:last_non_null",
     }
     assert all(merger[k] == v for k, v in mor.items())
 

@@ -105,8 +105,8 @@ def test_bad_peer_settings_are_one_line_naming_the_key(key, value, needle):
 def test_the_merge_reads_target_columns_as_the_contract_needs():
     sql = merge_sql("t_tab", "s_view")
     assert "MERGE INTO t_tab t USING s_view s ON t.uuid = s.uuid" in sql
-    assert "ELSE t.requests + s.requests END" in sql
-    assert "t.name = coalesce(s.name, t.name)" in sql and "INSERT *" in sql
+    assert "ELSE t.`requests` + s.`requests` END" in sql
+    assert "t.`name` = coalesce(s.`name`, t.`name`)" in sql and "INSERT *" in sql
 
 
 @pytest.mark.parametrize(

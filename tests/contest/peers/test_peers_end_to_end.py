@@ -67,6 +67,9 @@ def test_peer_is_exact_on_the_contract_cases(cfg, tmp_path, capsys, contract_dat
     elif strategy == "paimon-agg":  # appends, the later ones from concurrent writers
         assert batches[0]["operation"] == "create+append" and report["threads"] > 1
         assert all(b["operation"] == "append" for b in merges)
+        # Applied at once: their own files are unknown, never reported as 0 added.
+        assert all(b["together"] and b["data_files_added"] is None for b in merges)
+        assert not batches[0]["together"] and batches[0]["data_files_added"] >= 1
         assert batches[0]["metrics"]["total_record_count"] >= 1
     else:  # Hudi MOR upserts land in log files
         assert strategy in ("hudi-mor", "hudi-merger")

@@ -47,3 +47,16 @@ def test_foreign_folder_through_the_streamed_read(spark, pg, cfg, tmp_path):
     )  # the smallest chunks: keys run across many of them
     _, table = write(spark, pg, small, data, tmp_path / "foreign")
     assert merge_and_read(spark, pg, small, table) == oracle(data)
+
+
+def test_pyarrow_default_files_through_the_pipeline(spark, pg, cfg, tmp_path):
+    """The second data shape of the benchmarks (workload.file_writer = pyarrow-defaults:
+    snappy, dictionary on every column, statistics) gives the oracle's answer."""
+    from contest.config import WorkloadConfig
+    from contest.data.generator import generate
+
+    w = dataclasses.replace(WorkloadConfig(), file_writer="pyarrow-defaults")
+    data = tmp_path / "data"
+    generate(data, 0.0005, 3, workload=w)
+    _, table = write(spark, pg, cfg, data, tmp_path / "pyarrow_defaults")
+    assert merge_and_read(spark, pg, cfg, table) == oracle(data)

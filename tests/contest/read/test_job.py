@@ -200,3 +200,27 @@ def test_each_merge_engine_on_a_uuid128_table_equals_the_oracle(
     data, table = uuid128_table
     read_cfg = dataclasses.replace(cfg, read=dataclasses.replace(cfg.read, merge=method))
     assert read_rows(spark, pg, read_cfg, table) == oracle(data)
+
+
+@pytest.mark.pg
+def test_a_missing_version_is_named_before_the_unmerged_snapshot(pg, cfg, tmp_path):
+    """Versions 2 then 1 landed, 0 never did: the read names the missing version 0 (it
+    said `run contest meta merge first`, which would not bring batch 0 back)."""
+    from contest.data.workload import workload_schema
+    from contest.read.job import ReadRequest, checked_commits
+    from meta.commits import DataFile
+    from meta.versions import plan_versions
+
+    schema = workload_schema(cfg.workload)
+    t = catalog.create_table(
+        pg, "holes_unmerged", tmp_path / "hu", schema, ["uuid"], 1, replace=True
+    )
+    plan_versions(pg, t, {v: f"base-{v}.parquet" for v in range(3)})
+    for v in (2, 1):  # out of version order, not merged
+        part = DataFile(f"{t.path}/part-v{v}_0000.parquet", 10, tuple(schema.names), 0)
+        commit_files(pg, t, [part], version=v, batch=f"base-{v}.parquet")
+    request = ReadRequest(str(tmp_path / "out"))
+    with pytest.raises(ReadError, match=r"missing version\(s\) 0 below the newest committed"):
+        checked_commits(pg, cfg, t, request)
+    with pytest.raises(ReadError, match="contest meta merge"):  # asked to read anyway
+        checked_commits(pg, cfg, t, dataclasses.replace(request, allow_gaps=True))

@@ -15,6 +15,7 @@ import pytest
 
 from contest.data.generator import generate
 from contest.infra.folders import remove_tree
+from contest.infra.proc import run_captured
 from tests.support.config import cli
 from tests.support.s3 import configured, fresh_prefix, names, put, upload
 
@@ -27,10 +28,8 @@ def contest(cfg, *args: str) -> subprocess.CompletedProcess:
     argv = cli(cfg, "--set", "spark.driver_memory=1g", *args)
     started = time.perf_counter()
     try:
-        return subprocess.run(
+        return run_captured(  # the harness's runner: the child dies with this process
             [str(Path(sys.executable).parent / "contest"), *argv],
-            capture_output=True,
-            text=True,
             env=dict(os.environ),
             timeout=600,
         )

@@ -3,6 +3,7 @@ from the one runner; rates only for jobs that ran; the busy-machine flag."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -144,3 +145,32 @@ def test_busy_share_measured_between_jobs_wins_over_the_load_average():
     assert rec.busy == "30% of the CPUs busy before the write"
     back = RunRecord.from_dict(rec.to_dict())
     assert back.load["write"].cpu_busy_before == 0.3
+
+
+def test_noise_during_a_job_flags_what_a_sample_before_it_cannot_see():
+    """Load that starts once a job runs is invisible to the sample before it; the noise
+    measured during the job (contest/infra/noise.py) flags it, and round-trips."""
+    from contest.infra.machine import Sample
+    from contest.infra.noise import JobNoise
+
+    quiet = Sample(load1=0.1, steal=0.0, cpu_busy=0.02)
+    during = JobNoise(
+        wall_s=20.0,
+        cores=2,
+        tree_cpu_s=35.0,
+        outside_cpu_s=8.0,
+        outside_share=0.2,
+        peak_outside_share=0.6,
+        steal_share=0.0,
+        samples=80,
+    )
+    rec = RunRecord("optimized", machine_cores=2)
+    rec.load["write"] = JobLoad.around(quiet, quiet)
+    rec.load["read"] = JobLoad.around(quiet, quiet, during)
+    assert rec.busy == "other work held 20% of the CPUs during the job (read)"
+    back = RunRecord.from_dict(json.loads(json.dumps(rec.to_dict())))
+    assert back.load["read"].job_cpu_s == 35.0
+    assert back.busy == rec.busy
+    calm = dataclasses.replace(during, outside_share=0.03, peak_outside_share=0.2)
+    rec.load["read"] = JobLoad.around(quiet, quiet, calm)
+    assert rec.busy is None

@@ -119,6 +119,30 @@ def test_restart_then_replay_then_new_checkpoint(spark, pg, cfg, tmp_path):
         run_stream(spark, pg, other, table_path, name, say=lambda _m: None)
     assert batches(pg, table) == recorded
     assert table_rows(scfg, name) == expected
+    _check_on_the_command_line(cfg, root, name, recorded)
+
+
+def _check_on_the_command_line(cfg: Config, root: Path, name: str, recorded) -> None:
+    """`contest check` of a streamed table's read (it said `no batch files` of a feed
+    folder): against its feed folder, against what its micro-batches consumed, and a
+    read as of a micro-batch version against the micro-batches up to it."""
+    from contest.cli.main import main
+    from tests.support.config import cli
+
+    incoming, whole, early = root / "incoming", root / "whole", root / "early"
+    assert main(cli(cfg, "read", "--table", name, "--out", str(whole))) == 0
+    assert main(cli(cfg, "check", "--result", str(whole), "--data", str(incoming))) == 0
+    assert main(cli(cfg, "check", "--result", str(whole), "--stream-table", name)) == 0
+    first = recorded[0].version
+    as_of = ["--as-of-version", str(first)]
+    assert main(cli(cfg, "read", "--table", name, "--out", str(early), *as_of)) == 0
+    by_stream = ["--stream-table", name, "--upto-version", str(first)]
+    assert main(cli(cfg, "check", "--result", str(early), *by_stream)) == 0
+    # The whole table is not the early read: the check says so.
+    assert main(cli(cfg, "check", "--result", str(early), "--stream-table", name)) == 1
+    # Files 0 and 1 were the first micro-batch: as of the data's version 1.
+    upto = ["--data", str(incoming), "--upto-version", "1"]
+    assert main(cli(cfg, "check", "--result", str(early), *upto)) == 0
 
 
 def test_reads_during_the_stream_see_whole_micro_batches(spark, pg, cfg, tmp_path):

@@ -54,11 +54,20 @@ def test_what_has_no_form_is_skipped_with_why():
         assert skipped_why(cfg, "upsert") is None and skipped_why(cfg, "read") is None
 
 
-def test_extra_columns_stay_with_the_harness_merge_on_read():
+def test_a_strategy_refuses_an_operator_its_format_cannot_express_in_one_line():
     from contest.config import override
 
-    wide = {"workload.columns": {"metric_01": "SumAll"}}
-    assert "carries the contest's columns only" in (
-        unsupported(override(_cfg("delta-merge"), wide), PLAIN) or ""
-    )
-    assert unsupported(override(_cfg("optimized"), wide), PLAIN) is None
+    wide = {
+        "workload.columns": {"metric_01": "SumAll", "peak": "Max", "trail": "JoinedNotNullByComma"}
+    }
+    for strategy in ("optimized", "baseline-cow", "delta-merge", "paimon-agg", "hudi-merger"):
+        assert unsupported(override(_cfg(strategy), wide), PLAIN) is None, strategy
+    why = unsupported(override(_cfg("lakesoul-stock"), wide), PLAIN) or ""
+    assert "merge operator Max (column peak)" in why and "lakesoul-stock" in why
+    assert "\n" not in why
+    arrow = override(_cfg("optimized"), {**wide, "read.merge": "arrow"})
+    why = unsupported(arrow, PLAIN) or ""
+    assert "JoinedNotNullByComma" in why and "read.merge=arrow" in why
+    # an operator LakeSoul has, on a column its stock write does not carry
+    plain = override(_cfg("lakesoul-stock"), {"workload.columns": {"m": "SumAll"}})
+    assert "carries the contest's columns only" in (unsupported(plain, PLAIN) or "")

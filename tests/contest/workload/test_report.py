@@ -106,3 +106,22 @@ def test_chart_legend_outside_axis_labels_and_files_only_where_counted():
     files = fig.axes[3]
     assert [line.get_label() for line in files.get_lines()] == ["optimized r1"]
     plt.close(fig)
+
+
+def test_a_run_whose_every_strategy_refused_writes_its_report_in_a_new_folder(tmp_path):
+    """`contest workload run wide --strategies paimon-agg` once ended in a traceback
+    (FileNotFoundError writing wide.png: the folder was never made, no record written).
+    Now the refusal is a record of its own and the page says it in one line."""
+    from contest.workload.report import write_report
+
+    why = "lakesoul-stock: merge operator Max (column peak_01) is not expressible"
+    refused = PhaseRecord(
+        workload="wide", run_id="r1", strategy="lakesoul-stock", step=0, phase="refused",
+        label="refused", skipped=why,
+    )  # fmt: skip
+    target = tmp_path / "results" / "machine" / "workloads" / "wide.jsonl"
+    wrote = write_report(target, "wide", [])
+    assert all(p.is_file() for p in wrote)
+    page = markdown("wide", [refused], [])
+    assert "| r1 | lakesoul-stock | 0 | refused |" in page
+    assert f"skipped: {why}" in page

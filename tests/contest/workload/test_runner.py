@@ -70,6 +70,11 @@ def test_phase_runner_on_a_tiny_workload(cfg, pg, tmp_path, capsys):
     assert report["ok"] and out.with_suffix(".md").is_file() and out.with_suffix(".png").is_file()
 
     recs = load(out)
+    # The refusal is a record of its own (the page says it in one line).
+    refused = [r for r in recs if r.phase == "refused"]
+    assert [(r.strategy, r.step) for r in refused] == [("delta-merge", 0)]
+    assert "reads as of a version" in (refused[0].skipped or "")
+    recs = [r for r in recs if r.phase != "refused"]
     assert {r.strategy for r in recs} == {"optimized"}
     # upsert 0, read, concurrent (its read, its upsert), merge, compact, read as of 1
     # (across the compaction), then one longevity round of batch 3.

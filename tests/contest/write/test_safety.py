@@ -209,6 +209,23 @@ def test_read_refuses_planned_versions_that_never_landed(spark, pg, cfg, data, t
     assert main([*read, "--allow-gaps"]) == 0
 
 
+@pytest.mark.pg
+def test_a_taken_table_message_points_to_the_flag_that_helps(pg, tmp_path):
+    """A re-run of an interrupted write is told about --resume; `--table NAME --append`
+    (a bare name taken as the folder ./NAME) is told where the table of that name is,
+    not to give the --append it gave."""
+    catalog.drop_table(pg, "msg_t")
+    t = catalog.create_table(pg, "msg_t", tmp_path / "real", SCHEMA, ["uuid"], 1, replace=True)
+    with pytest.raises(TableError, match=r"taken by .*--resume finishes it"):
+        catalog.create_table(pg, "msg_t", tmp_path / "real", SCHEMA, ["uuid"], 1)
+    with pytest.raises(TableError) as bare:
+        catalog.create_table(pg, "msg_t", tmp_path / "msg_t", SCHEMA, ["uuid"], 1, reuse=True)
+    assert f"is at {t.path}, not there" in str(bare.value)
+    assert f"give --table {t.path}" in str(bare.value) and "--append" not in str(bare.value)
+    with pytest.raises(TableError, match=r"that folder holds table default.msg_t .*--name msg_t"):
+        catalog.create_table(pg, "other_t", tmp_path / "real", SCHEMA, ["uuid"], 1, reuse=True)
+
+
 def _one_line_error(capsys) -> str:
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("contest: "), err
@@ -284,9 +301,9 @@ def test_a_truncated_file_is_one_line_naming_it_and_sparks_log(spark, pg, cfg, d
     process and JVM): the terminal shows one line naming the file and Spark's log, which
     holds the stack traces; `contest check` of a truncated result: one line, no traceback."""
     import os
-    import subprocess
     import sys
 
+    from contest.infra.proc import run_captured
     from meta.merge import merge_table
     from tests.support.config import REPO
 
@@ -303,7 +320,7 @@ def test_a_truncated_file_is_one_line_naming_it_and_sparks_log(spark, pg, cfg, d
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     read = [*contest, *cli(cfg, "read", "--table", "trunc", "--out", str(tmp_path / "t2"))]
-    proc = subprocess.run(read, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    proc = run_captured(read, env=env, timeout=300, cwd=REPO)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 1 and len(lines) <= 3, proc.stderr[-3000:]
     last = lines[-1]
@@ -315,7 +332,7 @@ def test_a_truncated_file_is_one_line_naming_it_and_sparks_log(spark, pg, cfg, d
     part = sorted(out.glob("part-*.parquet"))[0]
     part.write_bytes(part.read_bytes()[:100])
     check = [*contest, *cli(cfg, "check", "--result", str(out), "--data", str(data))]
-    proc = subprocess.run(check, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    proc = run_captured(check, env=env, timeout=300, cwd=REPO)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr[-3000:]
     assert proc.stderr.startswith(f"contest: {part}: not a readable parquet file")
 

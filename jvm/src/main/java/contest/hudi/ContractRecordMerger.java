@@ -1,6 +1,8 @@
 package contest.hudi;
 
 import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
 
 import org.apache.avro.Schema;
 import org.apache.hudi.HoodieSparkRecordMerger;
@@ -18,13 +20,15 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * The contest's merge contract as a Hudi record merger (Hudi 1.0's recommended API for
- * custom merge semantics; payload classes are its older, Avro-only path): of two
- * versions of a key, `requests` is their NULL-aware sum (NULL only when both are NULL),
- * `name` the later one unless it is NULL or the string "null", every other column the
- * later non-NULL value. "Later" is the larger ordering (precombine) value, the batch's
- * version; on a tie, the newer record. The operation is associative, as Hudi asks of
- * a merger: f(a, f(b, c)) = f(f(a, b), c).
+ * Per-column merge operators as a Hudi record merger (Hudi 1.0's recommended API for
+ * custom merge semantics; payload classes are its older, Avro-only path). The column-to-
+ * rule map comes from the props Hudi hands the merger, {@link #OPERATORS_KEY} =
+ * "col:rule;col:rule" (the harness's operator registry, contest/data/operators.py, writes
+ * it): of two versions of a key, each column is merged by its rule (see {@link
+ * #mergeField}); a column without one keeps the later non-NULL value. "Later" is the
+ * larger ordering (precombine) value, the batch's version; on a tie, the newer record.
+ * Every rule is associative, as Hudi asks of a merger: f(a, f(b, c)) = f(f(a, b), c).
+ * Without the map the merger refuses to merge (it would silently apply another rule).
  *
  * <p>Registered with hoodie.write.record.merge.mode=CUSTOM,
  * hoodie.write.record.merge.strategy.id={@link #STRATEGY_ID} and
@@ -36,10 +40,37 @@ public class ContractRecordMerger extends HoodieSparkRecordMerger {
   /** The merge strategy this merger implements (persisted in the table's config). */
   public static final String STRATEGY_ID = "6f0c3a4e-2b1d-4c55-9a57-3c0e1f8a7b21";
 
+  /** The props key holding the column-to-rule map. */
+  public static final String OPERATORS_KEY = "hoodie.contest.merge.operators";
+
   private static final String KEY = "uuid";
-  private static final String SUMMED = "requests";
-  private static final String NAME = "name";
   private static final UTF8String NULL_STRING = UTF8String.fromString("null");
+  private static final UTF8String COMMA = UTF8String.fromString(",");
+
+  /** The parsed map of the last spec seen (the spec rarely changes within a JVM). */
+  private static volatile String cachedSpec;
+  private static volatile Map<String, String> cachedRules;
+
+  /** The column-to-rule map of "col:rule;col:rule". */
+  static Map<String, String> rules(String spec) {
+    if (spec.equals(cachedSpec)) {
+      return cachedRules;
+    }
+    Map<String, String> out = new HashMap<>();
+    for (String part : spec.split(";")) {
+      if (part.isEmpty()) {
+        continue;
+      }
+      int at = part.lastIndexOf(':');
+      if (at <= 0) {
+        throw new IllegalArgumentException(OPERATORS_KEY + ": bad entry '" + part + "'");
+      }
+      out.put(part.substring(0, at), part.substring(at + 1));
+    }
+    cachedRules = out;
+    cachedSpec = spec;
+    return out;
+  }
 
   @Override
   public String getMergingStrategy() {
@@ -70,6 +101,12 @@ public class ContractRecordMerger extends HoodieSparkRecordMerger {
     StructType lateType = HoodieInternalRowUtils.getCachedSchema(lateSchema);
     InternalRow e = (InternalRow) early.getData();
     InternalRow l = (InternalRow) late.getData();
+    String spec = props.getString(OPERATORS_KEY, null);
+    if (spec == null) {
+      throw new IOException(
+          "ContractRecordMerger: no " + OPERATORS_KEY + " in the merge's properties");
+    }
+    Map<String, String> rules = rules(spec);
     StructField[] fields = lateType.fields();
     Object[] values = new Object[fields.length];
     for (int i = 0; i < fields.length; i++) {
@@ -78,7 +115,8 @@ public class ContractRecordMerger extends HoodieSparkRecordMerger {
       Object lateValue = l.isNullAt(i) ? null : l.get(i, type);
       int j = earlyIndex(earlyType, field);
       Object earlyValue = j < 0 || e.isNullAt(j) ? null : e.get(j, type);
-      values[i] = mergeField(field, earlyValue, lateValue);
+      String rule = KEY.equals(field) ? "last_non_null" : rules.get(field);
+      values[i] = mergeField(rule == null ? "last_non_null" : rule, earlyValue, lateValue);
     }
     InternalRow merged = HoodieInternalRowUtils.getCachedUnsafeProjection(lateType, lateType)
         .apply(new GenericInternalRow(values)).copy();
@@ -86,24 +124,51 @@ public class ContractRecordMerger extends HoodieSparkRecordMerger {
     return Option.of(Pair.of(out, lateSchema));
   }
 
-  /** One column of the merged row from its earlier and later values (either may be NULL). */
-  static Object mergeField(String field, Object early, Object late) {
-    if (SUMMED.equals(field)) {
-      if (early == null) {
+  /**
+   * One column of the merged row from its earlier and later values (either may be NULL,
+   * itself the merge of earlier rows), by the operator registry's Hudi rule:
+   * sum / product (of the non-NULL values), last (the later value, NULL included),
+   * last_non_null, last_non_null_nor_null_string (the string "null" counts as NULL),
+   * first_non_null, max / min (of the non-NULL values), join_comma (the non-NULL values
+   * joined by ","). Any other rule is an error.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  static Object mergeField(String rule, Object early, Object late) {
+    switch (rule) {
+      case "last":
         return late;
-      }
-      if (late == null) {
-        return early;
-      }
-      return (Long) early + (Long) late;
+      case "last_non_null":
+        return late != null ? late : early;
+      case "last_non_null_nor_null_string":
+        return late != null && !NULL_STRING.equals(late) ? late : early;
+      case "first_non_null":
+        return early != null ? early : late;
+      default:
+        break;
     }
-    if (KEY.equals(field)) {
-      return late != null ? late : early;
+    if (early == null) {
+      return late;
     }
-    if (NAME.equals(field) && NULL_STRING.equals(late)) {
+    if (late == null) {
       return early;
     }
-    return late != null ? late : early;
+    switch (rule) {
+      case "sum":
+        if (early instanceof Double) {
+          return (Double) early + (Double) late;
+        }
+        return (Long) early + (Long) late;
+      case "product":
+        return (Long) early * (Long) late;
+      case "max":
+        return ((Comparable) early).compareTo(late) >= 0 ? early : late;
+      case "min":
+        return ((Comparable) early).compareTo(late) <= 0 ? early : late;
+      case "join_comma":
+        return UTF8String.concat((UTF8String) early, COMMA, (UTF8String) late);
+      default:
+        throw new IllegalArgumentException("ContractRecordMerger: unknown rule " + rule);
+    }
   }
 
   private static int earlyIndex(StructType type, String field) {

@@ -1,0 +1,95 @@
+"""The floor for `contest bench duckdb`: the least any merge of the batches can cost on
+this machine, measured in the same sitting as the engines it bounds.
+
+Two parts, each a whole process as the contest times its jobs:
+- the I/O: every batch's columns read and decoded once (pyarrow, `threads` threads), and
+  as many rows as the result has keys encoded and written once, uncompressed, as the
+  result is; no merge (`python -m contest.benchmarks.floor io --data DIR --out FILE
+  --threads N --rows K`, prints one JSON line);
+- the two process starts the contest's procedure imposes on a Spark pipeline: a trivial
+  `spark-submit` (a session, one 10-row Python task, stop), run twice
+  (`spark-submit floor.py start`).
+
+optimized / floor and DuckDB / floor say how far each is from what cannot be avoided.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+
+def io_floor(data: Path, out: Path, threads: int, rows: int) -> dict[str, object]:
+    """Read every batch file's columns once; write the first `rows` rows read, once."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from contest.data.batches import discover
+
+    pa.set_cpu_count(threads)
+    pa.set_io_thread_count(threads)
+    batches = discover(data)
+    started = time.perf_counter()
+    read_rows, written = 0, 0
+    writer: pq.ParquetWriter | None = None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        for batch in batches:
+            for chunk in pq.ParquetFile(batch.path).iter_batches(batch_size=1 << 20):
+                read_rows += chunk.num_rows
+                if written < rows:
+                    part = chunk.slice(0, rows - written)
+                    if writer is None:
+                        writer = pq.ParquetWriter(out, part.schema, compression="NONE")
+                    writer.write_batch(part)
+                    written += part.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    return {
+        "rows_read": read_rows,
+        "rows_written": written,
+        "io_s": round(time.perf_counter() - started, 3),
+    }
+
+
+def trivial_job() -> None:
+    """What every Spark job of the contest's procedure pays before and after its work:
+    the JVM, the Python driver, a session, the first Python task, the stop."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.appName("contest-floor-start").getOrCreate()
+
+    def same(batches: Iterable[Any]) -> Iterator[Any]:
+        yield from batches
+
+    df = spark.range(10).mapInArrow(same, "id long")
+    if df.count() != 10:
+        raise SystemExit("the trivial job lost rows")
+    spark.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="contest.benchmarks.floor")
+    sub = p.add_subparsers(dest="part", required=True)
+    io = sub.add_parser("io", help="read every batch once, write the result's rows once")
+    io.add_argument("--data", required=True)
+    io.add_argument("--out", required=True)
+    io.add_argument("--threads", type=int, default=2)
+    io.add_argument("--rows", type=int, required=True)
+    sub.add_parser("start", help="a trivial Spark job (run through spark-submit)")
+    args = p.parse_args(argv)
+    if args.part == "start":
+        trivial_job()
+        return 0
+    print(json.dumps(io_floor(Path(args.data), Path(args.out), args.threads, args.rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,461 @@
+"""`contest bench peers`: the comparison as a sitting a skeptic would sign.
+
+Every strategy runs the contest's procedure (`contest evaluate`: timed write, merge,
+timed read, the oracle's check) in interleaved rounds in one sitting: round 1 in the
+given order, each later round rotated by one, so no strategy always runs first, last or
+after the same neighbour. The noise of the machine is measured during every job
+(contest/infra/noise.py); a busy run is kept, marked and left out of the medians, and
+run again (bounded). Every ratio is taken within the sitting, round by round (the two
+runs of a round share the machine's state), with a distribution-free interval
+(contest/results/intervals.py); one round or an interval across 1 says so. Each sitting
+is disclosed in full beside its page: machine, OS, JVM, every library's version, each
+strategy's configuration, the commit, the noise of every job, what was left out and why.
+
+A sitting resumes (`--resume SITTING`) on the same commit and machine, in its rotation,
+and its page says it was resumed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from contest.benchmarks.base import (
+    CORES,
+    SEED,
+    WORK,
+    Benchmark,
+    Option,
+    Sitting,
+    at_least,
+)
+from contest.errors import UsageError
+from contest.evaluation.strategies import STRATEGIES
+from contest.results.intervals import Interval, Ratio, geometric_mean, median_interval, paired_ratio
+from contest.results.runs import RunRecord
+
+REFERENCE = "optimized"
+# --codec: each strategy's own preset, or one codec for every strategy's files.
+CODEC_CHOICES = ("preset", "none", "snappy", "zstd")
+
+
+def round_order(strategies: Sequence[str], rnd: int) -> list[str]:
+    """Round `rnd` (from 1): the strategies rotated left by rnd - 1."""
+    if not strategies:
+        return []
+    k = (rnd - 1) % len(strategies)
+    return [*strategies[k:], *strategies[:k]]
+
+
+def codec_overrides(codec: str) -> dict[str, object]:
+    """One codec for every strategy's data files and result (the harness's write and
+    read, every peer format); `preset` changes nothing. lakesoul-stock's data files are
+    written by LakeSoul's native writer, whose codec is fixed (zstd): its result follows."""
+    if codec == "preset":
+        return {}
+    return {"write.codec": codec, "read.codec": codec, "peer.codec": codec}
+
+
+def kept(records: Sequence[RunRecord]) -> dict[str, dict[int, RunRecord]]:
+    """Per strategy and round, the run that counts: the last attempt that was correct
+    and quiet (none when every attempt of the round was busy or wrong)."""
+    out: dict[str, dict[int, RunRecord]] = {}
+    for r in records:
+        if r.compare_round is None or not r.correct or r.busy:
+            continue
+        out.setdefault(r.strategy, {})[r.compare_round] = r
+    return out
+
+
+@dataclass(frozen=True)
+class Row:
+    """One strategy in one sitting."""
+
+    strategy: str
+    attempts: int
+    score: Interval | None  # rows/core/s over the kept runs
+    write_s: float | None
+    read_s: float | None
+    peak_tree_bytes: int | None
+    ratio: Ratio | None  # the reference over this strategy, round by round
+
+
+@dataclass(frozen=True)
+class SittingSummary:
+    sitting: str
+    scale: float | None
+    shape: str
+    codec: str
+    rounds_planned: int | None
+    rounds_run: int
+    strategies: list[str]
+    rows: list[Row]
+    excluded: list[str]
+    commits: list[str]
+    resumed: bool
+
+    @property
+    def peer_ratios(self) -> list[float]:
+        return [
+            r.ratio.interval.median
+            for r in self.rows
+            if r.strategy != REFERENCE and r.ratio is not None
+        ]
+
+
+def summarize(records: Sequence[RunRecord]) -> SittingSummary:
+    """One sitting's records (one scale, one data shape): medians, intervals, ratios."""
+    first = records[0]
+    by_round = kept(records)
+    plan = first.sitting_settings
+    planned = list(plan.strategies)
+    order = [s for s in planned if any(r.strategy == s for r in records)] or list(
+        dict.fromkeys(r.strategy for r in records)
+    )
+    ref = {n: r.rows_per_core_s or 0.0 for n, r in by_round.get(REFERENCE, {}).items()}
+    rows = []
+    for name in order:
+        runs = list(by_round.get(name, {}).values())
+        scores = [r.rows_per_core_s for r in runs if r.rows_per_core_s]
+        mine = {n: r.rows_per_core_s or 0.0 for n, r in by_round.get(name, {}).items()}
+        peaks = [max(r.write_peak_rss_bytes or 0, r.read_peak_rss_bytes or 0) for r in runs]
+        rows.append(
+            Row(
+                strategy=name,
+                attempts=sum(1 for r in records if r.strategy == name),
+                score=median_interval(scores) if scores else None,
+                write_s=statistics.median(r.write_s for r in runs if r.write_s is not None)
+                if runs
+                else None,
+                read_s=statistics.median(r.read_s for r in runs if r.read_s is not None)
+                if runs
+                else None,
+                peak_tree_bytes=max(peaks) if peaks else None,
+                ratio=None if name == REFERENCE else paired_ratio(REFERENCE, name, ref, mine),
+            )
+        )
+    excluded = []
+    for r in records:
+        if not r.correct:
+            detail = (r.error or r.check or "").strip()[:120]
+            why = f"wrong or failed ({r.failed_phase or 'check'}: {detail})"
+        elif r.busy:
+            why = f"busy: {r.busy}"
+        else:
+            continue
+        excluded.append(f"{r.strategy}, round {r.compare_round}, attempt {r.attempt}: {why}")
+    return SittingSummary(
+        sitting=first.sitting or "",
+        scale=first.scale,
+        shape=first.data_shape,
+        codec=plan.codec,
+        rounds_planned=plan.rounds,
+        rounds_run=len({r.compare_round for r in records}),
+        strategies=order,
+        rows=rows,
+        excluded=excluded,
+        commits=sorted({r.git_commit + ("+dirty" if r.git_dirty else "") for r in records}),
+        resumed=any(r.sitting_settings.resumed for r in records),
+    )
+
+
+def groups(records: Sequence[RunRecord]) -> list[list[RunRecord]]:
+    """Records by sitting, scale and data shape, in the order first seen."""
+    out: dict[tuple[str, float | None, str], list[RunRecord]] = {}
+    for r in records:
+        out.setdefault((r.sitting or "", r.scale, r.data_shape), []).append(r)
+    return list(out.values())
+
+
+def disclosure_name(sitting: str) -> str:
+    return "disclosure/" + re.sub(r"[^0-9A-Za-z-]", "-", sitting) + ".md"
+
+
+def _num(v: float | None, digits: int = 1) -> str:
+    return "-" if v is None else f"{v:,.{digits}f}"
+
+
+def render_summary(s: SittingSummary) -> list[str]:
+    planned = f" of {s.rounds_planned}" if s.rounds_planned else ""
+    lines = [
+        f"## Scale {s.scale:g}, {s.shape}, codec: {s.codec}"
+        if s.scale is not None
+        else f"## {s.shape}, codec: {s.codec}",
+        "",
+        f"Sitting `{s.sitting}`: {s.rounds_run}{planned} round(s), strategies in rotated "
+        f"order each round; commit {', '.join(s.commits)}"
+        + ("; resumed on the same commit and machine" if s.resumed else "")
+        + f". Full disclosure: [{disclosure_name(s.sitting)}]({disclosure_name(s.sitting)}).",
+        "",
+        f"| strategy | n | rows/core/s: median [interval] | write s | read s | peak tree GB "
+        f"| {REFERENCE} / this |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in s.rows:
+        if row.score is None:
+            score = "- (no quiet, correct run)"
+        elif row.score.n < 2:
+            score = f"{row.score.median:,.0f} (single run)"
+        else:
+            score = (
+                f"{row.score.median:,.0f} [{row.score.low:,.0f}-{row.score.high:,.0f}] "
+                f"({row.score.confidence:.0%})"
+            )
+        n = row.score.n if row.score else 0
+        ratio = "-" if row.ratio is None else row.ratio.text()
+        gb = None if row.peak_tree_bytes is None else row.peak_tree_bytes / 1e9
+        lines.append(
+            f"| {row.strategy} | {n} of {row.attempts} | {score} | {_num(row.write_s)} "
+            f"| {_num(row.read_s)} | {_num(gb, 2)} | {ratio} |"
+        )
+    ratios = s.peer_ratios
+    lines.append("")
+    if ratios:
+        lines.append(
+            f"Geometric mean of {REFERENCE} / each other strategy ({len(ratios)}): "
+            f"{geometric_mean(ratios):.2f}x."
+        )
+    lines.append(
+        "An interval is distribution-free (order statistics of the per-round ratios) at "
+        "the confidence shown; `~` marks one that crosses 1, `single run` one round only."
+    )
+    if s.excluded:
+        lines += ["", "Left out of the medians:", ""] + [f"- {e}" for e in s.excluded]
+    return [*lines, ""]
+
+
+def render_disclosure(records: Sequence[RunRecord]) -> str:
+    """A sitting's full disclosure (TPC's, ClickBench's): everything needed to judge
+    and repeat it, from its records alone."""
+    first = records[0]
+    env = first.environment or {}
+    m = first.machine
+    commits = sorted({r.git_commit + ("+dirty" if r.git_dirty else "") for r in records})
+    packages = sorted((env.get("jvm_packages") or {}).items())
+    lines = [
+        f"# Full disclosure: sitting `{first.sitting}`",
+        "",
+        "## Machine and software",
+        "",
+        f"- machine id: `{first.machine_id}`; CPU: {m.cpu_model}, {m.cores} cores; memory: "
+        f"{m.memory_bytes / 2**30:.1f} GiB",
+        f"- disk of the work folder: {m.disk_device} ({m.disk_fstype}), "
+        f"{m.disk_total_bytes / 1e9:.0f} GB, {m.disk_free_bytes / 1e9:.0f} GB free",
+        f"- OS: {m.os}, kernel {m.kernel}; JVM: {m.java}",
+        f"- Python {env.get('python', '?')}, Spark {env.get('spark', '?')}, pyarrow "
+        f"{env.get('pyarrow', '?')}, lakesoul (PyPI) {env.get('lakesoul_python', '?')}",
+        "- JVM libraries (pinned coordinates): "
+        + "; ".join(f"{k}: {', '.join(v)}" for k, v in packages),
+        f"- commits: {', '.join(commits)}",
+        "",
+        "## Each job, in the order run",
+        "",
+        "Noise is measured during each job: other work's share of all CPUs (mean and "
+        "peak over 0.25 s windows) and the CPU steal; `busy` runs are left out of the "
+        "medians.",
+        "",
+        "| when (UTC) | round | # | strategy | attempt | write s | read s | write noise "
+        "(mean/peak) | read noise (mean/peak) | steal | load1 before | correct | busy |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+
+        def noise(stage: str, rec: RunRecord = r) -> str:
+            jl = rec.load.get(stage)
+            if jl is None or jl.outside_share is None:
+                return "-"
+            return f"{jl.outside_share:.0%}/{(jl.peak_outside_share or 0):.0%}"
+
+        steal = max(
+            (jl.steal_during or 0.0 for jl in r.load.values() if jl.steal_during is not None),
+            default=None,
+        )
+        write = r.load.get("write")
+        load1 = write.load1_before if write is not None else None
+        lines.append(
+            f"| {r.when} | {r.compare_round} | {r.position} | {r.strategy} | {r.attempt} "
+            f"| {_num(r.write_s)} | {_num(r.read_s)} | {noise('write')} | {noise('read')} "
+            f"| {'-' if steal is None else f'{steal:.1%}'} | {_num(load1, 2)} | {r.correct} "
+            f"| {r.busy or ''} |"
+        )
+    lines += ["", "## Each strategy's configuration", ""]
+    seen: set[str] = set()
+    for r in records:
+        if r.strategy in seen:
+            continue
+        seen.add(r.strategy)
+        preset = STRATEGIES.get(r.strategy, {})
+        lines += [
+            f"### {r.strategy}",
+            "",
+            "Preset over the defaults: `"
+            + json.dumps(preset, sort_keys=True, default=str)
+            + "`; the sitting's settings: `"
+            + json.dumps(r.settings or {}, sort_keys=True, default=str)
+            + "`.",
+            "",
+            "<details><summary>effective configuration</summary>",
+            "",
+            "```json",
+            json.dumps(r.config, sort_keys=True, indent=1, default=str),
+            "```",
+            "",
+            "</details>",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+SCALES = Option(
+    "--scales",
+    "scales of generated data",
+    float,
+    [0.1],
+    many=True,
+    valid=lambda v: v > 0,
+    rule="positive",
+)
+STRATEGY_LIST = Option(
+    "--strategies",
+    f"strategies to compare (default: all; {REFERENCE} is the reference)",
+    str,
+    None,
+    many=True,
+    valid=lambda v: v in STRATEGIES,
+    rule="one of " + ", ".join(STRATEGIES),
+)
+ROUNDS = Option("--rounds", "interleaved rounds", int, 5, **at_least(1))
+CODEC = Option(
+    "--codec",
+    "one Parquet codec for every strategy's files, or each strategy's preset",
+    str,
+    "preset",
+    valid=lambda v: v in CODEC_CHOICES,
+    rule="one of " + ", ".join(CODEC_CHOICES),
+)
+BUSY_RETRIES = Option(
+    "--busy-retries", "times a busy run is run again within its round", int, 1, **at_least(0)
+)
+RESUME = Option("--resume", "continue this sitting (its id) on the same commit and machine")
+
+
+class PeersBench(Benchmark):
+    name = "peers"
+    stem = "peer_sittings"
+    summary = "every strategy in interleaved, rotated rounds in one sitting, with intervals"
+    description = (
+        "Run the contest's procedure for every strategy in interleaved rounds (the order "
+        "rotated each round) in one sitting, every run checked by the oracle and its noise "
+        "measured during each job; busy runs left out and run again; ratios to optimized "
+        "round by round with distribution-free intervals; a full disclosure per sitting. "
+        "Records to <results>/peer_sittings.jsonl, the page to peer_sittings.md."
+    )
+    options = (SCALES, STRATEGY_LIST, ROUNDS, CODEC, BUSY_RETRIES, RESUME, SEED, CORES, WORK)
+
+    def run(self, sitting: Sitting) -> bool:
+        from contest.evaluation.data_cache import cached_data
+        from contest.evaluation.evaluate import evaluate
+
+        opts, say = sitting.options, sitting.say
+        names = list(opts.strategies or STRATEGIES)
+        overrides = codec_overrides(opts.codec)
+        sitting_id, done = sitting.started, set[tuple[float, int, str]]()
+        if opts.resume:
+            sitting_id, done = self.resumable(sitting, opts.resume, names)
+        settings = {
+            "codec": opts.codec,
+            "rounds": opts.rounds,
+            "strategies": names,
+            "busy_retries": opts.busy_retries,
+            "resumed": bool(opts.resume),
+        }
+        cores = opts.cores or os.cpu_count() or 1
+        ok = True
+        for scale in opts.scales:
+            data = cached_data(sitting.config(), scale, opts.seed, say)
+            for rnd in range(1, opts.rounds + 1):
+                for pos, name in enumerate(round_order(names, rnd), 1):
+                    if (scale, rnd, name) in done:
+                        continue
+                    for attempt in range(1, opts.busy_retries + 2):
+                        again = f", attempt {attempt}" if attempt > 1 else ""
+                        say(
+                            f"== scale {scale:g}, round {rnd}/{opts.rounds} (#{pos}): {name}{again}"
+                        )
+                        cfg = sitting.config({**STRATEGIES[name], **overrides})
+                        rec = evaluate(cfg, name, data=data, cores=cores, say=say)
+                        rec.sitting, rec.compare_round = sitting_id, rnd
+                        rec.position, rec.attempt, rec.settings = pos, attempt, settings
+                        sitting.record(rec.to_dict())
+                        ok = ok and rec.correct
+                        if rec.correct and not rec.busy:
+                            break
+                        if rec.busy:
+                            say(f"{name}: busy ({rec.busy}): left out of the medians")
+        return ok
+
+    def resumable(
+        self, sitting: Sitting, sitting_id: str, names: list[str]
+    ) -> tuple[str, set[tuple[float, int, str]]]:
+        """The resumed sitting's id and what it has done; refused on another commit or
+        machine, or with other strategies (the rotation would change)."""
+        from contest.infra.machine import git_state, machine_id
+
+        mine = [r for r in sitting.results.load() if r.sitting == sitting_id]
+        if not mine:
+            raise UsageError(f"--resume: no sitting {sitting_id!r} in {sitting.results.jsonl}")
+        commit, dirty = git_state(Path(__file__).resolve().parent)
+        if {r.git_commit for r in mine} != {commit} or dirty:
+            raise UsageError(
+                f"--resume: sitting {sitting_id} ran on commit "
+                f"{', '.join(sorted({r.git_commit for r in mine}))}, this is {commit}"
+                + (" with uncommitted changes" if dirty else "")
+                + ": start a new sitting"
+            )
+        if {r.machine_id for r in mine} != {machine_id()}:
+            raise UsageError(f"--resume: sitting {sitting_id} ran on another machine")
+        planned = (mine[0].settings or {}).get("strategies")
+        if planned != names:
+            raise UsageError(
+                f"--resume: sitting {sitting_id} ran --strategies {','.join(planned or [])}"
+            )
+        retries = (mine[0].settings or {}).get("busy_retries", 1)
+        done: set[tuple[float, int, str]] = set()
+        for r in mine:
+            final = (r.correct and not r.busy) or (r.attempt or 1) > retries
+            if final and r.scale is not None and r.compare_round is not None:
+                done.add((r.scale, r.compare_round, r.strategy))
+        return sitting_id, done
+
+    def render(self, records: Sequence[RunRecord]) -> str:
+        runs = list(records)
+        lines = [
+            "# Peers: interleaved sittings",
+            "",
+            "Each section is one sitting at one scale on one data shape: every strategy "
+            "ran the contest's procedure in interleaved rounds (rotated each round), "
+            "every run checked by the oracle, its noise measured during each job. Ratios "
+            "are taken round by round within the sitting. Newest sitting first.",
+            "",
+        ]
+        newest: dict[tuple[float | None, str, str], list[RunRecord]] = {}
+        for g in groups(runs):
+            codec = g[0].sitting_settings.codec
+            newest[(g[0].scale, g[0].data_shape, codec)] = g
+        for g in sorted(newest.values(), key=lambda g: g[0].sitting or "", reverse=True):
+            lines += render_summary(summarize(g))
+        return "\n".join(lines)
+
+    def extras(self, records: Sequence[RunRecord], folder: Path) -> None:
+        by_sitting: dict[str, list[RunRecord]] = {}
+        for r in records:
+            by_sitting.setdefault(r.sitting or "", []).append(r)
+        for sitting_id, recs in by_sitting.items():
+            path = folder / disclosure_name(sitting_id)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(render_disclosure(recs))

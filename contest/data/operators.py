@@ -1,0 +1,515 @@
+"""The registry of merge operators: how the rows of one primary key collapse into one.
+
+Each operator is one entry of `OPERATORS`: its name, the column types it accepts, its
+NULL rule, and how every engine of the harness expresses it: the numpy kernel of the
+read (`numpy`), the DuckDB aggregate of the oracle and of read.merge=duckdb (`sql`),
+pyarrow's and polars' group-by aggregates (read.merge=arrow / polars), the Spark SQL
+aggregate that collapses a batch and the expression that merges the collapsed batch into
+a table row (`MERGE INTO`, copy-on-write, Hudi without a merger), Paimon's aggregate
+function, the rule of the Hudi record merger (jvm/.../ContractRecordMerger.java) and
+LakeSoul's native operator. `None` where an engine cannot express it: that engine
+refuses the operator in one line (`refusal`) before any work. Adding an operator is
+one entry here plus its tests; no other module names an operator
+(tests/contest/data/test_operator_registry.py greps the source tree).
+
+Rows reach an operator in application order (batch version, then row position). The
+contest's contract is `CONTRACT` (data, not code): every other module reads it here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from contest.errors import MergeOperatorError
+
+# A numpy kernel: (column, order, starts, positions) -> one value per group, where
+# `order` lists the row indices grouped by key in application order and `starts` says
+# where each group begins in it; `positions` is arange(n) (shared by the columns).
+Kernel = Callable[[Any, Any, Any, Any], pa.Array]
+
+INT64, FLOAT64, STRING = "int64", "float64", "string"
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One merge operator and its every expression (None: not expressible there)."""
+
+    name: str
+    types: tuple[str, ...]
+    # Exactly what the merged value is, NULLs and "null" strings included.
+    rule: str
+    # The type of a workload's extra column with this operator (contest/data/workload.py).
+    default_type: str
+    # What the generator puts in such a column (contest/data/generator.py extra_column):
+    # "numbers" 1..999, "factors" -1/1/2, "names" with "null" strings, "pool" strings.
+    generated: str
+    numpy: Kernel
+    # DuckDB: {c} the column, {o} the row's order key, {t} the SQL type of the column.
+    sql: str
+    # Spark SQL: the aggregate collapsing a batch's rows ({c} the column, {pos} the row's
+    # position), and the merge of a table's value {t} with the collapsed batch's {s}.
+    spark_collapse: str
+    spark_combine: str
+    # pyarrow hash aggregate (function, skip_nulls, min_count) and a polars expression
+    # builder (pl, column) -> aggregate; None: that read.merge refuses it.
+    arrow: tuple[str, bool, int] | None = None
+    polars: Callable[[Any, Any], Any] | None = None
+    # Paimon's aggregate function (aggregation merge engine, `fields.<c>.aggregate-function`).
+    paimon: str | None = None
+    # The Hudi record merger's rule for the column (ContractRecordMerger.java).
+    hudi: str | None = None
+    # LakeSoul 2.6.2's native merge operator, or why there is none.
+    lakesoul: str | None = None
+    lakesoul_why: str = ""
+    # The string "null" counts as NULL: formats that have no such rule get "null"
+    # written as NULL (Paimon, stock LakeSoul) and use the last-non-NULL rule.
+    null_string: bool = False
+    # The merged type of an integer column widens to int64 (a sum).
+    widens: bool = False
+
+    def accepts(self, typ: pa.DataType) -> bool:
+        return type_name(typ) in self.types
+
+
+def type_name(typ: pa.DataType) -> str:
+    """int64 (any integer), float64 (any float), string (string, large string) or the
+    type's own name."""
+    if pa.types.is_integer(typ):
+        return INT64
+    if pa.types.is_floating(typ):
+        return FLOAT64
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+        return STRING
+    return str(typ)
+
+
+def arrow_type(name: str) -> pa.DataType:
+    return {INT64: pa.int64(), FLOAT64: pa.float64(), STRING: pa.string()}[name]
+
+
+# -- numpy kernels ------------------------------------------------------------------
+# The contract's four are the read's hot path: their bodies are the ones
+# contest/read/operators.py:merge_rows had inline (results/native_merge.md measured them).
+
+
+def _valid(arr) -> Any:
+    import numpy as np
+
+    return np.asarray(pc.is_valid(arr).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _pick_last(arr, order, starts, positions, valid) -> pa.Array:
+    import numpy as np
+
+    last = np.maximum.reduceat(np.where(valid, positions, -1), starts)
+    pick = pa.array(order[np.maximum(last, 0)], mask=last < 0)
+    return arr.take(pick)
+
+
+def _np_sum(arr, order, starts, positions) -> pa.Array:
+    import numpy as np
+
+    valid = _valid(arr)[order]
+    values = pc.fill_null(arr, 0).to_numpy()[order]
+    sums = np.add.reduceat(np.where(valid, values, 0), starts)
+    seen = np.add.reduceat(valid.astype(np.int64), starts)
+    return pa.array(sums, mask=seen == 0)
+
+
+def _np_last(arr, order, starts, positions) -> pa.Array:
+    import numpy as np
+
+    return _pick_last(arr, order, starts, positions, np.ones(len(order), dtype=bool))
+
+
+def _np_last_not_null(arr, order, starts, positions) -> pa.Array:
+    return _pick_last(arr, order, starts, positions, _valid(arr)[order])
+
+
+def _np_last_not_null_nor_null_string(arr, order, starts, positions) -> pa.Array:
+    import numpy as np
+
+    real = pc.fill_null(pc.not_equal(arr, "null"), False)
+    valid = np.asarray(real.to_numpy(zero_copy_only=False), dtype=bool)[order]
+    return _pick_last(arr, order, starts, positions, valid)
+
+
+def _grouped(arr, order, starts) -> pa.Table:
+    """The column in grouped order beside its group number (for pyarrow's group-by)."""
+    import numpy as np
+
+    sizes = np.diff(np.r_[starts, len(order)])
+    groups = np.repeat(np.arange(len(starts), dtype=np.int64), sizes)
+    return pa.table({"g": groups, "v": pc.take(arr, pa.array(order))})
+
+
+def _np_hash(function: str) -> Kernel:
+    """A kernel by pyarrow's ordered hash aggregate over the grouped column (NULLs
+    skipped, NULL for a group without a value)."""
+
+    def kernel(arr, order, starts, positions) -> pa.Array:
+        opts = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
+        out = _grouped(arr, order, starts).group_by("g", use_threads=False)
+        res = out.aggregate([("v", function, opts)]).sort_by("g")
+        return res.column(f"v_{function}").combine_chunks()
+
+    return kernel
+
+
+def _np_joined(arr, order, starts, positions) -> pa.Array:
+    import numpy as np
+
+    valid = _valid(arr)[order]
+    counts = np.add.reduceat(valid.astype(np.int64), starts)
+    offsets = pa.array(np.r_[0, np.cumsum(counts)].astype(np.int32))
+    values = pc.take(arr, pa.array(order[valid])).combine_chunks()
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    lists = pa.ListArray.from_arrays(offsets, values)
+    joined = pc.binary_join(lists, ",")
+    return pc.if_else(pa.array(counts == 0), pa.nulls(len(counts), arr.type), joined)
+
+
+def _np_first_not_null(arr, order, starts, positions) -> pa.Array:
+    import numpy as np
+
+    valid = _valid(arr)[order]
+    n = len(order)
+    first = np.minimum.reduceat(np.where(valid, positions, n), starts)
+    pick = pa.array(order[np.minimum(first, n - 1)], mask=first >= n)
+    return arr.take(pick)
+
+
+# -- the registry -------------------------------------------------------------------
+
+_SUM_COMBINE = "CASE WHEN {t} IS NULL THEN {s} WHEN {s} IS NULL THEN {t} ELSE {t} + {s} END"
+_LAST_NOT_NULL_COLLAPSE = "max_by({c}, CASE WHEN {c} IS NOT NULL THEN {pos} END)"
+
+_ALL = (
+    Operator(
+        "UseLast",
+        (INT64, FLOAT64, STRING),
+        "the last row's value, NULL included",
+        STRING,
+        "pool",
+        _np_last,
+        "arg_max_null({c}, {o})",
+        "max_by({c}, {pos})",
+        "{s}",
+        arrow=("last", False, 0),
+        polars=lambda pl, col: col.last(),
+        paimon="last_value",
+        hudi="last",
+        lakesoul="UseLast",
+    ),
+    Operator(
+        "UseLastNotNull",
+        (INT64, FLOAT64, STRING),
+        "the last non-NULL value; NULL when every value is NULL",
+        STRING,
+        "pool",
+        _np_last_not_null,
+        "arg_max({c}, {o}) FILTER (WHERE {c} IS NOT NULL)",
+        _LAST_NOT_NULL_COLLAPSE,
+        "coalesce({s}, {t})",
+        arrow=("last", True, 1),
+        polars=lambda pl, col: col.last(ignore_nulls=True),
+        paimon="last_non_null_value",
+        hudi="last_non_null",
+        lakesoul="UseLastNotNull",
+    ),
+    Operator(
+        "SumAll",
+        (INT64, FLOAT64),
+        "the sum of the non-NULL values (integers as int64); NULL when every value is NULL",
+        INT64,
+        "numbers",
+        _np_sum,
+        "CAST(sum({c}) AS {t})",
+        "sum({c})",
+        _SUM_COMBINE,
+        arrow=("sum", True, 1),
+        polars=lambda pl, col: pl.when(col.count() > 0).then(col.sum()),
+        paimon="sum",
+        hudi="sum",
+        # LakeSoul's SumAll is NULL as soon as one value is: the stock engine writes a
+        # count column beside it (contest/write/stock.py).
+        lakesoul="SumAll",
+        widens=True,
+    ),
+    Operator(
+        "UseLastNotNullNorNullString",
+        (STRING,),
+        'the last value that is neither NULL nor the string "null"; NULL when there is none',
+        STRING,
+        "names",
+        _np_last_not_null_nor_null_string,
+        "arg_max({c}, {o}) FILTER (WHERE {c} IS NOT NULL AND {c} <> 'null')",
+        "max_by({c}, CASE WHEN {c} IS NOT NULL AND {c} <> 'null' THEN {pos} END)",
+        "coalesce({s}, {t})",
+        arrow=("last", True, 1),
+        polars=lambda pl, col: col.filter(col != "null").last(),
+        paimon="last_non_null_value",
+        hudi="last_non_null_nor_null_string",
+        lakesoul="UseLastNotNull",
+        null_string=True,
+    ),
+    Operator(
+        "Max",
+        (INT64, FLOAT64, STRING),
+        "the greatest non-NULL value (strings by their bytes); NULL when every value is NULL",
+        INT64,
+        "numbers",
+        _np_hash("max"),
+        "max({c})",
+        "max({c})",
+        "greatest({t}, {s})",
+        arrow=("max", True, 1),
+        polars=lambda pl, col: col.max(),
+        paimon="max",
+        hudi="max",
+        lakesoul_why="LakeSoul 2.6.2 has no max operator",
+    ),
+    Operator(
+        "Min",
+        (INT64, FLOAT64, STRING),
+        "the least non-NULL value (strings by their bytes); NULL when every value is NULL",
+        STRING,
+        "pool",
+        _np_hash("min"),
+        "min({c})",
+        "min({c})",
+        "least({t}, {s})",
+        arrow=("min", True, 1),
+        polars=lambda pl, col: col.min(),
+        paimon="min",
+        hudi="min",
+        lakesoul_why="LakeSoul 2.6.2 has no min operator",
+    ),
+    Operator(
+        "FirstNotNull",
+        (INT64, FLOAT64, STRING),
+        "the first non-NULL value; NULL when every value is NULL",
+        STRING,
+        "pool",
+        _np_first_not_null,
+        "arg_min({c}, {o}) FILTER (WHERE {c} IS NOT NULL)",
+        "min_by({c}, CASE WHEN {c} IS NOT NULL THEN {pos} END)",
+        "coalesce({t}, {s})",
+        arrow=("first", True, 1),
+        polars=lambda pl, col: col.drop_nulls().first(),
+        paimon="first_non_null_value",
+        hudi="first_non_null",
+        lakesoul_why="LakeSoul 2.6.2 has no first-value operator",
+    ),
+    Operator(
+        "JoinedNotNullByComma",
+        (STRING,),
+        'the non-NULL values in order joined by ","; NULL when every value is NULL',
+        STRING,
+        "pool",
+        _np_joined,
+        "string_agg({c}, ',' ORDER BY {o})",
+        (
+            "CASE WHEN count({c}) > 0 THEN array_join(transform(array_sort(collect_list("
+            "CASE WHEN {c} IS NOT NULL THEN struct({pos} AS p, {c} AS v) END)), x -> x.v), ',') END"
+        ),
+        "CASE WHEN {t} IS NULL THEN {s} WHEN {s} IS NULL THEN {t} ELSE concat({t}, ',', {s}) END",
+        polars=lambda pl, col: pl.when(col.count() > 0).then(col.drop_nulls().str.join(",")),
+        paimon="listagg",
+        hudi="join_comma",
+        lakesoul_why=(
+            "LakeSoul 2.6.2's JoinedAllByComma is NULL as soon as one value is NULL and "
+            "joins without the comma"
+        ),
+    ),
+    Operator(
+        "Product",
+        (INT64,),
+        "the product of the non-NULL values (wrapping on int64 overflow; the oracle computes "
+        "it in DOUBLE, exact below 2^53); NULL when every value is NULL",
+        INT64,
+        "factors",
+        _np_hash("product"),
+        "CAST(product({c}) AS {t})",
+        (
+            "CASE WHEN count({c}) > 0 THEN "
+            "aggregate(collect_list({c}), CAST(1 AS BIGINT), (a, x) -> a * x) END"
+        ),
+        "CASE WHEN {t} IS NULL THEN {s} WHEN {s} IS NULL THEN {t} ELSE {t} * {s} END",
+        arrow=("product", True, 1),
+        polars=lambda pl, col: pl.when(col.count() > 0).then(col.product()),
+        paimon="product",
+        hudi="product",
+        lakesoul_why="LakeSoul 2.6.2 has no product operator",
+        widens=True,
+    ),
+)
+
+OPERATORS: dict[str, Operator] = {op.name: op for op in _ALL}
+OPERATOR_NAMES: tuple[str, ...] = tuple(OPERATORS)
+# Columns without an operator merge by this one.
+DEFAULT = "UseLast"
+
+# The contest's merge contract (README, "The data and the contract").
+CONTRACT: dict[str, str] = {
+    "ip": "UseLastNotNull",
+    "hostname": "UseLastNotNull",
+    "requests": "SumAll",
+    "name": "UseLastNotNullNorNullString",
+    "city": "UseLastNotNull",
+    "job": "UseLastNotNull",
+    "phonenum": "UseLastNotNull",
+}
+
+
+# LakeSoul 2.6.2's native merge operators (its rust/lakesoul-io sorted_merge
+# MergeOperator), which read.engine=lakesoul-stock's read.operators may name; the
+# contract's columns on a stock table, and any other column, by these.
+LAKESOUL_OPERATORS: tuple[str, ...] = (
+    "UseLast",
+    "UseLastNotNull",
+    "SumAll",
+    "SumLast",
+    "JoinedLastByComma",
+    "JoinedLastBySemicolon",
+    "JoinedAllByComma",
+    "JoinedAllBySemicolon",
+)
+LAKESOUL_DEFAULT = "UseLastNotNull"
+
+
+def lakesoul_operator(name: str) -> str:
+    """LakeSoul's native operator for operator `name` (a one-line error when none)."""
+    op = get(name)
+    if op.lakesoul is None:
+        raise MergeOperatorError(f"merge operator {name}: {op.lakesoul_why}")
+    return op.lakesoul
+
+
+def get(name: str) -> Operator:
+    """The operator called `name`; an unknown one is a one-line error listing the known."""
+    try:
+        return OPERATORS[name]
+    except KeyError:
+        raise MergeOperatorError(
+            f"unknown merge operator {name!r} (known: {', '.join(OPERATOR_NAMES)})"
+        ) from None
+
+
+def validate(schema: pa.Schema, keys: list[str], ops: Mapping[str, str]) -> None:
+    """Every operator known, on a non-key column the schema has, of a type it accepts."""
+    for col, name in ops.items():
+        if name not in OPERATORS:
+            raise MergeOperatorError(
+                f"column {col!r}: unknown merge operator {name!r} "
+                f"(known: {', '.join(OPERATOR_NAMES)})"
+            )
+        if col not in schema.names:
+            raise MergeOperatorError(
+                f"merge operator {name} set for column {col!r}, "
+                f"which the table does not have ({', '.join(schema.names)})"
+            )
+        if col in keys:
+            raise MergeOperatorError(f"column {col!r} is a primary key: it takes no operator")
+        op, typ = OPERATORS[name], schema.field(col).type
+        if not op.accepts(typ):
+            need = " or ".join(op.types)
+            what = "a numeric" if set(op.types) == {INT64, FLOAT64} else f"a {need}"
+            raise MergeOperatorError(f"column {col!r}: {name} needs {what} column, not {typ}")
+
+
+def result_schema(schema: pa.Schema, ops: Mapping[str, str]) -> pa.Schema:
+    """The merged result's schema: an integer column under a widening operator (a sum,
+    a product) becomes int64; every merge casts to it."""
+    fields = []
+    for f in schema:
+        name = ops.get(f.name)
+        if name is not None and OPERATORS[name].widens and pa.types.is_integer(f.type):
+            f = f.with_type(pa.int64())
+        fields.append(f)
+    return pa.schema(fields)
+
+
+# -- which engine expresses what ------------------------------------------------------
+
+# The engines a format or strategy merges with, and what an operator holds for each.
+ENGINES: dict[str, Callable[[Operator], bool]] = {
+    "numpy": lambda op: True,
+    "duckdb": lambda op: True,
+    "arrow": lambda op: op.arrow is not None,
+    "polars": lambda op: op.polars is not None,
+    "spark": lambda op: True,
+    "paimon": lambda op: op.paimon is not None,
+    "hudi": lambda op: op.hudi is not None,
+    "lakesoul": lambda op: op.lakesoul is not None,
+}
+ENGINE_LABELS = {
+    "numpy": "read.merge=numpy",
+    "duckdb": "read.merge=duckdb",
+    "arrow": "read.merge=arrow",
+    "polars": "read.merge=polars",
+    "spark": "Spark SQL",
+    "paimon": "Paimon 0.9's aggregation merge engine",
+    "hudi": "the Hudi record merger",
+    "lakesoul": "LakeSoul 2.6.2's merge operators",
+}
+
+
+def refusal(ops: Mapping[str, str], engines: tuple[str, ...], who: str) -> str | None:
+    """Why `who` (a strategy or format) cannot merge these operators with `engines`, in
+    one line naming the operator and the format, or None."""
+    for col, name in ops.items():
+        op = get(name)
+        for engine in engines:
+            if not ENGINES[engine](op):
+                why = op.lakesoul_why if engine == "lakesoul" and op.lakesoul_why else ""
+                return (
+                    f"{who}: merge operator {name} (column {col}) is not expressible in "
+                    f"{ENGINE_LABELS[engine]}" + (f" ({why})" if why else "")
+                )
+    return None
+
+
+def expressed_by(name: str) -> list[str]:
+    """The engines that express operator `name` (the README's table)."""
+    op = get(name)
+    return [e for e, has in ENGINES.items() if has(op)]
+
+
+# -- the expressions, filled in -------------------------------------------------------
+
+
+def sql_type(typ: str) -> str:
+    return {INT64: "BIGINT", FLOAT64: "DOUBLE"}.get(typ, "VARCHAR")
+
+
+def sql_aggregate(name: str, column: str, order: str, typ: str) -> str:
+    """The DuckDB aggregate of operator `name` over `column` (a SQL expression)."""
+    return get(name).sql.format(c=column, o=order, t=sql_type(typ))
+
+
+def spark_collapse(name: str, column: str, pos: str) -> str:
+    return get(name).spark_collapse.format(c=column, pos=pos)
+
+
+def spark_combine(name: str, table: str, source: str) -> str:
+    return get(name).spark_combine.format(t=table, s=source)
+
+
+def hudi_spec(ops: Mapping[str, str]) -> str:
+    """The Hudi merger's column-to-rule map as one option value ("col:rule;...")."""
+    rules = []
+    for col, name in ops.items():
+        rule = get(name).hudi
+        if rule is None:
+            raise MergeOperatorError(
+                f"hudi-merger: merge operator {name} (column {col}) has no rule"
+            )
+        rules.append(f"{col}:{rule}")
+    return ";".join(rules)

@@ -1,0 +1,60 @@
+"""The floor of `contest bench duckdb` (contest/benchmarks/floor.py): every batch read
+once, the result's rows written once, two trivial Spark jobs; the page's ratios over it.
+Its parts for real on tiny data; the arithmetic on made records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from contest.benchmarks.duckdb import DuckDBBench, run_floor, summarize
+from contest.benchmarks.floor import io_floor
+from contest.data.generator import generate
+from contest.results.benchmarks import DuckDBRecord
+
+
+def test_io_floor_reads_everything_once_and_writes_the_rows_asked(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    report = generate(data, 0.0002, seed=3, progress=False)
+    out = tmp_path / "out" / "floor.parquet"
+    got = io_floor(data, out, threads=2, rows=1234)
+    assert got["rows_read"] == report.rows and got["rows_written"] == 1234
+    written = pq.ParquetFile(out)
+    assert written.metadata.num_rows == 1234
+    assert written.metadata.row_group(0).column(0).compression == "UNCOMPRESSED"
+
+
+@pytest.mark.spark
+def test_run_floor_times_the_io_and_two_spark_starts(cfg, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    report = generate(data, 0.0002, seed=3, progress=False)
+    row = run_floor(cfg, data, 2, 100, tmp_path / "bench", 1)
+    assert row["rows"] == report.rows and row["correct"]
+    assert row["seconds"] == pytest.approx(row["io_s"] + row["starts_s"], abs=0.01)
+    # Two whole spark-submits: each starts a JVM, a session and a Python task.
+    assert row["starts_s"] > row["io_s"]
+    logs = sorted(p.name for p in (tmp_path / "bench").glob("floor-*.log"))
+    assert logs == ["floor-io-1.log", "floor-start-1-1.log", "floor-start-1-2.log"]
+    assert not (tmp_path / "bench" / "floor.parquet").exists()  # its output is removed
+
+
+def test_the_page_gives_each_engine_over_the_floor() -> None:
+    def rec(engine: str, rnd: int, seconds: float, **kw: float) -> DuckDBRecord:
+        return DuckDBRecord(
+            engine=engine, round=rnd, seconds=seconds, correct=True, sitting="s", **kw
+        )
+
+    records = [
+        rec("optimized", 1, 40.0, write_s=24.0, read_s=16.0),
+        rec("duckdb", 1, 34.0),
+        rec("floor", 1, 20.0, io_s=8.0, starts_s=12.0),
+    ]
+    s = summarize(records)
+    assert s.over_floor == {"optimized": 2.0, "duckdb": 1.7, "floor": 1.0}
+    page = DuckDBBench().render(records)
+    assert "optimized **2.0x**, DuckDB **1.7x**" in page
+    assert "| floor | 20.0 | 20.0 (8.0 + 12.0) |" in page
+    # A sitting without a floor renders as before.
+    assert "floor" not in DuckDBBench().render(records[:2])

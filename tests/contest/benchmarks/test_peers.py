@@ -1,0 +1,221 @@
+"""`contest bench peers`: interleaved, rotated rounds in one sitting; busy and wrong runs
+left out of the medians and named; ratios round by round with intervals; a full
+disclosure; resuming on the same commit and machine only. The arithmetic on made
+records, the whole sitting once on real Spark at a tiny scale."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from contest.benchmarks.base import Results
+from contest.benchmarks.peers import (
+    PeersBench,
+    codec_overrides,
+    disclosure_name,
+    render_disclosure,
+    round_order,
+    summarize,
+)
+from contest.cli.main import main
+from contest.errors import UsageError
+from contest.infra.machine import git_state, machine_id
+from contest.results.runs import JobLoad, RunRecord
+from tests.support.config import REPO, cli
+
+SETTINGS = {"codec": "preset", "rounds": 3, "strategies": ["optimized", "paimon-agg"]}
+
+
+def run(strategy: str, rnd: int, score: float, **kw: object) -> RunRecord:
+    rec = RunRecord(
+        strategy,
+        sitting="2026-11-27T10:00:00Z",
+        compare_round=rnd,
+        attempt=1,
+        position=1,
+        correct=True,
+        scale=0.1,
+        rows_per_core_s=score,
+        write_s=10.0,
+        read_s=5.0,
+        settings=dict(SETTINGS),
+        git_commit="abc1234",
+        machine_id="m-1",
+    )
+    return dataclasses.replace(rec, **kw)  # type: ignore[arg-type]
+
+
+def test_rounds_rotate_so_no_strategy_keeps_its_place() -> None:
+    names = ["a", "b", "c"]
+    assert [round_order(names, r) for r in (1, 2, 3, 4)] == [
+        ["a", "b", "c"],
+        ["b", "c", "a"],
+        ["c", "a", "b"],
+        ["a", "b", "c"],
+    ]
+    assert round_order([], 3) == []
+
+
+def test_one_codec_for_every_strategy() -> None:
+    assert codec_overrides("preset") == {}
+    assert codec_overrides("zstd") == {
+        "write.codec": "zstd",
+        "read.codec": "zstd",
+        "peer.codec": "zstd",
+    }
+
+
+def test_busy_and_wrong_runs_leave_the_medians_and_are_named() -> None:
+    busy = JobLoad(outside_share=0.4, peak_outside_share=0.9, steal_during=0.0)
+    records = [
+        run("optimized", 1, 300.0),
+        run("paimon-agg", 1, 100.0),
+        run("paimon-agg", 2, 110.0),
+        run("optimized", 2, 330.0),
+        run("optimized", 3, 900.0, load={"write": busy}),  # busy: left out
+        run("optimized", 3, 315.0, attempt=2),  # its re-run counts
+        run("paimon-agg", 3, 5.0, correct=False, failed_phase="check"),  # wrong: left out
+    ]
+    s = summarize(records)
+    rows = {r.strategy: r for r in s.rows}
+    assert s.strategies == ["optimized", "paimon-agg"]
+    assert rows["optimized"].score is not None and rows["optimized"].score.n == 3
+    assert rows["optimized"].score.median == 315.0
+    assert rows["optimized"].attempts == 4
+    # Paired by round: rounds 1 and 2 only (paimon-agg's round 3 was wrong).
+    ratio = rows["paimon-agg"].ratio
+    assert ratio is not None and ratio.interval.n == 2
+    assert ratio.interval.low == pytest.approx(3.0) and ratio.interval.high == 3.0
+    assert len(s.excluded) == 2
+    assert any("round 3, attempt 1: busy: other work held 40%" in e for e in s.excluded)
+    assert any(e.startswith("paimon-agg, round 3") and "wrong" in e for e in s.excluded)
+    page = PeersBench().render(records)
+    assert "| paimon-agg | 2 of 3 |" in page and "3.00x [3.00-3.00] n=2 (50%)" in page
+    assert "Left out of the medians" in page and disclosure_name(s.sitting) in page
+
+
+def test_a_single_round_says_so() -> None:
+    s = summarize([run("optimized", 1, 300.0), run("paimon-agg", 1, 100.0)])
+    ratio = next(r.ratio for r in s.rows if r.strategy == "paimon-agg")
+    assert ratio is not None and ratio.text() == "3.00x (single run)"
+
+
+def test_disclosure_names_machine_software_each_job_and_configuration() -> None:
+    env = {
+        "spark": "3.5.8",
+        "machine": {"cpu_model": "CPU-X", "cores": 2, "os": "OS-Y", "java": "java-Z"},
+        "jvm_packages": {"paimon": ["org.apache.paimon:paimon-spark-3.5:0.9.0"]},
+    }
+    busy = JobLoad(outside_share=0.25, peak_outside_share=0.5, steal_during=0.01)
+    recs = [
+        run("optimized", 1, 300.0, environment=env, config={"write": {"mode": "mor"}}),
+        run("paimon-agg", 1, 100.0, load={"read": busy}),
+    ]
+    text = render_disclosure(recs)
+    for needle in ("CPU-X", "OS-Y", "java-Z", "Spark 3.5.8", "paimon-spark-3.5:0.9.0", "abc1234"):
+        assert needle in text
+    assert "| 25%/50% |" in text and "other work held 25%" in text
+    assert '"mode": "mor"' in text and "### paimon-agg" in text
+
+
+def write_sitting(folder: Path, records: list[RunRecord]) -> Results:
+    results = Results(folder, PeersBench.stem)
+    results.append(r.to_dict() for r in records)
+    return results
+
+
+def test_resume_only_on_the_same_commit_machine_and_strategies(tmp_path: Path) -> None:
+    import argparse
+
+    from contest.benchmarks.base import Sitting
+    from tests.support.config import make_config
+
+    commit, dirty = git_state(REPO)
+    me = machine_id()
+    done = [
+        run("optimized", 1, 300.0, git_commit=commit, machine_id=me),
+        run("paimon-agg", 1, 100.0, git_commit=commit, machine_id=me),
+        run(
+            "paimon-agg",
+            2,
+            1.0,
+            git_commit=commit,
+            machine_id=me,
+            load={"write": JobLoad(outside_share=0.5)},
+        ),
+    ]
+    results = write_sitting(tmp_path, done)
+    sitting = Sitting(PeersBench(), argparse.Namespace(), make_config(tmp_path), results)
+    bench = PeersBench()
+    names = ["optimized", "paimon-agg"]
+    if dirty:
+        with pytest.raises(UsageError, match="uncommitted changes"):
+            bench.resumable(sitting, "2026-11-27T10:00:00Z", names)
+        return
+    sid, finished = bench.resumable(sitting, "2026-11-27T10:00:00Z", names)
+    # Round 2's busy paimon-agg run had one retry left: not done.
+    assert sid == "2026-11-27T10:00:00Z" and finished == {
+        (0.1, 1, "optimized"),
+        (0.1, 1, "paimon-agg"),
+    }
+    with pytest.raises(UsageError, match="ran --strategies optimized,paimon-agg"):
+        bench.resumable(sitting, "2026-11-27T10:00:00Z", ["paimon-agg", "optimized"])
+    with pytest.raises(UsageError, match="no sitting"):
+        bench.resumable(sitting, "nope", names)
+    other = write_sitting(tmp_path / "other", [run("optimized", 1, 1.0, machine_id=me)])
+    sitting = Sitting(PeersBench(), argparse.Namespace(), make_config(tmp_path), other)
+    with pytest.raises(UsageError, match="ran on commit abc1234"):
+        bench.resumable(sitting, "2026-11-27T10:00:00Z", names)
+
+
+@pytest.mark.slow
+def test_a_tiny_sitting_on_real_spark(cfg, pg, tmp_path: Path) -> None:
+    out = tmp_path / "published"
+    argv = ["bench", "peers", "--scales", "0.0005", "--strategies", "optimized,baseline-mor"]
+    argv += ["--rounds", "2", "--busy-retries", "0", "--results", str(out)]
+    assert main(cli(cfg, *argv)) == 0
+    lines = [json.loads(ln) for ln in (out / "peer_sittings.jsonl").read_text().splitlines()]
+    recs = [RunRecord.from_dict(x) for x in lines]
+    # Rotated: round 1 optimized first, round 2 baseline-mor first; one sitting; exact.
+    assert [(r.compare_round, r.position, r.strategy) for r in recs] == [
+        (1, 1, "optimized"),
+        (1, 2, "baseline-mor"),
+        (2, 1, "baseline-mor"),
+        (2, 2, "optimized"),
+    ]
+    assert len({r.sitting for r in recs}) == 1 and all(r.correct for r in recs)
+    # Noise was measured during every job, and the machine is disclosed.
+    assert all(r.load[j].outside_share is not None for r in recs for j in ("write", "read"))
+    assert recs[0].environment["machine"]["cores"]
+    page = (out / "peer_sittings.md").read_text()
+    for r in recs:  # a busy run is named, a quiet one is not
+        named = f"{r.strategy}, round {r.compare_round}, attempt 1: busy" in page
+        assert named == bool(r.busy)
+    if not any(r.busy for r in recs):
+        assert "n=2" in page
+    disclosure = out / disclosure_name(recs[0].sitting or "")
+    assert "## Each job, in the order run" in disclosure.read_text()
+
+
+def test_the_readmes_sitting_commands_parse_and_pass_their_checks() -> None:
+    """The README's examples of `contest bench peers` are real command lines: each
+    parses, and its options pass the benchmark's checks (running them is a sitting)."""
+    import re
+    import shlex
+
+    from contest.cli.main import build_parser
+
+    text = (REPO / "README.md").read_text()
+    section = text.split("### The comparison: sittings", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert block is not None
+    lines = [ln.split("  #")[0] for ln in block.group(1).splitlines() if ln.strip()]
+    assert len(lines) >= 4
+    for line in lines:
+        argv = shlex.split(line)
+        assert argv[:3] == ["contest", "bench", "peers"]
+        args = build_parser().parse_args(argv[1:])
+        PeersBench().check(args)
