@@ -14,11 +14,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     d = command(
         sub,
         "dashboard",
-        "browse every result (runs, peers, scale, sweeps, faults, workloads) in a browser",
-        "Merge the result files of a results folder (runs.jsonl, cluster/*/runs.jsonl, "
-        "scale.jsonl, sweeps/*/runs.jsonl, faults.jsonl, workloads/*.jsonl) into one "
-        "DuckDB database and show them as one page of charts and tables, with filters by "
-        "strategy, scale, machine and commit. Serves it on HOST:PORT until Ctrl-C (each "
+        "browse every result (runs, peers, scale, sweeps, faults, workloads, streaming, "
+        "benchmarks) in a browser",
+        "Merge every results file of a results folder (each read through its typed record: "
+        "runs, clusters, sweeps, workloads, streaming, each benchmark's), and this "
+        "machine's own runs beside them, into one DuckDB database and show them as one "
+        "page of charts and tables, with filters by origin (published, local), strategy, "
+        "scale, machine and commit. Serves it on HOST:PORT until Ctrl-C (each "
         "reload reads the files again), or with --out writes it to a file that needs "
         'nothing else. README, "Dashboard".',
         cmd_dashboard,

@@ -9,7 +9,8 @@ record stays in a `raw` JSON column for ad-hoc SQL.
 Every row carries the filter dimensions: `origin` (published: the results folder;
 local: this machine's own store under the work folder), `strategy`, `scale`,
 `machine`, `commit`. Tables (one row per record; read_bench one per read variant):
-  runs              runs.jsonl and cluster/*/runs.jsonl (`source` says which)
+  runs              runs.jsonl, cluster/*/runs.jsonl and peer_sittings.jsonl (`source`
+                    says which)
   scale             scale.jsonl (`contest bench scale`: strategy optimized)
   sweeps            sweeps/<sweep>/runs.jsonl
   faults            faults.jsonl
@@ -409,7 +410,7 @@ def _label(path: Path) -> str:
 
 
 def _add_runs(rows: dict[str, list[Row]], recs: list[Any], origin: str, path: Path) -> None:
-    source = "runs.jsonl" if path.parent.parent.name != "cluster" else f"cluster/{_label(path)}"
+    source = path.name if path.parent.parent.name != "cluster" else f"cluster/{_label(path)}"
     rows["runs"] += [run_row(r, origin, source) for r in recs]
 
 
@@ -433,6 +434,7 @@ def _add_streaming(rows: dict[str, list[Row]], recs: list[Any], origin: str, pat
 ADDERS: dict[str, Adder] = {
     "runs": _add_runs,
     "cluster": _add_runs,
+    "peer_sittings": _add_runs,  # the runs of `contest bench peers`' sittings
     "sweeps": lambda rows, recs, o, p: rows["sweeps"].extend(
         sweep_row(r, o, _label(p)) for r in recs
     ),

@@ -369,7 +369,7 @@ def benchmarks_section(b: Builder, loaded: Loaded) -> str:
     if duck:
         fig = go.Figure()
         sittings = list(dict.fromkeys(r["sitting"] for r in duck))
-        for engine in ("optimized", "duckdb"):
+        for engine in dict.fromkeys(r["engine"] for r in duck):  # optimized, duckdb, floor
             pts = [r for r in duck if r["engine"] == engine]
             n = {s: sum(1 for q in pts if q["sitting"] == s) for s in sittings}
             fig.add_trace(

@@ -154,7 +154,7 @@ def comparison_section(b: Builder, loaded: Loaded) -> str:
             pts = [r for r in at if r["strategy"] == strategy]
             fig.add_trace(
                 go.Box(
-                    x=[strategy] * len(pts),
+                    x=[f"{strategy} (n={len(pts)})"] * len(pts),
                     y=[r["rows_per_core_s"] for r in pts],
                     customdata=[b.key(r) for r in pts],
                     text=[f"{r['when']} · {r['commit']}" for r in pts],

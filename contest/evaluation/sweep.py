@@ -418,32 +418,43 @@ def sweep_figure(summaries: list[CaseSummary], key: str) -> Any:
     """Median rows/core/s against `key`'s values, each point with its min–max whisker
     and n, on a y axis from zero: a few percent between single runs stays a few
     percent on the chart. Cases that also differ in other settings are series of
-    their own, side by side."""
+    their own, side by side. The preset (the case that changes no setting) is plotted
+    too, at the left, as what each value is compared with; the title and the x label
+    are wrapped, never cut, and the legend sits outside the data."""
+    import textwrap
+
     cases = [s for s in summaries if key in s.settings and s.median]
     if not cases:
         return None
+    presets = [s for s in summaries if not s.settings and s.median]
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter
 
-    labels = sorted({str(s.settings[key]) for s in cases}, key=_value_order)
+    labels = (["preset"] if presets else []) + sorted(
+        {str(s.settings[key]) for s in cases}, key=_value_order
+    )
+
+    def at(s: CaseSummary) -> str:
+        return str(s.settings[key]) if key in s.settings else "preset"
+
     series: dict[str, list[CaseSummary]] = {}
-    for s in cases:
+    for s in presets + cases:
         rest = ", ".join(f"{k}={v}" for k, v in sorted(s.settings.items()) if k != key)
         series.setdefault(rest, []).append(s)
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    fig, ax = plt.subplots(figsize=(7.4 if len(series) > 1 else 6.4, 4.0))
     step = 0.6 / max(len(series), 1)
     for i, (name, members) in enumerate(series.items()):
         shift = (i - (len(series) - 1) / 2) * step
-        xs = [labels.index(str(s.settings[key])) + shift for s in members]
+        xs = [labels.index(at(s)) + shift for s in members]
         ys = [s.median or 0.0 for s in members]
         err = [
             [y - (s.low or y) for y, s in zip(ys, members, strict=True)],
             [(s.high or y) - y for y, s in zip(ys, members, strict=True)],
         ]
-        ax.errorbar(xs, ys, yerr=err, fmt="o", capsize=4, label=name or None)
+        ax.errorbar(xs, ys, yerr=err, fmt="o", capsize=4, label=name or "preset")
         for x, y, s in zip(xs, ys, members, strict=True):
             ax.annotate(
                 f"n={s.correct}", (x, y), textcoords="offset points", xytext=(6, -3), fontsize=7
@@ -451,14 +462,27 @@ def sweep_figure(summaries: list[CaseSummary], key: str) -> Any:
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels)
     ax.set_xlim(-0.6, len(labels) - 0.4)
-    ax.set_ylim(0, max(s.high or s.median or 0.0 for s in cases) * 1.15)
+    ax.set_ylim(0, max(s.high or s.median or 0.0 for s in presets + cases) * 1.15)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    ax.set_xlabel(key)
+    ax.set_xlabel("\n".join(textwrap.wrap(key, 60)))
     ax.set_ylabel("rows/core/s (median, min–max)")
-    ax.set_title(f"rows/core/s against {key} (correct runs; n per point)")
+    ax.set_title(
+        "\n".join(textwrap.wrap(f"rows/core/s against {key} (correct runs; n per point)", 55)),
+        fontsize=10,
+    )
     ax.grid(alpha=0.3, axis="y")
     if len(series) > 1:
-        ax.legend(fontsize=7, loc="lower right")
+        labelled = [
+            "\n".join(textwrap.wrap(str(h.get_label()), 28))
+            for h in ax.get_legend_handles_labels()[0]
+        ]
+        ax.legend(
+            ax.get_legend_handles_labels()[0],
+            labelled,
+            fontsize=7,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+        )
     fig.tight_layout()
     return fig
 

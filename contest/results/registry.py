@@ -8,6 +8,7 @@ the work folder, which has the same layout).
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
@@ -25,7 +26,7 @@ from contest.results.benchmarks import (
     ReplayRecord,
     ScaleRecord,
 )
-from contest.results.record import read_lenient, read_lines
+from contest.results.record import NotARecord, conforms, read_lenient, read_lines
 from contest.results.runs import RunRecord
 from contest.results.streaming import stream_record
 from contest.results.workloads import PhaseRecord
@@ -56,6 +57,12 @@ class ResultsFile:
 
 
 def _phase(raw: dict[str, Any]) -> PhaseRecord:
+    """A workload phase, each known field checked against its declared type (the
+    record itself is mutable: the workload's runner fills it in as the phase runs)."""
+    hints = typing.get_type_hints(PhaseRecord)
+    for name, value in raw.items():
+        if name in hints and not conforms(value, hints[name]):
+            raise NotARecord(f"{name!r} is {value!r}, not {hints[name]}")
     return PhaseRecord.from_dict(raw)
 
 

@@ -107,13 +107,16 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
 def chart_figure(records: Sequence[PhaseRecord]) -> Any:
     """Four panels: read seconds against batches applied, the process's and the job's
     own (a dotted line where a compaction ran), write seconds per batch, files per
-    bucket against batches."""
+    bucket against batches (only where the files were counted after each step: a peer
+    format's are counted at its compactions only, so it has no line there). Each point
+    is one phase (n=1: no spread to draw); one legend below the panels, outside the
+    data."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
+    fig, axes = plt.subplots(1, 4, figsize=(20, 5.2))
     for (run_id, strategy), phases in by_run(records).items():
         label = strategy if len({r.run_id for r in records}) == 1 else f"{strategy} {run_id}"
         reads = [p for p in phases if p.phase == "read" and p.ok and p.seconds is not None]
@@ -139,22 +142,32 @@ def chart_figure(records: Sequence[PhaseRecord]) -> Any:
             marker=".",
             label=label,
         )
-        laid = [p for p in phases if p.files_per_bucket is not None]
-        axes[3].plot(
-            [p.batches_applied for p in laid], [p.files_per_bucket for p in laid], label=label
-        )
+        laid = [p for p in phases if p.files_per_bucket is not None and p.phase != "compact"]
+        if laid:
+            axes[3].plot(
+                [p.batches_applied for p in laid],
+                [p.files_per_bucket for p in laid],
+                color=line.get_color(),
+                label=label,
+            )
     titles = (
-        "read s, whole process (compaction dotted)",
-        "read s, the job's own (JVM start/stop left out)",
-        "write s per batch",
-        "files per bucket",
+        "read, whole process (compaction dotted)",
+        "read, the job's own (JVM start/stop out)",
+        "write per batch",
+        "files per bucket (where counted)",
     )
-    for ax, title in zip(axes, titles, strict=True):
-        ax.set_title(title)
+    ylabels = ("seconds (n=1 a point)", "seconds (n=1 a point)", "seconds per batch", "files")
+    for ax, title, ylabel in zip(axes, titles, ylabels, strict=True):
+        ax.set_title(title, fontsize=11)
         ax.set_xlabel("batches applied")
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=9)
+    rows = -(-len(labels) // 6) if labels else 0
+    fig.tight_layout(rect=(0, 0.06 * rows, 1, 1))
     return fig
 
 

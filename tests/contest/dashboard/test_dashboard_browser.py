@@ -8,6 +8,7 @@ side and its script's filtering are both checked against an independent reading.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -39,12 +40,32 @@ def all_runs() -> list[dict]:
     return runs
 
 
+LOCAL_RUN = {
+    "strategy": "optimized",
+    "schema": 2,
+    "run_id": "local0000001",
+    "scale": 0.1,
+    "correct": True,
+    "rows_per_core_s": 12_345.0,
+    "when": "2026-11-27T09:00:00Z",
+    "machine_id": "this-machine",
+}
+
+
 @pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+def local_store(tmp_path_factory) -> Path:
+    """This machine's own store (as under .work/results/<machine>): one local run."""
+    folder = tmp_path_factory.mktemp("local")
+    (folder / "runs.jsonl").write_text(json.dumps(LOCAL_RUN) + "\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def server(local_store) -> Iterator[str]:
     """`contest dashboard` on a free loopback port; its first stdout line is the URL."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "contest.cli.main", "dashboard", "--results", str(RESULTS)]
-        + ["--host", "127.0.0.1", "--port", "0"],
+        + ["--local", str(local_store), "--host", "127.0.0.1", "--port", "0"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -114,6 +135,7 @@ def page(loaded_page):
     pg, errors = loaded_page
     for button in pg.locator("#filters button[data-all]").all():
         button.click()
+    untick(pg, "origin", "local")  # the published results, as the counts below read them
     yield pg
     assert errors == [], errors
 
@@ -178,7 +200,8 @@ def test_charts_and_tables_render_the_committed_results(page):
     correct = [r for r in records(RESULTS / "runs.jsonl") if r.get("correct")]
     assert points(page, "chart-peers") == len(correct)
     assert visible_rows(page, "runs") == len(runs)
-    assert page.locator("#runs .shown").inner_text() == f"{len(runs)} runs"
+    # Of every run loaded: the local one is there, its origin unticked.
+    assert page.locator("#runs .shown").inner_text() == f"{len(runs)} of {len(runs) + 1} runs"
     assert visible_rows(page, "scale") == len(records(RESULTS / "scale.jsonl"))
     assert visible_rows(page, "faults") == len(records(RESULTS / "faults.jsonl"))
     phases = [r for f in sorted(RESULTS.glob("workloads/*.jsonl")) for r in records(f)]
@@ -212,7 +235,8 @@ def test_a_strategy_filter_drops_its_rows_points_and_ratios(page):
     untick(page, "strategy", "optimized")
     assert visible_rows(page, "runs") == len(runs) - optimized
     assert (
-        page.locator("#runs .shown").inner_text() == f"{len(runs) - optimized} of {len(runs)} runs"
+        page.locator("#runs .shown").inner_text()
+        == f"{len(runs) - optimized} of {len(runs) + 1} runs"
     )
     page.wait_for_function(
         "n => document.querySelectorAll('#chart-peers .point').length === n",
@@ -259,3 +283,164 @@ def test_a_scale_filter_keeps_only_that_scale(page):
     assert visible_rows(page, "runs") == sum(1 for r in runs if scale_text(r) == "0.1")
     scales = page.locator("#peers tbody tr:visible td:first-child").all_inner_texts()
     assert scales and set(scales) == {"0.1"}
+
+
+# -- issue 36: every results file shown, series within one sitting and scale, busy runs
+# marked, local runs toggled, tables that fit, n and spread on every chart -------------
+
+
+def figures(pg) -> dict:
+    return pg.evaluate("JSON.parse(document.getElementById('dashboard-data').textContent).figures")
+
+
+def stream(kind: str) -> list[dict]:
+    return [r for r in records(RESULTS / "streaming.jsonl") if r["kind"] == kind]
+
+
+def test_the_streaming_section_shows_every_trial_replay_and_rate(page):
+    faults, fresh = stream("fault"), stream("freshness")
+    assert page.locator("#streaming h3#stream-faults").is_visible()
+    trials = page.locator("#streaming .table-wrap").nth(0).locator("tbody tr:visible")
+    assert trials.count() == len(faults)
+    cases = sorted(trials.nth(i).locator("td").nth(1).inner_text() for i in range(len(faults)))
+    assert cases == sorted(r["case"] for r in faults)
+    rates = page.locator("#streaming .table-wrap").nth(1).locator("tbody tr:visible")
+    assert rates.count() == len(fresh)
+    shown = sorted(
+        (c[0], c[5], c[6]) for c in (r.locator("td").all_inner_texts() for r in rates.all())
+    )
+    want = sorted(
+        (r["format"], f"{r['freshness_p50_s']:.2f}", f"{r['freshness_p99_s']:.2f}") for r in fresh
+    )
+    assert shown == want
+    # One line per (format, sitting); each point's whisker reaches its p99.
+    traces = figures(page)["chart-stream-freshness"]["data"]
+    assert len(traces) == len({(r["format"], r["sitting"]) for r in fresh})
+    for t in traces:
+        assert len(t["x"]) == len(t["error_y"]["array"]) and all("n=" in x for x in t["text"])
+    assert page.locator("#streaming .table-wrap").nth(2).locator("tbody tr").count() == len(
+        stream("metadata")
+    )
+
+
+def test_each_benchmark_has_its_part(page):
+    want = {
+        "bench-read": sum(len(r["variants"]) for r in records(RESULTS / "read_bench.jsonl")),
+        "bench-compact": len(records(RESULTS / "compact.jsonl")),
+        "bench-duckdb": len(records(RESULTS / "duckdb.jsonl")),
+        "bench-commits": len(records(RESULTS / "commit_paths.jsonl")),
+        "bench-replay": len(records(RESULTS / "meta_replay.jsonl")),
+        "bench-native": len(records(RESULTS / "native_merge.jsonl")),
+    }
+    shown = {}
+    for anchor in want:
+        wrap = page.locator(f"#{anchor} ~ .table-wrap").first
+        shown[anchor] = wrap.locator("tbody tr:visible").count()
+    assert shown == want
+    # The read variants: each median with its whisker min–max and n.
+    bars = figures(page)["chart-read-bench"]["data"]
+    assert sum(len(t["x"]) for t in bars) == want["bench-read"]
+    assert all(t["text"][0].startswith("n=") and "arrayminus" in t["error_y"] for t in bars)
+
+
+def test_a_workload_line_stays_within_one_run_and_one_scale(page):
+    phases = [r for f in sorted(RESULTS.glob("workloads/*.jsonl")) for r in records(f)]
+    groups = {(r["workload"], f"{r['scale']:g}") for r in phases}
+    heads = page.locator("#workloads h3")
+    assert {
+        (heads.nth(i).get_attribute("data-workload"), heads.nth(i).get_attribute("data-scale"))
+        for i in range(heads.count())
+    } == groups
+    figs = figures(page)
+    for i in range(heads.count()):
+        workload = heads.nth(i).get_attribute("data-workload")
+        scale = heads.nth(i).get_attribute("data-scale")
+        reads = [
+            r
+            for r in phases
+            if (r["workload"], f"{r['scale']:g}") == (workload, scale)
+            and "read" in r["phase"]
+            and r["seconds"] is not None
+        ]
+        lines = [t for t in figs[f"chart-workload-{i}"]["data"] if t["mode"] == "lines+markers"]
+        # As many lines as (strategy, run) pairs, each as long as that run's reads.
+        series = {}
+        for r in reads:
+            series.setdefault((r["strategy"], r["run_id"]), []).append(r["seconds"])
+        assert sorted(len(t["y"]) for t in lines) == sorted(len(v) for v in series.values())
+        assert sorted(tuple(t["y"]) for t in lines) == sorted(tuple(v) for v in series.values())
+
+
+def busy(rec: dict) -> bool:
+    """The README's rule for a busy machine, read independently of the records' code."""
+    load = rec.get("load") or {}
+    for j in load.values():  # the noise measured during a job, in newer records
+        if j.get("outside_share") is not None and (
+            j["outside_share"] >= 0.10
+            or (j.get("peak_outside_share") or 0) >= 0.50
+            or (j.get("steal_during") or 0) >= 0.02
+        ):
+            return True
+    if any((j.get("cpu_busy_before") or 0) >= 0.25 for j in load.values()):
+        return True
+    write = load.get("write") or {}
+    cores = rec.get("machine_cores") or (rec.get("environment") or {}).get("machine_cores")
+    if write.get("cpu_busy_before") is None and write.get("load1_before") is not None and cores:
+        if write["load1_before"] >= 0.5 * cores:
+            return True
+    return any(
+        max(j.get("steal_before") or 0, j.get("steal_after") or 0) >= 0.02 for j in load.values()
+    )
+
+
+def test_busy_runs_are_marked_and_the_load_shown(page):
+    runs = all_runs()
+    rows = page.locator("#runs tbody tr:visible")
+    headers = page.locator("#runs thead th").all_inner_texts()
+    b, load = headers.index("busy machine"), headers.index("load")
+    cells = [r.locator("td").all_inner_texts() for r in rows.all()]
+    assert sum(1 for c in cells if c[b]) == sum(1 for r in runs if busy(r))
+    loaded = [r for r in runs if ((r.get("load") or {}).get("write") or {}).get("load1_before")]
+    assert sum(1 for c in cells if c[load] != "—") == len(loaded)
+    # In the chart, a busy run is a cross.
+    symbols = [
+        s
+        for t in figures(page)["chart-runs"]["data"]
+        for s in (t["marker"]["symbol"] if isinstance(t["marker"]["symbol"], list) else [])
+    ]
+    correct_busy = [r for r in runs if busy(r) and r.get("correct") and r.get("rows_per_core_s")]
+    assert symbols.count("x-open") == len(correct_busy)
+
+
+def test_local_runs_show_beside_the_published_and_toggle(page):
+    runs = all_runs()
+    assert visible_rows(page, "runs") == len(runs)
+    tick(page, "origin", "local")
+    assert visible_rows(page, "runs") == len(runs) + 1
+    row = page.locator("#runs tbody tr:visible", has=page.locator("td:text-is('this-machine')"))
+    assert row.count() == 1 and "12,345" in row.inner_text()
+    untick(page, "origin", "published")
+    assert visible_rows(page, "runs") == 1
+
+
+def test_every_table_fits_the_page(page):
+    """No table is wider than its column of the page (the fault table clipped its last
+    column)."""
+    too_wide = page.evaluate(
+        """() => [...document.querySelectorAll('.table-wrap')]
+            .filter(w => w.offsetParent !== null && w.scrollWidth > w.clientWidth + 1)
+            .map(w => w.closest('section').id + ': ' + w.scrollWidth + ' > ' + w.clientWidth)"""
+    )
+    assert too_wide == []
+    last = page.locator("#faults thead th").last
+    box, wrap = last.bounding_box(), page.locator("#faults .table-wrap").bounding_box()
+    assert box and wrap and box["x"] + box["width"] <= wrap["x"] + wrap["width"] + 1
+
+
+def test_every_chart_says_its_n(page):
+    for fig_id, fig in figures(page).items():
+        text = json.dumps(
+            [[t.get("name"), t.get("x"), t.get("text")] for t in fig["data"]]
+            + [fig["layout"].get(k) for k in fig["layout"] if k.startswith("yaxis")]
+        )
+        assert "n=" in text, fig_id

@@ -163,3 +163,27 @@ def test_sweep_progress_reads_in_a_log():
 
     assert sweep_progress(0, 4, 0.0) == "sweep 0/4 runs done, 0.0 min elapsed"
     assert sweep_progress(1, 4, 120.0) == "sweep 1/4 runs done, 2.0 min elapsed, ~6.0 min left"
+
+
+def test_sweep_chart_plots_the_preset_and_cuts_no_title_or_legend():
+    """The preset (the case that changes nothing) is a point too; a long key's title
+    and a series' legend stay inside the figure, the legend outside the data."""
+    import matplotlib.pyplot as plt
+
+    from contest.evaluation.sweep import sweep_figure
+
+    key = "peer.table.hoodie.compact.inline.max.delta.commits"
+    other = {"peer.table.hoodie.compact.inline": "true"}
+    fig = sweep_figure(
+        [_summary("preset", [19_000.0]), _summary("5", [16_000.0], **{key: "5"}, **other)],
+        key,
+    )
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["preset", "5"]
+    fig.canvas.draw()
+    whole = fig.bbox
+    title = ax.title.get_window_extent()
+    assert whole.x0 <= title.x0 and title.x1 <= whole.x1
+    legend = ax.get_legend().get_window_extent()
+    assert legend.x0 >= ax.get_window_extent().x1 and legend.x1 <= whole.x1
+    plt.close(fig)

@@ -106,3 +106,12 @@ def test_a_newer_writers_key_is_kept_not_lost():
     rec = DuckDBRecord.from_dict(raw)
     assert rec.extra == {"new_figure": 7}
     assert rec.to_dict()["new_figure"] == 7
+
+
+def test_a_workload_phase_of_the_wrong_type_is_not_a_record(tmp_path: Path):
+    path = tmp_path / "workloads" / "w.jsonl"
+    path.parent.mkdir()
+    good = {"workload": "w", "run_id": "r", "strategy": "s", "step": 1, "phase": "read"}
+    path.write_text(json.dumps({**good, "label": "x"}) + "\n" + json.dumps({**good, "step": "1"}))
+    with pytest.raises(DataError, match=r"w.jsonl:2: not a workload phase: 'step' is '1'"):
+        registry.read(tmp_path, path)

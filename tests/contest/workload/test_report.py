@@ -83,6 +83,31 @@ def test_publish_appends_a_run_once_and_renders_it(tmp_path, capsys):
     assert main([*argv, "--run", "r9"]) == 2
 
 
+def test_chart_legend_outside_axis_labels_and_files_only_where_counted():
+    """One legend below the panels (not over the lines), a y label on each panel, and
+    no files-per-bucket line for a strategy whose files were counted at compactions
+    only (a peer's: drawn as a flat 1 before)."""
+    import matplotlib.pyplot as plt
+
+    from contest.workload.report import chart_figure
+
+    peer = _run("r2", "delta-merge", [2.0, 2.2, 2.4])
+    for i, p in enumerate(peer):  # a peer's files are counted at its compaction only
+        peer[i] = PhaseRecord(
+            **{**p.to_dict(), "files_per_bucket": 1.0 if p.phase == "compact" else None}
+        )
+    fig = chart_figure(_run("r1", "optimized", [1.0, 1.1, 1.2]) + peer)
+    fig.canvas.draw()
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    (legend,) = fig.legends
+    legend_top = legend.get_window_extent().y1
+    assert all(legend_top <= ax.get_window_extent().y0 for ax in fig.axes)
+    assert all(ax.get_ylabel() for ax in fig.axes)
+    files = fig.axes[3]
+    assert [line.get_label() for line in files.get_lines()] == ["optimized r1"]
+    plt.close(fig)
+
+
 def test_a_run_whose_every_strategy_refused_writes_its_report_in_a_new_folder(tmp_path):
     """`contest workload run wide --strategies paimon-agg` once ended in a traceback
     (FileNotFoundError writing wide.png: the folder was never made, no record written).
