@@ -35,21 +35,13 @@ from contest.benchmarks.base import (
     at_least,
 )
 from contest.errors import UsageError
-from contest.evaluation.strategies import STRATEGIES
+from contest.evaluation.strategies import STRATEGIES, round_order
 from contest.results.intervals import Interval, Ratio, geometric_mean, median_interval, paired_ratio
 from contest.results.runs import RunRecord
 
 REFERENCE = "optimized"
 # --codec: each strategy's own preset, or one codec for every strategy's files.
 CODEC_CHOICES = ("preset", "none", "snappy", "zstd")
-
-
-def round_order(strategies: Sequence[str], rnd: int) -> list[str]:
-    """Round `rnd` (from 1): the strategies rotated left by rnd - 1."""
-    if not strategies:
-        return []
-    k = (rnd - 1) % len(strategies)
-    return [*strategies[k:], *strategies[:k]]
 
 
 def codec_overrides(codec: str) -> dict[str, object]:

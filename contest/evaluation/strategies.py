@@ -3,6 +3,11 @@ defaults (a config file and flags still win), and the engine that runs it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
 DEFAULT_SCALE = 0.1
 
 # Each strategy is a preset over the defaults (a config file and flags still win).
@@ -155,3 +160,12 @@ STRATEGIES: dict[str, dict[str, object]] = {
         "spark.shuffle_partitions": 8,
     },
 }
+
+
+def round_order(strategies: Sequence[T], rnd: int) -> list[T]:
+    """Round `rnd` (from 1) of an interleaved comparison: the strategies rotated left
+    by rnd - 1, so none always runs first, last or after the same neighbour."""
+    if not strategies:
+        return []
+    k = (rnd - 1) % len(strategies)
+    return [*strategies[k:], *strategies[:k]]

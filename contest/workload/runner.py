@@ -34,6 +34,7 @@ from contest.errors import PhaseError
 from contest.evaluation import evaluate as ev
 from contest.evaluation import jobs
 from contest.evaluation.progress import heartbeat
+from contest.evaluation.strategies import round_order
 from contest.infra.machine import git_state, load1, machine_id
 from contest.infra.proc import ProcResult, run_timed
 from contest.results.workloads import PhaseRecord
@@ -408,7 +409,8 @@ def run_workload(
     say: Say,
     sink: Callable[[list[PhaseRecord]], None] | None = None,
 ) -> list[PhaseRecord]:
-    """Every step for every strategy that can run phases, interleaved step by step;
+    """Every step for every strategy that can run phases, interleaved step by step (the
+    strategies' order rotated each step);
     the records of all phases (a strategy's failure ends its lane, not the run), each
     step's also given to `sink` as soon as it ends (a run stopped early keeps them).
     Holds the work folder's evaluation lock throughout."""
@@ -431,7 +433,9 @@ def run_workload(
             lanes.append(start_lane(cfg, name, data, cores, say))
         started = time.perf_counter()
         for n, step in enumerate(steps, 1):
-            for lane in lanes:
+            # Interleaved, the order rotated each step: every strategy sees the same
+            # machine, and none always runs first or after the same neighbour.
+            for lane in round_order(lanes, n):
                 if not lane.failed:
                     runner.step(lane, n, step)
                     if sink is not None:

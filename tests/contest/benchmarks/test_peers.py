@@ -17,11 +17,11 @@ from contest.benchmarks.peers import (
     codec_overrides,
     disclosure_name,
     render_disclosure,
-    round_order,
     summarize,
 )
 from contest.cli.main import main
 from contest.errors import UsageError
+from contest.evaluation.strategies import round_order
 from contest.infra.machine import git_state, machine_id
 from contest.results.runs import JobLoad, RunRecord
 from tests.support.config import REPO, cli

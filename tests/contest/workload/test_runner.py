@@ -152,6 +152,11 @@ def test_a_peer_and_stock_lakesoul_run_phases(cfg, pg, tmp_path, capsys):
     assert "cannot run" not in captured.err
 
     recs = load(out)
+    # Interleaved step by step, the order rotated each step (recorded as each ends).
+    first: dict[int, str] = {}
+    for r in recs:
+        first.setdefault(r.step, r.strategy)
+    assert [first[n] for n in sorted(first)][:3] == ["delta-merge", "lakesoul-stock", "delta-merge"]
     for strategy in ("delta-merge", "lakesoul-stock"):
         mine = [r for r in recs if r.strategy == strategy]
         assert [r.phase for r in mine] == [
