@@ -316,12 +316,4 @@ def operator_refusal(cfg: Config) -> str | None:
     from contest.data.workload import contract_operators
 
     ops = contract_operators(cfg.workload)
-    why = registry.refusal(ops, merge_engines(cfg), who(cfg))
-    if why is None and cfg.workload.columns and "lakesoul" in merge_engines(cfg):
-        col, name = next(iter(cfg.workload.columns.items()))
-        # Its write stores the contest's columns and their count columns only.
-        why = (
-            f"lakesoul-stock: merge operator {name} (column {col}): the stock engine's "
-            "write carries the contest's columns only"
-        )
-    return why
+    return registry.refusal(ops, merge_engines(cfg), who(cfg))

@@ -66,6 +66,9 @@ class Operator:
     # LakeSoul 2.6.2's native merge operator, or why there is none.
     lakesoul: str | None = None
     lakesoul_why: str = ""
+    # LakeSoul's form is NULL as soon as one value is NULL: the stock engine writes NULL
+    # as 0 and a count column of the non-NULL values beside it (contest/write/stock.py).
+    lakesoul_counted: bool = False
     # The string "null" counts as NULL: formats that have no such rule get "null"
     # written as NULL (Paimon, stock LakeSoul) and use the last-non-NULL rule.
     null_string: bool = False
@@ -240,6 +243,7 @@ _ALL = (
         # LakeSoul's SumAll is NULL as soon as one value is: the stock engine writes a
         # count column beside it (contest/write/stock.py).
         lakesoul="SumAll",
+        lakesoul_counted=True,
         widens=True,
     ),
     Operator(

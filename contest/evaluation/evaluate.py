@@ -266,7 +266,7 @@ def new_run(
 def phase_data(run: Run) -> None:
     """The batches (generated and cached when not given) and the oracle's result."""
     cfg = run.cfg
-    _check_extra_columns(cfg, run.peer)
+    _check_extra_columns(cfg)
     if run.data is None:
         scale = run.scale if run.scale is not None else DEFAULT_SCALE
         run.data = cached_data(cfg, scale, run.seed, run.say)
@@ -278,15 +278,14 @@ def phase_data(run: Run) -> None:
     run.expected = cached_expected(cfg, run.data, cfg.write.versions, run.say)
 
 
-def _check_extra_columns(cfg: Config, peer: bool) -> None:
-    """A workload's extra columns are carried by the harness's merge-on-read write and
-    read only (baseline-cow's join, lakesoul-stock's rewrites and the peers' MERGE
-    expressions name the contest's columns): refused up front, not found wrong at the end."""
-    if cfg.workload.columns and (peer or cfg.write.mode != "mor" or cfg.write.engine != "harness"):
-        raise PhaseError(
-            f"workload {cfg.workload.name}: its extra columns are carried only by the "
-            "harness's merge-on-read strategies (optimized, baseline-mor) so far"
-        )
+def _check_extra_columns(cfg: Config) -> None:
+    """A workload operator the strategy's format cannot express (contest/data/operators.py,
+    contest.engines.operator_refusal): refused up front, not found wrong at the end."""
+    from contest.engines import operator_refusal
+
+    why = operator_refusal(cfg)
+    if why:
+        raise PhaseError(f"workload {cfg.workload.name}: {why}")
 
 
 def phase_clean(run: Run) -> None:

@@ -3,14 +3,15 @@ thread each (a Spark task owns one core).
 
 Every variant takes a bucket's rows as parts in application order (files, or windows of
 them, each already conformed to the table's schema) and returns one row per key with
-the operators of contest/read/operators.py:
+the operators of the registry (contest/data/operators.py), each engine's form of each
+taken from there; an engine without a form of an operator refuses it in one line:
 
 - numpy:  concatenate, dense key codes (dictionary encoding), stable argsort and
           segmented reductions (operators.merge_rows; the reference).
 - arrow:  pyarrow's hash group-by with ordered `last`/`sum` aggregates (use_threads off,
           which is what keeps `last` in row order).
-- duckdb: one SQL GROUP BY on a single-threaded in-process connection, `arg_max` over
-          the row's position.
+- duckdb: one SQL GROUP BY on a single-threaded in-process connection, the oracle's
+          aggregates (`arg_max` over the row's position, ...).
 - polars: a hash group-by on the concatenation (polars keeps each group's rows in
           order; `last(ignore_nulls=True)`). A k-way `merge_sorted` of the sorted parts
           (left-biased with maintain_order) and a sorted group-by was measured and

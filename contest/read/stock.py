@@ -16,7 +16,8 @@ from collections.abc import Mapping
 
 from contest.config import Config
 from contest.data import operators as registry
-from contest.data.stock_layout import COUNTED
+from contest.data.stock_layout import counted
+from contest.data.workload import contract_operators
 from contest.errors import ReadError
 from contest.infra.dbmanager import DBManager, StockTable, columns_of
 from contest.read import output
@@ -28,10 +29,18 @@ from meta.connection import PgConnection
 LAKESOUL_OPERATORS = registry.LAKESOUL_OPERATORS
 
 
-def stock_operators(columns: list[str], keys: tuple[str, ...], configured: Mapping[str, str]):
-    """LakeSoul operators per column: the configured ones, else SumAll for the summed
-    columns and their counts and UseLastNotNull for the rest (the contract's rules on a
-    stock table, see contest/write/stock.py), as the operator registry maps them."""
+def stock_operators(
+    columns: list[str],
+    keys: tuple[str, ...],
+    configured: Mapping[str, str],
+    workload: Mapping[str, str] | None = None,
+):
+    """LakeSoul operators per column: the configured ones, else the workload's operators
+    (default: the contract's) as the registry maps them to LakeSoul's, a count column
+    its summed column's, and UseLastNotNull for the rest (the rules on a stock table,
+    see contest/write/stock.py)."""
+    workload = registry.CONTRACT if workload is None else workload
+    counts = {c: s for s, c in counted(workload).items()}
     names = [c.rsplit(":", 1)[0] for c in columns]
     ops = {}
     for name in names:
@@ -39,8 +48,8 @@ def stock_operators(columns: list[str], keys: tuple[str, ...], configured: Mappi
             continue
         if name in configured:
             ops[name] = configured[name]
-        elif name in COUNTED or name in COUNTED.values():
-            ops[name] = registry.lakesoul_operator(registry.CONTRACT[_summed(name)])
+        elif counts.get(name, name) in workload:
+            ops[name] = registry.lakesoul_operator(workload[counts.get(name, name)])
         else:
             ops[name] = registry.LAKESOUL_DEFAULT
     for name, op in configured.items():
@@ -52,11 +61,6 @@ def stock_operators(columns: list[str], keys: tuple[str, ...], configured: Mappi
                 f"(it has {', '.join(LAKESOUL_OPERATORS)})"
             )
     return ops
-
-
-def _summed(name: str) -> str:
-    """The summed column a count column counts (or the column itself)."""
-    return next((s for s, c in COUNTED.items() if c == name), name)
 
 
 def bucket_files(commits: list[list[str]]) -> list[list[str]]:
@@ -87,7 +91,8 @@ def merged_stock(spark, db: DBManager, cfg: Config, table: StockTable):
     if not commits:
         raise ReadError(f"table {table.namespace}.{table.name} has no commits")
     columns = columns_of(table.schema_json)
-    ops = stock_operators(columns, table.primary_keys, cfg.read.operators)
+    workload = contract_operators(cfg.workload)
+    ops = stock_operators(columns, table.primary_keys, cfg.read.operators, workload)
     jvm = spark._jvm
     jdf = jvm.contest.lakesoul.StockIO.read(
         spark._jsparkSession,
@@ -101,14 +106,14 @@ def merged_stock(spark, db: DBManager, cfg: Config, table: StockTable):
     )
     df = DataFrame(jdf, spark)
     names = [c.rsplit(":", 1)[0] for c in columns]
-    counted = {s: c for s, c in COUNTED.items() if s in names and c in names}
+    counts = {s: c for s, c in counted(workload).items() if s in names and c in names}
     out = []
     for name in names:
-        if name in counted.values():
+        if name in counts.values():
             continue
         col = F.col(name)
-        if name in counted:
-            col = F.when(F.col(counted[name]) == 0, F.lit(None).cast("long")).otherwise(col)
+        if name in counts:
+            col = F.when(F.col(counts[name]) == 0, F.lit(None)).otherwise(col)
         out.append(col.alias(name))
     return df.select(out), len(commits)
 
@@ -129,5 +134,8 @@ def run_stock_read(
     except BaseException:
         output.discard(out)
         raise
-    ops = stock_operators(columns_of(table.schema_json), table.primary_keys, cfg.read.operators)
+    columns = columns_of(table.schema_json)
+    ops = stock_operators(
+        columns, table.primary_keys, cfg.read.operators, contract_operators(cfg.workload)
+    )
     return ReadReport(name, str(out.target), rows, commits, -1, time.perf_counter() - started, ops)

@@ -8,7 +8,9 @@ stock user can (stock LakeSoul applies a bucket's files in commit order). With `
 the batches (`only` names some) are committed onto the head of the table the name holds
 already, each commit the partition's next version (a workload's phases).
 
-Two rewrites make LakeSoul's own merge operators give the contract's result:
+Two rewrites make LakeSoul's own merge operators give the contract's result (a workload's
+extra columns the same way, by their operators' entries in contest/data/operators.py; an
+operator LakeSoul has no form of is refused before any work, contest/engines.py):
 - `name`: the literal string "null" is written as NULL, so `UseLastNotNull` gives the last
   name that is neither NULL nor "null" (NULL when there is none): the contract's rule.
 - `requests`: `SumAll` turns a key's sum NULL as soon as one of its values is NULL, while
@@ -21,15 +23,17 @@ from __future__ import annotations
 
 import time
 import uuid as uuidlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from contest.config import Config
+from contest.data import operators as registry
 from contest.data.batches import SCHEMA, Batch, discover
-from contest.data.stock_layout import COUNTED
+from contest.data.stock_layout import counted, null_string_columns
+from contest.data.workload import contract_operators, workload_schema
 from contest.errors import DataError, RunError
 from contest.infra.dbmanager import DBManager, StockTable
 from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
@@ -41,28 +45,37 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 PRIMARY_KEY = "uuid"
-NULL_STRING_COLUMNS = ("name",)  # "null" written as NULL
 BATCH_ROWS = 8192
 
 
-def stock_schema(schema: pa.Schema = SCHEMA) -> pa.Schema:
-    """The stored schema: the contract's columns, then a count column per summed column."""
-    return pa.schema(list(schema) + [pa.field(c, pa.int64()) for c in COUNTED.values()])
+def stock_schema(schema: pa.Schema = SCHEMA, ops: Mapping[str, str] | None = None) -> pa.Schema:
+    """The stored schema: the workload's columns (default: the contest's), then a count
+    column per summed column."""
+    ops = registry.CONTRACT if ops is None else ops
+    return pa.schema(list(schema) + [pa.field(c, pa.int64()) for c in counted(ops).values()])
 
 
-def stock_rows(df: DataFrame) -> DataFrame:
+def stock_layout(cfg: Config) -> tuple[pa.Schema, dict[str, str]]:
+    """The configured workload's stored schema and its operators."""
+    ops = contract_operators(cfg.workload)
+    return stock_schema(workload_schema(cfg.workload), ops), ops
+
+
+def stock_rows(df: DataFrame, ops: Mapping[str, str] | None = None) -> DataFrame:
     """A batch as the stock table stores it (module docstring)."""
     from pyspark.sql import functions as F
 
+    ops = registry.CONTRACT if ops is None else ops
+    sums, nulls = counted(ops), null_string_columns(ops)
     cols = []
     for name in df.columns:
         col = F.col(name)
-        if name in NULL_STRING_COLUMNS:
+        if name in nulls:
             col = F.when(col == F.lit("null"), F.lit(None).cast("string")).otherwise(col)
-        elif name in COUNTED:
+        elif name in sums:
             col = F.coalesce(col, F.lit(0).cast("long"))
         cols.append(col.alias(name))
-    for summed, count in COUNTED.items():
+    for summed, count in sums.items():
         cols.append(F.when(F.col(summed).isNull(), 0).otherwise(1).cast("long").alias(count))
     return df.select(cols)
 
@@ -118,7 +131,7 @@ def prepare_stock_table(
         )
         catalog.drop_table(conn, t.name, t.namespace)
     return db.create_table(
-        name, cfg.table.namespace, uri, stock_schema(), PRIMARY_KEY, cfg.table.hash_buckets
+        name, cfg.table.namespace, uri, stock_layout(cfg)[0], PRIMARY_KEY, cfg.table.hash_buckets
     )
 
 
@@ -134,7 +147,7 @@ def stock_table_to_append(db: DBManager, cfg: Config, path: str, name: str) -> S
     where = f"--append: table {table.namespace}.{name}"
     if table.path != uri:
         raise RunError(f"{where} is at {table.path}, not {uri}")
-    if [c.rsplit(":", 1)[0] for c in columns_of(table.schema_json)] != stock_schema().names:
+    if [c.rsplit(":", 1)[0] for c in columns_of(table.schema_json)] != stock_layout(cfg)[0].names:
         raise RunError(f"{where} was not written by the lakesoul-stock engine (its columns)")
     return table
 
@@ -182,7 +195,7 @@ def run_stock_write(
 
     from contest.write.job import select_batches
 
-    found = discover(data_dir, cfg.write.versions or None)
+    found = discover(data_dir, cfg.write.versions or None, workload_schema(cfg.workload))
     batches = sorted(select_batches(found, only, data_dir), key=lambda b: b.version)
     db = DBManager(spark)
     name = table_name or Path(table_path).name
@@ -196,7 +209,8 @@ def run_stock_write(
         # The stock engine has no --resume: its upserts start again from a new table.
         retry_hint="rerun the write with --replace (the stock engine starts the table again)",
     )
-    columns = stock_schema().names
+    schema, ops = stock_layout(cfg)
+    columns = schema.names
     started = time.perf_counter()
     log.info(
         "lakesoul-stock: table %s %s at %s",
@@ -219,7 +233,7 @@ def run_stock_write(
                     "(set write.drop_null_keys=true to drop and count them)"
                 )
             df = df.where(F.col(PRIMARY_KEY).isNotNull()) if null_keys else df
-            files = write_native(spark, stock_rows(df), table, cfg.table.hash_buckets)
+            files = write_native(spark, stock_rows(df, ops), table, cfg.table.hash_buckets)
             res.write_s = time.perf_counter() - t0
             res.shuffled = True
             res.null_keys_dropped = null_keys

@@ -117,7 +117,7 @@ def test_workload_section_and_its_errors(tmp_path):
         ("workload.zipf_exponent", 1.0, "workload.zipf_exponent"),
         ("workload.recent_batches", 0, "workload.recent_batches"),
         ("workload.columns.name", "SumAll", "workload.columns.name: a contest column"),
-        ("workload.columns.x", "Bogus", "workload.columns.x"),
+        ("workload.columns.x", "Median", "workload.columns.x"),
         ("workload.columns.Bad-Name", "UseLast", "workload.columns.Bad-Name"),
         ("workload.repeat_share", 0.6, "workload.repeat_share"),
     ]:

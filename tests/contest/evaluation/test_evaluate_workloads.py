@@ -51,7 +51,7 @@ def test_data_and_oracle_caches_are_keyed_by_the_workload(cfg, tmp_path):
     assert plain.name == "scale-0.0001-seed-1"
     wide_data = cached_data(wide, 0.0001, 1, print)
     assert wide_data.name.startswith("wide-") and wide_data != plain
-    assert len(pq.read_schema(wide_data / "base-0.parquet").names) == 8 + 16
+    assert len(pq.read_schema(wide_data / "base-0.parquet").names) == 8 + 21
     expected = pq.read_table(cached_expected(wide, wide_data, "", print))
     assert str(expected.schema.field("metric_01").type) == "int64"
     assert expected.num_rows == 1000
@@ -73,12 +73,12 @@ def test_wide_data_without_its_workload_is_one_clear_error(cfg, tmp_path, capsys
     assert main(cli(cfg, *argv)) == 0
 
 
-def test_strategies_without_extra_columns_refuse_a_wide_workload(cfg, tmp_path, capsys):
-    argv = cli(cfg, "evaluate", "--strategy", "baseline-cow", "--workload", "wide")
+def test_a_strategy_refuses_a_workload_operator_it_cannot_express(cfg, tmp_path, capsys):
+    argv = cli(cfg, "evaluate", "--strategy", "lakesoul-stock", "--workload", "wide")
     code = main([*argv, "--scale", "0.0001", "--work", str(tmp_path), "--results", "-"])
     rec = _last_json(capsys.readouterr().out)
     assert code == 1 and rec["failed_phase"] == "data"
-    assert "extra columns are carried only by" in rec["error"]
+    assert "merge operator Max (column peak_01) is not expressible" in rec["error"]
     assert not (tmp_path / "data").exists()  # refused before generating anything
 
 

@@ -77,7 +77,8 @@ def test_bad_operators_are_named(spark, pg, cfg, nulls_table):
     for ops, msg in (
         ({"nope": "SumAll"}, "'nope'"),
         ({"city": "SumAll"}, "numeric"),
-        ({"city": "Max"}, "unknown merge operator"),
+        ({"city": "Median"}, "unknown merge operator"),
+        ({"city": "Product"}, "Product needs a int64 column"),
     ):
         cfg2 = dataclasses.replace(cfg, read=type(cfg.read)(operators=ops))
         with pytest.raises(MergeOperatorError, match=msg):

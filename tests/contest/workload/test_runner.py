@@ -265,3 +265,38 @@ def test_copy_on_write_read_as_of_a_version_before_its_overwrite(cfg, pg, spark,
     assert main(cli(cfg, *argv)) == 0, capsys.readouterr().err[-2000:]
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["version"] == 2
     assert main(cli(cfg, "check", "--result", str(out), "--data", str(data))) == 0
+
+
+STOCK_COLUMNS = """
+[workload]
+name = "stock-columns"
+batches = 3
+first_rows = 2000
+batch_rows = 600
+update_share = 0.6
+repeat_share = 0.1
+null_share = 0.2
+null_string_share = 0.3
+
+[workload.columns]
+"m" = "SumAll"
+"t" = "UseLast"
+"n" = "UseLastNotNull"
+"l" = "UseLastNotNullNorNullString"
+"""
+
+
+@pytest.mark.slow
+def test_stock_lakesoul_merges_a_workloads_extra_columns_exactly(cfg, pg, tmp_path, capsys):
+    """The operators LakeSoul 2.6.2 has, on extra columns with NULLs and "null" strings:
+    a count column beside the sum, "null" written as NULL (issue 39)."""
+    spec = tmp_path / "stock-columns.toml"
+    spec.write_text(STOCK_COLUMNS)
+    out = tmp_path / "stock.jsonl"
+    argv = ["workload", "run", str(spec), "--strategies", "lakesoul-stock", "--scale", "1"]
+    argv += ["--work", str(tmp_path / "work"), "--results", str(out)]
+    code = main(cli(cfg, *argv))
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    reads = [r for r in load(out) if r.phase == "read"]
+    assert [r.correct for r in reads] == [True] and reads[0].version == 2

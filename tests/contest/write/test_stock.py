@@ -71,6 +71,20 @@ def test_operators_default_to_the_contract_on_a_stock_table():
     assert ops["name"] == ops["ip"] == "UseLastNotNull" and "uuid" not in ops
 
 
+def test_a_workloads_extra_columns_are_stored_by_their_operators_lakesoul_form():
+    from contest.config import WorkloadConfig
+    from contest.data.workload import contract_operators, workload_schema
+
+    w = WorkloadConfig(columns={"m": "SumAll", "t": "UseLast", "l": "UseLastNotNullNorNullString"})
+    ops = contract_operators(w)
+    schema = stock_schema(workload_schema(w), ops)
+    assert schema.names[-2:] == ["requests_nonnull", "m_nonnull"]
+    cols = [f"{f.name}:{'long' if str(f.type) == 'int64' else 'string'}" for f in schema]
+    got = stock_operators(cols, ("uuid",), {}, ops)
+    assert got["m"] == got["m_nonnull"] == got["requests"] == "SumAll"
+    assert got["t"] == "UseLast" and got["l"] == got["name"] == "UseLastNotNull"
+
+
 def test_operators_lakesoul_lacks_are_refused():
     with pytest.raises(ReadError, match="no such operator"):
         stock_operators(["uuid:string", "name:string"], ("uuid",), {"name": "Mystery"})
