@@ -150,8 +150,6 @@ class UpsertBatch(MicroBatchSink):
         super().__init__(cfg, table, checkpoint, on_batch)
         self.fmt = fmt
 
-    ledger_dir = ".hoodie/contest_stream"
-
     def options(self, batch_id: int) -> dict[str, str]:
         """The upsert's options: the table's, and the batch id in the commit metadata."""
         mark = {self.query_id(): str(batch_id)}

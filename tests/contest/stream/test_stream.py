@@ -299,3 +299,42 @@ def test_a_bad_source_file_is_named_in_one_line(spark, pg, cfg, tmp_path, bad):
         pq.write_table(t, path)
     with pytest.raises(DataError, match=f"^{path}: "):
         run_stream(spark, pg, scfg, str(root / "table"), name, say=lambda _m: None)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_ctrl_c_stops_the_stream_and_exits_130(pg, cfg, tmp_path):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) while the query
+    runs: the query stops, `contest: interrupted`, exit 130, no py4j traceback (it
+    broke the gateway inside the wait: exit 1)."""
+    import os
+    import signal
+
+    from contest.evaluation.bench.stream_stage import (
+        batch_lines,
+        make_stage,
+        read_text,
+        start_live_stream,
+    )
+    from contest.infra.proc import kill_group, wait_bounded
+    from contest.stream.feed import write_feed_file
+
+    cfg = dataclasses.replace(cfg, work_dir=str(tmp_path))
+    stage = make_stage(cfg, pg, tmp_path / "bench", f"stream_{uuid.uuid4().hex[:8]}", cores=1)
+    stage.incoming.mkdir(parents=True, exist_ok=True)
+    write_feed_file(stage.incoming, 0, 50)
+    log = stage.root / stage.name / "logs" / "live.log"
+    err = log.with_suffix(".err")
+    proc, start = start_live_stream(stage, log)
+    try:
+        while not batch_lines(read_text(err)):
+            assert proc.poll() is None and time.monotonic() - start < 300, read_text(err)[-2000:]
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        code = wait_bounded(proc, 120)
+    finally:
+        kill_group(proc)
+    text = read_text(err)
+    assert code == 130, text[-2000:]
+    assert text.strip().splitlines()[-1] == "contest: interrupted"
+    assert "Traceback" not in text and "py4j" not in text
