@@ -309,7 +309,9 @@ def measure(
     meta_batches: int = 0,
     meta_history: int = 0,
     master: str = "",
+    boundary_kills: int = 0,
 ) -> list[Record]:
+    from contest.evaluation.bench.stream_boundary import boundary_cases
     from contest.evaluation.bench.stream_meta import commit_cost
     from contest.evaluation.bench.stream_peers import measure_peers
 
@@ -322,6 +324,8 @@ def measure(
         if meta_history:
             record = commit_cost(conn, cfg, min(meta_batches, 100), meta_history, say)
             out.append({"kind": "metadata", "format": "lakesoul (harness)", **record})
+    for fmt in formats if boundary_kills else ():  # each format's own commit boundary
+        out += boundary_cases(cfg, conn, root, fmt, cores, master, boundary_kills, rows, seed, say)
     peers = [f for f in formats if f != "lakesoul"]
     if peers:
         out += measure_peers(
@@ -376,6 +380,13 @@ class StreamBench(Benchmark):
             **at_least(0),
         ),
         Option("--rows", "rows per fed file", int, 500, **at_least(2)),
+        Option(
+            "--boundary-kills",
+            "kill -9s at each format's own commit boundary, then a symlinked source (0 = none)",
+            int,
+            0,
+            **at_least(0),
+        ),
         Option(
             "--rates",
             "feed rates, files per second, comma-separated or repeated",
@@ -470,6 +481,7 @@ class StreamBench(Benchmark):
             meta_batches=opts.meta_batches,
             meta_history=opts.meta_history,
             master=opts.master or "",
+            boundary_kills=opts.boundary_kills,
         )
         when = utc_now()
         load = {"load_1m_start": load_start, "load_1m_end": os.getloadavg()[0]}
@@ -478,6 +490,7 @@ class StreamBench(Benchmark):
         return all(r["exact"] for r in records)
 
     def render(self, records: Sequence[Record]) -> str:
+        from contest.evaluation.bench.stream_boundary import render_boundary
         from contest.evaluation.bench.stream_meta import render_meta
         from contest.evaluation.bench.stream_peers import render_peers
 
@@ -490,7 +503,9 @@ class StreamBench(Benchmark):
         # sitting ran it last.
         peers = sorted((r for r in records if is_peer(r)), key=lambda r: r["sitting"])
         rows += list(
-            {(r["format"], r.get("kind"), r.get("rate_files_s")): r for r in peers}.values()
+            {
+                (r["format"], r.get("kind"), r.get("rate_files_s"), r.get("case")): r for r in peers
+            }.values()
         )
         lines = [
             "# Streaming upserts, exactly once",
@@ -522,7 +537,7 @@ class StreamBench(Benchmark):
                 f"| {r['lost_files']} | {r['double_commits']} | {r['batches_replayed']} "
                 f"| {'yes' if r['exact'] else 'NO: ' + '; '.join(r.get('problems', []))} |"
             )
-        lines += render_peers(rows) + render_meta(rows)
+        lines += render_boundary(rows) + render_peers(rows) + render_meta(rows)
         lines += [
             "",
             "## Freshness and throughput",
