@@ -115,9 +115,11 @@ def test_restart_then_replay_then_new_checkpoint(spark, pg, cfg, tmp_path):
     other = dataclasses.replace(
         scfg, stream=dataclasses.replace(scfg.stream, checkpoint=str(root / "other"))
     )
+    tokens = _tokens(pg, table)
     with pytest.raises(HarnessError, match="was committed to .* by batch"):
         run_stream(spark, pg, other, table_path, name, say=lambda _m: None)
     assert batches(pg, table) == recorded
+    assert _tokens(pg, table) == tokens  # the refused batch's write tokens are released
     assert table_rows(scfg, name) == expected
 
 
