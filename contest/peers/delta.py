@@ -12,9 +12,9 @@ from contest.data.batches import Batch
 from contest.peers.base import Layout, PeerFormat, codec_name, quoted
 from contest.peers.merge import collapsed, collapsed_stream, merge_sql
 from contest.peers.microbatch import (
-    LedgerEntry,
     MicroBatchSink,
     OnBatch,
+    SourceRecord,
     batch_files,
     check_batch,
 )
@@ -219,7 +219,7 @@ class MergeBatch(MicroBatchSink):
         ):
             self.told(batch, "replayed", _version(spark, self.table), 0, t0)
             return
-        self.ledger.write(LedgerEntry(self.query_id(), batch, tuple(files)))
+        self.ledger.write(SourceRecord(self.query_id(), batch, tuple(files)))
         source = collapsed_stream(df).cache()
         rows = source.count()
         view = f"contest_stream_batch_{batch}"

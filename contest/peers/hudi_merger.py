@@ -35,9 +35,9 @@ from contest.errors import ConnectorError
 from contest.peers.hudi import ORDERING, Hudi
 from contest.peers.merge import collapsed_stream
 from contest.peers.microbatch import (
-    LedgerEntry,
     MicroBatchSink,
     OnBatch,
+    SourceRecord,
     batch_files,
     check_batch,
 )
@@ -167,7 +167,7 @@ class UpsertBatch(MicroBatchSink):
         instants = completed_instants(self.table)
         marks: dict[str, int | None] = {}
 
-        def committed(e: LedgerEntry) -> bool:
+        def committed(e: SourceRecord) -> bool:
             if e.query not in marks:
                 marks[e.query] = timeline_checkpoint(spark, self.table, e.query)[0]
             done = marks[e.query]
@@ -178,7 +178,7 @@ class UpsertBatch(MicroBatchSink):
             self.told(batch, "replayed", len(instants), 0, t0)
             return
         after = instants[-1][0] if instants else NO_INSTANT
-        self.ledger.write(LedgerEntry(qid, batch, tuple(files), after))
+        self.ledger.write(SourceRecord(qid, batch, tuple(files), after))
         rows = collapsed_rows(df).cache()
         try:
             count = rows.count()

@@ -30,7 +30,7 @@ class MicroBatchSink:
     """The function given to `foreachBatch` (called with the micro-batch and its id);
     subclasses apply the batch and call `told`."""
 
-    # Where the micro-batches' records go, under the table's folder (Ledger).
+    # Where the micro-batches' records go, under the table's folder (SourceRecords).
     ledger_dir = "_contest_stream"
 
     def __init__(self, cfg: Config, table: Path, checkpoint: str, on_batch: OnBatch | None):
@@ -38,8 +38,8 @@ class MicroBatchSink:
         self._query_id: str | None = None
 
     @property
-    def ledger(self) -> Ledger:
-        return Ledger(Path(self.table) / self.ledger_dir)
+    def ledger(self) -> SourceRecords:
+        return SourceRecords(Path(self.table) / self.ledger_dir)
 
     def query_id(self) -> str:
         """The query id in `<checkpoint>/metadata` (`{"id": ...}`, Spark writes it when
@@ -71,7 +71,7 @@ class MicroBatchSink:
 
 
 @dataclass(frozen=True)
-class LedgerEntry:
+class SourceRecord:
     """A micro-batch's source files (real paths), recorded before its table commit;
     `after`: what the format needs to tell afterwards whether that commit landed (Hudi:
     the last completed instant before it)."""
@@ -82,7 +82,7 @@ class LedgerEntry:
     after: str = ""
 
 
-class Ledger:
+class SourceRecords:
     """One JSON file a micro-batch in a folder beside the table's data, written (by
     rename, whole) before the table's commit. Whether the batch committed is the
     format's own record (Delta's transaction of the query, Hudi's timeline): an entry of
@@ -91,19 +91,19 @@ class Ledger:
     def __init__(self, folder: Path):
         self.folder = folder
 
-    def write(self, entry: LedgerEntry) -> None:
+    def write(self, entry: SourceRecord) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         name = f"{entry.query}-{entry.batch}.json"
         tmp = self.folder / f".{name}.tmp"
         tmp.write_text(json.dumps(asdict(entry)))
         tmp.replace(self.folder / name)
 
-    def entries(self) -> list[LedgerEntry]:
+    def entries(self) -> list[SourceRecord]:
         out = []
         for path in sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []:
             try:
                 d = json.loads(path.read_text())
-                out.append(LedgerEntry(d["query"], int(d["batch"]), tuple(d["files"]), d["after"]))
+                out.append(SourceRecord(d["query"], int(d["batch"]), tuple(d["files"]), d["after"]))
             except (OSError, ValueError, KeyError) as exc:
                 raise RunError(f"{path}: not a micro-batch record ({exc})") from None
         return out
@@ -133,8 +133,8 @@ def _name_key(path: str) -> tuple[str, str]:
 
 
 def check_batch(
-    entries: Sequence[LedgerEntry],
-    committed: Callable[[LedgerEntry], bool],
+    entries: Sequence[SourceRecord],
+    committed: Callable[[SourceRecord], bool],
     query: str,
     batch: int,
     files: Sequence[str],
@@ -148,7 +148,7 @@ def check_batch(
     committed already (it landed late: applied now, its rows would come after that
     file's)."""
     own = next((e for e in entries if e.query == query and e.batch == batch), None)
-    if own is None and committed(LedgerEntry(query, batch, ())):
+    if own is None and committed(SourceRecord(query, batch, ())):
         return True  # committed before the harness kept records: a replay
     if own is not None and committed(own):
         check_replay(query, batch, own.files, files)

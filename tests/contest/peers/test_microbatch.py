@@ -7,17 +7,17 @@ import pytest
 
 from contest.errors import DataError, RunError
 from contest.peers.hudi_merger import completed_instants, empty_after
-from contest.peers.microbatch import Ledger, LedgerEntry, check_batch
+from contest.peers.microbatch import SourceRecord, SourceRecords, check_batch
 
 
 def test_check_batch_replay_refusals_and_order(tmp_path):
-    ledger = Ledger(tmp_path / "_contest_stream")
-    ledger.write(LedgerEntry("q", 0, ("/s/feed-000000.parquet", "/s/feed-000002.parquet")))
-    ledger.write(LedgerEntry("q", 1, ("/s/feed-000003.parquet",)))  # never committed
+    ledger = SourceRecords(tmp_path / "_contest_stream")
+    ledger.write(SourceRecord("q", 0, ("/s/feed-000000.parquet", "/s/feed-000002.parquet")))
+    ledger.write(SourceRecord("q", 1, ("/s/feed-000003.parquet",)))  # never committed
     entries = ledger.entries()
     done = {("q", 0)}
 
-    def committed(e: LedgerEntry) -> bool:
+    def committed(e: SourceRecord) -> bool:
         return (e.query, e.batch) in done
 
     files = ["/s/feed-000000.parquet", "/s/feed-000002.parquet"]
