@@ -225,7 +225,12 @@ def symlink_trial(stage: Stage, fmt: str, fed: int, say: Say) -> Record:
         "batches_replayed": 0,
         "rows": None,
         "exact": refused and unchanged,
-        "problems": [] if refused and unchanged else [f"exit {code}; commits {commits}"],
+        "problems": []
+        if refused and unchanged
+        else [
+            f"exit {code}, {'refused' if refused else 'not refused'}; the table's commits "
+            f"{commits} before, {COMMITS[fmt](stage)} after"
+        ],
     }
 
 
