@@ -170,6 +170,20 @@ def commit_batch(
     )
 
 
+def last_source(conn: PgConnection, table: TableRef, query_id: str) -> str:
+    """The source file of the query's committed micro-batches whose name sorts last
+    (then by path), or "": a later file must not sort before it."""
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            "SELECT f FROM contest_stream_batch b, unnest(b.source_files) AS f "
+            "WHERE b.table_id = %s AND b.query_id = %s ORDER BY "
+            "regexp_replace(f, '^.*/', '') COLLATE \"C\" DESC, f COLLATE \"C\" DESC LIMIT 1",
+            (table.table_id, query_id),
+        )
+        row = cur.fetchone()
+    return "" if row is None else str(row[0])
+
+
 def batches(conn: PgConnection, table: TableRef, query_id: str | None = None) -> list[StreamBatch]:
     """The table's committed micro-batches (of one query, or all), in version order."""
     with session(conn) as pgc, pgc, pgc.cursor() as cur:

@@ -43,6 +43,16 @@ def register_tokens(conn: PgConnection, table_id: str, tokens: Iterable[str], ki
         )
 
 
+def release_tokens(conn: PgConnection, table_id: str, tokens: Iterable[str]) -> None:
+    """Forget the tokens of a write whose files are all deleted (a refused micro-batch):
+    nothing of theirs is left to clean up."""
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            "DELETE FROM contest_write_token WHERE table_id = %s AND token = ANY(%s::text[])",
+            (table_id, list(tokens)),
+        )
+
+
 def _inner(uri: str) -> str:
     """A URI's path as a filesystem lists it (`file:///a` -> `/a`, `s3://b/k` -> `b/k`)."""
     return uri.split("://", 1)[1] if "://" in uri else uri

@@ -52,7 +52,13 @@ from contest.results.labels import (
     scale_of_data,
 )
 from contest.results.runs import RunRecord
-from contest.results.streaming import StreamFault, StreamFreshness, StreamMetadata, StreamRecord
+from contest.results.streaming import (
+    StreamBoundary,
+    StreamFault,
+    StreamFreshness,
+    StreamMetadata,
+    StreamRecord,
+)
 from contest.results.workloads import PhaseRecord
 
 DIMENSIONS = ("origin", "strategy", "scale", "machine", "commit")
@@ -293,6 +299,24 @@ def stream_row(rec: StreamRecord, origin: str) -> tuple[str, Row]:
             "max_s": rec.freshness_max_s,
             "rows_per_s": rec.rows_per_s,
             "rows_per_core_s": rec.rows_per_core_s,
+            "exact": rec.exact,
+            "load_start": rec.load_1m_start,
+            "load_end": rec.load_1m_end,
+        }
+    if isinstance(rec, StreamBoundary):  # a kill trial too: at the commit boundary
+        windows = ", ".join(f"{k}: {v}" for k, v in sorted(rec.windows.items()))
+        return "stream_faults", {
+            **base,
+            "case_name": f"{rec.case} ({windows})" if windows else rec.case,
+            "trials": rec.trials,
+            "files_fed": rec.files_fed,
+            "files_consumed": None,
+            "lost_files": None,
+            "double_commits": None,
+            "batches_replayed": rec.batches_replayed,
+            "table_commits": None,
+            "double_keys": None,
+            "lost_keys": None,
             "exact": rec.exact,
             "load_start": rec.load_1m_start,
             "load_end": rec.load_1m_end,

@@ -11,7 +11,13 @@ from contest.config import Config
 from contest.data.batches import Batch
 from contest.peers.base import Layout, PeerFormat, codec_name, quoted
 from contest.peers.merge import collapsed, collapsed_stream, merge_sql, peer_operators
-from contest.peers.microbatch import MicroBatchSink, OnBatch
+from contest.peers.microbatch import (
+    MicroBatchSink,
+    OnBatch,
+    SourceRecord,
+    batch_files,
+    check_batch,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -199,15 +205,28 @@ class MergeBatch(MicroBatchSink):
     across restarts), so a replayed batch id is a write Delta has seen, and skips."""
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
-        spark = df.sparkSession
+        spark, batch = df.sparkSession, int(batch_id)
         t0 = time.perf_counter()
+        files = batch_files(df)
+        txns = _transactions(spark, self.table)
+        if check_batch(
+            self.ledger.entries(),
+            lambda e: txns.get(e.query, -1) >= e.batch,
+            self.query_id(),
+            batch,
+            files,
+            str(self.table),
+        ):
+            self.told(batch, "replayed", _version(spark, self.table), 0, t0)
+            return
+        self.ledger.write(SourceRecord(self.query_id(), batch, tuple(files)))
         source = collapsed_stream(df).cache()
         rows = source.count()
-        view = f"contest_stream_batch_{int(batch_id)}"
+        view = f"contest_stream_batch_{batch}"
         source.createOrReplaceTempView(view)
         before = _version(spark, self.table)
         spark.conf.set(TXN_APP_ID, self.query_id())
-        spark.conf.set(TXN_VERSION, str(int(batch_id)))
+        spark.conf.set(TXN_VERSION, str(batch))
         try:
             spark.sql(merge_sql(f"delta.{quoted(self.table)}", view))
         finally:
@@ -216,7 +235,21 @@ class MergeBatch(MicroBatchSink):
             spark.catalog.dropTempView(view)
             source.unpersist()
         after = _version(spark, self.table)
-        self.told(int(batch_id), "replayed" if after == before else "committed", after, rows, t0)
+        self.told(batch, "replayed" if after == before else "committed", after, rows, t0)
+
+
+def _transactions(spark: Any, table: Path) -> dict[str, int]:
+    """The table's idempotent-write record: the last batch id (Delta's txn version) of
+    each query id (app id) that wrote it."""
+    jvm: Any = spark._jvm
+    none = jvm.scala.Option.apply(None)
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, str(table))
+    out: dict[str, int] = {}
+    txns = log.update(False, none, none).setTransactions()  # a Scala Seq
+    for i in range(txns.size()):
+        txn = txns.apply(i)
+        out[str(txn.appId())] = int(txn.version())
+    return out
 
 
 def _version(spark: Any, table: Path) -> int:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from contest.config import Config, PeerConfig
 from contest.data.batches import Batch
-from contest.errors import ConfigError
+from contest.errors import ConfigError, ReadError
 from contest.peers.base import Layout, PeerFormat, codec_name
 from contest.peers.merge import collapsed, merged_rows, peer_operators
 
@@ -121,6 +121,17 @@ class Hudi(PeerFormat):
         return op
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
+        from contest.peers.hudi_merger import STRATEGY_ID
+
+        props = Path(table) / ".hoodie" / "hoodie.properties"
+        if props.is_file() and STRATEGY_ID in props.read_text():
+            # Its reader needs the merger's class and options: without them a task fails
+            # ("Job aborted due to stage failure").
+            raise ReadError(
+                f"{table}: a hudi-merger table (its config names the contract's record "
+                "merger; a stream of --format hudi writes one): read it with --set "
+                "peer.format=hudi-merger"
+            )
         return spark.read.format("hudi").load(str(table))
 
     def compact_options(self, cfg: Config, table: Path) -> dict[str, str]:

@@ -8,12 +8,18 @@ that lets the bench's kills land between the table's commit and Spark's."""
 from __future__ import annotations
 
 import json
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from contest.config import Config
-from contest.errors import RunError
+from contest.errors import DataError, RunError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 # What a sink tells the stream of each micro-batch: (batch id, "committed" | "replayed",
 # table version, rows of the micro-batch, seconds).
@@ -24,9 +30,16 @@ class MicroBatchSink:
     """The function given to `foreachBatch` (called with the micro-batch and its id);
     subclasses apply the batch and call `told`."""
 
+    # Where the micro-batches' records go, under the table's folder (SourceRecords).
+    ledger_dir = "_contest_stream"
+
     def __init__(self, cfg: Config, table: Path, checkpoint: str, on_batch: OnBatch | None):
         self.cfg, self.table, self.checkpoint, self.on_batch = cfg, table, checkpoint, on_batch
         self._query_id: str | None = None
+
+    @property
+    def ledger(self) -> SourceRecords:
+        return SourceRecords(Path(self.table) / self.ledger_dir)
 
     def query_id(self) -> str:
         """The query id in `<checkpoint>/metadata` (`{"id": ...}`, Spark writes it when
@@ -52,3 +65,135 @@ class MicroBatchSink:
             self.on_batch(batch_id, status, version, rows, time.perf_counter() - started)
         if status == "committed" and self.cfg.stream.pause_after_commit_s:
             time.sleep(self.cfg.stream.pause_after_commit_s)
+
+
+# -- which files each micro-batch consumed (a guard the formats do not give) ----------
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """A micro-batch's source files (real paths), recorded before its table commit;
+    `after`: what the format needs to tell afterwards whether that commit landed (Hudi:
+    the last completed instant before it)."""
+
+    query: str
+    batch: int
+    files: tuple[str, ...]
+    after: str = ""
+
+
+class SourceRecords:
+    """One JSON file a micro-batch in a folder beside the table's data, written (by
+    rename, whole) before the table's commit. Whether the batch committed is the
+    format's own record (Delta's transaction of the query, Hudi's timeline): an entry of
+    a batch that never committed guards nothing."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def write(self, entry: SourceRecord) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        name = f"{entry.query}-{entry.batch}.json"
+        tmp = self.folder / f".{name}.tmp"
+        tmp.write_text(json.dumps(asdict(entry)))
+        tmp.replace(self.folder / name)
+
+    def entries(self) -> list[SourceRecord]:
+        out = []
+        for path in sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []:
+            try:
+                d = json.loads(path.read_text())
+                out.append(SourceRecord(d["query"], int(d["batch"]), tuple(d["files"]), d["after"]))
+            except (OSError, ValueError, KeyError) as exc:
+                raise RunError(f"{path}: not a micro-batch record ({exc})") from None
+        return out
+
+
+def real_path(path: str) -> str:
+    """A local source file by its real path (a symlinked folder names the same file), a
+    URI as it is."""
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(path)
+    if parsed.scheme not in ("", "file"):
+        return path
+    return os.path.realpath(unquote(parsed.path))
+
+
+def batch_files(df: DataFrame) -> list[str]:
+    """The real paths of a micro-batch's source files, in name order (footers only)."""
+    from pyspark.sql import functions as F
+
+    rows = df.select(F.input_file_name().alias("f")).distinct().collect()
+    return sorted({real_path(r["f"]) for r in rows if r["f"]}, key=_name_key)
+
+
+def _name_key(path: str) -> tuple[str, str]:
+    return (path.rsplit("/", 1)[-1], path)
+
+
+def check_batch(
+    entries: Sequence[SourceRecord],
+    committed: Callable[[SourceRecord], bool],
+    query: str,
+    batch: int,
+    files: Sequence[str],
+    table: str,
+) -> bool:
+    """Whether micro-batch (`query`, `batch`) of `files` is a replay of a committed one
+    (True: skip it). Raises, naming the files, when it is the same batch id with other
+    files (a checkpoint restored or edited: Spark planned new files under a committed
+    id), when a file was committed by another micro-batch (a new checkpoint over the
+    same folder, or through a symlink), or when a file sorts before one the query
+    committed already (it landed late: applied now, its rows would come after that
+    file's)."""
+    own = next((e for e in entries if e.query == query and e.batch == batch), None)
+    if own is None and committed(SourceRecord(query, batch, ())):
+        return True  # committed before the harness kept records: a replay
+    if own is not None and committed(own):
+        check_replay(query, batch, own.files, files)
+        return True
+    mine = set(files)
+    last = ""
+    for e in entries:
+        if e is own or not committed(e):
+            continue
+        clash = sorted(mine.intersection(e.files))
+        if clash:
+            raise RunError(
+                f"{clash[0]} was committed to {table} by batch {e.batch} of query {e.query}, "
+                f"and batch {batch} of query {query} read it again (a new checkpoint over "
+                "the same source folder, or through a link to it?): nothing committed; "
+                "restart from the checkpoint that consumed it"
+            )
+        if e.query == query:
+            last = max([last, *e.files], key=_name_key)
+    check_order(files, last)
+    return False
+
+
+def check_replay(query: str, batch: int, recorded: Sequence[str], files: Sequence[str]) -> None:
+    """A committed batch id planned again: the same files are a replay; other files
+    (the checkpoint lost the batch's commit and offset entries, new files landed) would
+    be lost if skipped and counted twice if applied with the old ones."""
+    was = {real_path(p) for p in recorded}
+    now = {real_path(p) for p in files}
+    if now != was:
+        raise RunError(
+            f"batch {batch} of query {query} was committed with {', '.join(sorted(was))}, "
+            f"and Spark planned it again with {', '.join(sorted(now)) or 'no file'} (a "
+            "checkpoint restored from an older copy, or its offsets edited?): nothing "
+            "committed; restore the checkpoint that committed it"
+        )
+
+
+def check_order(files: Sequence[str], last: str) -> None:
+    """Refuse a file whose name sorts before `last`, the last file the query committed
+    (source files apply in name order: a late one would apply after later ones)."""
+    late = [p for p in files if last and _name_key(p) < _name_key(last)]
+    if late:
+        raise DataError(
+            f"{late[0]}: landed after {last} was committed: its rows would apply after "
+            "that file's, out of name order; nothing committed (give it a name after "
+            f"{last.rsplit('/', 1)[-1]}, or stream it into a new table)"
+        )

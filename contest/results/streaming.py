@@ -1,6 +1,7 @@
 """The typed records of `results/streaming.jsonl` (`contest bench stream`): one line per
-kill trial or replay (`kind` fault), per freshness rate (`kind` freshness) or per
-commit-cost measurement (`kind` metadata), each of one format. `stream_record` reads a
+kill trial or replay (`kind` fault), per freshness rate (`kind` freshness), per
+commit-cost measurement (`kind` metadata) or per boundary-kill or symlink trial (`kind`
+boundary), each of one format. `stream_record` reads a
 line into the record its kind names.
 """
 
@@ -87,7 +88,22 @@ class StreamMetadata(StreamRecord):
     head_snapshot_bytes: int
 
 
+@dataclass(frozen=True, kw_only=True)
+class StreamBoundary(StreamRecord):
+    """Kills at the format's own commit boundary (`--boundary-kills`), or the symlinked
+    source trial: the windows the kills landed in, files fed, replays skipped."""
+
+    what: ClassVar[str] = "streaming boundary record"
+    case: str
+    trials: int
+    windows: dict[str, int]
+    files_fed: int
+    batches_replayed: int
+    rows: int | None = None
+
+
 STREAM_KINDS: dict[str, type[StreamRecord]] = {
+    "boundary": StreamBoundary,
     "fault": StreamFault,
     "freshness": StreamFreshness,
     "metadata": StreamMetadata,

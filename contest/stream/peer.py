@@ -19,15 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
 from contest.data.batches import COLUMNS
-from contest.errors import RunError
+from contest.errors import HarnessError, RunError, TaskError, unwrap_spark_error
 from contest.peers import formats
 from contest.stream.run import (
     StreamReport,
+    bad_source,
     default_checkpoint,
     default_source,
     first_line,
     spark_ddl,
     wait_query,
+    warn_put_back,
 )
 from contest.stream.sink import BATCH_LINE, BatchLog
 
@@ -119,6 +121,7 @@ def run_peer_stream(
     else:
         writer = writer.trigger(processingTime=f"{cfg.stream.interval_s} seconds")
     t0 = time.monotonic()
+    warn_put_back(checkpoint, source, say)
     query = writer.start()
     log.run_id = str(query.runId)
     report = StreamReport(
@@ -134,16 +137,28 @@ def run_peer_stream(
         report.stopped_by = wait_query(
             query, cfg, t0, lambda: log.last_activity, on_poll=log.progress
         )
-    except Exception as exc:  # Spark's StreamingQueryException
-        raise RunError(f"the {fmt.name} streaming query failed: {first_line(exc)}") from None
+    except Exception as exc:  # Spark's StreamingQueryException: the sink's error, if ours
+        raise failure(exc, fmt.name, source) from None
     finally:
         if query.isActive:
             query.stop()
         log.progress(query)
+        warn_put_back(checkpoint, source, say)
         report.seconds = time.monotonic() - t0
         report.committed = [b.batch_id for b in log.logs if b.status != "replayed"]
         report.replayed = [b.batch_id for b in log.logs if b.status == "replayed"]
         report.rows = sum(b.rows for b in log.logs if b.status != "replayed")
     if (error := query.exception()) is not None:
-        raise RunError(f"the {fmt.name} streaming query failed: {first_line(error)}")
+        raise failure(error, fmt.name, source)
     return report
+
+
+def failure(error: object, fmt: str, source: str) -> HarnessError:
+    """The error a failed peer query reports: the harness's own error raised in its
+    `foreachBatch` (its one line from Spark's wrapper), else a bad source file, else
+    Spark's first line."""
+    exc = error if isinstance(error, BaseException) else RuntimeError(str(error))
+    unwrapped = unwrap_spark_error(exc)
+    if unwrapped is not None and not isinstance(unwrapped, TaskError):
+        return unwrapped
+    return bad_source(source) or RunError(f"the {fmt} streaming query failed: {first_line(error)}")

@@ -11,15 +11,19 @@ available-now (what the folder holds, then stop).
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
-from contest.data.batches import SCHEMA, Batch
-from contest.errors import RunError
+from contest.data.batches import SCHEMA, Batch, check_schema
+from contest.errors import DataError, RunError
 from contest.stream.sink import UpsertSink
 from contest.write.job import WriteMode, prepare_table
 from meta.catalog import TableRef
@@ -105,6 +109,7 @@ def run_stream(
     else:
         writer = writer.trigger(processingTime=f"{s.interval_s} seconds")
     t0 = time.monotonic()
+    warn_put_back(checkpoint, source, say)
     query = writer.start()
     sink.run_id = str(query.runId)
     report = StreamReport(
@@ -126,10 +131,13 @@ def run_stream(
     except Exception as exc:  # Spark's StreamingQueryException: our error inside, if ours
         if sink.stats.error is not None:
             raise sink.stats.error from None
-        raise RunError(f"the streaming query failed: {first_line(exc)}") from None
+        raise bad_source(source) or RunError(
+            f"the streaming query failed: {first_line(exc)}"
+        ) from None
     finally:
         if query.isActive:
             query.stop()
+        warn_put_back(checkpoint, source, say)
         report.seconds = time.monotonic() - t0
         report.committed = [b.batch_id for b in sink.stats.committed]
         report.replayed = sink.stats.replayed
@@ -139,7 +147,7 @@ def run_stream(
     if error is not None:
         if sink.stats.error is not None:
             raise sink.stats.error
-        raise RunError(f"the streaming query failed: {first_line(error)}")
+        raise bad_source(source) or RunError(f"the streaming query failed: {first_line(error)}")
     return report
 
 
@@ -155,14 +163,29 @@ def wait_query(
     query until it has consumed the folder, a processing-time one until stream.timeout_s
     or until it has been idle (no batch running or pending, none for stream.idle_stop_s).
     Returns why it stopped."""
+    with interrupt_flag() as interrupted:
+        return _wait(query, cfg, t0, last_activity, busy, on_poll, interrupted)
+
+
+def _wait(
+    query: Any,
+    cfg: Config,
+    t0: float,
+    last_activity: Callable[[], float],
+    busy: Callable[[], bool],
+    on_poll: Callable[[Any], None] | None,
+    interrupted: list[int],
+) -> str:
     s = cfg.stream
-    if s.trigger == "available-now":
-        query.awaitTermination()
-        return "available-now: the folder is consumed"
     started: float | None = None  # when the query had its sources up (its idle clock's start)
     while query.isActive:
         if query.awaitTermination(0.25):
             break
+        if interrupted:
+            _stop(query)
+            raise KeyboardInterrupt(f"signal {interrupted[0]}")
+        if s.trigger == "available-now":
+            continue
         if on_poll is not None:
             on_poll(query)
         now = time.monotonic()
@@ -173,7 +196,37 @@ def wait_query(
         idle = not busy() and is_idle(now, last_activity(), started, s.idle_stop_s)
         if idle and not _data_pending(query):
             return f"idle for {s.idle_stop_s:g} s"
+    if s.trigger == "available-now":
+        return "available-now: the folder is consumed"
     return "the query ended"
+
+
+@contextmanager
+def interrupt_flag() -> Iterator[list[int]]:
+    """Ctrl-C (SIGINT) or SIGTERM while the query runs only sets a flag, which the wait
+    turns into a stop of the query and a KeyboardInterrupt: raised inside a py4j call
+    (the wait for the query) it broke the gateway (py4j tracebacks, exit 1)."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+
+    def flag(signum: int, _frame: object) -> None:
+        got.append(signum)
+
+    before = {sig: signal.signal(sig, flag) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield got
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _stop(query: Any) -> None:
+    try:
+        query.stop()
+    except Exception:  # stopping anyway: the interrupt is what the user sees
+        pass
 
 
 def is_idle(now: float, last_activity: float, started: float | None, idle_stop_s: float) -> bool:
@@ -200,6 +253,66 @@ def _data_pending(query: Any) -> bool:
         return bool(status.get("isDataAvailable")) or bool(status.get("isTriggerActive"))
     except Exception:
         return False
+
+
+def bad_source(source: str) -> DataError | None:
+    """The first file of the source folder that is not a parquet file of the contest's
+    schema, as the one-line error naming it (a failed query looks here before it reports
+    Spark's error, which names the file only in its log). Spark skips names beginning
+    with "." or "_"."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if "://" in source or not Path(source).is_dir():
+        return None
+    for path in sorted(Path(source).iterdir(), key=lambda p: p.name):
+        if path.name.startswith((".", "_")) or not path.is_file():
+            continue
+        try:
+            check_schema(path, pq.read_schema(path), SCHEMA)
+        except DataError as exc:
+            return exc
+        except (OSError, pa.ArrowException) as exc:
+            return DataError(f"{path}: not a parquet file ({first_line(exc)})")
+    return None
+
+
+def put_back(checkpoint: str, source: str) -> list[str]:
+    """Files of the source folder under a name Spark's file source consumed, whose
+    modification time is not the one it recorded (more than a second apart): a file put
+    back under a name already seen, which the file source skips without a word."""
+    import json
+    from urllib.parse import unquote, urlparse
+
+    log = Path(checkpoint) / "sources" / "0"
+    if "://" in source or not log.is_dir():
+        return []
+    seen: dict[str, int] = {}
+    for entry in log.iterdir():
+        if entry.name.startswith("."):
+            continue
+        for line in entry.read_text(errors="replace").splitlines()[1:]:
+            try:
+                item = json.loads(line)
+                path = os.path.realpath(unquote(urlparse(item["path"]).path))
+                seen[path] = int(item["timestamp"])
+            except (ValueError, KeyError, TypeError):
+                continue
+    out = []
+    for file in sorted(Path(source).iterdir()) if Path(source).is_dir() else []:
+        real = os.path.realpath(file)
+        if real in seen and abs(file.stat().st_mtime_ns // 1_000_000 - seen[real]) > 1000:
+            out.append(str(file))
+    return out
+
+
+def warn_put_back(checkpoint: str, source: str, say: Callable[[str], None]) -> None:
+    for path in put_back(checkpoint, source):
+        say(
+            f"contest: warning: {path} was put back under a name the stream consumed "
+            "before: Spark's file source skips it (its rows are not in the table); give it "
+            "a new name to stream it"
+        )
 
 
 def first_line(text: object) -> str:

@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 
@@ -30,6 +29,7 @@ from contest.config import Config
 from contest.data.batches import SCHEMA, check_schema
 from contest.errors import DataError, HarnessError, RunError
 from contest.infra.storage import filesystem
+from contest.peers.microbatch import check_order, check_replay, real_path
 from contest.write.files import (
     BUCKET_COL,
     FILE_SCHEMA,
@@ -43,7 +43,8 @@ from contest.write.files import (
 from meta.catalog import TableRef
 from meta.commits import DataFile
 from meta.connection import PgConnection
-from meta.stream import BatchRecorded, commit_batch, recorded
+from meta.stream import BatchRecorded, commit_batch, last_source, recorded
+from meta.tokens import release_tokens
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -100,23 +101,15 @@ def checkpoint_query_id(checkpoint: str) -> str:
         ) from None
 
 
-def local_path(uri: str) -> str:
-    """A source file as the project names it: a local path for file: URIs (what Spark's
-    `inputFiles` gives), the URI otherwise."""
-    parsed = urlparse(uri)
-    if parsed.scheme in ("", "file"):
-        return unquote(parsed.path)
-    return uri
-
-
 def source_files(df: DataFrame) -> list[str]:
-    """The files of a micro-batch, by name. `foreachBatch` hands over the batch as an RDD
+    """The files of a micro-batch by their real paths (a folder reached through a
+    symlink names the same files), by name. `foreachBatch` hands over the batch as an RDD
     (Spark 3.5's ForeachBatchSink), so `inputFiles()` is empty: Spark's own
     `input_file_name()` of the rows says (a scan of no columns: footers only)."""
     from pyspark.sql import functions as F
 
     rows = df.select(F.input_file_name().alias("f")).distinct().collect()
-    return sorted(local_path(r["f"]) for r in rows if r["f"])
+    return sorted({real_path(r["f"]) for r in rows if r["f"]})
 
 
 class UpsertSink:
@@ -158,10 +151,12 @@ class UpsertSink:
         qid = self.query_id
         run_id = self.run_id or _run_id(spark, qid)
         done = recorded(self.conn, self.table, qid, batch_id)
+        sources = source_files(df)
         if done is not None:
+            check_replay(qid, batch_id, done.source_files, sources)
             self._replayed(done.batch_id, done.version, run_id)
             return
-        sources = source_files(df)
+        check_order(sources, last_source(self.conn, self.table, qid))
         started = time.perf_counter()
         tokens: list[str] = []
         group = f"contest-stream-{write_token()}"
@@ -180,13 +175,13 @@ class UpsertSink:
                     run_id=run_id,
                 )
             except BatchRecorded as exc:  # another run committed it meanwhile
-                _delete(self.table.path, tokens)
+                self._delete(tokens)
                 self._replayed(batch_id, exc.batch.version, run_id)
                 return
         except BaseException:
             spark.sparkContext.cancelJobGroup(group)
             wait_for_tasks(spark, group)
-            _delete(self.table.path, tokens)
+            self._delete(tokens)
             raise
         entry = BatchLog(
             batch_id,
@@ -238,6 +233,12 @@ class UpsertSink:
         files.sort(key=lambda r: place[r["path"].rsplit("/", 1)[-1][5:13]])
         cols = tuple(table.schema.names)
         return [DataFile(r["path"], r["size"], cols, r["bucket"], r["rows"]) for r in files]
+
+    def _delete(self, tokens: Sequence[str]) -> None:
+        """The files of a micro-batch that did not commit, and then its tokens."""
+        _delete(self.table.path, tokens)
+        if tokens:
+            release_tokens(self.conn, self.table.table_id, tokens)
 
     def _replayed(self, batch_id: int, version: int, run_id: str | None) -> None:
         self._log(BatchLog(batch_id, self.query_id, run_id, "replayed", version))

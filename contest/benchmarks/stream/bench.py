@@ -60,7 +60,7 @@ from contest.benchmarks.stream.stage import (
 )
 from contest.config import Config
 from contest.errors import RunError
-from contest.results.streaming import StreamFault, StreamFreshness, StreamRecord
+from contest.results.streaming import StreamBoundary, StreamFault, StreamFreshness, StreamRecord
 
 
 def kill_trials(
@@ -278,6 +278,11 @@ def _rate(r: StreamRecord) -> float | None:
     return r.rate_files_s if isinstance(r, StreamFreshness) else None
 
 
+def _case(r: StreamRecord) -> str | None:
+    """A kill trial's or boundary trial's case (several per format and kind), else None."""
+    return r.case if isinstance(r, StreamFault | StreamBoundary) else None
+
+
 def _or_dash(value: object) -> str:
     """A figure, or "-" where the format gives none (Paimon's own sink times no batch)."""
     return "-" if value is None else str(value)
@@ -315,7 +320,9 @@ def measure(
     meta_batches: int = 0,
     meta_history: int = 0,
     master: str = "",
+    boundary_kills: int = 0,
 ) -> list[Row]:
+    from contest.benchmarks.stream.boundary import boundary_cases
     from contest.benchmarks.stream.meta import commit_cost
     from contest.benchmarks.stream.peers import measure_peers
 
@@ -328,6 +335,8 @@ def measure(
         if meta_history:
             record = commit_cost(conn, cfg, min(meta_batches, 100), meta_history, say)
             out.append({"kind": "metadata", "format": "lakesoul (harness)", **record})
+    for fmt in formats if boundary_kills else ():  # each format's own commit boundary
+        out += boundary_cases(cfg, conn, root, fmt, cores, master, boundary_kills, rows, seed, say)
     peers = [f for f in formats if f != "lakesoul"]
     if peers:
         out += measure_peers(
@@ -382,6 +391,13 @@ class StreamBench(Benchmark):
             **at_least(0),
         ),
         Option("--rows", "rows per fed file", int, 500, **at_least(2)),
+        Option(
+            "--boundary-kills",
+            "kill -9s at each format's own commit boundary, then a symlinked source (0 = none)",
+            int,
+            0,
+            **at_least(0),
+        ),
         Option(
             "--rates",
             "feed rates, files per second, comma-separated or repeated",
@@ -476,6 +492,7 @@ class StreamBench(Benchmark):
             meta_batches=opts.meta_batches,
             meta_history=opts.meta_history,
             master=opts.master or "",
+            boundary_kills=opts.boundary_kills,
         )
         when = utc_now()
         load = {"load_1m_start": load_start, "load_1m_end": os.getloadavg()[0]}
@@ -484,6 +501,7 @@ class StreamBench(Benchmark):
         return all(r.exact for r in typed)
 
     def render(self, records: Sequence[StreamRecord]) -> str:
+        from contest.benchmarks.stream.boundary import render_boundary
         from contest.benchmarks.stream.meta import render_meta
         from contest.benchmarks.stream.peers import render_peers
 
@@ -495,7 +513,7 @@ class StreamBench(Benchmark):
         # Each peer format's newest record of each kind (and feed rate), whichever
         # sitting ran it last.
         peers = sorted((r for r in records if is_peer(r)), key=lambda r: r.sitting or "")
-        rows += list({(r.format, r.kind, _rate(r)): r for r in peers}.values())
+        rows += list({(r.format, r.kind, _rate(r), _case(r)): r for r in peers}.values())
         lines = [
             "# Streaming upserts, exactly once",
             "",
@@ -526,7 +544,7 @@ class StreamBench(Benchmark):
                 f"| {r.lost_files} | {r.double_commits} | {r.batches_replayed} "
                 f"| {'yes' if r.exact else 'NO: ' + '; '.join(r.problems)} |"
             )
-        lines += render_peers(rows) + render_meta(rows)
+        lines += render_boundary(rows) + render_peers(rows) + render_meta(rows)
         lines += [
             "",
             "## Freshness and throughput",

@@ -178,3 +178,42 @@ def test_each_part_shows_the_newest_sitting_that_ran_it():
     assert "| lakesoul (harness) | kill -9 | 20 | 580 / 580 | 0 | 0 | 15 | yes |" in text
     assert "| lakesoul (harness) | 2 × 500 | 20 | 9 | 1.1 | 9.0 |" in text
     assert "7.7" not in text
+
+
+def test_boundary_kills_are_classified_by_what_they_left_and_rendered(tmp_path):
+    """A kill right after a table commit: Spark's commit-log entry of its last planned
+    batch missing is the replay window; Hudi's newest completed instant empty is its own.
+    Both cases of each format render (the symlink trial beside the kills)."""
+    from contest.benchmarks.stream.bench import StreamBench
+    from contest.benchmarks.stream.boundary import (
+        BOTH,
+        EMPTY_INSTANT,
+        TABLE_ONLY,
+        window,
+    )
+    from contest.benchmarks.stream.stage import Stage
+    from contest.results.streaming import stream_record
+
+    stage = Stage(None, None, tmp_path, "s", tmp_path / "c.toml", {}, "hudi")  # type: ignore[arg-type]
+    for kind, ids in (("offsets", (0, 1)), ("commits", (0,))):
+        (stage.checkpoint / kind).mkdir(parents=True)
+        for i in ids:
+            (stage.checkpoint / kind / str(i)).write_text("v1\n")
+    assert window(stage, "delta") == TABLE_ONLY
+    (stage.checkpoint / "commits" / "1").write_text("v1\n")
+    assert window(stage, "delta") == BOTH
+    timeline = stage.table_path / ".hoodie" / "timeline"
+    timeline.mkdir(parents=True)
+    (timeline / "20260101000000001_20260101000000002.deltacommit").write_text("")
+    assert window(stage, "hudi") == EMPTY_INSTANT
+
+    base = {"kind": "boundary", "trials": 5, "files_fed": 40, "batches_replayed": 3}
+    records = [
+        {**base, "format": "hudi", "case": "kill at the boundary", "sitting": "s1",
+         "windows": {EMPTY_INSTANT: 2, TABLE_ONLY: 3}, "exact": True, "problems": []},
+        {**base, "format": "hudi", "case": "symlink", "sitting": "s1", "windows": {},
+         "exact": False, "problems": ["exit 0"]},
+    ]  # fmt: skip
+    text = StreamBench().render([stream_record(r) for r in records])
+    assert f"{EMPTY_INSTANT}: 2, {TABLE_ONLY}: 3" in text
+    assert "| hudi | symlink | s1 | 5 | - | 40 | 3 | NO: exit 0 |" in text

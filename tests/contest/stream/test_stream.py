@@ -115,9 +115,11 @@ def test_restart_then_replay_then_new_checkpoint(spark, pg, cfg, tmp_path):
     other = dataclasses.replace(
         scfg, stream=dataclasses.replace(scfg.stream, checkpoint=str(root / "other"))
     )
+    tokens = _tokens(pg, table)
     with pytest.raises(HarnessError, match="was committed to .* by batch"):
         run_stream(spark, pg, other, table_path, name, say=lambda _m: None)
     assert batches(pg, table) == recorded
+    assert _tokens(pg, table) == tokens  # the refused batch's write tokens are released
     assert table_rows(scfg, name) == expected
     _check_on_the_command_line(cfg, root, name, recorded)
 
@@ -218,3 +220,147 @@ def test_row_groups_and_files_of_one_micro_batch_apply_in_order(spark, pg, cfg, 
     key = first.column("uuid")[0].as_py()
     assert rows[key]["city"] == "last"
     assert rows[key]["requests"] == 3 * first.column("requests")[0].as_py()
+
+
+def _tokens(pg, table) -> int:
+    from meta.connection import session
+
+    with session(pg) as c, c, c.cursor() as cur:
+        cur.execute(
+            "SELECT count(*) FROM contest_write_token WHERE table_id = %s", (table.table_id,)
+        )
+        return int(cur.fetchone()[0])
+
+
+def test_a_folder_through_a_symlink_is_the_same_files(spark, pg, cfg, tmp_path):
+    """A new checkpoint over the consumed folder reached through a symlink is refused
+    (real paths compared), and the refused micro-batch leaves no write token behind."""
+    name = f"stream_{uuid.uuid4().hex[:8]}"
+    root = tmp_path / name
+    scfg = stream_cfg(cfg, root)
+    feed(root / "incoming", 2, ROWS, 0)
+    run_stream(spark, pg, scfg, str(root / "table"), name, say=lambda _m: None)
+    table = catalog.get_table(pg, name)
+    recorded, tokens = batches(pg, table), _tokens(pg, table)
+    (root / "alias").symlink_to(root / "incoming", target_is_directory=True)
+    alias = override(
+        scfg, {"stream.source": str(root / "alias"), "stream.checkpoint": str(root / "other")}
+    )
+    with pytest.raises(HarnessError, match="incoming/feed-00000.\\.parquet was committed to"):
+        run_stream(spark, pg, alias, str(root / "table"), name, say=lambda _m: None)
+    assert batches(pg, table) == recorded
+    assert _tokens(pg, table) == tokens  # the refused batch's tokens are released
+    assert table_rows(scfg, name) == expected_rows(consumed_batches(pg, table))
+
+
+def test_a_batch_id_planned_again_with_new_files_is_refused(spark, pg, cfg, tmp_path):
+    """The checkpoint loses the last batch's commit and offset entries (restored from an
+    older copy) and a new file lands: Spark plans that batch id again with other files.
+    Skipped as a replay they were lost; it is refused, naming both sets."""
+    name = f"stream_{uuid.uuid4().hex[:8]}"
+    root = tmp_path / name
+    scfg = stream_cfg(cfg, root, max_files_per_trigger=1)
+    feed(root / "incoming", 2, ROWS, 0)
+    run_stream(spark, pg, scfg, str(root / "table"), name, say=lambda _m: None)
+    table = catalog.get_table(pg, name)
+    recorded = batches(pg, table)
+    assert [b.batch_id for b in recorded] == [0, 1]
+    for kind in ("commits", "offsets"):
+        (root / "checkpoint" / kind / "1").unlink()
+        (root / "checkpoint" / kind / ".1.crc").unlink(missing_ok=True)
+    feed(root / "incoming", 1, ROWS, 0)
+    with pytest.raises(HarnessError, match="batch 1 of query .* was committed with .*planned it"):
+        run_stream(spark, pg, scfg, str(root / "table"), name, say=lambda _m: None)
+    assert batches(pg, table) == recorded
+
+
+def test_a_file_landing_after_a_later_one_and_a_file_put_back(spark, pg, cfg, tmp_path):
+    """feed-000001 landing after feed-000002 was committed would apply out of name
+    order: refused, naming it. A consumed file put back under its name (Spark's file
+    source skips it): a warning names it."""
+    import os
+
+    name = f"stream_{uuid.uuid4().hex[:8]}"
+    root = tmp_path / name
+    scfg = stream_cfg(cfg, root)
+    incoming = root / "incoming"
+    incoming.mkdir(parents=True)
+    for i in (0, 2):
+        pq.write_table(feed_table(i, ROWS), incoming / f"feed-{i:06d}.parquet")
+    said: list[str] = []
+    run_stream(spark, pg, scfg, str(root / "table"), name, say=said.append)
+    table = catalog.get_table(pg, name)
+    recorded = batches(pg, table)
+    # put back: new content, a later modification time
+    first = incoming / "feed-000000.parquet"
+    pq.write_table(feed_table(5, ROWS), first)
+    later = time.time() + 10
+    os.utime(first, (later, later))
+    pq.write_table(feed_table(1, ROWS), incoming / "feed-000001.parquet")
+    said.clear()
+    with pytest.raises(HarnessError, match="feed-000001.parquet: landed after .*feed-000002"):
+        run_stream(spark, pg, scfg, str(root / "table"), name, say=said.append)
+    assert batches(pg, table) == recorded
+    assert any("feed-000000.parquet was put back" in m for m in said), said
+
+
+@pytest.mark.parametrize("bad", ["text", "string-requests"])
+def test_a_bad_source_file_is_named_in_one_line(spark, pg, cfg, tmp_path, bad):
+    import pyarrow as pa
+
+    from contest.errors import DataError
+
+    name = f"stream_{uuid.uuid4().hex[:8]}"
+    root = tmp_path / name
+    scfg = stream_cfg(cfg, root)
+    incoming = root / "incoming"
+    incoming.mkdir(parents=True)
+    path = incoming / "feed-000000.parquet"
+    if bad == "text":
+        path.write_text("not a parquet file\n")
+    else:
+        t = feed_table(0, 20)
+        i = t.schema.get_field_index("requests")
+        t = t.set_column(i, "requests", pa.array([str(v) for v in t.column(i).to_pylist()]))
+        pq.write_table(t, path)
+    with pytest.raises(DataError, match=f"^{path}: "):
+        run_stream(spark, pg, scfg, str(root / "table"), name, say=lambda _m: None)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_ctrl_c_stops_the_stream_and_exits_130(pg, cfg, tmp_path):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) while the query
+    runs: the query stops, `contest: interrupted`, exit 130, no py4j traceback (it
+    broke the gateway inside the wait: exit 1)."""
+    import os
+    import signal
+
+    from contest.benchmarks.stream.stage import (
+        batch_lines,
+        make_stage,
+        read_text,
+        start_live_stream,
+    )
+    from contest.infra.proc import kill_group, wait_bounded
+    from contest.stream.feed import write_feed_file
+
+    cfg = dataclasses.replace(cfg, work_dir=str(tmp_path))
+    stage = make_stage(cfg, pg, tmp_path / "bench", f"stream_{uuid.uuid4().hex[:8]}", cores=1)
+    stage.incoming.mkdir(parents=True, exist_ok=True)
+    write_feed_file(stage.incoming, 0, 50)
+    log = stage.root / stage.name / "logs" / "live.log"
+    err = log.with_suffix(".err")
+    proc, start = start_live_stream(stage, log)
+    try:
+        while not batch_lines(read_text(err)):
+            assert proc.poll() is None and time.monotonic() - start < 300, read_text(err)[-2000:]
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        code = wait_bounded(proc, 120)
+    finally:
+        kill_group(proc)
+    text = read_text(err)
+    assert code == 130, text[-2000:]
+    assert text.strip().splitlines()[-1] == "contest: interrupted"
+    assert "Traceback" not in text and "py4j" not in text
