@@ -12,7 +12,6 @@ shuffle, one task per row group.
 from __future__ import annotations
 
 import dataclasses
-
 import enum
 import statistics
 import threading
