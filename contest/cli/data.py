@@ -156,9 +156,9 @@ def cmd_oracle(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover, upto
     from contest.data.checker import SUCCESS_MARKER
     from contest.data.oracle import config_budget, expected_result
-    from contest.data.workload import contract_operators, workload_schema
+    from contest.data.workload import contract_operators, schema_of_batch
 
-    batches = discover(args.data, joined(args.versions), workload_schema(cfg.workload))
+    batches = discover(args.data, joined(args.versions), schema_of_batch(cfg.workload))
     batches = upto(batches, args.upto_version)
     out = Path(args.out)
     folder = out.is_dir() or not out.suffix
@@ -206,12 +206,12 @@ def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover, upto
     from contest.data.checker import compare
     from contest.data.oracle import config_budget, expected_result
-    from contest.data.workload import contract_operators, workload_schema
+    from contest.data.workload import contract_operators, schema_of_batch
 
     if args.stream_table:
         batches = _streamed(cfg, args.stream_table, args.upto_version)
     else:
-        batches = discover(args.data, joined(args.versions), workload_schema(cfg.workload))
+        batches = discover(args.data, joined(args.versions), schema_of_batch(cfg.workload))
         batches = upto(batches, args.upto_version)
     budget = config_budget(cfg)
     scratch = cfg.work_path / "tmp"

@@ -258,6 +258,10 @@ class WorkloadConfig:
     # Extra payload columns and their merge operators, each column of its operator's type
     # (contest/data/operators.py default_type).
     columns: dict[str, str] = field(default_factory=dict)
+    # Schema evolution: an extra column first in batch N (NULL before), and an int64
+    # extra column written as int32 before batch N (widened from N on).
+    added: dict[str, int] = field(default_factory=dict)
+    widened: dict[str, int] = field(default_factory=dict)
     # How the files are written, the same rows either way: "contest" (uncompressed, one
     # row group up to 10M rows, the low-cardinality columns dictionary-encoded, no
     # statistics: the contest's files) or "pyarrow-defaults" (what pq.write_table does
@@ -396,6 +400,10 @@ def _coerce(value: Any, typ: Any, key: str) -> Any:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{key}: expected a table of strings, got {value!r}")
         return {str(k): str(v) for k, v in value.items()}
+    if typ == dict[str, int]:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{key}: expected a table of integers, got {value!r}")
+        return {str(k): _coerce(v, int, f"{key}.{k}") for k, v in value.items()}
     raise ConfigError(f"{key}: unsupported type {typ}")
 
 
@@ -422,6 +430,9 @@ def set_key(cfg: Any, dotted: str, value: Any) -> None:
             # dict-valued keys take the rest as one key (spark.conf.spark.x.y).
             if typ == dict[str, str]:
                 getattr(target, part)[".".join(parts[i + 1 :])] = str(value)
+                return
+            if typ == dict[str, int]:
+                getattr(target, part)[".".join(parts[i + 1 :])] = _coerce(value, int, dotted)
                 return
             raise ConfigError(f"unknown configuration key: {dotted}")
         object.__setattr__(target, part, _coerce(value, typ, dotted))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,11 +117,14 @@ def upto(batches: Sequence[Batch], version: int | None) -> list[Batch]:
 
 
 def discover(
-    data_dir: str | Path, versions: str | None = None, schema: pa.Schema | None = SCHEMA
+    data_dir: str | Path,
+    versions: str | None = None,
+    schema: pa.Schema | Callable[[int], pa.Schema] | None = SCHEMA,
 ) -> list[Batch]:
     """The batch files of a data folder (a local path or `s3://bucket/prefix`), checked:
-    contiguous base-0..base-N, parquet, and (unless `schema` is None) the contest schema.
-    Raises DataError naming the file."""
+    contiguous base-0..base-N, parquet, and (unless `schema` is None) the contest schema,
+    or each batch's own when `schema` is a function of the batch index (a workload that
+    evolves its schema). Raises DataError naming the file."""
     import pyarrow.parquet as pq
 
     from contest.infra.folders import folder_name, join, kind, list_files, open_input
@@ -158,7 +161,8 @@ def discover(
         except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for non-parquet
             raise DataError(f"{entry.uri}: not a parquet file ({exc.__class__.__name__})") from None
         if schema is not None:
-            check_schema(entry.uri, meta.schema.to_arrow_schema(), schema)
+            want = schema if isinstance(schema, pa.Schema) else schema(i)
+            check_schema(entry.uri, meta.schema.to_arrow_schema(), want)
         batches.append(Batch(i, entry.uri, meta.num_rows, entry.size, vmap[i], entry.mtime_ns))
     return batches
 

@@ -272,12 +272,11 @@ def generate(
     `out_dir`; `nulls` puts SQL NULLs in when the workload has none."""
     import time
 
-    from contest.data.workload import workload_schema
+    from contest.data.workload import batch_schema
 
     w = workload or WorkloadConfig()
     if nulls and not w.null_share:
         w = dataclasses.replace(w, null_share=SQL_NULL_SHARE)
-    schema = workload_schema(w)
     dict_columns = DICT_COLUMNS + [
         c for c, op in w.columns.items() if operators.get(op).default_type == operators.STRING
     ]
@@ -303,7 +302,8 @@ def generate(
         path = out / f"base-{b}.parquet"
         tmp = path.with_suffix(".parquet.tmp")
         opener, one_group = FILE_WRITERS[w.file_writer]
-        with opener(tmp, schema, dict_columns) as writer:
+        schema = batch_schema(w, b)
+        with opener(tmp, schema, [c for c in dict_columns if c in schema.names]) as writer:
             for start in range(0, rows, MAX_ROW_GROUP_ROWS):
                 group_keys = keys[start : start + MAX_ROW_GROUP_ROWS]
                 parts = []
@@ -317,6 +317,8 @@ def generate(
                     bar.update(len(parts[-1]))
                 # Chunked (no copy): the writer streams it out as one row group.
                 group = pa.concat_tables(parts)
+                if w.added or w.widened:  # this batch's schema (schema evolution)
+                    group = group.select(schema.names).cast(schema)
                 del parts
                 writer.write_table(group, row_group_size=len(group) if one_group else None)
                 del group

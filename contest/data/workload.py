@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import json
 import tomllib
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,19 @@ def check_columns(cfg: Config) -> None:
             raise ConfigError(
                 f"workload.columns.{col}: {op!r} is not one of {', '.join(OPERATOR_NAMES)}"
             )
+
+    for key, table in (("added", cfg.workload.added), ("widened", cfg.workload.widened)):
+        for col, batch in table.items():
+            where = f"workload.{key}.{col}"
+            if col not in cfg.workload.columns:
+                raise ConfigError(f"{where}: not one of the workload's extra columns")
+            if not 0 < batch < cfg.workload.batches:
+                raise ConfigError(
+                    f"{where}: batch {batch} is not one of 1-{cfg.workload.batches - 1}"
+                )
+    for col in cfg.workload.widened:
+        if operators.get(cfg.workload.columns[col]).default_type != operators.INT64:
+            raise ConfigError(f"workload.widened.{col}: only an int64 column is widened")
 
 
 register_check("workload.columns", check_columns)
@@ -110,6 +124,27 @@ def column_type(op: str) -> pa.DataType:
 def workload_schema(w: WorkloadConfig) -> pa.Schema:
     """The batches' schema: the contest's columns, then the workload's extra ones."""
     return pa.schema([*SCHEMA, *(pa.field(c, column_type(op)) for c, op in w.columns.items())])
+
+
+def batch_schema(w: WorkloadConfig, index: int) -> pa.Schema:
+    """The schema batch `index` is written with: the newest (`workload_schema`) less the
+    columns added after it, the widened ones still int32 before their batch. The oracle
+    and every reader read each batch under the newest schema (NULL for a column it
+    lacks, int32 read as int64)."""
+    fields = [
+        pa.field(f.name, pa.int32()) if index < w.widened.get(f.name, 0) else f
+        for f in workload_schema(w)
+        if index >= w.added.get(f.name, 0)
+    ]
+    return pa.schema(fields)
+
+
+def schema_of_batch(w: WorkloadConfig) -> pa.Schema | Callable[[int], pa.Schema]:
+    """What `discover` checks each batch against: one schema, or per batch when the
+    workload evolves its schema."""
+    if not (w.added or w.widened):
+        return workload_schema(w)
+    return lambda index: batch_schema(w, index)
 
 
 def contract_operators(w: WorkloadConfig) -> dict[str, str]:

@@ -42,9 +42,9 @@ def cached_expected(
     """The oracle's result for a data folder, kept per folder, files, versions and merge
     operators (a workload's extra columns have theirs)."""
     from contest.data.oracle import config_budget, expected_result
-    from contest.data.workload import contract_operators, workload_schema
+    from contest.data.workload import contract_operators, schema_of_batch
 
-    batches = discover(data, versions or None, workload_schema(cfg.workload))
+    batches = discover(data, versions or None, schema_of_batch(cfg.workload))
     ops = contract_operators(cfg.workload)
     where = str(data) if is_object_store(data) else str(Path(data).resolve())
     ident = json.dumps([where, versions] + [[b.name, b.bytes, b.mtime_ns] for b in batches])

@@ -48,6 +48,11 @@ class PhaseRecord:
     ok: bool = True
     error: str | None = None
     skipped: str | None = None
+    # A read the strategy refused, in the format's (or the harness's) own one line: a
+    # history or change read it cannot answer (issue 40), never scored as wrong.
+    refused: str | None = None
+    # A change read's start (`changes`: after `from_version` up to `version`).
+    from_version: int | None = None
     scale: float | None = None
     when: str = ""
     machine_id: str = ""

@@ -2,8 +2,9 @@
 block of a workload file, expanded into the concrete list of steps a run executes.
 
 Kinds (LST-Bench's tasks, for keyed upserts): `upsert` (batches, threads), `read`
-(optionally `as_of` a version), `merge` (the metadata merge), `compact`, `concurrent`
-(upserts with `reads` reads while they land). `[longevity]` repeats "upsert `upsert`
+(optionally `as_of` a version), `changes` (`from` A `to` B: the changes after A up to
+B), `merge` (the metadata merge), `compact`, `vacuum`, `concurrent` (upserts with `reads` reads
+while they land). `[longevity]` repeats "upsert `upsert`
 batches, merge, read" over the batches no phase named, with a compaction every
 `compact_every` rounds (0: never). A file without either gets the contest's procedure:
 upsert every batch, merge, read. Every error is one line naming the table and key.
@@ -25,6 +26,12 @@ KINDS: dict[str, frozenset[str]] = {
     "merge": frozenset(),
     "compact": frozenset(),
     "concurrent": frozenset({"batches", "threads", "reads"}),
+    # The changes after version `from` up to `to`, merged (`read --from-version A
+    # --to-version B`): the oracle over the batches with A < version <= B.
+    "changes": frozenset({"from", "to"}),
+    # `contest vacuum --retain 0`: the files of compacted-away commits removed, so a
+    # history read from before the compaction has lost its start (issue 40).
+    "vacuum": frozenset(),
 }
 LONGEVITY_KEYS = frozenset({"upsert", "compact_every", "merge"})
 
@@ -40,6 +47,8 @@ class Step:
     as_of: int | None = None
     reads: int = 0
     round: int = 0
+    from_version: int | None = None
+    to_version: int | None = None
 
     @property
     def label(self) -> str:
@@ -47,6 +56,8 @@ class Step:
         extra = f" as of {self.as_of}" if self.as_of is not None else ""
         if self.kind == "concurrent":
             extra = f" with {self.reads} read(s)"
+        if self.kind == "changes":
+            extra = f" after {self.from_version} up to {self.to_version}"
         return f"{self.kind}{' ' + span if span else ''}{extra}"
 
 
@@ -110,6 +121,8 @@ def explicit_steps(phases: Any, where: str) -> list[Step]:
         if unknown:
             raise ConfigError(f"{at} ({kind}): unknown key(s) {', '.join(unknown)}")
         batches: tuple[int, ...] = ()
+        if kind == "changes" and not {"from", "to"} <= set(table):
+            raise ConfigError(f"{at} (changes): from and to are both needed")
         if "batches" in KINDS[kind]:
             if "batches" not in table:
                 raise ConfigError(f"{at} ({kind}): batches missing")
@@ -121,6 +134,8 @@ def explicit_steps(phases: Any, where: str) -> list[Step]:
                 threads=_int(table, "threads", at, 1),
                 as_of=_int(table, "as_of", at, 0),
                 reads=(_int(table, "reads", at, 1, 1) or 1) if kind == "concurrent" else 0,
+                from_version=_int(table, "from", at, 0),
+                to_version=_int(table, "to", at, 1),
             )
         )
     return out
@@ -182,13 +197,21 @@ def check_plan(steps: list[Step], batches: int, where: str) -> None:
             if done and b < done[-1]:
                 raise ConfigError(f"{at}: batch {b} comes after batch {done[-1]}: upsert in order")
             done.append(b)
-        if s.kind in ("read", "merge", "compact") and not done:
+        if s.kind in ("read", "merge", "compact", "changes", "vacuum") and not done:
             raise ConfigError(f"{at}: nothing upserted yet")
         if s.as_of is not None and s.as_of > done[-1]:
             raise ConfigError(
                 f"{at}: as_of {s.as_of} is past the newest batch upserted, {done[-1]}"
             )
-    if steps and not any(s.kind in ("read", "concurrent") for s in steps):
+        if s.kind == "changes":
+            assert s.from_version is not None and s.to_version is not None
+            if s.from_version >= s.to_version:
+                raise ConfigError(f"{at}: from {s.from_version} is not before to {s.to_version}")
+            if s.to_version > done[-1]:
+                raise ConfigError(
+                    f"{at}: to {s.to_version} is past the newest batch upserted, {done[-1]}"
+                )
+    if steps and not any(s.kind in ("read", "concurrent", "changes") for s in steps):
         raise ConfigError(f"{where}: the phases never read")
 
 

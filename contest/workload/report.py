@@ -65,7 +65,11 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
         "|---|---|---:|---|---:|---:|---:|---:|",
     ]
     for (run_id, strategy), phases in runs.items():
-        reads = [p for p in phases if p.phase in ("read", "concurrent-read") and not p.skipped]
+        reads = [
+            p
+            for p in phases
+            if p.phase in ("read", "concurrent-read", "changes") and not p.skipped and not p.refused
+        ]
         overall, between = degradation(phases)
         job_overall, job_between = degradation(phases, "job_seconds")
         correct = all(p.correct for p in reads) and all(p.ok for p in phases)
@@ -90,6 +94,8 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
             state = "" if p.correct is None else ("yes" if p.correct else "NO")
             if p.skipped:
                 state = f"skipped: {p.skipped}"
+            if p.refused:
+                state = f"refused: {p.refused}"
             if not p.ok:
                 state = f"FAILED: {p.error}"
             lines.append(
@@ -98,10 +104,54 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
                 f" | {_n(p.files_per_bucket, '{:g}')}"
                 f" | {_n(None if p.stored_bytes is None else p.stored_bytes / 1e6, '{:,.1f}')}"
                 f" | {_n(None if p.peak_rss_bytes is None else p.peak_rss_bytes / 1e6, '{:,.0f}')}"
-                f" | {_n(p.version, '{}')} | {state} |"
+                f" | {version_span(p)} | {state} |"
             )
+    lines += history_table(runs)
     lines += ["", *(f"![{c}]({c})" for c in charts), ""]
     return "\n".join(lines)
+
+
+def version_span(p: PhaseRecord) -> str:
+    """The version a read saw; a change read's `A..B` (after A up to B)."""
+    if p.from_version is not None and p.version is not None:
+        return f"{p.from_version}..{p.version}"
+    return _n(p.version, "{}")
+
+
+def read_kind(p: PhaseRecord) -> str | None:
+    """A history read's kind (issue 40): as of a version, changes between two, the head."""
+    if p.phase == "changes":
+        return "changes"
+    if p.phase == "read":
+        return "as of" if "as of" in p.label else "head"
+    return None
+
+
+def history_table(runs: dict[tuple[str, str], list[PhaseRecord]]) -> list[str]:
+    """Per strategy and read kind: how many reads were answered exactly, refused (in
+    the strategy's own one line) or wrong; a strategy refused whole says so."""
+    lines = [
+        "",
+        "## Reads by kind",
+        "",
+        "| run | strategy | read kind | answered exactly | refused | wrong |",
+        "|---|---|---|---:|---:|---:|",
+    ]
+    for (run_id, strategy), phases in runs.items():
+        whole = next((p for p in phases if p.phase == "refused"), None)
+        if whole is not None:
+            lines.append(f"| {run_id} | {strategy} | every | - | all: {whole.skipped} | - |")
+            continue
+        counts: dict[str, list[int]] = {}
+        for p in phases:
+            kind = read_kind(p)
+            if kind is None or p.skipped:
+                continue
+            row = counts.setdefault(kind, [0, 0, 0])
+            row[0 if p.correct else 1 if p.refused else 2] += 1
+        for kind, (exact, refused, wrong) in counts.items():
+            lines.append(f"| {run_id} | {strategy} | {kind} | {exact} | {refused} | {wrong} |")
+    return lines
 
 
 def chart_figure(records: Sequence[PhaseRecord]) -> Any:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contest.config import Config
-from contest.errors import PhaseError
+from contest.errors import EXIT_USAGE, PhaseError
 from contest.evaluation import evaluate as ev
 from contest.evaluation import jobs
 from contest.evaluation.progress import heartbeat
@@ -63,8 +63,13 @@ def unsupported(cfg: Config, steps: Sequence[Step] = ()) -> str | None:
         return None
     who = f"peer format {cfg.peer.format}" if cfg.peer.format else f"read.engine={cfg.read.engine}"
     for n, step in enumerate(steps, 1):
-        if step.as_of is not None:
-            return f"{who} reads the head only: step {n} ({step.label}) reads as of a version"
+        if step.as_of is not None or step.kind == "changes":
+            what = (
+                "reads the changes between versions"
+                if step.as_of is None
+                else "reads as of a version"
+            )
+            return f"{who} reads the head only: step {n} ({step.label}) {what}"
     return None
 
 
@@ -84,6 +89,9 @@ def skipped_why(cfg: Config, kind: str) -> str | None:
     the record says no such operation ran."""
     if cfg.peer.format and kind == "merge":
         return f"peer format {cfg.peer.format}: no LakeSoul metadata to merge"
+    if (cfg.peer.format or cfg.write.engine != "harness") and kind == "vacuum":
+        who = f"peer format {cfg.peer.format}" if cfg.peer.format else "lakesoul-stock"
+        return f"{who}: `contest vacuum` is LakeSoul's (the harness's tables) only"
     if cfg.write.engine != "harness" and kind == "compact":
         # `contest compact` merges with the harness's operators, which know nothing of
         # the stock table's count columns; LakeSoul's own compaction is its Spark
@@ -137,17 +145,22 @@ def layout(lane: Lane) -> tuple[float | None, int | None]:
     return (round(len(files) / len(buckets), 2) if buckets else None), sum(f.size for f in files)
 
 
-def oracle_at(cfg: Config, data: Path, version: int, say: Say) -> Path:
-    """The oracle's result for the batches up to `version`, cached in the work folder."""
+def oracle_at(cfg: Config, data: Path, version: int, say: Say, after: int | None = None) -> Path:
+    """The oracle's result for the batches up to `version` (and after version `after`:
+    a change read's), under the newest schema, cached in the work folder."""
     from contest.data.batches import discover, upto
     from contest.data.oracle import config_budget, expected_result
-    from contest.data.workload import contract_operators, workload_schema
+    from contest.data.workload import contract_operators, schema_of_batch
 
     batches = upto(
-        discover(data, cfg.write.versions or None, workload_schema(cfg.workload)), version
+        discover(data, cfg.write.versions or None, schema_of_batch(cfg.workload)), version
     )
+    if after is not None:
+        batches = [b for b in batches if b.version > after]
     ops = contract_operators(cfg.workload)
-    ident = json.dumps([str(data), version, ops] + [[b.name, b.bytes, b.mtime_ns] for b in batches])
+    ident = json.dumps(
+        [str(data), version, ops, after] + [[b.name, b.bytes, b.mtime_ns] for b in batches]
+    )
     out = (
         cfg.work_path / "oracle" / f"upto-{hashlib.sha256(ident.encode()).hexdigest()[:16]}.parquet"
     )
@@ -278,16 +291,24 @@ class Runner:
         out = run.eval_dir / "result" / f"workload-{run.strategy}{tag}"
         args = ["--table", table_arg(run), "--out", str(out), *extra]
         job = self.job(lane, n, "read", args, tag)
+        phase = "concurrent-read" if tag else ("changes" if step.kind == "changes" else "read")
+        if not job.ok and job.returncode == EXIT_USAGE and step.kind in ("read", "changes"):
+            # The strategy refuses this history read in one line of its own: recorded
+            # as refused, never scored, and the lane goes on.
+            why = jobs.failure_cause(job)
+            self.say(f"{run.strategy}: step {n}: refused: {why}")
+            return self.record(lane, n, step, phase, seconds=round(job.seconds, 3), refused=why)
         if not job.ok:
             raise PhaseError(jobs.job_failure("read", job))
         report = report_line(job.log)
         # A head-only read holds every batch upserted so far (steps run one at a time).
         version = lane.newest if head_only(run.cfg) else report.get("version")
+        if step.kind == "changes":
+            version = step.to_version
         if version is None:
             raise PhaseError(f"the read job reported no version (log {job.log})")
-        expected = oracle_at(run.cfg, lane.data, int(version), self.say)
+        expected = oracle_at(run.cfg, lane.data, int(version), self.say, step.from_version)
         check = compare(out, expected, budget=config_budget(run.cfg))
-        phase = "concurrent-read" if tag else "read"
         rec = self.record(
             lane,
             n,
@@ -298,6 +319,7 @@ class Runner:
             rows=report.get("rows"),
             peak_rss_bytes=job.peak_rss_bytes,
             version=int(version),
+            from_version=step.from_version,
             correct=check.ok,
         )
         if not check.ok:
@@ -338,6 +360,22 @@ class Runner:
             # report); a LakeSoul table's come from its snapshot (`layout`).
             files_per_bucket=report.get("files_per_bucket") if run.peer else None,
         )
+
+    def vacuum(self, lane: Lane, n: int, step: Step) -> PhaseRecord:
+        """`contest vacuum --retain 0` in a process of its own: every file no live
+        commit names goes, the start of a history read before a compaction with them."""
+        run = lane.run
+        assert run.config_file is not None
+        log = run.eval_dir / "logs" / f"workload-{run.strategy}-{n:03d}-vacuum.log"
+        cmd = jobs.cli_command(
+            run.config_file, "vacuum", "--table", table_arg(run), "--retain", "0", "--json"
+        )
+        job = run_timed(cmd, log, env=run.env, cwd=run.config_file.parent)
+        if not job.ok:
+            raise PhaseError(
+                f"vacuum exited {job.returncode}: {jobs.failure_cause(job)} (log {log})"
+            )
+        return self.record(lane, n, step, "vacuum", seconds=round(job.seconds, 3))
 
     def concurrent(self, lane: Lane, n: int, step: Step) -> None:
         """The upsert job in a thread; `reads` reads of the newest complete version
@@ -380,10 +418,15 @@ class Runner:
                 elif step.kind == "read":
                     as_of = [] if step.as_of is None else ["--as-of-version", str(step.as_of)]
                     self.read(lane, n, step, as_of)
+                elif step.kind == "changes":
+                    span = [str(step.from_version), "--to-version", str(step.to_version)]
+                    self.read(lane, n, step, ["--from-version", *span])
                 elif step.kind == "merge":
                     self.merge(lane, n, step)
                 elif step.kind == "compact":
                     self.compact(lane, n, step)
+                elif step.kind == "vacuum":
+                    self.vacuum(lane, n, step)
                 else:
                     self.concurrent(lane, n, step)
         except Exception as exc:

@@ -51,6 +51,23 @@ def collapse_batch(df: DataFrame, ops: Mapping[str, str] | None = None) -> DataF
     return ranked.groupBy(KEY).agg(*aggs)
 
 
+_SPARK_TYPES = {registry.INT64: "bigint", registry.FLOAT64: "double", registry.STRING: "string"}
+
+
+def under_newest_schema(df: DataFrame, ops: Mapping[str, str]) -> DataFrame:
+    """A batch read under the newest schema (seed 004): a column added after it as
+    NULL, a column written narrower (int32 before its widening) cast to its operator's
+    type; the batch's own columns otherwise as they are."""
+    from pyspark.sql import functions as F
+
+    cols = [F.col(KEY)]
+    for c, op in ops.items():
+        typ = _SPARK_TYPES[registry.get(op).default_type]
+        value = F.col(_q(c)) if c in df.columns else F.lit(None)
+        cols.append(value.cast(typ).alias(c) if c not in df.columns or typ == "bigint" else value)
+    return df.select(*cols)
+
+
 def upsert_cow(
     current: DataFrame | None, batch: DataFrame, ops: Mapping[str, str] | None = None
 ) -> DataFrame:
@@ -88,7 +105,9 @@ def write_cow(
             outcome = write_dataframe(
                 upsert_cow(
                     current,
-                    spark.read.parquet(str(batch.path)),
+                    under_newest_schema(
+                        spark.read.parquet(str(batch.path)), contract_operators(cfg.workload)
+                    ),
                     contract_operators(cfg.workload),
                 ),
                 table,

@@ -11,6 +11,7 @@ shuffle, one task per row group.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import statistics
 import threading
@@ -27,7 +28,7 @@ from contest.data.batches import (
     check_unique_versions,
     discover,
 )
-from contest.data.workload import workload_schema
+from contest.data.workload import batch_schema, workload_schema
 from contest.errors import DataError
 from contest.write.files import (
     WriteOutcome,
@@ -119,13 +120,18 @@ def write_batches(
     """Upsert the batches concurrently; a failing batch commits nothing, the others go on."""
     check_unique_versions({b.index: b.version for b in batches})
     threshold = big_file_threshold(batches, cfg.write.big_file_bytes)
-    schema = workload_schema(cfg.workload)
     report = WriteReport(f"{table.namespace}.{table.name}", table.path)
     started = time.perf_counter()
     lock = threading.Lock()
 
     def one(batch: Batch) -> BatchResult:
         res = BatchResult(batch.name, batch.version, start_s=time.perf_counter() - started)
+        # The batch's own schema (a workload that evolves its schema writes older
+        # batches without the columns added later, a widened column narrow): the read
+        # conforms each file to the table's newest schema.
+        schema = batch_schema(cfg.workload, batch.index)
+        evolving = bool(cfg.workload.added or cfg.workload.widened)
+        wtable = dataclasses.replace(table, schema=schema) if evolving else table
         # Every file of this batch's job begins with its token, and the job has its own
         # group: a failure finds the files of all its tasks (README, "Failures").
         token = claim_tokens(conn, table, "upsert")[0]
@@ -138,13 +144,13 @@ def write_batches(
             big = bool(cfg.write.repartition) and batch.bytes >= threshold
             t0 = time.perf_counter()
             if big:
-                outcome = write_big(spark, cfg, table, batch, token, schema)
+                outcome = write_big(spark, cfg, wtable, batch, token, schema)
             elif cfg.write.reader == "arrow" and direct_read_possible(table):
                 _check_file_schema(batch, schema)
                 outcome = write_file_direct(
                     spark,
                     str(batch.path),
-                    table,
+                    wtable,
                     codec=cfg.write.codec,
                     drop_null_keys=cfg.write.drop_null_keys,
                     token=token,
@@ -155,7 +161,7 @@ def write_batches(
                 check_schema(batch.path, _arrow_schema(df), schema)
                 outcome = write_dataframe(
                     df,
-                    table,
+                    wtable,
                     codec=cfg.write.codec,
                     drop_null_keys=cfg.write.drop_null_keys,
                     token=token,

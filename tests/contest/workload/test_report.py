@@ -125,3 +125,27 @@ def test_a_run_whose_every_strategy_refused_writes_its_report_in_a_new_folder(tm
     page = markdown("wide", [refused], [])
     assert "| r1 | lakesoul-stock | 0 | refused |" in page
     assert f"skipped: {why}" in page
+
+
+def test_reads_by_kind_count_exact_refused_and_wrong_reads():
+    """The page's 'Reads by kind' (issue 40): a refused read is counted as refused with
+    its one line shown in the phases, never as wrong; a strategy refused whole says so."""
+    base = {"workload": "w", "run_id": "r1"}
+    recs = [
+        PhaseRecord(**base, strategy="a", step=1, phase="read", label="read as of 2",
+                    version=2, correct=True),
+        PhaseRecord(**base, strategy="a", step=2, phase="changes",
+                    label="changes after 1 up to 4", version=4, from_version=1, correct=True),
+        PhaseRecord(**base, strategy="a", step=3, phase="changes",
+                    label="changes after 2 up to 8", refused="start vacuumed: from 8 on"),
+        PhaseRecord(**base, strategy="a", step=4, phase="read", label="read", version=8,
+                    correct=False, ok=False, error="wrong"),
+        PhaseRecord(**base, strategy="b", step=0, phase="refused", label="refused",
+                    skipped="head only"),
+    ]  # fmt: skip
+    page = markdown("w", recs, [])
+    assert "| r1 | a | as of | 1 | 0 | 0 |" in page
+    assert "| r1 | a | changes | 1 | 1 | 0 |" in page
+    assert "| r1 | a | head | 0 | 0 | 1 |" in page
+    assert "| r1 | b | every | - | all: head only | - |" in page
+    assert "refused: start vacuumed: from 8 on" in page and "| 1..4 |" in page
