@@ -118,6 +118,7 @@ def packages_as_jars(options: list[str], ivy: Path) -> tuple[list[str], float]:
     started = time.perf_counter()
     coords: list[str] = []
     excludes: list[str] = []
+    own: list[str] = []  # `--conf spark.jars=...` (hudi-merger's record merger)
     rest: list[str] = []
     it = iter(options)
     for flag in it:
@@ -126,11 +127,15 @@ def packages_as_jars(options: list[str], ivy: Path) -> tuple[list[str], float]:
             coords += [c for c in value.split(",") if c]
         elif flag == "--exclude-packages":
             excludes += [c for c in value.split(",") if c]
+        elif flag == "--conf" and value.startswith("spark.jars="):
+            own += [j for j in value.removeprefix("spark.jars=").split(",") if j]
         else:
             rest += [flag, value]
     if not coords:
         return options, 0.0
-    jars = [str(p) for p in local_jars(coords, excludes, ivy)]
+    # --jars is spark.jars: a jar the options named through spark.jars goes with them,
+    # or spark-submit would drop it for the resolved ones.
+    jars = [str(p) for p in local_jars(coords, excludes, ivy)] + own
     merged = merge_options(rest, ["--jars", ",".join(jars)])
     return merged, round(time.perf_counter() - started, 3)
 

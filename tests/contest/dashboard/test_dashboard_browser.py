@@ -298,12 +298,19 @@ def stream(kind: str) -> list[dict]:
 
 
 def test_the_streaming_section_shows_every_trial_replay_and_rate(page):
-    faults, fresh = stream("fault"), stream("freshness")
+    # Kill trials: the random ones and those at each format's commit boundary (the
+    # windows the kills landed in after the case).
+    faults, fresh = stream("fault") + stream("boundary"), stream("freshness")
+
+    def case(r: dict) -> str:
+        windows = ", ".join(f"{k}: {v}" for k, v in sorted((r.get("windows") or {}).items()))
+        return f"{r['case']} ({windows})" if windows else r["case"]
+
     assert page.locator("#streaming h3#stream-faults").is_visible()
     trials = page.locator("#streaming .table-wrap").nth(0).locator("tbody tr:visible")
     assert trials.count() == len(faults)
     cases = sorted(trials.nth(i).locator("td").nth(1).inner_text() for i in range(len(faults)))
-    assert cases == sorted(r["case"] for r in faults)
+    assert cases == sorted(case(r) for r in faults)
     rates = page.locator("#streaming .table-wrap").nth(1).locator("tbody tr:visible")
     assert rates.count() == len(fresh)
     shown = sorted(

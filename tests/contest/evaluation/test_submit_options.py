@@ -55,3 +55,8 @@ def test_every_strategys_timed_job_resolves_nothing(cfg, tmp_path):
         pinned = PACKAGES[strat.peer.format.removesuffix("-merger")][0]
         group, artifact, version = pinned.split(":")
         assert any(j.name == f"{group}_{artifact}-{version}.jar" for j in jars), name
+        # A jar the format names through spark.jars (hudi-merger's record merger) stays:
+        # --jars is spark.jars, and spark-submit would drop it otherwise.
+        assert not any(c.startswith("spark.jars=") for c in cmd), name
+        if name == "hudi-merger":
+            assert any(j.name == "contest-lakesoul-stock.jar" for j in jars)
