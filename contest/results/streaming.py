@@ -110,6 +110,14 @@ STREAM_KINDS: dict[str, type[StreamRecord]] = {
 }
 
 
+def series_key(r: StreamRecord) -> tuple[str, str, float | None, str | None]:
+    """What one row of a format's results stands for: its kind, the feed rate of a
+    freshness record, the case of a kill trial (several per format and kind)."""
+    rate = r.rate_files_s if isinstance(r, StreamFreshness) else None
+    case = r.case if isinstance(r, StreamFault | StreamBoundary) else None
+    return r.format, r.kind, rate, case
+
+
 def stream_record(raw: dict[str, Any]) -> StreamRecord:
     """A streaming line as the record of its kind."""
     kind = raw.get("kind")

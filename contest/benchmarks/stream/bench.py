@@ -60,7 +60,7 @@ from contest.benchmarks.stream.stage import (
 )
 from contest.config import Config
 from contest.errors import RunError
-from contest.results.streaming import StreamBoundary, StreamFault, StreamFreshness, StreamRecord
+from contest.results.streaming import StreamFault, StreamFreshness, StreamRecord, series_key
 
 
 def kill_trials(
@@ -271,16 +271,6 @@ def freshness(
     return figures | {
         "exact": check.exact and len(lags) == len(measured),
     }
-
-
-def _rate(r: StreamRecord) -> float | None:
-    """A freshness record's feed rate (one record per rate), else None."""
-    return r.rate_files_s if isinstance(r, StreamFreshness) else None
-
-
-def _case(r: StreamRecord) -> str | None:
-    """A kill trial's or boundary trial's case (several per format and kind), else None."""
-    return r.case if isinstance(r, StreamFault | StreamBoundary) else None
 
 
 def _or_dash(value: object) -> str:
@@ -513,7 +503,7 @@ class StreamBench(Benchmark):
         # Each peer format's newest record of each kind (and feed rate), whichever
         # sitting ran it last.
         peers = sorted((r for r in records if is_peer(r)), key=lambda r: r.sitting or "")
-        rows += list({(r.format, r.kind, _rate(r), _case(r)): r for r in peers}.values())
+        rows += list({series_key(r): r for r in peers}.values())
         lines = [
             "# Streaming upserts, exactly once",
             "",
