@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,6 +21,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from contest.config import Config
 from contest.errors import DataError, UsageError
+from contest.infra.machine import check_local_cores
 from contest.results import registry
 from contest.results.record import NotARecord
 
@@ -179,6 +181,10 @@ class Benchmark:
         """Refuse impossible option values in one line, before any work."""
         for opt in self.all_options():
             opt.check(getattr(options, opt.dest, None))
+        # local[N] above the machine's cores divides the score by cores it has not got.
+        check_local_cores(
+            getattr(options, "cores", None), getattr(options, "master", None), os.cpu_count()
+        )
 
     def run(self, sitting: Sitting) -> bool:
         """Measure, `sitting.record(...)` each row as it comes; True when every goal

@@ -4,11 +4,13 @@ strategies, and publishing their records (contest/workload)."""
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from contest.cli.common import ListAction, command, group, result, say
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
+from contest.infra.machine import check_local_cores
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,7 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--seed", type=int, default=2022, help="random seed of the data")
     run.add_argument("--data", help="use this data folder instead of generating one")
-    run.add_argument("--cores", type=int, default=2, help="cores of each job (local[N])")
+    run.add_argument(
+        "--cores",
+        type=int,
+        help="cores of each job (local[N]; default: 2, or the machine's if fewer)",
+    )
     run.add_argument("--work", help="work folder (default: work_dir)")
     run.add_argument(
         "--results", help="records file to append to (default: this machine's own store)"
@@ -86,8 +92,10 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     from contest.workload.report import write_report
     from contest.workload.runner import run_workload
 
-    if args.scale <= 0 or args.cores < 1:
+    cores = min(2, os.cpu_count() or 1) if args.cores is None else args.cores
+    if args.scale <= 0 or cores < 1:
         raise UsageError("--scale must be positive and --cores at least 1")
+    check_local_cores(cores, None, os.cpu_count())  # each job is local[cores]
     steps = load_plan(args.workload, cfg.workload.batches)  # bad phases: exit 2 now
     configs = _configs(args)
     first = next(iter(configs.values()))
@@ -106,7 +114,7 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
         steps,
         data,
         args.scale,
-        args.cores,
+        cores,
         say,
         sink=lambda recs: append(out, recs),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -67,6 +68,16 @@ def test_a_bad_option_value_is_one_usage_error():
     with pytest.raises(UsageError, match="--repeat must be at least 1, got 0"):
         Counting().check(argparse.Namespace(repeat=0, out=None))
     Counting().check(argparse.Namespace(repeat=1, out=None))
+
+
+def test_cores_above_the_machine_are_refused_for_every_benchmark():
+    """`--cores` is checked once for every benchmark that takes it: local[N] above the
+    machine's cores would divide the score by cores it has not got."""
+    over = (os.cpu_count() or 1) + 1
+    with pytest.raises(UsageError, match=f"--cores {over}: this machine has"):
+        Counting().check(argparse.Namespace(repeat=1, cores=over))
+    Counting().check(argparse.Namespace(repeat=1, cores=over, master="spark://h:7077"))
+    Counting().check(argparse.Namespace(repeat=1, cores=1))
 
 
 def test_records_are_appended_stamped_and_rendered_as_they_come(cfg, tmp_path):

@@ -1,5 +1,7 @@
 """The phase model of a workload file: expansion of [longevity], and one-line errors."""
 
+import os
+
 import pytest
 
 from contest.cli.main import main
@@ -96,3 +98,15 @@ def test_cli_refuses_a_bad_phase_file_with_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2
     assert "kind 'scan' is not one of" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_refuses_more_cores_than_the_machine_has(tmp_path, capsys):
+    """Each job is local[--cores]: above the machine's cores the score would divide by
+    cores it has not got, so the run is refused before any data or table."""
+    spec = tmp_path / "ok.toml"
+    spec.write_text('[workload]\nbatches = 3\n[[phase]]\nkind = "upsert"\nbatches = "0-2"\n')
+    over = str((os.cpu_count() or 1) + 1)
+    code = main(["workload", "run", str(spec), "--work", str(tmp_path), "--cores", over])
+    err = capsys.readouterr().err
+    assert code == 2 and f"--cores {over}: this machine has" in err
+    assert not any(tmp_path.glob("data*"))  # refused before any data was made
