@@ -21,7 +21,8 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from contest.config import Config
 from contest.errors import DataError, UsageError
-from contest.infra.machine import check_local_cores
+from contest.infra.machine import check_local_cores, git_state, load1, machine_id
+from contest.infra.noise import Background
 from contest.results import registry
 from contest.results.record import NotARecord
 
@@ -144,6 +145,9 @@ class Sitting:
     # The configuration under a preset (the user's file, environment, flags on top).
     load: Callable[[Mapping[str, object] | None], Config] | None = None
     started: str = field(default_factory=utc_now)  # stamped on every record: `sitting`
+    # The noise measured while the benchmark runs (Benchmark.execute starts it).
+    noise: Background | None = None
+    _where: tuple[str, str, bool | None] | None = field(default=None, init=False, repr=False)
 
     def config(self, preset: Mapping[str, object] | None = None) -> Config:
         """The run's configuration, under `preset`, in --work when the benchmark has it."""
@@ -151,12 +155,35 @@ class Sitting:
         work = getattr(self.options, "work", None)
         return replace(cfg, work_dir=work) if work else cfg
 
+    def stamp(self) -> dict[str, Any]:
+        """Where and how quietly the rows being recorded were measured: the machine, the
+        commit, the load, the noise since the previous record (contest/results/stamp.py)."""
+        if self._where is None:
+            commit, dirty = git_state(Path(__file__).parent)
+            self._where = (machine_id(), commit, dirty)
+        mid, commit, dirty = self._where
+        out: dict[str, Any] = {"machine_id": mid, "git_commit": commit, "dirty": dirty}
+        out["load1"] = load1()
+        noise = self.noise.interval() if self.noise else None
+        if noise is not None:
+            out |= {
+                "interval_s": noise.wall_s,
+                "outside_share": noise.outside_share,
+                "peak_outside_share": noise.peak_outside_share,
+                "steal_share": noise.steal_share,
+            }
+        return out
+
     def record(self, *rows: Row) -> list[Any]:
-        """Append `rows` (each stamped with this sitting), render every record, and
-        hand back the rows as their typed records."""
+        """Append `rows` (each stamped with this sitting, the machine, commit and the
+        noise it was measured in), render every record, and hand back the rows as
+        their typed records."""
         stamped = [dict(r) for r in rows]
+        stamp = self.stamp()
         for row in stamped:
             row.setdefault("sitting", self.started)
+            if row.get("stamp") is None:  # a typed record's own None is no stamp
+                row["stamp"] = stamp
         records = self.results.append(stamped)
         self.benchmark.publish(self.results)
         return records
@@ -215,7 +242,12 @@ class Benchmark:
 
     def execute(self, sitting: Sitting) -> bool:
         self.check(sitting.options)
-        ok = self.run(sitting)
+        with Background() as noise:
+            sitting.noise = noise
+            try:
+                ok = self.run(sitting)
+            finally:
+                sitting.noise = None
         if not sitting.results.md.exists():
             self.publish(sitting.results)
         return ok

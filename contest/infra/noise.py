@@ -118,6 +118,9 @@ class NoiseMeter:
     root: int
     servers: tuple[int, ...] = ()
     cores: int = field(default_factory=lambda: psutil.cpu_count() or 1)
+    # This process's own CPU is left out of the noise apart from the tree; when the
+    # root is this process, it is in the tree already (counted once).
+    own_apart: bool = True
     tree: TreeCpu = field(init=False)
     _first: tuple[float, float, float, float, float] | None = field(default=None, init=False)
     _last: tuple[float, float, float, float, float] | None = field(default=None, init=False)
@@ -129,7 +132,7 @@ class NoiseMeter:
 
     def _read(self, clock: float) -> tuple[float, float, float, float, float]:
         busy, steal = machine_busy_s()
-        return clock, busy, steal, self.tree.total(), own_cpu_s()
+        return clock, busy, steal, self.tree.total(), own_cpu_s() if self.own_apart else 0.0
 
     def start(self, clock: float) -> None:
         self._first = self._last = self._read(clock)
@@ -163,3 +166,52 @@ class NoiseMeter:
             steal_share=round(max(0.0, (b[2] - a[2]) / (wall * self.cores)), 4),
             samples=self._samples,
         )
+
+
+class Background:
+    """Noise around everything this process and its children do, sampled in a thread:
+    a benchmark's measuring happens in its own process as well as in the jobs it
+    starts, so every record it writes carries the noise of the interval that produced
+    it (`interval`: since the previous call). `servers`' trees count as its own."""
+
+    def __init__(self, servers: tuple[int, ...] = (), period_s: float = 1.0) -> None:
+        import threading
+
+        self._servers = servers
+        self._period = period_s
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._meter = self._new()
+        self._thread = threading.Thread(target=self._loop, name="noise", daemon=True)
+
+    def _new(self) -> NoiseMeter:
+        import time
+
+        meter = NoiseMeter(os.getpid(), self._servers, own_apart=False)
+        meter.start(time.monotonic())
+        return meter
+
+    def _loop(self) -> None:
+        import time
+
+        while not self._stop.wait(self._period):
+            with self._lock:
+                self._meter.sample(time.monotonic())
+
+    def __enter__(self) -> Background:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def interval(self) -> JobNoise | None:
+        """The noise since the previous interval (or the start); a new one begins."""
+        import time
+
+        with self._lock:
+            self._meter.sample(time.monotonic())
+            noise = self._meter.result()
+            self._meter = self._new()
+        return noise

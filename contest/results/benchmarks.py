@@ -3,7 +3,8 @@ per measured row), each read from every shape committed so far.
 
 `sitting` is when the invocation that measured a row started (stamped by
 `contest.benchmarks.base.Sitting.record`); lines from before it existed have none, and
-the renderers group those by their own rule.
+the renderers group those by their own rule. `stamp` (contest/results/stamp.py): the
+machine, commit, load and noise of the interval that measured the row.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from contest.results.record import Record
+from contest.results.stamp import Stamp
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,6 +38,7 @@ class ReadBenchRecord(Record):
     variants: dict[str, ReadVariant]
     scale: float | None = None
     sitting: str | None = None
+    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +63,7 @@ class CompactRecord(Record):
     speedup: float
     scale: float | None = None
     sitting: str | None = None
+    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,6 +91,7 @@ class DuckDBRecord(Record):
     # Noise during the engine's processes: other work's highest mean share of the CPUs.
     outside_share: float | None = None
     sitting: str | None = None
+    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,6 +119,7 @@ class ScaleRecord(Record):
     error: str | None = None
     when: str = ""
     sitting: str | None = None
+    stamp: Stamp | None = None
 
     @property
     def peak_rss_bytes(self) -> int | None:
@@ -140,6 +146,7 @@ class CommitPathRecord(Record):
     round: int
     note: str = ""
     sitting: str | None = None
+    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,6 +166,7 @@ class ReplayRecord(Record):
     cores: int | None = None
     when: str = ""
     sitting: str | None = None
+    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -181,6 +189,7 @@ class NativeMergeRecord(Record):
     rows: int | None = None
     us_per_row: float | None = None
     sitting: str | None = None
+    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -212,3 +221,4 @@ class FaultRecord(Record):
     seed: int | None = None
     cores: int | None = None
     sitting: str | None = None
+    stamp: Stamp | None = None

@@ -23,6 +23,7 @@ from typing import Any
 from contest.errors import DataError, UsageError
 from contest.infra.machine import Sample, machine_id
 from contest.infra.noise import JobNoise, busy_reason
+from contest.results.stamp import Stamp
 
 SCHEMA_VERSION = 2
 # Busy machine: the write started with a one-minute load average of at least this
@@ -184,6 +185,8 @@ class RunRecord:
     # run's place in its round's rotated order, and its attempt (a busy run is run again).
     compare_round: int | None = None
     sitting: str | None = None
+    # A benchmark's stamp (contest bench peers): the machine and the interval's noise.
+    stamp: Stamp | None = None
     position: int | None = None
     attempt: int | None = None
     case_key: str | None = None
@@ -248,6 +251,8 @@ class RunRecord:
                 value = [p.to_dict() for p in value]
             elif f.name == "load":
                 value = {k: dataclasses.asdict(v) for k, v in value.items()}
+            elif f.name == "stamp" and value is not None:
+                value = value.to_dict()
             elif f.name == "extra":
                 continue
             out[f.name] = value
@@ -309,6 +314,8 @@ class RunRecord:
         kwargs["load"] = {
             k: JobLoad(**_known(JobLoad, v)) for k, v in (raw.get("load") or {}).items()
         }
+        stamp = raw.get("stamp")
+        kwargs["stamp"] = Stamp.from_dict(stamp) if isinstance(stamp, dict) else None
         env = raw.get("environment") or {}
         if kwargs["schema"] < 2:  # schema 1 kept these in its environment only
             kwargs.setdefault("git_commit", env.get("git_commit", ""))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from contest.results.record import NotARecord, Record
+from contest.results.stamp import Stamp
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,6 +31,7 @@ class StreamRecord(Record):
     micro_batches: int | None = None
     load_1m_start: float | None = None
     load_1m_end: float | None = None
+    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,8 +22,10 @@ from contest.benchmarks.base import (
 )
 from contest.cli.bench import add_option
 from contest.errors import DataError, UsageError
+from contest.infra.machine import machine_id
 from contest.results.record import Record
 from contest.results.registry import ResultsFile
+from contest.results.stamp import Stamp
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,11 +90,17 @@ def test_records_are_appended_stamped_and_rendered_as_they_come(cfg, tmp_path):
     second = Sitting(b, argparse.Namespace(repeat=1, out=None), cfg, results, started="s2")
     assert b.execute(second)
     lines = [json.loads(x) for x in results.jsonl.read_text().splitlines()]
+    stamps = [line.pop("stamp") for line in lines]
     assert lines == [
         {"round": 1, "sitting": "s1"},
         {"round": 2, "sitting": "s1"},
         {"round": 1, "sitting": "s2"},
     ]
+    # Every row carries the machine, the commit and the noise of its own interval.
+    typed = [Stamp.from_dict(s) for s in stamps]
+    assert {s.machine_id for s in typed} == {machine_id()}
+    assert all(s.git_commit and s.outside_share is not None for s in typed)
+    assert all(s.interval_s is not None and s.interval_s >= 0 for s in typed)
     assert results.md.read_text() == "# counting\n- 1 (s1)\n- 2 (s1)\n- 1 (s2)\n"
 
 

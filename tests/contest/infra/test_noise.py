@@ -16,6 +16,7 @@ from contest.infra.noise import (
     BUSY_OUTSIDE_SHARE,
     BUSY_PEAK_SHARE,
     BUSY_STEAL_SHARE,
+    Background,
     JobNoise,
     outside_share,
 )
@@ -105,3 +106,25 @@ def test_the_jobs_tree_and_its_servers_are_not_noise(tmp_path: Path) -> None:
     assert result.noise is not None
     # Both burners count as the job's (the exited grandchild keeps what was seen of it).
     assert result.noise.tree_cpu_s >= 1.6
+
+
+def test_background_counts_this_process_tree_as_its_own_the_rest_as_noise(tmp_path: Path) -> None:
+    """A benchmark's records carry the noise of their interval: what this process and its
+    children burn is the benchmark's own; a process outside the tree is noise."""
+    done = tmp_path / "done"
+    # An orphan (its shell exits at once): outside this process's tree.
+    script = tmp_path / "burn.py"
+    script.write_text(BURN)
+    orphan = f"{sys.executable} {script} 1.0; touch {done}"
+    with Background(period_s=0.1) as bg:
+        bg.interval()
+        burner(1.0).wait(timeout=60)
+        own = bg.interval()
+        subprocess.run(["sh", "-c", f"({orphan}) >/dev/null 2>&1 &"], check=True)
+        t = time.monotonic()
+        while not done.exists() and time.monotonic() - t < 60:
+            time.sleep(0.05)
+        other = bg.interval()
+    assert own is not None and other is not None
+    assert own.tree_cpu_s >= 0.8  # the child's second is the benchmark's
+    assert other.outside_cpu_s >= 0.8 and other.tree_cpu_s < 0.5  # the orphan's is noise
