@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from contest.results.intervals import Interval, median_interval
+
 
 def relative_changes(values: Sequence[float]) -> list[float]:
     """(b - a) / a for each successive pair; a pair whose first value is 0 is skipped."""
@@ -46,3 +48,11 @@ def degradation_overall(kinds: Sequence[str], values: Sequence[float | None]) ->
     included (what a user sees across the whole run)."""
     reads = [v for k, v in zip(kinds, values, strict=True) if k == "read" and v is not None]
     return degradation_rate(reads)
+
+
+def degradation_interval(kinds: Sequence[str], values: Sequence[float | None]) -> Interval | None:
+    """The median relative change between successive reads with no compaction between
+    them, with its distribution-free interval (contest/results/intervals.py): how
+    sure the rate is, from the run's own reads. None for no pair."""
+    changes = [c for seg in segments(kinds, values) for c in relative_changes(seg)]
+    return median_interval(changes) if changes else None

@@ -4,6 +4,7 @@ import pytest
 
 from contest.workload.metrics import (
     degradation_between_compactions,
+    degradation_interval,
     degradation_overall,
     degradation_rate,
     relative_changes,
@@ -31,3 +32,17 @@ def test_compaction_splits_the_series():
 def test_no_reads_no_rate():
     assert degradation_overall(["upsert"], [None]) is None
     assert degradation_between_compactions(["read", "compact", "read"], [1.0, None, 2.0]) is None
+
+
+def test_the_rate_has_an_interval_from_the_runs_own_read_pairs():
+    # Six reads, no compaction: changes +10%, +20%, 0%, +10%, -10% (n = 5).
+    kinds = ["read"] * 6
+    values = [1.0, 1.1, 1.32, 1.32, 1.452, 1.3068]
+    iv = degradation_interval(kinds, values)
+    assert iv is not None and iv.n == 5
+    assert iv.median == pytest.approx(0.1)
+    # n = 5 reaches [min, max] at 94%: the interval never claims more than it has.
+    assert (iv.low, iv.high) == (pytest.approx(-0.1), pytest.approx(0.2))
+    assert iv.confidence == pytest.approx(0.9375)
+    # A compaction's gain is not a pair: two reads either side of it give none.
+    assert degradation_interval(["read", "compact", "read"], [1.0, None, 0.5]) is None
