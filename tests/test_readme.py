@@ -32,19 +32,13 @@ def test_quick_tour_runs(cfg, pg, spark, tmp_path, capsys):
 
 def test_readme_headline_is_the_reports():
     """The README's headline figures are the ones `contest report` derives from the
-    published runs (one figure per scale, the same everywhere)."""
-    from collections import defaultdict
+    published sittings (one line per scale, data shape and codec, the same everywhere)."""
+    from contest.evaluation.report import load_sittings, sitting_headlines
 
-    from contest.evaluation.report import headlines, load_runs
-
-    groups = defaultdict(list)
-    for r in load_runs(REPO / "results" / "runs.jsonl"):
-        if r.scale is not None:
-            groups[(r.scale, r.strategy)].append(r)
     text = (REPO / "README.md").read_text()
     block = text.split("<!-- headline -->\n", 1)[1].split("<!-- /headline -->", 1)[0]
-    assert block.splitlines() == headlines(groups), (
-        "README.md's headline block is not the published runs' headline: paste "
+    assert block.splitlines() == sitting_headlines(load_sittings(REPO / "results")), (
+        "README.md's headline block is not the published sittings' headline: paste "
         "the 'Headline' lines of `contest report`'s results/README.md"
     )
 

@@ -20,9 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from contest.benchmarks.base import (
@@ -36,10 +34,10 @@ from contest.benchmarks.base import (
 )
 from contest.errors import UsageError
 from contest.evaluation.strategies import STRATEGIES, round_order
-from contest.results.intervals import Interval, Ratio, geometric_mean, median_interval, paired_ratio
+from contest.results.intervals import geometric_mean
 from contest.results.runs import RunRecord
+from contest.results.sittings import REFERENCE, SittingSummary, groups, summarize
 
-REFERENCE = "optimized"
 # --codec: each strategy's own preset, or one codec for every strategy's files.
 CODEC_CHOICES = ("preset", "none", "snappy", "zstd")
 
@@ -51,117 +49,6 @@ def codec_overrides(codec: str) -> dict[str, object]:
     if codec == "preset":
         return {}
     return {"write.codec": codec, "read.codec": codec, "peer.codec": codec}
-
-
-def kept(records: Sequence[RunRecord]) -> dict[str, dict[int, RunRecord]]:
-    """Per strategy and round, the run that counts: the last attempt that was correct
-    and quiet (none when every attempt of the round was busy or wrong)."""
-    out: dict[str, dict[int, RunRecord]] = {}
-    for r in records:
-        if r.compare_round is None or not r.correct or r.busy:
-            continue
-        out.setdefault(r.strategy, {})[r.compare_round] = r
-    return out
-
-
-@dataclass(frozen=True)
-class Row:
-    """One strategy in one sitting."""
-
-    strategy: str
-    attempts: int
-    score: Interval | None  # rows/core/s over the kept runs
-    write_s: float | None
-    read_s: float | None
-    peak_tree_bytes: int | None
-    ratio: Ratio | None  # the reference over this strategy, round by round
-
-
-@dataclass(frozen=True)
-class SittingSummary:
-    sitting: str
-    scale: float | None
-    shape: str
-    codec: str
-    rounds_planned: int | None
-    rounds_run: int
-    strategies: list[str]
-    rows: list[Row]
-    excluded: list[str]
-    commits: list[str]
-    resumed: bool
-
-    @property
-    def peer_ratios(self) -> list[float]:
-        return [
-            r.ratio.interval.median
-            for r in self.rows
-            if r.strategy != REFERENCE and r.ratio is not None
-        ]
-
-
-def summarize(records: Sequence[RunRecord]) -> SittingSummary:
-    """One sitting's records (one scale, one data shape): medians, intervals, ratios."""
-    first = records[0]
-    by_round = kept(records)
-    plan = first.sitting_settings
-    planned = list(plan.strategies)
-    order = [s for s in planned if any(r.strategy == s for r in records)] or list(
-        dict.fromkeys(r.strategy for r in records)
-    )
-    ref = {n: r.rows_per_core_s or 0.0 for n, r in by_round.get(REFERENCE, {}).items()}
-    rows = []
-    for name in order:
-        runs = list(by_round.get(name, {}).values())
-        scores = [r.rows_per_core_s for r in runs if r.rows_per_core_s]
-        mine = {n: r.rows_per_core_s or 0.0 for n, r in by_round.get(name, {}).items()}
-        peaks = [max(r.write_peak_rss_bytes or 0, r.read_peak_rss_bytes or 0) for r in runs]
-        rows.append(
-            Row(
-                strategy=name,
-                attempts=sum(1 for r in records if r.strategy == name),
-                score=median_interval(scores) if scores else None,
-                write_s=statistics.median(r.write_s for r in runs if r.write_s is not None)
-                if runs
-                else None,
-                read_s=statistics.median(r.read_s for r in runs if r.read_s is not None)
-                if runs
-                else None,
-                peak_tree_bytes=max(peaks) if peaks else None,
-                ratio=None if name == REFERENCE else paired_ratio(REFERENCE, name, ref, mine),
-            )
-        )
-    excluded = []
-    for r in records:
-        if not r.correct:
-            detail = (r.error or r.check or "").strip()[:120]
-            why = f"wrong or failed ({r.failed_phase or 'check'}: {detail})"
-        elif r.busy:
-            why = f"busy: {r.busy}"
-        else:
-            continue
-        excluded.append(f"{r.strategy}, round {r.compare_round}, attempt {r.attempt}: {why}")
-    return SittingSummary(
-        sitting=first.sitting or "",
-        scale=first.scale,
-        shape=first.data_shape,
-        codec=plan.codec,
-        rounds_planned=plan.rounds,
-        rounds_run=len({r.compare_round for r in records}),
-        strategies=order,
-        rows=rows,
-        excluded=excluded,
-        commits=sorted({r.git_commit + ("+dirty" if r.git_dirty else "") for r in records}),
-        resumed=any(r.sitting_settings.resumed for r in records),
-    )
-
-
-def groups(records: Sequence[RunRecord]) -> list[list[RunRecord]]:
-    """Records by sitting, scale and data shape, in the order first seen."""
-    out: dict[tuple[str, float | None, str], list[RunRecord]] = {}
-    for r in records:
-        out.setdefault((r.sitting or "", r.scale, r.data_shape), []).append(r)
-    return list(out.values())
 
 
 def disclosure_name(sitting: str) -> str:

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contest.results.intervals import Interval
 from contest.results.runs import RunRecord, load_records
+from contest.results.sittings import REFERENCE, kept, newest, summarize
 
 Metric = Callable[[RunRecord], float | None]
 METRICS: dict[str, Metric] = {
@@ -181,24 +183,30 @@ def write_report(runs_path: Path) -> tuple[Path, Path]:
             f"| {Spread.of(r.read_s for r in good).render(_cell)} "
             f"| {latest.when} | {commit} |"
         )
-    if heads := headlines(groups):
-        at = next(i for i, ln in enumerate(lines) if ln.startswith("| scale"))
-        lines[at:at] = [
-            "## Headline",
-            "",
-            f"The headline figure per scale is the median rows/core/s of the published "
-            f"correct runs of `{HEADLINE_STRATEGY}` at that scale (a median, not a best "
-            "run; n and min–max say how far to trust it). Other figures below (a "
-            "`compare` of a few runs, `bench scale`) were measured apart and are quoted "
-            "as such.",
-            "",
-            *heads,
-            "",
-            "## Runs by scale and strategy",
-            "",
-        ]
+    sittings = load_sittings(out_dir)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("| scale"))
+    lines[at:at] = [
+        "## Headline",
+        "",
+        "Only from sittings (`contest bench peers --results results`): the newest at each "
+        "scale, data shape and codec. `optimized`'s median rows/core/s over the sitting's "
+        "quiet, correct rounds with its distribution-free interval, and its ratio to the "
+        "fastest other strategy of the same sitting, taken round by round (page: "
+        "`peer_sittings.md`, each sitting's full disclosure beside it).",
+        "",
+        *sitting_headlines(sittings),
+        "",
+        "## History: every published run, pooled (not a comparison)",
+        "",
+        "Medians over every published run of a strategy, across commits, sittings and "
+        "machine loads: how the figures moved, not how the strategies compare.",
+        "",
+    ]
     chart = out_dir / "rows_per_core_s.png"
-    _chart(groups, chart)
+    if sittings:
+        _chart(chart_groups(sittings), chart, SITTING_TITLE)
+    else:
+        _chart(groups, chart, HISTORY_TITLE)
     lines += ["", f"![rows per core per second]({chart.name})", ""]
     notes = out_dir / "NOTES.md"
     if notes.exists():
@@ -208,29 +216,78 @@ def write_report(runs_path: Path) -> tuple[Path, Path]:
     return readme, chart
 
 
-HEADLINE_STRATEGY = "optimized"
+HEADLINE_STRATEGY = REFERENCE
+SITTING_TITLE = (
+    "Contest score, newest sitting per scale: median, min–max over its quiet, correct rounds, n"
+)
+HISTORY_TITLE = (
+    "History (every published run pooled, not a comparison): median, min–max whisker, "
+    "n correct runs"
+)
+PREFERRED_SHAPE = "contest / contest files"
 
 
-def headlines(groups: dict[tuple[float, str], list[RunRecord]]) -> list[str]:
-    """The one headline figure per scale, and why it is that one: the median
-    rows/core/s of the published correct runs of `optimized` (the harness's strategy)
-    at that scale, with n and min–max. A median, not a best run; every other figure
-    in prose (a compare's, a bench's) is quoted as such, not as the headline."""
+def load_sittings(folder: Path) -> list[RunRecord]:
+    """The published sittings' runs (`peer_sittings.jsonl`), none when not there."""
+    path = folder / "peer_sittings.jsonl"
+    return load_records(path) if path.is_file() else []
+
+
+def _score(iv: Interval) -> str:
+    if iv.n < 2:
+        return f"**{iv.median:,.0f} rows/core/s** (single run)"
+    return (
+        f"**{iv.median:,.0f} rows/core/s** [{iv.low:,.0f}–{iv.high:,.0f}] n={iv.n} "
+        f"({iv.confidence:.0%})"
+    )
+
+
+def sitting_headlines(records: Sequence[RunRecord]) -> list[str]:
+    """One headline line per (scale, data shape, codec), from its newest sitting only:
+    optimized's median with its interval and optimized / the fastest other strategy of
+    that sitting, round by round. No sitting: no headline figure, said in one line."""
+    if not records:
+        return [
+            "- no sitting published yet: no headline figure (`contest bench peers "
+            "--results results` makes one); the pooled runs are history."
+        ]
     lines = []
-    for (scale, strategy), recs in sorted(groups.items()):
-        if strategy != HEADLINE_STRATEGY:
+    for (scale, shape, codec), recs in sorted(
+        newest(records).items(), key=lambda kv: (kv[0][0] or 0.0, kv[0][1], kv[0][2])
+    ):
+        s = summarize(recs)
+        ref = s.row(REFERENCE)
+        where = f"scale {scale:g}, {shape}, codec {codec}" if scale is not None else shape
+        if ref is None or ref.score is None:
+            lines.append(f"- {where}: no quiet, correct `{REFERENCE}` run (sitting `{s.sitting}`)")
             continue
-        sp = Spread.of(r.rows_per_core_s for r in recs if r.correct)
-        if sp.median is None or sp.low is None or sp.high is None:
-            continue
-        busy = sum(1 for r in recs if r.busy)
-        lines.append(
-            f"- scale {scale:g}: **{sp.median:,.0f} rows/core/s** (median of n={sp.n} "
-            f"correct run(s), min–max {sp.low:,.0f}–{sp.high:,.0f}"
-            + (f"; {busy} on a busy machine" if busy else "")
-            + ")"
+        peer = s.fastest_peer
+        versus = (
+            f"; {REFERENCE} / the fastest other ({peer.strategy}): {peer.ratio.text()}"
+            if peer is not None and peer.ratio is not None
+            else ""
         )
+        lines.append(f"- {where}: {_score(ref.score)}{versus} (sitting `{s.sitting}`)")
     return lines
+
+
+def chart_groups(records: Sequence[RunRecord]) -> dict[tuple[float, str], list[RunRecord]]:
+    """Per scale, the kept runs of its newest sitting on the harness's own data shape
+    with each strategy's preset codec (else its newest sitting of any shape)."""
+    by_scale: dict[float, list[RunRecord]] = {}
+    for (scale, shape, codec), recs in sorted(
+        newest(records).items(), key=lambda kv: kv[1][0].sitting or ""
+    ):
+        if scale is None:
+            continue
+        preferred = shape == PREFERRED_SHAPE and codec == "preset"
+        if preferred or scale not in by_scale:
+            by_scale[scale] = recs
+    out: dict[tuple[float, str], list[RunRecord]] = defaultdict(list)
+    for scale, recs in by_scale.items():
+        for strategy, runs in kept(recs).items():
+            out[(scale, strategy)] = list(runs.values())
+    return out
 
 
 def _busy_cell(recs: Sequence[RunRecord]) -> str:
@@ -244,15 +301,17 @@ def _cell(v: float) -> str:
     return f"{v:,.1f}"
 
 
-def _chart(groups: dict[tuple[float, str], list[RunRecord]], path: Path) -> None:
+def _chart(groups: dict[tuple[float, str], list[RunRecord]], path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
 
-    fig = chart_figure(groups)
+    fig = chart_figure(groups, title)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def chart_figure(groups: dict[tuple[float, str], list[RunRecord]]) -> Any:
+def chart_figure(
+    groups: dict[tuple[float, str], list[RunRecord]], title: str = HISTORY_TITLE
+) -> Any:
     """One panel per scale, each with its own axis from zero (a scale-0.01 bar does not
     vanish beside scale 1's): a horizontal bar per strategy (names on the left, never
     over each other), its min–max whisker, and `median (n=N)` beside it."""
@@ -304,6 +363,6 @@ def chart_figure(groups: dict[tuple[float, str], list[RunRecord]]) -> Any:
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k" if v else "0"))
     axes[0][0].set_yticks(ys)
     axes[0][0].set_yticklabels(strategies)
-    fig.suptitle("Contest score by strategy and scale: median, min–max whisker, n correct runs")
+    fig.suptitle(title)
     fig.tight_layout()
     return fig

@@ -17,13 +17,13 @@ from contest.benchmarks.peers import (
     codec_overrides,
     disclosure_name,
     render_disclosure,
-    summarize,
 )
 from contest.cli.main import main
 from contest.errors import UsageError
 from contest.evaluation.strategies import round_order
 from contest.infra.machine import git_state, machine_id
 from contest.results.runs import JobLoad, RunRecord
+from contest.results.sittings import summarize
 from tests.support.config import REPO, cli
 
 SETTINGS = {"codec": "preset", "rounds": 3, "strategies": ["optimized", "paimon-agg"]}

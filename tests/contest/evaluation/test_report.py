@@ -120,13 +120,56 @@ def test_chart_has_a_panel_per_scale_from_zero_with_whiskers_and_n(tmp_path):
     plt.close(fig)
 
 
-def test_report_names_one_headline_per_scale(tmp_path):
+def sitting_run(strategy, rnd, score, sitting="2026-11-27T10:00:00Z", **kw):
+    """A run of a peer sitting (`contest bench peers`), as its record holds it."""
+    settings = {
+        "codec": "preset",
+        "rounds": 3,
+        "strategies": ["optimized", "paimon-agg", "delta-dv"],
+    }
+    return {
+        **raw(strategy, score, **kw),
+        "sitting": sitting,
+        "compare_round": rnd,
+        "attempt": 1,
+        "settings": settings,
+    }
+
+
+def test_the_headline_comes_only_from_sittings(tmp_path):
     runs = tmp_path / "runs.jsonl"
+    # Pooled history: optimized's runs across commits and loads, never the headline.
     lines = [raw("optimized", s, scale=1.0) for s in (180.0, 200.0, 220.0)]
-    lines += [raw("optimized", 50.0, scale=0.1), raw("baseline-mor", 999.0, scale=1.0)]
     runs.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
     readme, _ = write_report(runs)
     text = readme.read_text()
-    assert "- scale 1: **200 rows/core/s** (median of n=3 correct run(s), min–max 180–220)" in text
-    assert "- scale 0.1: **50 rows/core/s** (median of n=1 correct run(s)" in text
-    assert "999" not in text.split("## Runs by scale")[0]  # only optimized is the headline
+    head = text.split("## History")[0]
+    assert "no sitting published yet: no headline figure" in head and "200" not in head
+    assert "## History: every published run, pooled (not a comparison)" in text
+
+    # One sitting at scale 1: three rounds; round 2's paimon-agg busy (left out).
+    sitting = [
+        sitting_run("optimized", 1, 300.0, scale=1.0),
+        sitting_run("paimon-agg", 1, 100.0, scale=1.0),
+        sitting_run("delta-dv", 1, 10.0, scale=1.0),
+        sitting_run("optimized", 2, 330.0, scale=1.0),
+        {
+            **sitting_run("paimon-agg", 2, 300.0, scale=1.0),
+            "load": {"write": {"outside_share": 0.4}},
+        },
+        sitting_run("delta-dv", 2, 11.0, scale=1.0),
+        sitting_run("optimized", 3, 360.0, scale=1.0),
+        sitting_run("paimon-agg", 3, 120.0, scale=1.0),
+        sitting_run("delta-dv", 3, 12.0, scale=1.0),
+    ]
+    (tmp_path / "peer_sittings.jsonl").write_text("\n".join(json.dumps(r) for r in sitting) + "\n")
+    readme, _ = write_report(runs)
+    head = readme.read_text().split("## History")[0]
+    # optimized's median of its three rounds, the fastest other (paimon-agg, its two
+    # quiet rounds) and the round-by-round ratio 300/100, 360/120: 3.00x, n = 2.
+    assert (
+        "- scale 1, contest / contest files, codec preset: **330 rows/core/s** [300–360] n=3"
+        in head
+    )
+    assert "optimized / the fastest other (paimon-agg): 3.00x [3.00-3.00] n=2" in head
+    assert "(sitting `2026-11-27T10:00:00Z`)" in head
