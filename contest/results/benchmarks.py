@@ -17,6 +17,15 @@ from contest.results.stamp import Stamp
 
 
 @dataclass(frozen=True, kw_only=True)
+class BenchRecord(Record):
+    """What every benchmark's line has besides its own figures: its sitting (when the
+    invocation started) and its stamp (machine, commit, load, the interval's noise)."""
+
+    sitting: str | None = None
+    stamp: Stamp | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReadVariant(Record):
     """One read variant's times over the rounds (`read_bench.jsonl`'s `variants`)."""
 
@@ -28,7 +37,7 @@ class ReadVariant(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReadBenchRecord(Record):
+class ReadBenchRecord(BenchRecord):
     """`contest bench read`: every read variant of one table."""
 
     what: ClassVar[str] = "read bench record"
@@ -37,12 +46,10 @@ class ReadBenchRecord(Record):
     repeat: int
     variants: dict[str, ReadVariant]
     scale: float | None = None
-    sitting: str | None = None
-    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class CompactRecord(Record):
+class CompactRecord(BenchRecord):
     """`contest bench compact`: the read before and after a compaction."""
 
     what: ClassVar[str] = "compact record"
@@ -62,12 +69,10 @@ class CompactRecord(Record):
     median_after_s: float
     speedup: float
     scale: float | None = None
-    sitting: str | None = None
-    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class DuckDBRecord(Record):
+class DuckDBRecord(BenchRecord):
     """`contest bench duckdb`: one round of one engine (optimized, duckdb or the floor).
     Older lines have no `sitting` (a round 1 of optimized begins one); the duckdb
     engine's lines time one query (`query_s`), optimized's its write and read apart, the
@@ -90,12 +95,10 @@ class DuckDBRecord(Record):
     starts_s: float | None = None
     # Noise during the engine's processes: other work's highest mean share of the CPUs.
     outside_share: float | None = None
-    sitting: str | None = None
-    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class ScaleRecord(Record):
+class ScaleRecord(BenchRecord):
     """`contest bench scale`: one scale of the optimized pipeline. The oldest lines
     carry one `peak_process_rss_bytes` besides the per-job peaks."""
 
@@ -118,8 +121,6 @@ class ScaleRecord(Record):
     files_per_bucket: float | None = None
     error: str | None = None
     when: str = ""
-    sitting: str | None = None
-    stamp: Stamp | None = None
 
     @property
     def peak_rss_bytes(self) -> int | None:
@@ -130,7 +131,7 @@ class ScaleRecord(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CommitPathRecord(Record):
+class CommitPathRecord(BenchRecord):
     """`contest bench commits`: one commit path, one round."""
 
     what: ClassVar[str] = "commit path record"
@@ -145,12 +146,10 @@ class CommitPathRecord(Record):
     errors: int
     round: int
     note: str = ""
-    sitting: str | None = None
-    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReplayRecord(Record):
+class ReplayRecord(BenchRecord):
     """`contest bench replay`: one generated history merged in the driver and through
     Spark, then merged again."""
 
@@ -165,12 +164,10 @@ class ReplayRecord(Record):
     second_run_changed: bool
     cores: int | None = None
     when: str = ""
-    sitting: str | None = None
-    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class NativeMergeRecord(Record):
+class NativeMergeRecord(BenchRecord):
     """`python -m contest.benchmarks.merge_micro`: one variant of one microbenchmark
     (`read.merge` over a bucket's files, or a per-row one with `us_per_row`)."""
 
@@ -188,12 +185,10 @@ class NativeMergeRecord(Record):
     rows_out: int | None = None
     rows: int | None = None
     us_per_row: float | None = None
-    sitting: str | None = None
-    stamp: Stamp | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class FaultRecord(Record):
+class FaultRecord(BenchRecord):
     """`contest bench faults`: one experiment's counts and its goal."""
 
     what: ClassVar[str] = "fault record"
@@ -220,5 +215,3 @@ class FaultRecord(Record):
     scale: float | None = None
     seed: int | None = None
     cores: int | None = None
-    sitting: str | None = None
-    stamp: Stamp | None = None
