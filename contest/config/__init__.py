@@ -89,6 +89,14 @@ class WriteConfig:
     # one per core (write.repartition's count when 0). Follows the data volume: scale
     # 1's base-0 in 8 parts, scale 10's in 80, each part's sort and memory the same.
     task_rows: int = 1_250_000
+    # Rows a task writes at a time from a row group of a batch that is not big: a
+    # bigger row group is written in equal pieces of at most this many rows (each
+    # piece's rows sorted into bucket files, as a big file's parts are); 0 = each row
+    # group whole (the earlier way). Scale 10's later batches hold 10M-row row groups,
+    # one task sorting and gathering 10M rows at once; scale 1's (2M rows) are not cut.
+    # 5M, not task_rows: parts of 5M rows cost no more a row than 1.25M at scale 1
+    # (results/sweeps/task-rows), and every piece is a file a bucket the read merges.
+    batch_piece_rows: int = 5_000_000
     # How a big file reaches its parts: "arrow" (tasks read contiguous row ranges with
     # pyarrow and write each part's rows as sorted bucket files: no row enters the JVM;
     # contest/write/split.py) or "spark" (Spark reads it and repartitions its rows by

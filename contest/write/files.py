@@ -245,10 +245,13 @@ def write_file_direct(
     drop_null_keys: bool = False,
     token: str = "",
     sort: str = "arrow",
+    piece_rows: int = 0,
 ) -> WriteOutcome:
     """Write a batch file as bucket files of `table` without a shuffle, one Spark task
     per row group reading it with pyarrow and bucketing with Spark's hash computed in
-    numpy: the rows never pass through the JVM. Files stay uncommitted."""
+    numpy: the rows never pass through the JVM. A row group of more than `piece_rows`
+    rows (write.batch_piece_rows; 0: never) is written in equal pieces of at most that
+    many, in file order, as a big file's parts are. Files stay uncommitted."""
     group_rows = row_group_rows(path)
     bounds = [sum(group_rows[:g]) for g in range(len(group_rows) + 1)]
     ranges = list(zip(bounds, bounds[1:], strict=False))
@@ -258,6 +261,8 @@ def write_file_direct(
         table,
         ranges=ranges,
         group_rows=group_rows,
+        # No row group cut: one piece a task, reported as before (no parts).
+        piece_rows=piece_rows if any(g > piece_rows for g in group_rows) else 0,
         codec=codec,
         drop_null_keys=drop_null_keys,
         token=token,

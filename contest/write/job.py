@@ -155,6 +155,7 @@ def write_batches(
                     drop_null_keys=cfg.write.drop_null_keys,
                     token=token,
                     sort=cfg.write.sort,
+                    piece_rows=cfg.write.batch_piece_rows,
                 )
             else:
                 df = spark.read.parquet(str(batch.path))

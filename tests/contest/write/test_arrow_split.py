@@ -108,10 +108,16 @@ def _repeated_keys(folder: Path, rows: int, keys: int) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("shuffle", ["arrow", "spark"])
+@pytest.mark.parametrize("shuffle", ["arrow", "spark", "pieces"])
 def test_a_keys_rows_across_parts_apply_in_file_order(spark, pg, cfg, tmp_path, shuffle):
+    """ "pieces": base-0 is not big (no part split) but its one row group holds more
+    than write.batch_piece_rows rows, so its task writes it in pieces (scale 10's
+    later batches), with the same order to keep."""
     d = _repeated_keys(tmp_path / "d", 6000, 50)
-    cfg = with_write(cfg, shuffle=shuffle, task_rows=700, big_file_bytes=1 << 16)
+    if shuffle == "pieces":
+        cfg = with_write(cfg, batch_piece_rows=700, big_file_bytes=1 << 40)
+    else:
+        cfg = with_write(cfg, shuffle=shuffle, task_rows=700, big_file_bytes=1 << 16)
     report, table = write(spark, pg, cfg, d, tmp_path / "t")
     assert report.ok
     assert {b.batch for b in report.batches if b.shuffled} == (
@@ -121,6 +127,9 @@ def test_a_keys_rows_across_parts_apply_in_file_order(spark, pg, cfg, tmp_path, 
     # several files, and only their order gives the last ip, city and name.
     base0 = _base0_files(pg, table)
     assert len(base0) > 4
+    if shuffle == "pieces":  # 6000 rows in 9 pieces of at most 700, 4 buckets each
+        assert next(b.parts for b in report.batches if b.batch == "base-0.parquet") == 9
+        assert len(base0) == 36
     got = merge_and_read(spark, pg, cfg, table)
     assert got == oracle(d)
     last = {r["uuid"]: r for r in got}["key-0001"]  # rows 1, 51, ..., 5951 of base-0
