@@ -56,6 +56,11 @@ class SparkConfig:
     shuffle_partitions: int = 8
     driver_memory: str = "4g"
     ui: bool = True
+    # Timed jobs start their JVMs (Spark's launcher and the driver) from the checkout's
+    # class-data-sharing archive of Spark's classes (`contest cds build`, made by
+    # ./build.sh; contest/infra/cds.py), when it matches this Java and Spark's jars;
+    # without one they start as before.
+    cds: bool = False
     log_level: str = "WARN"
     # Loading the JVM connector is opt-in: it is not served by every registry.
     use_connector: bool = False
