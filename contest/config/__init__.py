@@ -126,6 +126,12 @@ class WriteConfig:
     # else arrow; about half arrow's time, the same order: results/native_merge.md) or
     # "arrow" (pyarrow's string sort, the earlier way).
     sort: str = "uuid128"
+    # With sort "uuid128" and canonical UUID keys, store each key's 128 bits (the sort's
+    # words, computed anyway) in two int64 columns of the bucket files beside the key,
+    # so the read groups a window by them instead of parsing the strings again (a
+    # bucket whose files do not all have them is parsed as before). The table's schema
+    # does not name them: readers other than this project's see two more columns.
+    key_words: bool = False
 
 
 @dataclass(frozen=True)
