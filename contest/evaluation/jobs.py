@@ -107,7 +107,7 @@ def child_env(cfg: Config) -> dict[str, str]:
     if cfg.pg.external:
         env["LAKESOUL_PG_PASSWORD"] = cfg.pg.password
     if cfg.s3.configured:
-        from contest.config import object_store_env
+        from contest.config.stores import object_store_env
 
         env.update(object_store_env(cfg.s3))  # keys travel by environment, never by file
     return env

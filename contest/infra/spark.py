@@ -89,7 +89,7 @@ def session_conf(
 def object_store_conf(cfg: Config) -> dict[str, str]:
     """The object store for Spark: executors' Python tasks get it as the AWS variables
     (contest.infra.storage reads them), Spark's own readers as s3a settings."""
-    from contest.config import object_store_env
+    from contest.config.stores import object_store_env
     from contest.infra.storage import s3a_conf
 
     conf = {f"spark.executorEnv.{k}": v for k, v in object_store_env(cfg.s3).items()}
