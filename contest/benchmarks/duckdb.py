@@ -104,10 +104,12 @@ def run_floor(cfg: Config, data: Path, cores: int, rows: int, folder: Path, rnd:
     """One timed floor: the I/O process, then a trivial spark-submit twice."""
     from contest.benchmarks import floor
     from contest.evaluation.jobs import child_env
+    from contest.infra import cds
     from contest.infra.proc import run_timed
     from contest.infra.spark import log_java_option
 
     env = child_env(cfg)  # as the timed jobs run: this Python, no timing-unsafe switches
+    env, cds_option = cds.submit_env(cfg, env)  # spark.cds: the starts as the jobs' are
     out = folder / "floor.parquet"
     out.unlink(missing_ok=True)
     io_cmd = [sys.executable, "-m", "contest.benchmarks.floor", "io", "--data", str(data)]
@@ -118,7 +120,8 @@ def run_floor(cfg: Config, data: Path, cores: int, rows: int, folder: Path, rnd:
         raise RunError(f"floor I/O exited {io.returncode}: {io.last_line} (log {io.log})")
     submit = str(Path(sys.executable).parent / "spark-submit")
     start_cmd = [submit, "--master", f"local[{cores}]", "--driver-memory", cfg.spark.driver_memory]
-    start_cmd += ["--driver-java-options", log_java_option(), str(Path(floor.__file__)), "start"]
+    java_options = f"{log_java_option()} {cds_option}".strip()
+    start_cmd += ["--driver-java-options", java_options, str(Path(floor.__file__)), "start"]
     starts = []
     for i in (1, 2):
         job = run_timed(start_cmd, folder / f"floor-start-{rnd}-{i}.log", env=env)
