@@ -59,6 +59,9 @@ class SparkConfig:
     # Timed jobs' JVMs start from the checkout's class-data archive of Spark's classes
     # while it matches Java and Spark's jars (contest/infra/cds.py; README).
     cds: bool = False
+    # Python processes import pyspark compiled (not from Spark's zip) and the worker
+    # daemon loads the tasks' libraries before it forks (contest/infra/pyspark_daemon.py).
+    python_preload: bool = False
     log_level: str = "WARN"
     # Loading the JVM connector is opt-in: it is not served by every registry.
     use_connector: bool = False

@@ -82,6 +82,8 @@ def session_conf(
         )
     if cfg.s3.configured:
         conf.update(object_store_conf(cfg))
+    if cfg.spark.python_preload:
+        conf["spark.python.daemon.module"] = "contest.infra.pyspark_daemon"
     conf.update(cfg.spark.conf)
     return conf
 
@@ -141,6 +143,10 @@ def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) ->
         from contest.infra.storage import configure
 
         configure(cfg.s3)
+    if cfg.spark.python_preload:  # pyspark compiled, not from Spark's zip
+        from contest.infra.pyspark_daemon import prefer_installed_pyspark
+
+        prefer_installed_pyspark()
 
     from pyspark.sql import SparkSession
 
