@@ -111,6 +111,15 @@ setup_jvm_stock() {
   fi
 }
 
+setup_cds() {
+  # The class-data-sharing archive of Spark's classes the timed jobs may start their
+  # JVMs from (spark.cds): made once, again only when Java or Spark's jars changed
+  # (contest cds build does nothing while its stamp matches). Never fails the set-up:
+  # without an archive the jobs start as before.
+  "$VENV/bin/contest" cds build >/dev/null \
+    || log "warning: contest cds build failed (its error is above); jobs start without the archive"
+}
+
 setup_browser() {
   # Debian's chromium, driven by playwright in the dashboard's browser test (playwright's
   # own browser downloads are not used).
@@ -123,6 +132,7 @@ setup() {
   setup_python
   setup_jvm_libraries
   setup_jvm_stock
+  setup_cds
 }
 
 build_archive() {

@@ -32,17 +32,37 @@ from contest.benchmarks.base import (
     SEED,
     WORK,
     Benchmark,
+    Option,
     Row,
     Sitting,
     sittings,
 )
-from contest.config import Config
+from contest.config import Config, override
 from contest.errors import RunError, UsageError
 from contest.evaluation.strategies import STRATEGIES
 from contest.results.benchmarks import DuckDBRecord
 from contest.results.runs import RunRecord
 
 ENGINES = ("optimized", "duckdb", "floor")
+
+VARIANT = Option(
+    "--variant",
+    "one more optimized run each round under these settings, interleaved with the "
+    "default's: KEY=VALUE configuration keys, several joined by '&' "
+    "(e.g. write.batch_piece_rows=0); repeatable",
+    many=True,
+)
+
+
+def variant_settings(spec: str) -> dict[str, str]:
+    """`a.b=1&c.d=x` as {"a.b": "1", "c.d": "x"}; anything else a one-line error."""
+    out = {}
+    for item in spec.split("&"):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--variant: expected KEY=VALUE[&KEY=VALUE], got {spec!r}")
+        out[key.strip()] = value.strip()
+    return out
 
 
 def run_duckdb(cfg: Config, data: Path, cores: int, out_dir: Path, log: Path) -> dict:
@@ -84,10 +104,12 @@ def run_floor(cfg: Config, data: Path, cores: int, rows: int, folder: Path, rnd:
     """One timed floor: the I/O process, then a trivial spark-submit twice."""
     from contest.benchmarks import floor
     from contest.evaluation.jobs import child_env
+    from contest.infra import cds
     from contest.infra.proc import run_timed
     from contest.infra.spark import log_java_option
 
     env = child_env(cfg)  # as the timed jobs run: this Python, no timing-unsafe switches
+    env, cds_option = cds.submit_env(cfg, env)  # spark.cds: the starts as the jobs' are
     out = folder / "floor.parquet"
     out.unlink(missing_ok=True)
     io_cmd = [sys.executable, "-m", "contest.benchmarks.floor", "io", "--data", str(data)]
@@ -98,7 +120,8 @@ def run_floor(cfg: Config, data: Path, cores: int, rows: int, folder: Path, rnd:
         raise RunError(f"floor I/O exited {io.returncode}: {io.last_line} (log {io.log})")
     submit = str(Path(sys.executable).parent / "spark-submit")
     start_cmd = [submit, "--master", f"local[{cores}]", "--driver-memory", cfg.spark.driver_memory]
-    start_cmd += ["--driver-java-options", log_java_option(), str(Path(floor.__file__)), "start"]
+    java_options = f"{log_java_option()} {cds_option}".strip()
+    start_cmd += ["--driver-java-options", java_options, str(Path(floor.__file__)), "start"]
     starts = []
     for i in (1, 2):
         job = run_timed(start_cmd, folder / f"floor-start-{rnd}-{i}.log", env=env)
@@ -118,11 +141,12 @@ def run_floor(cfg: Config, data: Path, cores: int, rows: int, folder: Path, rnd:
     }
 
 
-def optimized_row(rnd: int, rec: RunRecord) -> Row:
-    """An evaluation's record as one round of the `optimized` engine."""
+def optimized_row(rnd: int, rec: RunRecord, variant: str | None = None) -> Row:
+    """An evaluation's record as one round of the `optimized` engine (under `variant`)."""
     return {
         "round": rnd,
         "engine": "optimized",
+        **({"variant": variant} if variant else {}),
         "seconds": round((rec.write_s or 0) + (rec.read_s or 0), 3),
         "write_s": rec.write_s,
         "read_s": rec.read_s,
@@ -150,8 +174,12 @@ class Summary:
 
 
 def summarize(records: Sequence[DuckDBRecord]) -> Summary:
-    """Medians per engine and the ratio, over one sitting's records."""
-    runs = {e: [r for r in records if r.engine == e] for e in ENGINES}
+    """Medians per engine (a variant of optimized is an engine of its own, after it)
+    and the ratio, over one sitting's records."""
+    variants = sorted({r.label for r in records if r.variant})
+    runs = {
+        e: [r for r in records if r.label == e] for e in (*ENGINES[:1], *variants, *ENGINES[1:])
+    }
     med = {e: statistics.median(r.seconds for r in rs) if rs else None for e, rs in runs.items()}
     ratio = med["duckdb"] / med["optimized"] if med["optimized"] and med["duckdb"] else None
     first = records[0] if records else None
@@ -198,12 +226,15 @@ class DuckDBBench(Benchmark):
         CORES,
         WORK,
         REPEAT,
+        VARIANT,
     )
 
     def check(self, options) -> None:
         super().check(options)
         if options.data and options.scale:
             raise UsageError("give --data or --scale, not both")
+        for spec in options.variant or []:
+            variant_settings(spec)
 
     def run(self, sitting: Sitting) -> bool:
         from contest.data.checker import compare
@@ -213,6 +244,8 @@ class DuckDBBench(Benchmark):
 
         opts, say = sitting.options, sitting.say
         cfg = sitting.config(STRATEGIES["optimized"])
+        # Each variant's configuration, checked before any work (an unknown key: one line).
+        variants = {v: override(cfg, variant_settings(v)) for v in opts.variant or []}
         data = Path(opts.data) if opts.data else cached_data(cfg, opts.scale or 1.0, opts.seed, say)
         cores = opts.cores or os.cpu_count() or 1
         expected = cached_expected(cfg, data, cfg.write.versions, say)
@@ -223,6 +256,12 @@ class DuckDBBench(Benchmark):
             say(f"== round {rnd}/{opts.repeat}: optimized")
             rec = evaluate(cfg, "optimized", data=data, cores=cores, say=say)
             (opt,) = sitting.record({**optimized_row(rnd, rec), **where})
+            ok = ok and opt.correct
+            for spec, vcfg in variants.items():
+                say(f"== round {rnd}/{opts.repeat}: optimized [{spec}]")
+                vrec = evaluate(vcfg, "optimized", data=data, cores=cores, say=say)
+                (var,) = sitting.record({**optimized_row(rnd, vrec, spec), **where})
+                ok = ok and var.correct
             say(f"== round {rnd}/{opts.repeat}: duckdb (threads={cores})")
             log = cfg.work_path / "bench" / "duckdb" / f"duckdb-{rnd}.log"
             merged = run_duckdb(cfg, data, cores, out_dir, log)
@@ -230,7 +269,7 @@ class DuckDBBench(Benchmark):
             (duck,) = sitting.record(
                 {"round": rnd, "engine": "duckdb", **merged, "correct": correct, **where}
             )
-            ok = ok and opt.correct and duck.correct
+            ok = ok and duck.correct
             say(f"== round {rnd}/{opts.repeat}: the floor (read once, write once, 2 starts)")
             keys = pq.ParquetFile(expected).metadata.num_rows
             floor = run_floor(cfg, data, cores, keys, out_dir.parent, rnd)
@@ -263,6 +302,11 @@ class DuckDBBench(Benchmark):
             f"**{summary.ratio_duckdb_to_optimized}**",
             "",
         ]
+        base = summary.median_s["optimized"]
+        for name in summary.runs:
+            med = summary.median_s[name]
+            if "[" in name and med and base:
+                lines += [f"{name} / optimized (medians): **{med / base:.3f}**", ""]
         if summary.median_s["floor"]:
             over = summary.over_floor
             lines += [

@@ -122,6 +122,33 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="only the sets with jars missing or corrupt in the cache",
     )
 
+    cds = group(
+        sub,
+        "cds",
+        "the class-data-sharing archive the timed jobs' JVMs may start from",
+        "Make (build) or inspect (status) the checkout's class-data-sharing archive of "
+        "Spark's classes (AppCDS, under the state folder): timed jobs use it when "
+        "spark.cds is on and it matches this Java and Spark's jars; ./build.sh makes it.",
+        "cds_command",
+    )
+    cb = command(
+        cds,
+        "build",
+        "make the archive (nothing when it is current)",
+        "Run a small Spark job once with both JVMs (launcher, driver) dumping their "
+        "classes at exit, check each archive maps, then put it in place with its stamp "
+        "(Java's build, Spark's jars).",
+        cmd_cds,
+    )
+    cb.add_argument("--force", action="store_true", help="make it even when current")
+    command(
+        cds,
+        "status",
+        "whether the archive is current",
+        "Print where the archive is and whether it matches this Java and Spark's jars "
+        "(JSON); exit 0 when it does, 1 when it is missing or stale.",
+        cmd_cds,
+    )
     command(
         sub,
         "smoke",
@@ -194,6 +221,28 @@ def _no_answer(conn: PgConnection) -> str | None:
     except HarnessError as exc:
         return str(exc)
     return None
+
+
+def cmd_cds(args: argparse.Namespace, cfg: Config) -> int:
+    import os
+
+    from contest.infra import cds
+
+    env = dict(os.environ)
+    if args.cds_command == "build":
+        archives = cds.build(cfg, env, force=args.force)
+        result(
+            {"folder": str(cds.folder(cfg)), "current": True, "driver": str(archives.driver)},
+            f"class-data archive: {cds.folder(cfg)} (used by timed jobs with spark.cds=true)",
+        )
+        return EXIT_OK
+    have = cds.current(cfg, env)
+    result(
+        {"folder": str(cds.folder(cfg)), "current": have is not None},
+        f"class-data archive {cds.folder(cfg)}: "
+        + ("current" if have else "missing or stale (contest cds build)"),
+    )
+    return EXIT_OK if have else EXIT_FAILED
 
 
 def cmd_connector(args: argparse.Namespace, cfg: Config) -> int:

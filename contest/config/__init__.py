@@ -56,6 +56,12 @@ class SparkConfig:
     shuffle_partitions: int = 8
     driver_memory: str = "4g"
     ui: bool = True
+    # Timed jobs' JVMs start from the checkout's class-data archive of Spark's classes
+    # while it matches Java and Spark's jars (contest/infra/cds.py; README).
+    cds: bool = False
+    # Python processes import pyspark compiled (not from Spark's zip) and the worker
+    # daemon loads the tasks' libraries before it forks (contest/infra/pyspark_daemon.py).
+    python_preload: bool = False
     log_level: str = "WARN"
     # Loading the JVM connector is opt-in: it is not served by every registry.
     use_connector: bool = False
@@ -89,6 +95,12 @@ class WriteConfig:
     # one per core (write.repartition's count when 0). Follows the data volume: scale
     # 1's base-0 in 8 parts, scale 10's in 80, each part's sort and memory the same.
     task_rows: int = 1_250_000
+    # A row group of a batch that is not big, of more rows than this, is written by its
+    # task in equal pieces of at most this many (as big files' parts); 0 = whole. Scale
+    # 10's 10M-row groups in two pieces; scale 1's 2M not cut. 5M, not task_rows: 5M-row
+    # parts cost 1.25M's a row at scale 1 (results/sweeps/task-rows), and each piece is
+    # one more file a bucket for the read.
+    batch_piece_rows: int = 5_000_000
     # How a big file reaches its parts: "arrow" (tasks read contiguous row ranges with
     # pyarrow and write each part's rows as sorted bucket files: no row enters the JVM;
     # contest/write/split.py) or "spark" (Spark reads it and repartitions its rows by
@@ -113,6 +125,9 @@ class WriteConfig:
     # else arrow; about half arrow's time, the same order: results/native_merge.md) or
     # "arrow" (pyarrow's string sort, the earlier way).
     sort: str = "uuid128"
+    # With sort "uuid128", UUID keys' 128 bits (the sort's words) stored in two int64
+    # columns beside the key, for the read to group by without parsing (README).
+    key_words: bool = False
 
 
 @dataclass(frozen=True)
@@ -516,27 +531,6 @@ def embedded_s3_settings(state: Path) -> dict[str, str]:
     except PermissionError:
         pass
     return {f"s3.{k}": str(info[k]) for k in ("endpoint", "region", "access_key", "secret_key")}
-
-
-def object_store_env(store: ObjectStoreConfig) -> dict[str, str]:
-    """The object store as the AWS variables: for child processes and Spark executors,
-    whose pyarrow reads them (the inverse of ENV_KEYS)."""
-    values = {
-        "AWS_ENDPOINT_URL": store.endpoint,
-        "AWS_ACCESS_KEY_ID": store.access_key,
-        "AWS_SECRET_ACCESS_KEY": store.secret_key,
-        "AWS_REGION": store.region,
-    }
-    return {k: v for k, v in values.items() if v}
-
-
-def object_store_from_env(env: Mapping[str, str]) -> ObjectStoreConfig:
-    """The object store a Spark task was given through its environment."""
-    values: dict[str, Any] = {}
-    for var, key in ENV_KEYS.items():
-        if key.startswith("s3.") and env.get(var):
-            values[key[3:]] = env[var]
-    return ObjectStoreConfig(**values)
 
 
 def lakesoul_home_settings(path: Path) -> dict[str, str]:

@@ -69,6 +69,10 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"write.shuffle: {cfg.write.shuffle!r} is not arrow or spark")
     if cfg.write.task_rows < 0:
         raise ConfigError(f"write.task_rows: must be 0 (off) or more: {cfg.write.task_rows}")
+    if cfg.write.batch_piece_rows < 0:
+        raise ConfigError(
+            f"write.batch_piece_rows: must be 0 (off) or more: {cfg.write.batch_piece_rows}"
+        )
     for key in ("stock_batch_rows", "stock_threads", "stock_prefetch"):
         if getattr(cfg.read, key) < 0:
             raise ConfigError(f"read.{key}: {getattr(cfg.read, key)} is negative (0 = LakeSoul's)")

@@ -12,6 +12,9 @@ import numpy as np
 import pyarrow as pa
 
 UUID_LEN = 36
+# The columns a write stores a key's two words in (write.key_words), as int64 bit
+# patterns, next to the key; the read groups by them instead of parsing the strings.
+WORD_COLUMNS = ("__contest_key_hi", "__contest_key_lo")
 _DASHES = (8, 13, 18, 23)
 # Rows parsed at a time: the parse's scratch (~100 bytes a row) stays a few tens of MB.
 PARSE_ROWS = 1 << 18

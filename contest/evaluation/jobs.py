@@ -31,10 +31,12 @@ def spark_submit(
     args: list[str],
     master: str | None = None,
     options: list[str] | None = None,
+    java_options: str = "",
 ) -> list[str]:
-    """The timed job's command. Its JVM libraries are the pinned coordinates users load,
-    resolved here, before the job starts, and handed to it as jars by path: no timed
-    job of any strategy pays Ivy's resolution (packages_as_jars)."""
+    """The timed job's command (`java_options`: the driver JVM's, besides the log's).
+    Its JVM libraries are the pinned coordinates users load, resolved here, before the
+    job starts, and handed to it as jars by path: no timed job of any strategy pays
+    Ivy's resolution (packages_as_jars)."""
     exe = Path(sys.executable).parent / "spark-submit"
     from contest.evaluation.submit import merge_options, packages_as_jars
     from contest.infra.lakesoul_jvm import submit_options
@@ -54,7 +56,7 @@ def spark_submit(
         "--driver-memory",
         cfg.spark.driver_memory,
         "--driver-java-options",
-        f"{log_java_option()} {jvm_options}".strip(),
+        " ".join(o for o in (log_java_option(), jvm_options, java_options) if o),
         *merged,
         str(job_script(stage)),
         "--config",
@@ -105,7 +107,7 @@ def child_env(cfg: Config) -> dict[str, str]:
     if cfg.pg.external:
         env["LAKESOUL_PG_PASSWORD"] = cfg.pg.password
     if cfg.s3.configured:
-        from contest.config import object_store_env
+        from contest.config.stores import object_store_env
 
         env.update(object_store_env(cfg.s3))  # keys travel by environment, never by file
     return env
@@ -140,11 +142,14 @@ def run_job(
 ):
     """A timed spark-submit process, run in the evaluation's folder (not the checkout).
     The embedded PostgreSQL's work during the job is the job's, not noise."""
+    from contest.infra import cds
     from contest.infra.postgres import local_server_pids
     from contest.infra.proc import run_timed
 
     started = time.perf_counter()
-    cmd = spark_submit(cfg, stage, cores, config_file, args, master, options)
+    # spark.cds: both JVMs start from the class-data archive when it is current.
+    env, cds_option = cds.submit_env(cfg, env)
+    cmd = spark_submit(cfg, stage, cores, config_file, args, master, options, cds_option)
     prepare_s = round(time.perf_counter() - started, 3)
     job = run_timed(cmd, log, env=env, cwd=config_file.parent, servers=local_server_pids(cfg))
     job.prepare_s = prepare_s

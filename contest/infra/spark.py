@@ -82,6 +82,8 @@ def session_conf(
         )
     if cfg.s3.configured:
         conf.update(object_store_conf(cfg))
+    if cfg.spark.python_preload:
+        conf["spark.python.daemon.module"] = "contest.infra.pyspark_daemon"
     conf.update(cfg.spark.conf)
     return conf
 
@@ -89,7 +91,7 @@ def session_conf(
 def object_store_conf(cfg: Config) -> dict[str, str]:
     """The object store for Spark: executors' Python tasks get it as the AWS variables
     (contest.infra.storage reads them), Spark's own readers as s3a settings."""
-    from contest.config import object_store_env
+    from contest.config.stores import object_store_env
     from contest.infra.storage import s3a_conf
 
     conf = {f"spark.executorEnv.{k}": v for k, v in object_store_env(cfg.s3).items()}
@@ -141,6 +143,10 @@ def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) ->
         from contest.infra.storage import configure
 
         configure(cfg.s3)
+    if cfg.spark.python_preload:  # pyspark compiled, not from Spark's zip
+        from contest.infra.pyspark_daemon import prefer_installed_pyspark
+
+        prefer_installed_pyspark()
 
     from pyspark.sql import SparkSession
 

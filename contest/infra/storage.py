@@ -34,7 +34,7 @@ def current_store() -> ObjectStoreConfig:
         return _configured
     import os
 
-    from contest.config import object_store_from_env
+    from contest.config.stores import object_store_from_env
 
     return object_store_from_env(os.environ)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from contest.config import CODECS
+from contest.data.uuid_keys import WORD_COLUMNS
 from contest.errors import RunError, SchemaEvolutionError
 from contest.infra.storage import filesystem
 from meta.catalog import TableRef
@@ -152,9 +153,18 @@ def merge_bucket(
         yield merge_parts(method, parts, keys, ops)
         return
     rows = chunk_rows(memory_bytes, [file_row_bytes(pf.metadata) for _, _, pf in opened])
+    # Keys' words stored by the write (write.key_words) in every file: kept beside the
+    # rows for merge_rows to group by; else dropped and the keys parsed.
+    words = method == "numpy" and all(
+        set(WORD_COLUMNS) <= set(pf.schema_arrow.names) for _, _, pf in opened
+    )
     runs = [
         SortedRun(
-            path.rsplit("/", 1)[-1], pf, keys[0], rows, _conformer(schema, path, version, newest)
+            path.rsplit("/", 1)[-1],
+            pf,
+            keys[0],
+            rows,
+            _conformer(schema, path, version, newest, words),
         )
         for path, version, pf in opened
     ]
@@ -174,9 +184,18 @@ def _safe_cast(have: pa.DataType, want: pa.DataType) -> bool:
 
 
 def _conformer(
-    schema: pa.Schema, path: str, version: int | None, newest: int | None
+    schema: pa.Schema, path: str, version: int | None, newest: int | None, words: bool = False
 ) -> Callable[[pa.Table], pa.Table]:
-    return lambda t: conform(t, schema, path, version, newest)
+    if not words:
+        return lambda t: conform(t, schema, path, version, newest)
+
+    def with_words(t: pa.Table) -> pa.Table:
+        out = conform(t, schema, path, version, newest)
+        for name in WORD_COLUMNS:
+            out = out.append_column(name, t.column(name))
+        return out
+
+    return with_words
 
 
 def merged_dataframe(

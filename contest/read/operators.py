@@ -49,12 +49,18 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
     """
     import numpy as np
 
+    from contest.data.uuid_keys import WORD_COLUMNS
+
+    words = None
+    if WORD_COLUMNS[0] in table.column_names:  # the keys' words, stored by the write
+        words = tuple(table.column(c).to_numpy().view(np.uint64) for c in WORD_COLUMNS)
+        table = table.drop_columns(list(WORD_COLUMNS))
     ops = dict(ops or {})
     validate_operators(table.schema, keys, ops)
     n = table.num_rows
     if n == 0:
         return table.cast(result_schema(table.schema, ops))
-    order, starts = _groups(table, keys)
+    order, starts = _groups(table, keys, words)
     positions = np.arange(n, dtype=np.int64)
     kernels = registry.OPERATORS
     columns = []
@@ -69,16 +75,18 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
     return out.cast(result_schema(table.schema, ops))
 
 
-def _groups(table: pa.Table, keys: list[str]):
+def _groups(table: pa.Table, keys: list[str], words=None):
     """(order, starts): row indices with each key's rows together and in their
     application order, and where each key's rows begin. Canonical UUID keys are grouped
     by their 128 bits (contest/data/uuid_keys.py: parsing them costs about a third of
-    hashing the strings); any other key by dense codes from a hash of the strings."""
+    hashing the strings; `words`: those bits as the write stored them); any other key
+    by dense codes from a hash of the strings."""
     import numpy as np
 
     from contest.data.uuid_keys import uuid_order, uuid_words
 
-    words = uuid_words(table.column(keys[0])) if len(keys) == 1 else None
+    if words is None and len(keys) == 1:
+        words = uuid_words(table.column(keys[0]))
     if words is not None:
         high, low = words
         order = uuid_order(np.zeros(len(high), np.int32), high, low, None)

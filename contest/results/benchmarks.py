@@ -95,6 +95,13 @@ class DuckDBRecord(BenchRecord):
     starts_s: float | None = None
     # Noise during the engine's processes: other work's highest mean share of the CPUs.
     outside_share: float | None = None
+    # An optimized run under other settings (`--variant KEY=VALUE`), beside the default.
+    variant: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The engine, with its variant when it ran under one."""
+        return f"{self.engine} [{self.variant}]" if self.variant else self.engine
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -96,15 +96,19 @@ def write_bucket_files(
     codec: str = "none",
     token: str = "",
     sort: str = "arrow",
+    key_words: bool = False,
 ) -> list[dict]:
     """Write one sorted parquet file per bucket present in `table` (which carries
     BUCKET_COL, and POS_COL when its rows were shuffled) and describe them; their
-    names begin with `token`; `sort`: write.sort (contest/write/order.py). When a file
-    cannot be written (a full disk), the files of this call, the partial one too, are
-    deleted before the error goes on."""
+    names begin with `token`; `sort`: write.sort (contest/write/order.py); `key_words`
+    (write.key_words): canonical UUID keys' 128 bits stored beside them in
+    WORD_COLUMNS, for the read to group by. When a file cannot be written (a full
+    disk), the files of this call, the partial one too, are deleted before the error
+    goes on."""
     import numpy as np
     import pyarrow.parquet as pq
 
+    from contest.data.uuid_keys import WORD_COLUMNS, uuid_words
     from contest.write.order import bucket_key_order
 
     if table.num_rows == 0:
@@ -112,9 +116,17 @@ def write_bucket_files(
     # By bucket, then key, then arrival position when rows were shuffled (stably).
     pos = table.column(POS_COL).to_numpy() if POS_COL in table.column_names else None
     bucket_ids = table.column(BUCKET_COL).to_numpy()
-    order = bucket_key_order(table, key_cols, bucket_ids, pos, sort)
+    words = None
+    if key_words and sort == "uuid128" and len(key_cols) == 1:
+        words = uuid_words(table.column(key_cols[0]))  # None: not every key a UUID
+    order = bucket_key_order(table, key_cols, bucket_ids, pos, sort, words)
     table = table.take(pa.array(order))
     buckets = bucket_ids[order]
+    stored = (
+        None
+        if words is None
+        else [w[order].view(np.int64) for w in words]  # the bits, as parquet's int64
+    )
     fs, base = filesystem(table_path)
     fs.create_dir(base, recursive=True)
     file_id = _file_id(token)
@@ -127,6 +139,9 @@ def write_bucket_files(
         for start, end in zip(starts, ends, strict=True):
             bucket = int(buckets[start])
             part = table.slice(start, end - start).select(out_schema.names).cast(out_schema)
+            if stored is not None:
+                for name, col in zip(WORD_COLUMNS, stored, strict=True):
+                    part = part.append_column(name, pa.array(col[start:end]))
             name = f"part-{file_id}_{bucket:04d}.parquet"
             path = f"{base}/{name}"
             attempted.append(path)
@@ -245,10 +260,14 @@ def write_file_direct(
     drop_null_keys: bool = False,
     token: str = "",
     sort: str = "arrow",
+    piece_rows: int = 0,
+    key_words: bool = False,
 ) -> WriteOutcome:
     """Write a batch file as bucket files of `table` without a shuffle, one Spark task
     per row group reading it with pyarrow and bucketing with Spark's hash computed in
-    numpy: the rows never pass through the JVM. Files stay uncommitted."""
+    numpy: the rows never pass through the JVM. A row group of more than `piece_rows`
+    rows (write.batch_piece_rows; 0: never) is written in equal pieces of at most that
+    many, in file order, as a big file's parts are. Files stay uncommitted."""
     group_rows = row_group_rows(path)
     bounds = [sum(group_rows[:g]) for g in range(len(group_rows) + 1)]
     ranges = list(zip(bounds, bounds[1:], strict=False))
@@ -258,10 +277,13 @@ def write_file_direct(
         table,
         ranges=ranges,
         group_rows=group_rows,
+        # No row group cut: one piece a task, reported as before (no parts).
+        piece_rows=piece_rows if any(g > piece_rows for g in group_rows) else 0,
         codec=codec,
         drop_null_keys=drop_null_keys,
         token=token,
         sort=sort,
+        key_words=key_words,
     )
 
 
@@ -287,6 +309,7 @@ def write_file_split(
     drop_null_keys: bool = False,
     token: str = "",
     sort: str = "arrow",
+    key_words: bool = False,
 ) -> WriteOutcome:
     """Write a batch file as bucket files of `table` without the JVM: one Spark task per
     row range (contest/write/split.py), reading it with pyarrow (a range inside a row
@@ -328,7 +351,9 @@ def write_file_split(
                         BUCKET_COL, pa.array(buckets(data.column(key), n_buckets))
                     )
                     yield file_rows(
-                        write_bucket_files(data, table_path, [key], schema, codec, token, sort),
+                        write_bucket_files(
+                            data, table_path, [key], schema, codec, token, sort, key_words
+                        ),
                         nulls,
                     )
 

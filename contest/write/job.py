@@ -155,6 +155,8 @@ def write_batches(
                     drop_null_keys=cfg.write.drop_null_keys,
                     token=token,
                     sort=cfg.write.sort,
+                    piece_rows=cfg.write.batch_piece_rows,
+                    key_words=cfg.write.key_words,
                 )
             else:
                 df = spark.read.parquet(str(batch.path))
@@ -253,6 +255,7 @@ def write_big(
             drop_null_keys=cfg.write.drop_null_keys,
             token=token,
             sort=cfg.write.sort,
+            key_words=cfg.write.key_words,
         )
     df = spark.read.parquet(path)
     check_schema(batch.path, _arrow_schema(df), schema)

@@ -26,14 +26,17 @@ def bucket_key_order(
     bucket_ids: np.ndarray,
     pos: np.ndarray | None = None,
     method: str = "arrow",
+    words: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Row indices by bucket, then key, then `pos`, then arrival."""
+    """Row indices by bucket, then key, then `pos`, then arrival (`words`: the keys'
+    uuid_words when the caller has them already)."""
     if (
         method == "uuid128"
         and len(key_cols) == 1
         and (len(bucket_ids) == 0 or bucket_ids.min() >= 0)
     ):
-        words = uuid_words(keys.column(key_cols[0]))
+        if words is None:
+            words = uuid_words(keys.column(key_cols[0]))
         if words is not None:
             return uuid_order(bucket_ids, *words, pos)
     # One stable sort by key, then a stable partition by bucket: cheaper than one

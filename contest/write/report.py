@@ -19,7 +19,7 @@ class BatchResult:
     files: int = 0
     bytes: int = 0
     shuffled: bool = False
-    parts: int = 0  # a big batch's parts (0: one task per row group)
+    parts: int = 0  # a big batch's parts, or a batch's pieces (0: one a row group)
     write_s: float = 0.0
     commit_s: float = 0.0
     start_s: float = 0.0

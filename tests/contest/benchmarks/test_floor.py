@@ -9,9 +9,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from contest.benchmarks.duckdb import DuckDBBench, run_floor, summarize
+from contest.benchmarks.duckdb import DuckDBBench, run_floor, summarize, variant_settings
 from contest.benchmarks.floor import io_floor
 from contest.data.generator import generate
+from contest.errors import UsageError
 from contest.results.benchmarks import DuckDBRecord
 
 
@@ -58,3 +59,22 @@ def test_the_page_gives_each_engine_over_the_floor() -> None:
     assert "| floor | 20.0 | 20.0 (8.0 + 12.0) |" in page
     # A sitting without a floor renders as before.
     assert "floor" not in DuckDBBench().render(records[:2])
+
+
+def test_a_variant_of_optimized_is_an_engine_of_its_own_on_the_page() -> None:
+    def rec(engine: str, seconds: float, variant: str | None = None) -> DuckDBRecord:
+        return DuckDBRecord(
+            engine=engine, round=1, seconds=seconds, correct=True, sitting="s", variant=variant
+        )
+
+    spec = "write.batch_piece_rows=0&spark.cds=false"
+    assert variant_settings(spec) == {"write.batch_piece_rows": "0", "spark.cds": "false"}
+    with pytest.raises(UsageError, match="expected KEY=VALUE"):
+        variant_settings("write.batch_piece_rows")
+    records = [rec("optimized", 40.0), rec("optimized", 44.0, spec), rec("duckdb", 34.0)]
+    s = summarize(records)
+    assert list(s.runs) == ["optimized", f"optimized [{spec}]", "duckdb", "floor"]
+    assert s.median_s["optimized"] == 40.0 and s.ratio_duckdb_to_optimized == 0.85
+    page = DuckDBBench().render(records)
+    assert f"| optimized [{spec}] | 44.0 | 44.0 | 0.00 | True |" in page
+    assert f"optimized [{spec}] / optimized (medians): **1.100**" in page

@@ -41,3 +41,33 @@ def test_the_command_line_wins_over_the_config(tmp_path):
     assert saw["shuffle_partitions"] == "3"
     assert saw["driver_memory"] == "700m"
     assert saw["heap_mb"] <= 700  # the JVM started with -Xmx700m, not the default 4g
+
+
+def test_python_preload_runs_pyspark_compiled_and_our_daemon(tmp_path):
+    """spark.python_preload: the driver and the workers import the installed pyspark
+    (not Spark's zip, compiled at every start), the workers fork from our daemon."""
+    from contest.infra.pyspark_daemon import prefer_installed_pyspark
+
+    exe = Path(sys.executable).parent / "spark-submit"
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    proc = subprocess.run(
+        [
+            str(exe),
+            "--master",
+            "local[1]",
+            str(REPO / "tests" / "support" / "jobs" / "python_preload.py"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    saw = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "pyspark.zip" not in saw["driver"] and "pyspark.zip" not in saw["worker"]
+    assert saw["daemon"] == "contest.infra.pyspark_daemon"
+    # Another Spark's zip (not inside the installed package) stays first: its pyspark runs.
+    other = [str(tmp_path / "spark" / "python" / "lib" / "pyspark.zip"), *sys.path]
+    assert not prefer_installed_pyspark(other) or "pyspark" in sys.modules
+    assert other[0].endswith("pyspark.zip")

@@ -5,14 +5,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from contest.config import (
-    ObjectStoreConfig,
-    as_dict,
-    load_config,
-    object_store_env,
-    object_store_from_env,
-    to_toml,
-)
+from contest.config import ObjectStoreConfig, as_dict, load_config, to_toml
+from contest.config.stores import object_store_env, object_store_from_env
 from contest.infra import storage
 from contest.infra.s3server import ensure_bucket
 

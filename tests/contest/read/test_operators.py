@@ -49,3 +49,29 @@ def test_contest_operators_cover_every_non_key_column():
         "job",
         "phonenum",
     }
+
+
+def test_stored_key_words_group_the_rows_and_leave_the_result():
+    """write.key_words: the words stored beside the keys are what merge_rows groups by
+    (no parse), and they are not columns of the result."""
+    import numpy as np
+
+    from contest.data.uuid_keys import WORD_COLUMNS, uuid_words
+
+    keys = [
+        "00000000-0000-4000-8000-000000000002",
+        "00000000-0000-4000-8000-000000000001",
+        "00000000-0000-4000-8000-000000000002",
+    ]
+    t = pa.table({"k": keys, "s": pa.array([1, 2, 3], pa.int64())})
+    hi, lo = uuid_words(t.column("k"))
+    stored = t.append_column(WORD_COLUMNS[0], pa.array(hi.view(np.int64)))
+    stored = stored.append_column(WORD_COLUMNS[1], pa.array(lo.view(np.int64)))
+    parsed = merge_rows(t, ["k"], {"s": "SumAll"})
+    assert merge_rows(stored, ["k"], {"s": "SumAll"}) == parsed
+    assert parsed.column("s").to_pylist() == [2, 4]
+    # Words that say every row is one key group them as one: the stored words decide.
+    same = stored.set_column(3, WORD_COLUMNS[1], pa.array(np.zeros(3, np.int64)))
+    same = same.set_column(2, WORD_COLUMNS[0], pa.array(np.zeros(3, np.int64)))
+    one = merge_rows(same, ["k"], {"s": "SumAll"})
+    assert one.column_names == ["k", "s"] and one.column("s").to_pylist() == [6]

@@ -14,6 +14,7 @@ import pytest
 
 from contest.data.batches import SCHEMA
 from contest.data.generator import generate
+from contest.write.job import WriteMode
 from meta.commits import head_snapshot
 from tests.support.pipeline import merge_and_read, oracle, with_write, write
 
@@ -108,10 +109,16 @@ def _repeated_keys(folder: Path, rows: int, keys: int) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("shuffle", ["arrow", "spark"])
+@pytest.mark.parametrize("shuffle", ["arrow", "spark", "pieces"])
 def test_a_keys_rows_across_parts_apply_in_file_order(spark, pg, cfg, tmp_path, shuffle):
+    """ "pieces": base-0 is not big (no part split) but its one row group holds more
+    than write.batch_piece_rows rows, so its task writes it in pieces (scale 10's
+    later batches), with the same order to keep."""
     d = _repeated_keys(tmp_path / "d", 6000, 50)
-    cfg = with_write(cfg, shuffle=shuffle, task_rows=700, big_file_bytes=1 << 16)
+    if shuffle == "pieces":
+        cfg = with_write(cfg, batch_piece_rows=700, big_file_bytes=1 << 40)
+    else:
+        cfg = with_write(cfg, shuffle=shuffle, task_rows=700, big_file_bytes=1 << 16)
     report, table = write(spark, pg, cfg, d, tmp_path / "t")
     assert report.ok
     assert {b.batch for b in report.batches if b.shuffled} == (
@@ -121,6 +128,9 @@ def test_a_keys_rows_across_parts_apply_in_file_order(spark, pg, cfg, tmp_path, 
     # several files, and only their order gives the last ip, city and name.
     base0 = _base0_files(pg, table)
     assert len(base0) > 4
+    if shuffle == "pieces":  # 6000 rows in 9 pieces of at most 700, 4 buckets each
+        assert next(b.parts for b in report.batches if b.batch == "base-0.parquet") == 9
+        assert len(base0) == 36
     got = merge_and_read(spark, pg, cfg, table)
     assert got == oracle(d)
     last = {r["uuid"]: r for r in got}["key-0001"]  # rows 1, 51, ..., 5951 of base-0
@@ -154,3 +164,31 @@ def test_null_uuids_in_the_big_batch_as_today(spark, pg, cfg, data, tmp_path, sh
     shutil.copytree(d, clean)
     pq.write_table(rows.filter(pa.array([k is not None for k in keys])), clean / "base-0.parquet")
     assert merge_and_read(spark, pg, cfg, table) == oracle(clean)
+
+
+def test_stored_key_words_read_back_exact_alone_and_mixed(spark, pg, cfg, data, tmp_path):
+    """write.key_words: every bucket file carries its keys' 128 bits beside them (the
+    read groups by those), pieces and parts alike; a table whose later batch was written
+    without them (a bucket of mixed files: parsed as before) reads back exact too."""
+    import numpy as np
+
+    from contest.data.uuid_keys import WORD_COLUMNS, uuid_words
+
+    d = _regroup(data, tmp_path / "d", None)
+    on = with_write(cfg, key_words=True, batch_piece_rows=300, **SPLIT)
+    report, table = write(spark, pg, on, d, tmp_path / "t")
+    assert report.ok
+    _, commits = head_snapshot(pg, table)
+    for f in (f for c in commits for f in c.files):
+        got = pq.read_table(f.path.removeprefix("file://"))
+        assert got.column_names[-2:] == list(WORD_COLUMNS)
+        hi, lo = uuid_words(got.column("uuid"))
+        assert np.array_equal(got.column(WORD_COLUMNS[0]).to_numpy().view(np.uint64), hi)
+        assert np.array_equal(got.column(WORD_COLUMNS[1]).to_numpy().view(np.uint64), lo)
+    assert merge_and_read(spark, pg, cfg, table) == oracle(d)
+    # base-2 again without words, as version 3: every bucket mixes both kinds of file.
+    shutil.copy(d / "base-2.parquet", d / "base-3.parquet")
+    off = with_write(cfg, key_words=False, **SPLIT)
+    report, table = write(spark, pg, off, d, tmp_path / "t", mode=WriteMode.APPEND, indices=[3])
+    assert report.ok
+    assert merge_and_read(spark, pg, cfg, table) == oracle(d)
