@@ -103,8 +103,11 @@ def test_iceberg_copy_on_write_bucketed_and_hash_distributed_is_exact(
     assert all(b["metrics"].get("deleted-data-files", 0) >= 1 for b in merges)
     table = Path(rec["peer_write"]["table"])
     assert {p.name.split("=")[0] for p in (table / "data").iterdir()} == {"uuid_bucket"}
-    props = rec["config"]["peer"]
-    assert props["buckets"] == 4 and props["distribution"] == "hash"
+    meta = json.loads(
+        max((table / "metadata").glob("v*.metadata.json"), key=os.path.getmtime).read_text()
+    )
+    assert [f["transform"] for f in meta["partition-specs"][-1]["fields"]] == ["bucket[4]"]
+    assert meta["properties"]["write.distribution-mode"] == "hash"
 
 
 def test_unresolvable_package_is_one_line_naming_it(cfg, tmp_path, capsys, contract_data):
