@@ -65,11 +65,11 @@ def strategies() -> list[str]:
 
 
 def _preset(strategy: str) -> Mapping[str, object]:
-    from contest.evaluation.strategies import STRATEGIES
+    from contest.evaluation.strategies import STRATEGIES, is_strategy, preset
 
-    if strategy not in STRATEGIES:
+    if not is_strategy(strategy):
         raise UsageError(f"unknown strategy {strategy}: choose from {', '.join(STRATEGIES)}")
-    return STRATEGIES[strategy]
+    return preset(strategy)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,13 @@ from contest.benchmarks.base import (
     at_least,
 )
 from contest.errors import UsageError
-from contest.evaluation.strategies import STRATEGIES, round_order
+from contest.evaluation.strategies import (
+    STRATEGIES,
+    is_strategy,
+    preset,
+    round_order,
+    strategy_names,
+)
 from contest.results.intervals import geometric_mean
 from contest.results.runs import RunRecord
 from contest.results.sittings import REFERENCE, SittingSummary, groups, summarize
@@ -168,12 +174,12 @@ def render_disclosure(records: Sequence[RunRecord]) -> str:
         if r.strategy in seen:
             continue
         seen.add(r.strategy)
-        preset = STRATEGIES.get(r.strategy, {})
+        settings = preset(r.strategy) if is_strategy(r.strategy) else {}
         lines += [
             f"### {r.strategy}",
             "",
             "Preset over the defaults: `"
-            + json.dumps(preset, sort_keys=True, default=str)
+            + json.dumps(settings, sort_keys=True, default=str)
             + "`; the sitting's settings: `"
             + json.dumps(r.settings or {}, sort_keys=True, default=str)
             + "`.",
@@ -201,12 +207,13 @@ SCALES = Option(
 )
 STRATEGY_LIST = Option(
     "--strategies",
-    f"strategies to compare (default: all; {REFERENCE} is the reference)",
+    f"strategies to compare (default: all; {REFERENCE} is the reference; "
+    "`<strategy>:defaults` a peer at its format's documented defaults)",
     str,
     None,
     many=True,
-    valid=lambda v: v in STRATEGIES,
-    rule="one of " + ", ".join(STRATEGIES),
+    valid=is_strategy,
+    rule="one of " + ", ".join(strategy_names(variants=True)),
 )
 ROUNDS = Option("--rounds", "interleaved rounds", int, 5, **at_least(1))
 CODEC = Option(
@@ -266,7 +273,7 @@ class PeersBench(Benchmark):
                         say(
                             f"== scale {scale:g}, round {rnd}/{opts.rounds} (#{pos}): {name}{again}"
                         )
-                        cfg = sitting.config({**STRATEGIES[name], **overrides})
+                        cfg = sitting.config({**preset(name), **overrides})
                         rec = evaluate(cfg, name, data=data, cores=cores, say=say)
                         rec.sitting, rec.compare_round = sitting_id, rnd
                         rec.position, rec.attempt, rec.settings = pos, attempt, settings

@@ -18,7 +18,7 @@ from contest.cli.common import (
 )
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
-from contest.evaluation.strategies import DEFAULT_SCALE, STRATEGIES
+from contest.evaluation.strategies import DEFAULT_SCALE, STRATEGIES, is_strategy, preset
 from contest.results.runs import RunRecord
 
 
@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument(
         "--strategy",
         default="optimized",
-        help=f"what to evaluate, one of: {', '.join(STRATEGIES)}",
+        help=f"what to evaluate, one of: {', '.join(STRATEGIES)} (a peer's "
+        "`<strategy>:defaults`: its format's documented defaults)",
     )
     _eval_args(e)
 
@@ -170,7 +171,7 @@ def _recorded(record: RunRecord, out: Path | None) -> None:
 
 def strategy_config(args: argparse.Namespace, strategy: str) -> Config:
     """The strategy's preset under the user's file, environment and flags."""
-    cfg = config_source(args).load(preset=STRATEGIES[strategy])
+    cfg = config_source(args).load(preset=preset(strategy))
     return dataclasses.replace(cfg, work_dir=args.work) if args.work else cfg
 
 
@@ -186,7 +187,7 @@ def _check_eval_args(args: argparse.Namespace) -> None:
 def known_strategies(names: list[str]) -> list[str]:
     """The names, all of them strategies: one line otherwise, the same for evaluate's
     --strategy and compare's --strategies."""
-    unknown = [s for s in names if s not in STRATEGIES]
+    unknown = [s for s in names if not is_strategy(s)]
     if unknown or not names:
         raise UsageError(
             f"unknown strategy {', '.join(unknown) or '(none given)'}: choose from "

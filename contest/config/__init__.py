@@ -235,8 +235,12 @@ class PeerConfig:
     # a join with the keys stored in the table), "BUCKET" (hash of uuid into a fixed
     # number of file groups, no lookup), "BLOOM", "RECORD_INDEX".
     hudi_index: str = ""
-    # Hudi's bucket index: file groups (buckets); 0 = Hudi's default (4).
+    # Hudi's bucket index: file groups (buckets); 0 = Hudi's default (4). Paimon's fixed
+    # buckets. Iceberg: the table PARTITIONED BY bucket(N, uuid); 0 = unpartitioned.
     buckets: int = 0
+    # Iceberg: the table's format version, 2 or 3 (3: merge-on-read writes deletion
+    # vectors instead of position delete files); 0 = Iceberg 1.10's default, 2.
+    format_version: int = 0
     # Further table properties, as the format names them (set when the table is created).
     table: dict[str, str] = field(default_factory=dict)
 

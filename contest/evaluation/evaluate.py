@@ -33,7 +33,7 @@ from contest.evaluation.jobs import (
     submit_options,
 )
 from contest.evaluation.phases import Step, run_phases
-from contest.evaluation.strategies import DEFAULT_SCALE
+from contest.evaluation.strategies import DEFAULT_SCALE, file_stem
 from contest.infra.machine import Sample, check_local_cores, git_state, machine_id
 from contest.infra.packages import require as require_packages
 from contest.infra.proc import ProcResult
@@ -218,7 +218,8 @@ def table_name_of(strategy: str, work: Path) -> str:
     phase drops it by name, so the name is the work folder's own: two evaluations in
     different work folders never drop (or take) each other's table."""
     where = str(Path(work).resolve())
-    return f"ccf_{strategy.replace('-', '_')}_{hashlib.sha256(where.encode()).hexdigest()[:8]}"
+    stem = file_stem(strategy).replace("-", "_")
+    return f"ccf_{stem}_{hashlib.sha256(where.encode()).hexdigest()[:8]}"
 
 
 def new_run(
@@ -308,7 +309,7 @@ def phase_clean(run: Run) -> None:
             ensure_bucket(where)
     _drop_outputs(cfg, run.table_dir, run.result_dir)
     run.eval_dir.mkdir(parents=True, exist_ok=True)
-    run.config_file = run.eval_dir / f"{run.strategy}.toml"
+    run.config_file = run.eval_dir / f"{file_stem(run.strategy)}.toml"
     run.config_file.write_text(to_toml(child_config(cfg)))
     run.env = child_env(cfg)
     assert run.data is not None
@@ -462,7 +463,7 @@ def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
     from contest.evaluation.progress import heartbeat
 
     assert run.config_file is not None
-    log = run.eval_dir / "logs" / f"{run.strategy}-{stage}.log"
+    log = run.eval_dir / "logs" / f"{file_stem(run.strategy)}-{stage}.log"
     run.say(f"{run.strategy}: {stage} job's log (per-batch lines): {log}")
     before = Sample.take()
     with heartbeat(f"{run.strategy}: {stage}", run.say, log=log, every_s=None):

@@ -103,6 +103,21 @@ STRATEGIES: dict[str, dict[str, object]] = {
         "peer.broadcast_bytes": 256 * 1024 * 1024,
         "spark.shuffle_partitions": 8,
     },
+    # Apache Iceberg 1.10.0, format v3: the same MERGE as iceberg-mor, but merge-on-read
+    # marks a data file's deleted rows in a deletion vector (one Puffin blob per data
+    # file, merged with the file's earlier one) instead of adding position delete files
+    # that pile up batch after batch ("Row-level deletes", v3 spec); the read applies at
+    # most one vector per data file. The layout of iceberg-mor otherwise.
+    "iceberg-dv": {
+        "peer.format": "iceberg",
+        "peer.format_version": 3,
+        "peer.merge_mode": "merge-on-read",
+        "peer.codec": "snappy",
+        "peer.distribution": "none",
+        "peer.target_file_bytes": 256 * 1024 * 1024,
+        "peer.broadcast_bytes": 256 * 1024 * 1024,
+        "spark.shuffle_partitions": 8,
+    },
     # Apache Hudi 1.0.2, MERGE_ON_READ keyed by uuid, the batch version as ordering
     # field. Hudi refuses the contract's MERGE INTO on MOR tables (SET may not read
     # target columns), so the contract's expressions run in Spark over the batch's keys'
@@ -160,6 +175,66 @@ STRATEGIES: dict[str, dict[str, object]] = {
         "spark.shuffle_partitions": 8,
     },
 }
+
+
+# Each peer strategy's row at the format's documented defaults (ClickBench's "tuned"
+# entries apart from the defaults): what makes the strategy the strategy (its format,
+# its merge mechanism, the contract's exactness) stays, every tuning setting of the
+# preset above goes; the session is the harness's default one. Named `<strategy>:defaults`
+# (`contest bench peers --strategies iceberg-mor,iceberg-mor:defaults`). A strategy whose
+# preset tunes nothing has none (lakesoul-stock: LakeSoul's libraries as shipped,
+# sequential; optimized and the baselines are this harness's own).
+VARIANT = ":"
+DEFAULTS: dict[str, dict[str, object]] = {
+    # Delta 3.3.2: copy-on-write MERGE, snappy, Spark's 10 MB broadcast, 50 snapshot
+    # partitions, statistics on the first 32 columns.
+    "delta-merge": {"peer.format": "delta", "peer.deletion_vectors": False},
+    "delta-dv": {"peer.format": "delta", "peer.deletion_vectors": True},
+    # Iceberg 1.10: zstd, 512 MB target files, its own write distribution, Spark's
+    # 10 MB broadcast.
+    "iceberg-mor": {"peer.format": "iceberg", "peer.merge_mode": "merge-on-read"},
+    "iceberg-dv": {
+        "peer.format": "iceberg",
+        "peer.format_version": 3,
+        "peer.merge_mode": "merge-on-read",
+    },
+    # Hudi 1.0.2: its SIMPLE index (a join with the stored keys), gzip, compaction and
+    # the metadata table as its Spark datasource sets them (hudi-merger keeps the parquet
+    # log blocks its merger needs).
+    "hudi-mor": {"peer.format": "hudi"},
+    "hudi-merger": {"peer.format": "hudi-merger"},
+    # Paimon 0.9: dynamic buckets (bucket = -1: a key index assigns buckets), writers
+    # compact as they write, one writer (dynamic buckets take a single write job).
+    "paimon-agg": {"peer.format": "paimon", "write.threads": 1},
+}
+
+
+def variant_name(strategy: str, variant: str = "defaults") -> str:
+    return f"{strategy}{VARIANT}{variant}"
+
+
+def strategy_names(variants: bool = False) -> list[str]:
+    """The strategies; with `variants`, each one's `:defaults` row too."""
+    names = list(STRATEGIES)
+    return names + [variant_name(n) for n in DEFAULTS] if variants else names
+
+
+def is_strategy(name: str) -> bool:
+    base, _, variant = name.partition(VARIANT)
+    return base in STRATEGIES and (not variant or (variant == "defaults" and base in DEFAULTS))
+
+
+def preset(name: str) -> dict[str, object]:
+    """The preset of a strategy or of a strategy's variant (`iceberg-mor:defaults`)."""
+    base, _, variant = name.partition(VARIANT)
+    if not is_strategy(name):
+        raise KeyError(name)
+    return dict(DEFAULTS[base] if variant else STRATEGIES[base])
+
+
+def file_stem(name: str) -> str:
+    """A strategy's name as a file or table name part (`:` is a URI scheme to Hadoop)."""
+    return name.replace(VARIANT, "_")
 
 
 def round_order(strategies: Sequence[T], rnd: int) -> list[T]:

@@ -109,10 +109,11 @@ class PeerWriteReport:
 
 
 def classify(name: str) -> str:
-    """data, delete (Iceberg position deletes, Delta deletion vectors) or log (Hudi)."""
+    """data, delete (Iceberg position deletes and v3 deletion vectors, Delta deletion
+    vectors) or log (Hudi)."""
     if name.startswith(".") and ".log." in name:
         return "log"
-    if name.startswith("deletion_vector_") or name.endswith("-deletes.parquet"):
+    if name.startswith("deletion_vector_") or name.endswith(("-deletes.parquet", ".puffin")):
         return "delete"
     return "data" if name.endswith(".parquet") else "other"
 

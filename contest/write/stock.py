@@ -3,8 +3,10 @@ LakeSoul's own code wherever this machine allows it (README, "Strategy lakesoul-
 
 The table is created and every commit made by LakeSoul's DBManager; the rows are written
 by LakeSoul's NativeIOWriter inside Spark tasks (primary key, hash buckets, sorted by key;
-its codec is SNAPPY, fixed). Batches are upserted one after another in version order, as a
-stock user can (stock LakeSoul applies a bucket's files in commit order). With `append`,
+its codec is SNAPPY, fixed). Batches are committed in version order (stock LakeSoul
+applies a bucket's files in commit order): one after another, or with write.threads > 1
+the batches after the first written at once, as several LakeSoul writers can, each
+committed in its version's turn (`Turnstile`). With `append`,
 the batches (`only` names some) are committed onto the head of the table the name holds
 already, each commit the partition's next version (a workload's phases).
 
@@ -21,9 +23,11 @@ operator LakeSoul has no form of is refused before any work, contest/engines.py)
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid as uuidlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -177,6 +181,35 @@ def refuse_unversioned(conn: PgConnection, ref: catalog.TableRef, batches: Seque
         )
 
 
+class Turnstile:
+    """Commits in version order from concurrent writers: a writer whose files are
+    written waits until every earlier version has passed, then commits. LakeSoul 2.6.2's
+    DBManager lands concurrent MergeCommits of one partition in the order they land
+    (`mergeConflict` appends the later one's commit to the snapshot), and its reader
+    merges a key's rows in snapshot order; so only the commits are ordered, the writes
+    overlap. After a failure, no later version commits (it would skip the failed one)."""
+
+    def __init__(self, versions: Sequence[int]):
+        self._order = sorted(versions)
+        self._next = 0
+        self._ok = True
+        self._cond = threading.Condition()
+
+    def take(self, version: int, commit: Callable[[bool], bool]) -> None:
+        """Wait for `version`'s turn, then `commit(every earlier version committed)`,
+        which says whether this one committed; the next version goes after it."""
+        mine = self._order.index(version)
+        with self._cond:
+            self._cond.wait_for(lambda: self._next == mine)
+            ok = False
+            try:
+                ok = commit(self._ok)
+            finally:
+                self._ok = self._ok and ok
+                self._next += 1
+                self._cond.notify_all()
+
+
 def run_stock_write(
     spark: SparkSession,
     conn: PgConnection,
@@ -188,9 +221,11 @@ def run_stock_write(
     append: bool = False,
     only: Sequence[int] | None = None,
 ) -> WriteReport:
-    """Sequential upserts in version order; the first failure stops the write (a later
-    version must not be applied before an earlier one). `only`: these batch indices;
-    `append`: onto the table the name holds (created when there is none)."""
+    """Upserts in version order; the first failure stops the write (a later version
+    must not be applied before an earlier one). With write.threads > 1 the batches
+    after the first are written concurrently and committed in version order
+    (`Turnstile`). `only`: these batch indices; `append`: onto the table the name holds
+    (created when there is none)."""
     from pyspark.sql import functions as F
 
     from contest.write.job import select_batches
@@ -221,9 +256,15 @@ def run_stock_write(
     ref = catalog.get_table(conn, table.name, table.namespace)
     if appended:
         refuse_unversioned(conn, ref, batches)
-    for batch in batches:
+
+    def write(batch: Batch) -> tuple[BatchResult, list[tuple[str, int]]]:
+        """The batch's files, written by the native writer (nothing committed yet)."""
         res = BatchResult(batch.name, batch.version, start_s=time.perf_counter() - started)
+        files: list[tuple[str, int]] = []
         try:
+            spark.sparkContext.setLocalProperty(
+                "spark.job.description", f"lakesoul-stock {batch.name} v{batch.version}"
+            )
             t0 = time.perf_counter()
             df = spark.read.parquet(str(batch.path))
             null_keys = df.where(F.col(PRIMARY_KEY).isNull()).count()
@@ -240,6 +281,13 @@ def run_stock_write(
             res.rows = batch.rows - null_keys
             res.files = len(files)
             res.bytes = sum(size for _, size in files)
+        except Exception as exc:
+            fail(res, exc)
+        return res, files
+
+    def commit(batch: Batch, res: BatchResult, files: list[tuple[str, int]]) -> None:
+        """The written files committed by DBManager as the table's next commit."""
+        try:
             # The version first (DBManager's commit knows none), under the commit's id:
             # a version is then committed at most once, and a stopped write's claim
             # that never landed is taken over by the next.
@@ -251,10 +299,43 @@ def run_stock_write(
             res.commit_retries = committed.redriven
         except Exception as exc:
             fail(res, exc)
+
+    def upsert(batch: Batch, turn: Turnstile | None = None) -> BatchResult:
+        res, files = write(batch)
+        if turn is None:
+            if res.error is None:
+                commit(batch, res, files)
+        else:
+
+            def in_turn(earlier_committed: bool) -> bool:
+                if res.error is None and earlier_committed:
+                    commit(batch, res, files)
+                elif res.error is None:
+                    res.error = "not committed: an earlier batch failed"
+                return res.error is None
+
+            turn.take(batch.version, in_turn)
         res.end_s = time.perf_counter() - started
-        report.batches.append(res)
         log_batch(res)
-        if res.error is not None:
-            break
+        return res
+
+    threads = max(1, cfg.write.threads)
+    if threads > 1 and len(batches) > 2:
+        # The first batch alone (the big one), then the others written at once, each
+        # committed in its turn (module docstring: LakeSoul merges in commit order).
+        first = upsert(batches[0])
+        report.batches.append(first)
+        if first.error is None:
+            turn = Turnstile([b.version for b in batches[1:]])
+            with ThreadPoolExecutor(threads) as pool:
+                rest = list(pool.map(lambda b: upsert(b, turn), batches[1:]))
+            failed = next((i for i, r in enumerate(rest) if r.error is not None), None)
+            report.batches.extend(rest if failed is None else rest[: failed + 1])
+    else:
+        for batch in batches:
+            res = upsert(batch)
+            report.batches.append(res)
+            if res.error is not None:
+                break
     report.wall_s = time.perf_counter() - started
     return report

@@ -3,7 +3,8 @@ process's Spark session has no LakeSoul jars, and a process holds one JVM).
 
 usage: python -m tests.support.lakesoul_child CONFIG.toml STEPS.json
 STEPS: a list of {"do": ..., ...}:
-- stock_write: data, table, [versions]: the lakesoul-stock Write job
+- stock_write: data, table, [versions], [threads], [report]: the lakesoul-stock Write job
+  (write.threads = threads, default 1 as the preset's; its report's JSON to `report`)
 - stock_append: data, table, only, [out]: `--append --only` of the Write job; an error
   it raises is written to `out` (the test checks it), none to an empty file
 - stock_read: table, out, [operators]: the lakesoul-stock Read job (result parquet)
@@ -67,7 +68,13 @@ def main(config_file: str, steps_file: str) -> int:
     spark = build_session(session_config(cfg), "lakesoul-child", COORDINATES)
     try:
         for step in steps:
-            scfg = override(cfg, {"write.versions": step.get("versions") or ""})
+            scfg = override(
+                cfg,
+                {
+                    "write.versions": step.get("versions") or "",
+                    "write.threads": step.get("threads", 1),
+                },
+            )
             if step.get("operators"):
                 scfg = dataclasses.replace(
                     scfg, read=dataclasses.replace(scfg.read, operators=step["operators"])
@@ -78,6 +85,8 @@ def main(config_file: str, steps_file: str) -> int:
                 )
                 if not report.ok:
                     raise SystemExit(report.summary())
+                if step.get("report"):
+                    Path(step["report"]).write_text(json.dumps(report.to_dict()))
             elif step["do"] == "stock_append":
                 try:
                     report = run_stock_write(

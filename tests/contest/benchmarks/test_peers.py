@@ -68,6 +68,47 @@ def test_one_codec_for_every_strategy() -> None:
     }
 
 
+def test_each_peer_has_a_defaults_row_that_keeps_only_what_makes_it_itself() -> None:
+    """`<strategy>:defaults`: the same format and mechanism, none of the preset's
+    tuning; named like any strategy (evaluate, compare, bench peers), never a file's
+    or table's name as it is (Hadoop reads `:` as a URI scheme)."""
+    from pathlib import Path
+
+    from contest.config import load_config
+    from contest.evaluation.evaluate import table_name_of
+    from contest.evaluation.strategies import (
+        DEFAULTS,
+        STRATEGIES,
+        is_strategy,
+        preset,
+        strategy_names,
+    )
+
+    peers = {n for n, p in STRATEGIES.items() if p.get("peer.format")}
+    assert set(DEFAULTS) == peers
+    for name in peers:
+        tuned, plain = preset(name), preset(f"{name}:defaults")
+        assert plain["peer.format"] == tuned["peer.format"]
+        for key in ("peer.deletion_vectors", "peer.merge_mode", "peer.format_version"):
+            assert plain.get(key) == tuned.get(key), (name, key)  # the mechanism stays
+        assert not {"peer.codec", "peer.buckets", "peer.table", "spark.conf"} & set(plain)
+        load_config(preset=plain)  # a valid configuration
+    assert preset("paimon-agg:defaults")["write.threads"] == 1  # dynamic buckets: one writer
+    assert not is_strategy("optimized:defaults") and not is_strategy("iceberg-mor:tuned")
+    assert "iceberg-dv:defaults" in strategy_names(variants=True)
+    assert "iceberg-dv:defaults" not in strategy_names()
+    assert ":" not in table_name_of("iceberg-mor:defaults", Path("/w"))
+    PeersBench().check(_args("--strategies", "optimized,paimon-agg:defaults"))
+    with pytest.raises(UsageError, match="--strategies"):
+        PeersBench().check(_args("--strategies", "optimized:defaults"))
+
+
+def _args(*argv: str):
+    from contest.cli.main import build_parser
+
+    return build_parser().parse_args(["bench", "peers", *argv])
+
+
 def test_busy_and_wrong_runs_leave_the_medians_and_are_named() -> None:
     busy = JobLoad(outside_share=0.4, peak_outside_share=0.9, steal_during=0.0)
     records = [
@@ -174,16 +215,18 @@ def test_resume_only_on_the_same_commit_machine_and_strategies(tmp_path: Path) -
 @pytest.mark.slow
 def test_a_tiny_sitting_on_real_spark(cfg, pg, tmp_path: Path) -> None:
     out = tmp_path / "published"
-    argv = ["bench", "peers", "--scales", "0.0005", "--strategies", "optimized,baseline-mor"]
+    # A peer's defaults row (item 4 of issue 37) beside the reference.
+    plain = "paimon-agg:defaults"
+    argv = ["bench", "peers", "--scales", "0.0005", "--strategies", f"optimized,{plain}"]
     argv += ["--rounds", "2", "--busy-retries", "0", "--results", str(out)]
     assert main(cli(cfg, *argv)) == 0
     lines = [json.loads(ln) for ln in (out / "peer_sittings.jsonl").read_text().splitlines()]
     recs = [RunRecord.from_dict(x) for x in lines]
-    # Rotated: round 1 optimized first, round 2 baseline-mor first; one sitting; exact.
+    # Rotated: round 1 optimized first, round 2 the other first; one sitting; exact.
     assert [(r.compare_round, r.position, r.strategy) for r in recs] == [
         (1, 1, "optimized"),
-        (1, 2, "baseline-mor"),
-        (2, 1, "baseline-mor"),
+        (1, 2, plain),
+        (2, 1, plain),
         (2, 2, "optimized"),
     ]
     assert len({r.sitting for r in recs}) == 1 and all(r.correct for r in recs)
@@ -196,8 +239,15 @@ def test_a_tiny_sitting_on_real_spark(cfg, pg, tmp_path: Path) -> None:
         assert named == bool(r.busy)
     if not any(r.busy for r in recs):
         assert "n=2" in page
-    disclosure = out / disclosure_name(recs[0].sitting or "")
-    assert "## Each job, in the order run" in disclosure.read_text()
+    text = (out / disclosure_name(recs[0].sitting or "")).read_text()
+    assert "## Each job, in the order run" in text
+    # The defaults row ran Paimon's defaults (no fixed buckets, one writer), and the
+    # disclosure publishes the settings it used.
+    mine = next(r for r in recs if r.strategy == plain)
+    assert mine.config["peer"]["format"] == "paimon" and mine.config["peer"]["buckets"] == 0
+    assert mine.config["write"]["threads"] == 1 and mine.peer_write["threads"] == 1
+    assert f"### {plain}" in text and '"write.threads": 1' in text
+    assert f"| {plain} | " in page
 
 
 def test_the_readmes_sitting_commands_parse_and_pass_their_checks() -> None:

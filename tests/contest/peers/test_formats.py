@@ -58,6 +58,11 @@ def test_iceberg_table_is_v2_merge_on_read_with_the_preset_layout():
     assert props["write.merge.distribution-mode"] == "none"
     cow = formats.table_properties(preset("iceberg-mor", **{"peer.merge_mode": "copy-on-write"}))
     assert cow["write.merge.mode"] == "copy-on-write"
+    # iceberg-dv: the same layout on format v3 (deletion vectors).
+    dv = formats.table_properties(preset("iceberg-dv"))
+    assert dv == props | {"format-version": "3"}
+    hashed = formats.table_properties(preset("iceberg-mor", **{"peer.distribution": "hash"}))
+    assert hashed["write.distribution-mode"] == hashed["write.merge.distribution-mode"] == "hash"
 
 
 def test_hudi_is_mor_keyed_by_uuid_ordered_by_version_with_the_preset_index():
@@ -94,6 +99,8 @@ def test_iceberg_tables_live_at_warehouse_namespace_table():
         ("peer.merge_mode", "mor", "peer.merge_mode"),
         ("peer.hudi_index", "bucket", "peer.hudi_index"),
         ("peer.buckets", "-1", "peer.buckets: must be 0"),
+        ("peer.format_version", "1", "peer.format_version: 1 is not 2 or 3"),
+        ("peer.distribution", "fanout", "peer.distribution: 'fanout' is not none, hash or range"),
     ],
 )
 def test_bad_peer_settings_are_one_line_naming_the_key(key, value, needle):
@@ -115,6 +122,7 @@ def test_the_merge_reads_target_columns_as_the_contract_needs():
         ("part-00000-1b2c-c000.lz4raw.parquet", "data"),
         ("deletion_vector_4f1e.bin", "delete"),
         ("00000-5-abc-00001-deletes.parquet", "delete"),
+        ("00001-8-abc-00001-deletes.puffin", "delete"),  # Iceberg v3 deletion vectors
         (".0a1b-0_20261126043307354.log.1_3-85-254", "log"),
         ("00000000000000000010.checkpoint.parquet.crc", "other"),
     ],

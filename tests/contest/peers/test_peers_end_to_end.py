@@ -6,6 +6,7 @@ it and the pre-fetch command."""
 
 import json
 import os
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -64,6 +65,11 @@ def test_peer_is_exact_on_the_contract_cases(cfg, tmp_path, capsys, contract_dat
     elif strategy == "iceberg-mor":  # position-delete files, no data file removed
         assert all(b["metrics"].get("deleted-data-files", 0) == 0 for b in merges)
         assert all(b["metrics"]["added-delete-files"] >= 1 for b in merges)
+    elif strategy == "iceberg-dv":  # format v3: deletion vectors (Puffin), no data file removed
+        assert all(b["metrics"].get("deleted-data-files", 0) == 0 for b in merges), report
+        assert all(b["metrics"]["added-dvs"] >= 1 for b in merges), report
+        assert all(b["metrics"].get("added-position-delete-files", 0) == 0 for b in merges)
+        assert all(b["delete_files_added"] >= 1 for b in merges), report
     elif strategy == "paimon-agg":  # appends, the later ones from concurrent writers
         assert batches[0]["operation"] == "create+append" and report["threads"] > 1
         assert all(b["operation"] == "append" for b in merges)
@@ -77,11 +83,15 @@ def test_peer_is_exact_on_the_contract_cases(cfg, tmp_path, capsys, contract_dat
 
 
 @pytest.mark.slow
-def test_iceberg_copy_on_write_is_exact(cfg, tmp_path, capsys, contract_data):
+def test_iceberg_copy_on_write_bucketed_and_hash_distributed_is_exact(
+    cfg, tmp_path, capsys, contract_data
+):
     """The copy-on-write MERGE (the peer-iceberg sweep's case) rewrites the touched data
-    files instead of adding delete files, and stays exact."""
+    files instead of adding delete files, and stays exact; here on a table PARTITIONED
+    BY bucket(4, uuid) with rows hashed to writers (the sweep's other options)."""
     data, expected = contract_data
-    code = _evaluate(cfg, tmp_path, "iceberg-mor", data, "--set", "peer.merge_mode=copy-on-write")
+    sets = ("peer.merge_mode=copy-on-write", "peer.buckets=4", "peer.distribution=hash")
+    code = _evaluate(cfg, tmp_path, "iceberg-mor", data, *(a for s in sets for a in ("--set", s)))
     out, err = capsys.readouterr()
     rec = _last_json(out)
     assert code == 0, err[-3000:]
@@ -91,6 +101,13 @@ def test_iceberg_copy_on_write_is_exact(cfg, tmp_path, capsys, contract_data):
     merges = rec["peer_write"]["batches"][1:]
     assert all(b["metrics"].get("added-delete-files", 0) == 0 for b in merges)
     assert all(b["metrics"].get("deleted-data-files", 0) >= 1 for b in merges)
+    table = Path(rec["peer_write"]["table"])
+    assert {p.name.split("=")[0] for p in (table / "data").iterdir()} == {"uuid_bucket"}
+    meta = json.loads(
+        max((table / "metadata").glob("v*.metadata.json"), key=os.path.getmtime).read_text()
+    )
+    assert [f["transform"] for f in meta["partition-specs"][-1]["fields"]] == ["bucket[4]"]
+    assert meta["properties"]["write.distribution-mode"] == "hash"
 
 
 def test_unresolvable_package_is_one_line_naming_it(cfg, tmp_path, capsys, contract_data):

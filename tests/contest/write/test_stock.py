@@ -1,6 +1,7 @@
 """The lakesoul-stock engine (LakeSoul's DBManager, NativeIOWriter, NativeIOReader and merge
 operators, real jars): every contract case exact, and its pure parts."""
 
+import json
 import uuid
 
 import pytest
@@ -8,13 +9,25 @@ import pytest
 from contest.errors import ReadError
 from contest.read.stock import bucket_files, stock_operators
 from contest.write.stock import stock_schema
-from tests.support.contract_cases import CASES, versions_spec, write_case
+from tests.support.contract_cases import CASES, row, versions_spec, write_case
 from tests.support.lakesoul import result_rows, run_child
 
 APPEND_ROWS = [
     {"uuid": f"k{i}", "ip": "1.1.1.1", "hostname": "h", "requests": 1,
      "name": "n", "city": "c", "job": "j", "phonenum": "p"} for i in range(3)
 ]  # fmt: skip
+
+
+# Six batches whose versions are not their files' order: version v names key a "v<v>"
+# (the last version's name is "null", skipped) and sets its ip; each adds v to requests.
+VERSIONS = [0, 3, 1, 5, 2, 4]
+CONCURRENT = {
+    "batches": [
+        [row("a", req=v, ip=f"ip{v}", name="null" if v == 5 else f"v{v}"), row(f"k{v}")]
+        for v in VERSIONS
+    ],
+    "versions": dict(enumerate(VERSIONS)),
+}
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +61,26 @@ def stock_run(cfg, pg, tmp_path_factory) -> dict:
          "out": str(older)},
         {"do": "stock_read", "table": table.name, "out": str(out)},
     ]  # fmt: skip
+    # Concurrent writers (write.threads = 4): batches 1-5 written at once, committed in
+    # version order; the versions are not the files' order, and every version changes
+    # key a's name and ip, so a commit out of turn shows in the result.
+    data = write_case(CONCURRENT, tmp / "concurrent-data")
+    table = tmp / "tables" / "stock_concurrent"
+    concurrent, report = tmp / "concurrent-out", tmp / "concurrent-report.json"
+    steps += [
+        {"do": "stock_write", "data": str(data), "table": str(table), "threads": 4,
+         "versions": versions_spec(CONCURRENT), "report": str(report)},
+        {"do": "stock_read", "table": table.name, "out": str(concurrent)},
+    ]  # fmt: skip
     run_child(cfg, steps, tmp)
-    return {"cases": outs, "twice": twice, "older": older, "append": out}
+    return {
+        "cases": outs,
+        "twice": twice,
+        "older": older,
+        "append": out,
+        "concurrent": concurrent,
+        "concurrent_report": report,
+    }
 
 
 @pytest.mark.slow
@@ -112,3 +143,43 @@ def test_an_append_refuses_a_batch_twice_and_an_older_one(stock_run):
         ("k1", 2),
         ("k2", 2),
     ]
+
+
+@pytest.mark.slow
+@pytest.mark.spark  # the jobs run in a child process
+def test_concurrent_writers_commit_in_version_order_and_stay_exact(stock_run):
+    """write.threads = 4: the batches after the first are written at once (each later
+    one starts before the first of them has committed) and committed in version order,
+    so LakeSoul's reader merges them as if written one after another."""
+    rows = result_rows(stock_run["concurrent"])
+    assert rows[0] == row("a", req=15, ip="ip5", name="v4")
+    assert [r["uuid"] for r in rows[1:]] == [f"k{v}" for v in range(6)]
+    batches = json.loads(stock_run["concurrent_report"].read_text())["batches"]
+    assert [b["version"] for b in batches] == list(range(6))
+    assert all(b["commit_id"] and b["error"] is None for b in batches)
+    later = batches[1:]
+    assert all(b["start_s"] < later[0]["end_s"] for b in later[1:4])  # written at once
+
+
+def test_the_turnstile_commits_in_version_order_and_stops_after_a_failure():
+    """Writers finishing in any order commit in version order; after a failed commit
+    no later version commits."""
+    import random
+    import threading
+    import time
+
+    from contest.write.stock import Turnstile
+
+    versions = [7, 2, 9, 4, 5]
+    turn, order = Turnstile(versions), []
+
+    def writer(v: int) -> None:
+        time.sleep(random.uniform(0, 0.02))
+        turn.take(v, lambda ok: order.append((v, ok)) or v != 5)
+
+    threads = [threading.Thread(target=writer, args=(v,)) for v in versions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    assert order == [(2, True), (4, True), (5, True), (7, False), (9, False)]
