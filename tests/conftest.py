@@ -52,10 +52,14 @@ def pytest_collection_modifyitems(config, items) -> None:
         # item.fixturenames is the closure: the fixtures of its fixtures are in it too.
         for mark in sorted(fixture_markers(getattr(item, "fixturenames", ()))):
             item.add_marker(mark)
+
+
+def pytest_collection_finish(session) -> None:
+    # After -m and -k have deselected: a run of tests without Spark builds nothing.
     if os.environ.get("SPARK_SUBMIT_OPTS") == TEST_JVM_OPTIONS and any(
-        item.get_closest_marker("spark") for item in items
+        item.get_closest_marker("spark") for item in session.items
     ):
-        use_class_data_archive(config)
+        use_class_data_archive(session.config)
 
 
 def use_class_data_archive(config) -> None:
