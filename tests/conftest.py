@@ -26,7 +26,7 @@ pytest_plugins = ["tests.support.reaper"]
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 os.environ.setdefault("SPARK_SUBMIT_OPTS", TEST_JVM_OPTIONS)
 # ... and, when the run has Spark tests, map the checkout's class-data archive (built once
-# per checkout: tests/support/cds.py): an evaluation's jobs then cost a third less CPU.
+# per checkout: tests/support/cds.py): a job's JVM then costs a quarter to a third less CPU.
 # The options the tests' JVMs get, once collection knows whether any test needs Spark:
 _jvm_options = {"submit": TEST_JVM_OPTIONS, "archive": ""}
 
