@@ -25,6 +25,10 @@ pytest_plugins = ["tests.support.reaper"]
 # kept as it is.
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 os.environ.setdefault("SPARK_SUBMIT_OPTS", TEST_JVM_OPTIONS)
+# ... and, when the run has Spark tests, map the checkout's class-data archive (built once
+# per checkout: tests/support/cds.py): a job's JVM then costs a quarter to a third less CPU.
+# The options the tests' JVMs get, once collection knows whether any test needs Spark:
+_jvm_options = {"submit": TEST_JVM_OPTIONS, "archive": ""}
 
 # The markers a test gets from the fixtures it uses, directly or through other fixtures:
 # set here, so they cannot drift from what the test does (`-m "not spark"` selects the
@@ -48,6 +52,30 @@ def pytest_collection_modifyitems(config, items) -> None:
         # item.fixturenames is the closure: the fixtures of its fixtures are in it too.
         for mark in sorted(fixture_markers(getattr(item, "fixturenames", ()))):
             item.add_marker(mark)
+
+
+def pytest_collection_finish(session) -> None:
+    # After -m and -k have deselected: a run of tests without Spark builds nothing.
+    if os.environ.get("SPARK_SUBMIT_OPTS") == TEST_JVM_OPTIONS and any(
+        item.get_closest_marker("spark") for item in session.items
+    ):
+        use_class_data_archive(session.config)
+
+
+def use_class_data_archive(config) -> None:
+    """Every test JVM maps the checkout's class-data archive (built now if missing)."""
+    from tests.support.cds import archive_options
+    from tests.support.config import TEST_STATE
+
+    folder = TEST_STATE / "cds"
+    if not list(folder.glob("spark-*.jsa")):
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"building the test JVMs' class-data archive in {folder}")
+    archive = archive_options(folder, TEST_JVM_OPTIONS)
+    if archive:
+        _jvm_options.update(submit=f"{TEST_JVM_OPTIONS} {archive}", archive=archive)
+        os.environ["SPARK_SUBMIT_OPTS"] = _jvm_options["submit"]
 
 
 @pytest.fixture(scope="session")
@@ -124,14 +152,17 @@ def spark(cfg):
     from contest.infra.spark import build_session
     from meta.distributed import JDBC_PACKAGE
 
-    ours = os.environ.get("SPARK_SUBMIT_OPTS") == TEST_JVM_OPTIONS
+    ours = os.environ.get("SPARK_SUBMIT_OPTS") == _jvm_options["submit"]
     if ours:  # this JVM runs the whole run long: C2's compiled code pays off
-        del os.environ["SPARK_SUBMIT_OPTS"]
+        if _jvm_options["archive"]:
+            os.environ["SPARK_SUBMIT_OPTS"] = _jvm_options["archive"]
+        else:
+            del os.environ["SPARK_SUBMIT_OPTS"]
     try:
         session = build_session(cfg, "contest-tests", (JDBC_PACKAGE,))
     finally:
         if ours:
-            os.environ["SPARK_SUBMIT_OPTS"] = TEST_JVM_OPTIONS
+            os.environ["SPARK_SUBMIT_OPTS"] = _jvm_options["submit"]
     yield session
     session.stop()
 

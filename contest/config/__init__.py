@@ -341,6 +341,10 @@ class Config:
     # (removed before each run); a folder or s3://bucket/prefix given here is replaced
     # only when it holds a previous result (contest/read/output.py).
     result_dir: str = ""
+    # The window (seconds) over which `contest evaluate` samples the machine's CPU steal
+    # and busy share just before and just after each timed job (untimed; the tests take
+    # a short one: each evaluation waited 2 s on it).
+    load_window_s: float = 0.5
     s3: ObjectStoreConfig = field(default_factory=ObjectStoreConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     peer: PeerConfig = field(default_factory=PeerConfig)

@@ -96,6 +96,8 @@ def validate(cfg: Config) -> None:
     for key, engine in (("write.engine", cfg.write.engine), ("read.engine", cfg.read.engine)):
         if engine not in ENGINES:
             raise ConfigError(f"{key}: {engine!r} is not one of {', '.join(ENGINES)}")
+    if cfg.load_window_s <= 0:
+        raise ConfigError(f"load_window_s: must be positive, got {cfg.load_window_s}")
     if cfg.spark.shuffle_partitions < 1:
         raise ConfigError("spark.shuffle_partitions: must be at least 1")
     if cfg.s3.endpoint and not cfg.s3.endpoint.startswith(("http://", "https://")):

@@ -465,10 +465,11 @@ def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
     assert run.config_file is not None
     log = run.eval_dir / "logs" / f"{file_stem(run.strategy)}-{stage}.log"
     run.say(f"{run.strategy}: {stage} job's log (per-batch lines): {log}")
-    before = Sample.take()
+    before = Sample.take(run.cfg.load_window_s)
     with heartbeat(f"{run.strategy}: {stage}", run.say, log=log, every_s=None):
         job = run_stage_job(run, stage, log, args)
-    run.record.load[stage] = JobLoad.around(before, Sample.take(), job.noise)
+    after = Sample.take(run.cfg.load_window_s)
+    run.record.load[stage] = JobLoad.around(before, after, job.noise)
     run.record.prepare_s[stage] = job.prepare_s
     setattr(run.record, f"{stage}_s", round(job.seconds, 3))
     setattr(run.record, f"{stage}_peak_rss_bytes", job.peak_rss_bytes)

@@ -41,6 +41,8 @@ def test_bad_values_are_rejected():
         load_config(env={"LAKESOUL_PG_URL": "jdbc:postgresql://h:5432/db"})
     with pytest.raises(ConfigError, match="read.stock_threads: -1 is negative"):
         load_config(overrides={"read.stock_threads": -1})
+    with pytest.raises(ConfigError, match="load_window_s: must be positive"):
+        load_config(overrides={"load_window_s": 0})
 
 
 def test_lakesoul_reader_knobs_default_to_lakesoul():

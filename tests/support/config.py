@@ -9,6 +9,7 @@ from contest.config import Config, load_config
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_STATE = REPO / ".state" / "tests"
+TEST_LOAD_WINDOW_S = 0.05
 
 
 def make_config(tmp: Path, **overrides: object) -> Config:
@@ -23,6 +24,8 @@ def make_config(tmp: Path, **overrides: object) -> Config:
         "spark.shuffle_partitions": 4,
         "spark.ui": False,
         "spark.driver_memory": "2g",
+        # The load sampled around each timed job: over 0.05 s, not 0.5 (2 s an evaluation).
+        "load_window_s": TEST_LOAD_WINDOW_S,
     }
     base.update(overrides)
     return load_config(env=os.environ, overrides=base)
@@ -43,5 +46,7 @@ def cli(cfg: Config, *args: str) -> list[str]:
         f"spark.master={cfg.spark.master}",
         "--set",
         "spark.ui=false",
+        "--set",
+        f"load_window_s={cfg.load_window_s}",
         *args,
     ]

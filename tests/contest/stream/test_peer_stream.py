@@ -90,7 +90,7 @@ def test_read_during_the_stream_restart_replay_and_source_order(cfg, tmp_path, f
     # A stream of one file a micro-batch; a read once it committed one.
     cmd = stage.command(
         "--trigger", "processing-time", "--interval", "0.5", "--max-files-per-trigger", "1",
-        "--idle-stop", "5",
+        "--idle-stop", "2",
     )  # fmt: skip
     proc = spawn(cmd, logs / "stream.log", stage.env, stage.root)
     try:
