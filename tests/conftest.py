@@ -63,19 +63,22 @@ def pytest_collection_finish(session) -> None:
 
 
 def use_class_data_archive(config) -> None:
-    """Every test JVM maps the checkout's class-data archive (built now if missing)."""
+    """Every test JVM maps the checkout's class-data archives (built now if missing)."""
+    from contest.infra import cds
     from tests.support.cds import archive_options
     from tests.support.config import TEST_STATE
 
-    folder = TEST_STATE / "cds"
-    if not list(folder.glob("spark-*.jsa")):
+    if not (TEST_STATE / "cds" / cds.STAMP).is_file():
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            reporter.write_line(f"building the test JVMs' class-data archive in {folder}")
-    archive = archive_options(folder, TEST_JVM_OPTIONS)
-    if archive:
-        _jvm_options.update(submit=f"{TEST_JVM_OPTIONS} {archive}", archive=archive)
+            reporter.write_line(
+                f"building the test JVMs' class-data archives in {TEST_STATE / 'cds'}"
+            )
+    driver, launcher = archive_options(TEST_STATE, TEST_JVM_OPTIONS)
+    if driver:
+        _jvm_options.update(submit=f"{TEST_JVM_OPTIONS} {driver}", archive=driver)
         os.environ["SPARK_SUBMIT_OPTS"] = _jvm_options["submit"]
+        os.environ.setdefault("SPARK_LAUNCHER_OPTS", launcher)
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,18 @@ def main(folder: str) -> None:
     rows.write.mode("overwrite").parquet(folder)
     if spark.read.parquet(folder).count() != 2:
         raise SystemExit("the archive job lost rows")
+    # What the harness's Spark SQL paths load too (the peers, the tests' checks): an
+    # aggregation, a window, a join, rows to and from pandas over Arrow.
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
+    df = spark.range(500).select((F.col("id") % 50).cast("string").alias("k"), "id")
+    agg = df.groupBy("k").agg(F.sum("id").alias("s"), F.count("*").alias("n"))
+    ranked = df.withColumn("rn", F.row_number().over(Window.partitionBy("k").orderBy("id")))
+    joined = agg.join(ranked.where("rn = 1").select("k", "id"), "k", "left")
+    if len(joined.toPandas()) != 50 or spark.createDataFrame(joined.toPandas()).count() != 50:
+        raise SystemExit("the archive job lost rows")
     spark.stop()
 
 
