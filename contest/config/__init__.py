@@ -4,598 +4,82 @@ Only `load_config` looks at the environment, and only through the mapping it is
 given; every other module receives a frozen `Config`, and makes variants with
 `dataclasses.replace` or `override`. Relative folders (state, work, results) are taken
 from the folder the command runs in, never from where the package is installed.
-Validation lives beside it (`contest.config.validation`).
+The sections are in `contest.config.sections`, the loading in `contest.config.loading`,
+validation in `contest.config.validation`; everything is imported from here.
 """
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, get_type_hints
-
-from contest.errors import ConfigError, key_line, toml_error
-
-CODECS = ("none", "snappy", "zstd", "gzip", "lz4")
-# Who merges each bucket at read (contest/read/merges.py): numpy is the reference.
-READ_MERGES = ("numpy", "arrow", "duckdb", "polars")
-# How a write task sorts its rows (contest/write/order.py).
-WRITE_SORTS = ("arrow", "uuid128")
-ENGINES = ("harness", "lakesoul-stock")
-
-# The connector the project would load through spark.jars.packages; see README
-# ("Versions") for why the native engine is the default.
-CONNECTOR_COORDINATES = "com.dmetasoul:lakesoul-spark-3.5_2.12:4.0.0"
-
-
-@dataclass(frozen=True)
-class PgConfig:
-    # Empty url means: use the embedded cluster started by `contest db up`.
-    url: str = ""
-    username: str = ""
-    password: str = field(default="", repr=False)
-    port: int = 54320
-    database: str = "lakesoul_contest"
-    # The embedded server without fsync: faster commits, but a crash can lose
-    # acknowledged commits or corrupt the cluster. For throwaway benchmark runs only.
-    unsafe_no_fsync: bool = False
-    # How long an unreachable server is retried (with backoff) before a command fails.
-    retry_seconds: float = 30.0
-
-    @property
-    def external(self) -> bool:
-        return bool(self.url)
-
-
-@dataclass(frozen=True)
-class SparkConfig:
-    master: str = "local[*]"
-    shuffle_partitions: int = 8
-    driver_memory: str = "4g"
-    ui: bool = True
-    # Timed jobs' JVMs start from the checkout's class-data archive of Spark's classes
-    # while it matches Java and Spark's jars (contest/infra/cds.py; README).
-    cds: bool = False
-    # Python processes import pyspark compiled (not from Spark's zip) and the worker
-    # daemon loads the tasks' libraries before it forks (contest/infra/pyspark_daemon.py).
-    python_preload: bool = False
-    log_level: str = "WARN"
-    # Loading the JVM connector is opt-in: it is not served by every registry.
-    use_connector: bool = False
-    connector: str = CONNECTOR_COORDINATES
-    conf: dict[str, str] = field(default_factory=dict)
-    # The lakesoul-stock engine's executor-side helper jar; "" = jvm/target of the
-    # checkout (built by ./build.sh).
-    stock_helper_jar: str = ""
-
-
-@dataclass(frozen=True)
-class TableConfig:
-    namespace: str = "default"
-    hash_buckets: int = 4
-
-
-@dataclass(frozen=True)
-class WriteConfig:
-    # mor: upserts as merge-on-read commits; cow: the copy-on-write baseline
-    # (per batch a full outer join with the table, then an overwrite).
-    mode: str = "mor"
-    # Batches upserted at once (a driver thread pool; each thread runs Spark jobs).
-    threads: int = 4
-    # Files at least this big are split into parts (below); 0 = auto: twice the median
-    # batch size, which picks base-0 alone on contest data.
-    big_file_bytes: int = 0
-    # Parts a big file is written in: 0 = it is not split (one task per row group, as
-    # the other files); else this many, unless task_rows is set.
-    repartition: int = 8
-    # Rows per part of a big file: its part count is then rows / task_rows, at least
-    # one per core (write.repartition's count when 0). Follows the data volume: scale
-    # 1's base-0 in 8 parts, scale 10's in 80, each part's sort and memory the same.
-    task_rows: int = 1_250_000
-    # A row group of a batch that is not big, of more rows than this, is written by its
-    # task in equal pieces of at most this many (as big files' parts); 0 = whole. Scale
-    # 10's 10M-row groups in two pieces; scale 1's 2M not cut. 5M, not task_rows: 5M-row
-    # parts cost 1.25M's a row at scale 1 (results/sweeps/task-rows), and each piece is
-    # one more file a bucket for the read.
-    batch_piece_rows: int = 5_000_000
-    # How a big file reaches its parts: "arrow" (tasks read contiguous row ranges with
-    # pyarrow and write each part's rows as sorted bucket files: no row enters the JVM;
-    # contest/write/split.py) or "spark" (Spark reads it and repartitions its rows by
-    # key through its shuffle). Arrow: ~25% fewer CPU seconds for the whole write at
-    # scale 0.3, exact (results/NOTES.md, "Write without the JVM shuffle").
-    shuffle: str = "arrow"
-    # Parquet codec of the table's data files: none, snappy, zstd, gzip, lz4.
-    codec: str = "none"
-    # Who reads a batch that is not repartitioned: "arrow" (its Spark tasks read the
-    # file with pyarrow and bucket it with Spark's hash in numpy) or "spark" (Spark's
-    # parquet reader, rows handed to Python).
-    reader: str = "arrow"
-    # Rows with a NULL key: an error naming the batch, or dropped and counted.
-    drop_null_keys: bool = False
-    # Batch versions: "" = file index; "INDEX=VERSION,..." or "@file.json".
-    versions: str = ""
-    # Who writes: "harness" (this project's write job) or "lakesoul-stock" (LakeSoul's
-    # own DBManager and NativeIOWriter, sequential upserts: contest/write/stock.py).
-    engine: str = "harness"
-    # How a task orders its rows by bucket and key (contest/write/order.py): "uuid128"
-    # (the keys' 128 bits as integers when every key is a canonical lowercase UUID,
-    # else arrow; about half arrow's time, the same order: results/native_merge.md) or
-    # "arrow" (pyarrow's string sort, the earlier way).
-    sort: str = "uuid128"
-    # With sort "uuid128", UUID keys' 128 bits (the sort's words) stored in two int64
-    # columns beside the key, for the read to group by without parsing (README).
-    key_words: bool = False
-
-
-@dataclass(frozen=True)
-class ReadConfig:
-    # Merge operator per column; empty = the contest's operators.
-    operators: dict[str, str] = field(default_factory=dict)
-    # Refuse to read a snapshot whose commits are out of version order.
-    require_merged: bool = True
-    # Who writes the result: "arrow" (each merge task writes its bucket's file) or
-    # "spark" (Spark's parquet writer over the merged DataFrame).
-    writer: str = "arrow"
-    # Result file codec: none, snappy, zstd, gzip, lz4.
-    codec: str = "none"
-    # Memory a merge task may hold for one bucket: its files (each sorted by key) are
-    # read this many bytes' worth of rows at a time and merged window by window
-    # (contest/read/stream.py), so a task's memory no longer grows with its bucket.
-    # 0 = read and merge each bucket whole (the earlier path).
-    merge_memory_bytes: int = 1 << 30
-    # Which engine merges a bucket's rows (window): numpy (dictionary codes and segmented
-    # reductions), arrow (pyarrow's ordered hash group-by), duckdb (one thread), polars
-    # (hash group-by): contest/read/merges.py, measured in results/native_merge.md.
-    merge: str = "numpy"
-    # Who reads: "harness" (this project's merge tasks) or "lakesoul-stock" (LakeSoul's
-    # NativeIOReader and merge operators: contest/read/stock.py).
-    engine: str = "harness"
-    # LakeSoul's NativeIOReader knobs for read.engine = "lakesoul-stock" (its setBatchSize,
-    # setThreadNum, setBufferSize; 0 = LakeSoul's own default): rows per Arrow batch,
-    # threads of its Rust runtime, batches prefetched.
-    stock_batch_rows: int = 8192
-    stock_threads: int = 0
-    stock_prefetch: int = 0
-
-
-@dataclass(frozen=True)
-class OracleConfig:
-    # DuckDB's memory limit for the oracle and the checker: this share of the memory
-    # available when they start (psutil; a cgroup limit when lower), so they fit the
-    # machine at any scale and spill to the work folder beyond it.
-    memory_fraction: float = 0.4
-    # A fixed limit in bytes instead (0 = derive it from the machine).
-    memory_bytes: int = 0
-    # Key ranges aggregated one at a time (0 = as many as the data needs for the limit).
-    parts: int = 0
-
-
-@dataclass(frozen=True)
-class ObjectStoreConfig:
-    """An S3-compatible object store for `s3://bucket/prefix` tables, batches and results.
-    Empty endpoint and keys: the embedded server's (`contest s3 up`) while it runs, else
-    the AWS defaults of pyarrow and Hadoop's s3a."""
-
-    # http://HOST:PORT of an S3-compatible server; "" = AWS itself.
-    endpoint: str = ""
-    region: str = "us-east-1"
-    access_key: str = field(default="", repr=False)
-    secret_key: str = field(default="", repr=False)
-    # Buckets addressed as ENDPOINT/bucket/key: what MinIO and S3Proxy serve.
-    path_style: bool = True
-
-    @property
-    def configured(self) -> bool:
-        return bool(self.endpoint or self.access_key)
-
-
-@dataclass(frozen=True)
-class ClusterConfig:
-    """The Spark standalone cluster `contest cluster up` starts on this machine."""
-
-    workers: int = 2
-    cores_per_worker: int = 1
-    # Memory each worker offers its executors (an executor asks spark.executor.memory, 1g).
-    memory: str = "1g"
-
-
-@dataclass(frozen=True)
-class PeerConfig:
-    # The table format the write and read jobs use: "" = this project's LakeSoul tables;
-    # a format of contest/peers/formats.py ("delta", "iceberg", "hudi", ...) = a peer
-    # format through its own Spark library, so the harness measures what users would
-    # pick instead on the same data and oracle. Each format checks its own options.
-    format: str = ""
-    # Maven coordinates loaded instead of the format's pinned set (contest/infra/packages.py);
-    # "" = the pinned set. For trying another release of a format.
-    packages: str = ""
-    # Delta: MERGE marks replaced rows in deletion vectors instead of rewriting the files
-    # that hold them (copy-on-write).
-    deletion_vectors: bool = False
-    # Iceberg: how MERGE changes rows: merge-on-read (position delete files) or
-    # copy-on-write (rewrite the touched files).
-    merge_mode: str = "merge-on-read"
-    # Parquet codec of the table's data files; "" = the format's own default (Delta:
-    # Spark's snappy; Iceberg 1.10: zstd; Hudi: gzip).
-    codec: str = ""
-    # Target size of data files in bytes (Iceberg write.target-file-size-bytes, Hudi
-    # hoodie.parquet.max.file.size); 0 = the format's default. Delta's MERGE writes one
-    # file per shuffle partition: its file size is set by spark.shuffle_partitions.
-    target_file_bytes: int = 0
-    # Collapsed batches up to this size are broadcast to the MERGE join instead of
-    # shuffling the table (spark.sql.autoBroadcastJoinThreshold); 0 = Spark's 10 MB.
-    broadcast_bytes: int = 0
-    # Iceberg: how rows are distributed to writers before a write/MERGE (none, hash,
-    # range); "" = Iceberg's default (hash: one more shuffle per MERGE).
-    distribution: str = ""
-    # Hudi: the index that finds the file group of a key: "" = Hudi's default (SIMPLE:
-    # a join with the keys stored in the table), "BUCKET" (hash of uuid into a fixed
-    # number of file groups, no lookup), "BLOOM", "RECORD_INDEX".
-    hudi_index: str = ""
-    # Hudi's bucket index: file groups (buckets); 0 = Hudi's default (4). Paimon's fixed
-    # buckets. Iceberg: the table PARTITIONED BY bucket(N, uuid); 0 = unpartitioned.
-    buckets: int = 0
-    # Iceberg: the table's format version, 2 or 3 (3: merge-on-read writes deletion
-    # vectors instead of position delete files); 0 = Iceberg 1.10's default, 2.
-    format_version: int = 0
-    # Further table properties, as the format names them (set when the table is created).
-    table: dict[str, str] = field(default_factory=dict)
-
-
-# How a later batch picks the earlier keys it updates (README, "Workloads").
-DISTRIBUTIONS = ("uniform", "zipf", "recent")
-# How the batch files are written (contest/data/generator.py, FILE_WRITERS).
-FILE_WRITERS = ("contest", "pyarrow-defaults")
-
-
-@dataclass(frozen=True)
-class WorkloadConfig:
-    """The shape of the generated data; the defaults are the contest's (byte-for-byte the
-    data the generator wrote before workloads existed). Row counts are at scale 1."""
-
-    # A label: the workload file's name, and part of the data cache's key.
-    name: str = "contest"
-    batches: int = 11
-    # Rows of base-0, and of each later batch.
-    first_rows: int = 10_000_000
-    batch_rows: int = 2_000_000
-    # Share of a later batch's rows that update keys of earlier batches (the rest are new).
-    update_share: float = 0.5
-    # Which earlier keys the updates hit: "uniform" (any), "zipf" (a few hot keys again and
-    # again, P(k-th key) ~ 1/k^zipf_exponent), "recent" (keys of the last recent_batches).
-    distribution: str = "uniform"
-    zipf_exponent: float = 1.2
-    recent_batches: int = 1
-    # Share of a batch's rows that repeat a key already in the same batch.
-    repeat_share: float = 0.0
-    # Share of SQL NULLs in every non-key column, and of names that are the string "null".
-    null_share: float = 0.0
-    null_string_share: float = 0.15
-    # Extra payload columns and their merge operators, each column of its operator's type
-    # (contest/data/operators.py default_type).
-    columns: dict[str, str] = field(default_factory=dict)
-    # Schema evolution: an extra column first in batch N (NULL before), and an int64
-    # extra column written as int32 before batch N (widened from N on).
-    added: dict[str, int] = field(default_factory=dict)
-    widened: dict[str, int] = field(default_factory=dict)
-    # How the files are written, the same rows either way: "contest" (uncompressed, one
-    # row group up to 10M rows, the low-cardinality columns dictionary-encoded, no
-    # statistics: the contest's files) or "pyarrow-defaults" (what pq.write_table does
-    # unasked: snappy, dictionary tried on every column, row groups of 1Mi rows,
-    # statistics): a layout the harness's readers were not fitted to.
-    file_writer: str = "contest"
-
-
-STREAM_TRIGGERS = ("processing-time", "available-now")
-
-
-@dataclass(frozen=True)
-class StreamConfig:
-    """Streaming upserts (`contest stream feed|run`): a Structured Streaming query over a
-    folder of contest-shaped parquet files, each micro-batch upserted exactly once."""
-
-    # The folder the feed drops files into and the query reads; "" = <work_dir>/stream/incoming.
-    source: str = ""
-    # Spark's checkpoint of the query; "" = <work_dir>/stream/checkpoints/<table name>.
-    checkpoint: str = ""
-    # "processing-time": a micro-batch every `interval_s`; "available-now": what the
-    # folder holds, then stop.
-    trigger: str = "processing-time"
-    interval_s: float = 1.0
-    # Files a micro-batch takes at most (Spark's maxFilesPerTrigger); 0 = all new ones.
-    max_files_per_trigger: int = 0
-    # processing-time: stop after this many seconds without a new file (0 = never).
-    idle_stop_s: float = 0.0
-    # processing-time: stop after this many seconds in all (0 = never).
-    timeout_s: float = 0.0
-    # Fault injection: seconds the sink waits after a micro-batch's commit, before Spark
-    # records the batch in its checkpoint (the window a crash turns into a replay).
-    pause_after_commit_s: float = 0.0
-    # The feed: rows per file, seconds between files, files in all.
-    feed_rows: int = 1000
-    feed_interval_s: float = 1.0
-    feed_files: int = 10
-
-
-@dataclass(frozen=True)
-class Config:
-    # Servers' data, passwords, logs (relative: to the folder the command runs in).
-    state_dir: str = ".state"
-    # Generated data, tables, results of evaluations.
-    work_dir: str = ".work"
-    # Benchmark records, tables and charts.
-    results_dir: str = "results"
-    pg: PgConfig = field(default_factory=PgConfig)
-    spark: SparkConfig = field(default_factory=SparkConfig)
-    table: TableConfig = field(default_factory=TableConfig)
-    write: WriteConfig = field(default_factory=WriteConfig)
-    read: ReadConfig = field(default_factory=ReadConfig)
-    oracle: OracleConfig = field(default_factory=OracleConfig)
-    # Where `contest evaluate` keeps its tables: "" = <work_dir>/eval/tables; an
-    # object-store URI (s3://bucket/prefix) puts the timed jobs' tables there.
-    tables_dir: str = ""
-    # Where `contest evaluate` has its read write the result: "" = <work_dir>/eval/result/ccf
-    # (removed before each run); a folder or s3://bucket/prefix given here is replaced
-    # only when it holds a previous result (contest/read/output.py).
-    result_dir: str = ""
-    # The window (seconds) over which `contest evaluate` samples the machine's CPU steal
-    # and busy share just before and just after each timed job (untimed; the tests take
-    # a short one: each evaluation waited 2 s on it).
-    load_window_s: float = 0.5
-    s3: ObjectStoreConfig = field(default_factory=ObjectStoreConfig)
-    cluster: ClusterConfig = field(default_factory=ClusterConfig)
-    peer: PeerConfig = field(default_factory=PeerConfig)
-    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
-    stream: StreamConfig = field(default_factory=StreamConfig)
-
-    @property
-    def state_path(self) -> Path:
-        return Path(self.state_dir)
-
-    @property
-    def work_path(self) -> Path:
-        return Path(self.work_dir)
-
-    @property
-    def results_path(self) -> Path:
-        return Path(self.results_dir)
-
-
-# Environment variables and the config key each one sets.
-ENV_KEYS = {
-    "LAKESOUL_PG_URL": "pg.url",
-    "LAKESOUL_PG_USERNAME": "pg.username",
-    "LAKESOUL_PG_PASSWORD": "pg.password",
-    "CONTEST_STATE_DIR": "state_dir",
-    "CONTEST_WORK_DIR": "work_dir",
-    "CONTEST_SPARK_MASTER": "spark.master",
-    "CONTEST_PG_PORT": "pg.port",
-    "CONTEST_RESULTS_DIR": "results_dir",
-    # The variables S3 users already set (AWS CLI, SDKs, pyarrow, MinIO's docs).
-    "AWS_ENDPOINT_URL": "s3.endpoint",
-    "AWS_ACCESS_KEY_ID": "s3.access_key",
-    "AWS_SECRET_ACCESS_KEY": "s3.secret_key",
-    "AWS_DEFAULT_REGION": "s3.region",
-    "AWS_REGION": "s3.region",
-}
-# The embedded S3 server's endpoint and credentials (mode 0600, under the state folder),
-# written by `contest s3 up`, used while it runs when no endpoint is configured.
-EMBEDDED_S3_FILE = Path("s3") / "credentials.json"
-# LakeSoul's own variable: the properties file its JVM libraries read.
-LAKESOUL_HOME = "lakesoul_home"
-LAKESOUL_PROPERTIES = {
-    "lakesoul.pg.url": "pg.url",
-    "lakesoul.pg.username": "pg.username",
-    "lakesoul.pg.password": "pg.password",
-}
-
-
-def _coerce(value: Any, typ: Any, key: str) -> Any:
-    if typ is bool:
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off"):
-            return False
-        raise ConfigError(f"{key}: expected true/false, got {value!r}")
-    if typ is int:
-        if isinstance(value, bool):
-            raise ConfigError(f"{key}: expected an integer, got {value!r}")
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{key}: expected an integer, got {value!r}") from None
-    if typ is float:
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{key}: expected a number, got {value!r}") from None
-    if typ is str:
-        if isinstance(value, (dict, list)):
-            raise ConfigError(f"{key}: expected a string, got {value!r}")
-        return str(value)
-    if typ == dict[str, str]:
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{key}: expected a table of strings, got {value!r}")
-        return {str(k): str(v) for k, v in value.items()}
-    if typ == dict[str, int]:
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{key}: expected a table of integers, got {value!r}")
-        return {str(k): _coerce(v, int, f"{key}.{k}") for k, v in value.items()}
-    raise ConfigError(f"{key}: unsupported type {typ}")
-
-
-def set_key(cfg: Any, dotted: str, value: Any) -> None:
-    """Set one dotted key (`spark.master`) on a config being built (private to
-    `load_config` and `override`); unknown keys are an error naming the key."""
-    parts = dotted.split(".")
-    target = cfg
-    for i, part in enumerate(parts):
-        hints = get_type_hints(type(target))
-        if part not in hints:
-            raise ConfigError(f"unknown configuration key: {'.'.join(parts[: i + 1])}")
-        typ = hints[part]
-        if dataclasses.is_dataclass(typ):
-            if i == len(parts) - 1:
-                if not isinstance(value, Mapping):
-                    raise ConfigError(f"{dotted}: expected a table")
-                for k, v in value.items():
-                    set_key(cfg, f"{dotted}.{k}", v)
-                return
-            target = getattr(target, part)
-            continue
-        if i != len(parts) - 1:
-            # dict-valued keys take the rest as one key (spark.conf.spark.x.y).
-            if typ == dict[str, str]:
-                getattr(target, part)[".".join(parts[i + 1 :])] = str(value)
-                return
-            if typ == dict[str, int]:
-                getattr(target, part)[".".join(parts[i + 1 :])] = _coerce(value, int, dotted)
-                return
-            raise ConfigError(f"unknown configuration key: {dotted}")
-        object.__setattr__(target, part, _coerce(value, typ, dotted))
-        return
-
-
-def apply_mapping(cfg: Config, mapping: Mapping[str, Any]) -> None:
-    for key, value in mapping.items():
-        set_key(cfg, key, value)
-
-
-def override(cfg: Config, mapping: Mapping[str, Any]) -> Config:
-    """A validated variant of `cfg` with dotted keys set (`cfg` is left as it was)."""
-    from contest.config.validation import validate
-
-    out = copy.deepcopy(cfg)
-    apply_mapping(out, mapping)
-    validate(out)
-    return out
-
-
-def load_config(
-    config_file: str | Path | None = None,
-    env: Mapping[str, str] | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    preset: Mapping[str, Any] | None = None,
-    workload: Mapping[str, Any] | None = None,
-) -> Config:
-    """Defaults (and a strategy's preset), then the TOML file, then a named workload
-    (`--workload`: its `workload.*` keys replace the whole section), then the
-    environment, then explicit overrides."""
-    cfg = Config()
-    for key, value in (preset or {}).items():
-        set_key(cfg, key, value)
-    if config_file is not None:
-        path = Path(config_file)
-        if not path.is_file():
-            raise ConfigError(f"config file not found: {path}")
-        text = path.read_text()
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(toml_error(path, exc)) from None
-        try:
-            apply_mapping(cfg, data)
-        except ConfigError as exc:  # a key or value of this file: name the file and line
-            raise ConfigError(f"{path}{key_line(text, str(exc))}: {exc}") from None
-    if workload is not None:
-        object.__setattr__(cfg, "workload", WorkloadConfig())
-        apply_mapping(cfg, workload)
-    env = env or {}
-    if env.get(LAKESOUL_HOME):
-        apply_mapping(cfg, lakesoul_home_settings(Path(env[LAKESOUL_HOME])))
-    for var, key in ENV_KEYS.items():
-        if env.get(var):
-            set_key(cfg, key, env[var])
-    if overrides:
-        for key, value in overrides.items():
-            set_key(cfg, key, value)
-    if not cfg.s3.configured:
-        apply_mapping(cfg, embedded_s3_settings(cfg.state_path))
-    from contest.config.validation import validate
-
-    validate(cfg)
-    return cfg
-
-
-def embedded_s3_settings(state: Path) -> dict[str, str]:
-    """The embedded S3 server's settings (s3.*), or none when it was not started."""
-    import json
-    import os
-
-    path = state / EMBEDDED_S3_FILE
-    if not path.is_file():
-        return {}
-    info = json.loads(path.read_text())
-    try:
-        os.kill(int(info["pid"]), 0)
-    except ProcessLookupError:
-        return {}  # stopped without `contest s3 down`
-    except PermissionError:
-        pass
-    return {f"s3.{k}": str(info[k]) for k in ("endpoint", "region", "access_key", "secret_key")}
-
-
-def lakesoul_home_settings(path: Path) -> dict[str, str]:
-    """PostgreSQL settings from LakeSoul's properties file (the `lakesoul_home` file)."""
-    from meta.schema import read_lakesoul_properties
-
-    if not path.is_file():
-        raise ConfigError(f"{LAKESOUL_HOME}={path}: no such properties file")
-    props = read_lakesoul_properties(path)
-    return {key: props[name] for name, key in LAKESOUL_PROPERTIES.items() if props.get(name)}
-
-
-def to_toml(cfg: Config, *, secrets: bool = False) -> str:
-    """The resolved configuration as TOML that `load_config` reads back (the password
-    only when asked: it travels by environment to child processes)."""
-
-    def scalar(v: Any) -> str:
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, (int, float)):
-            return repr(v)
-        return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-    top, sections = [], []
-    for f in dataclasses.fields(cfg):
-        value = getattr(cfg, f.name)
-        if not dataclasses.is_dataclass(value):
-            top.append(f"{f.name} = {scalar(value)}")
-            continue
-        lines, tables = [f"[{f.name}]"], []
-        for sub in dataclasses.fields(value):
-            v = getattr(value, sub.name)
-            if not sub.repr and not secrets:
-                continue  # passwords and keys travel by environment
-            if isinstance(v, dict):
-                tables.append(f"[{f.name}.{sub.name}]")
-                tables.extend(f"{scalar(k)} = {scalar(x)}" for k, x in v.items())
-            else:
-                lines.append(f"{sub.name} = {scalar(v)}")
-        sections.append("\n".join(lines + tables))
-    return "\n".join(top) + "\n\n" + "\n\n".join(sections) + "\n"
-
-
-def absolute_paths(cfg: Config) -> Config:
-    """The same config with its folders absolute: for a child process in another folder."""
-    return dataclasses.replace(
-        cfg,
-        state_dir=str(Path(cfg.state_dir).absolute()),
-        work_dir=str(Path(cfg.work_dir).absolute()),
-        results_dir=str(Path(cfg.results_dir).absolute()),
-    )
-
-
-def as_dict(cfg: Config) -> dict[str, Any]:
-    """For records: everything but the password."""
-    data = dataclasses.asdict(cfg)
-    data["pg"].pop("password", None)
-    data["s3"].pop("access_key", None)
-    data["s3"].pop("secret_key", None)
-    return data
+from contest.config.loading import (
+    EMBEDDED_S3_FILE,
+    ENV_KEYS,
+    LAKESOUL_HOME,
+    LAKESOUL_PROPERTIES,
+    absolute_paths,
+    apply_mapping,
+    as_dict,
+    embedded_s3_settings,
+    lakesoul_home_settings,
+    load_config,
+    override,
+    set_key,
+    to_toml,
+)
+from contest.config.sections import (
+    CODECS,
+    CONNECTOR_COORDINATES,
+    DISTRIBUTIONS,
+    ENGINES,
+    FILE_WRITERS,
+    READ_MERGES,
+    STREAM_TRIGGERS,
+    WRITE_SORTS,
+    ClusterConfig,
+    Config,
+    ObjectStoreConfig,
+    OracleConfig,
+    PeerConfig,
+    PgConfig,
+    ReadConfig,
+    SparkConfig,
+    StreamConfig,
+    TableConfig,
+    WorkloadConfig,
+    WriteConfig,
+)
+
+__all__ = [
+    "CODECS",
+    "READ_MERGES",
+    "WRITE_SORTS",
+    "ENGINES",
+    "CONNECTOR_COORDINATES",
+    "PgConfig",
+    "SparkConfig",
+    "TableConfig",
+    "WriteConfig",
+    "ReadConfig",
+    "OracleConfig",
+    "ObjectStoreConfig",
+    "ClusterConfig",
+    "PeerConfig",
+    "DISTRIBUTIONS",
+    "FILE_WRITERS",
+    "WorkloadConfig",
+    "STREAM_TRIGGERS",
+    "StreamConfig",
+    "Config",
+    "ENV_KEYS",
+    "EMBEDDED_S3_FILE",
+    "LAKESOUL_HOME",
+    "LAKESOUL_PROPERTIES",
+    "set_key",
+    "apply_mapping",
+    "override",
+    "load_config",
+    "embedded_s3_settings",
+    "lakesoul_home_settings",
+    "to_toml",
+    "absolute_paths",
+    "as_dict",
+]
