@@ -11,8 +11,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from contest.config import READ_MERGES, ConfigError, load_config
+from contest.config import READ_MERGES, load_config
 from contest.data.batches import SCHEMA as BATCH_SCHEMA
+from contest.errors import ConfigError
 from contest.read.files import merge_bucket
 from contest.read.merges import merge_parts
 from contest.read.operators import CONTEST_OPERATORS, MergeOperatorError
