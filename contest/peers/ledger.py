@@ -31,6 +31,9 @@ from contest.errors import DataError, ReadError
 
 LEDGER = "_contest_batches.json"
 PENDING, DONE = "pending", "done"
+# The format refused the batch's schema change (PeerFormat.evolve): nothing of it was
+# written, and no later batch may be applied over the gap it leaves.
+REFUSED = "refused"
 _LOCK = threading.Lock()  # batches applied from a thread pool mark the one file
 
 
@@ -54,6 +57,13 @@ def load(table: Path) -> dict[int, Entry] | None:
 def refusal(ledger: dict[int, Entry], batches: Sequence[Batch], in_order: bool) -> str | None:
     """Why these batches must not be applied to a table holding `ledger`, or None.
     `in_order`: the format applies batches in commit order (a key's last write wins)."""
+    refused = sorted(v for v, e in ledger.items() if e.get("state") == REFUSED)
+    if refused and batches:
+        return (
+            f"version {refused[0]} ({ledger[refused[0]].get('batch')}) was refused by the "
+            f"format ({ledger[refused[0]].get('why', 'its schema change')}): the table "
+            "lacks it, and a later batch would be applied over the gap"
+        )
     for b in sorted(batches, key=lambda b: b.version):
         entry = ledger.get(b.version)
         if entry and entry.get("state") == DONE:
@@ -93,7 +103,12 @@ def check(table: Path, batches: Sequence[Batch], in_order: bool) -> None:
 
 
 def mark(
-    table: Path, batch: Batch, state: str, commit: str | None = None, group: int | None = None
+    table: Path,
+    batch: Batch,
+    state: str,
+    commit: str | None = None,
+    group: int | None = None,
+    why: str | None = None,
 ) -> None:
     """Record the batch's state (and, done, the commit holding it, `group`: applied at
     once with others); replaced atomically, so a crash leaves the old ledger or the new
@@ -108,6 +123,8 @@ def mark(
                 entry["commit"] = commit
             if group is not None:
                 entry["group"] = group
+        if why is not None:
+            entry["why"] = why
         ledger[batch.version] = entry
         _save(table, ledger)
 
@@ -145,6 +162,11 @@ def commit_for(ledger: dict[int, Entry], version: int) -> str:
     if not upto:
         raise ReadError(f"version {version}: the table holds no batch at or before it")
     pending = sorted(v for v, e in ledger.items() if e.get("state") != DONE and v <= version)
+    if pending and ledger[pending[0]].get("state") == REFUSED:
+        raise ReadError(
+            f"version {pending[0]} was refused by the format "
+            f"({ledger[pending[0]].get('why', 'its schema change')}): the table lacks it"
+        )
     if pending:
         raise ReadError(f"version {pending[0]} was being applied when a write stopped")
     last = max(upto, key=lambda v: _int(done[v].get("seq")))

@@ -259,6 +259,8 @@ def apply_one(
     res.seconds = time.perf_counter() - t0
     if res.error is None:
         ledger.mark(table, batch, ledger.DONE, res.commit, group)
+    elif res.refused:  # nothing of it written: the ledger says so, and why
+        ledger.mark(table, batch, ledger.REFUSED, why=res.error)
     if res.error is None and alone:
         record_files(res, before, data_listing(table), table)
     if res.evolved:

@@ -112,3 +112,15 @@ def test_a_batch_brings_added_columns_and_widened_integers_only():
     snaps = {"1": ("None", "append"), "2": ("1", "overwrite"), "3": ("2", "append")}
     assert first_non_append(snaps, "1", "3") == ("2", "overwrite")
     assert first_non_append(snaps, "2", "3") is None
+
+
+def test_a_refused_batch_leaves_a_gap_no_later_batch_or_read_crosses(tmp_path):
+    ledger.mark(tmp_path, _batch(0), ledger.DONE, "c0")
+    ledger.mark(tmp_path, _batch(1), ledger.REFUSED, why="delta: widened hits int->bigint: no")
+    held = ledger.load(tmp_path) or {}
+    assert ledger.commit_for(held, 0) == "c0" and ledger.newest(held) == 0
+    with pytest.raises(ReadError, match=r"version 1 was refused by the format \(delta: widened"):
+        ledger.commit_for(held, 2)
+    why = ledger.refusal(held, [_batch(2)], in_order=True) or ""
+    assert "version 1 (base-1.parquet) was refused by the format" in why
+    assert "applied over the gap" in why
