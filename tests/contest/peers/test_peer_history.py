@@ -4,7 +4,7 @@ columns and widens an int32 column, written by the format with its own schema ch
 travel and checked against the oracle under the newest schema; the change read answered
 exactly or refused in one line; then the format's own expiry of old versions (the
 vacuumed start): an as-of read of an expired version refused naming the oldest one left,
-the head still exact. Real Spark, the format's own library, one child JVM per format."""
+the head still exact. Every operator of the registry rides along in its own column. Real Spark, the format's own library, one child JVM per format."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from contest.config import load_config
+from contest.data import operators as registry
 from contest.data.batches import discover, upto
 from contest.data.checker import compare
 from contest.data.generator import generate
@@ -24,13 +25,25 @@ from contest.data.workload import contract_operators, schema_of_batch
 
 pytestmark = [pytest.mark.spark]
 
+# The evolving columns, beside one column per operator of the registry with NULLs,
+# "null" strings and keys repeated inside a batch (what tests/contest/peers/
+# test_peer_operators.py checks for the other formats: here for Delta and Iceberg, whose
+# head read below is the same check, in the same child JVM).
 EVOLVING = {
     "workload.name": "history",
     "workload.batches": 4,
     "workload.first_rows": 300,
     "workload.batch_rows": 200,
     "workload.update_share": 0.5,
-    "workload.columns": {"tag": "UseLastNotNull", "clicks": "SumAll", "hits": "SumAll"},
+    "workload.repeat_share": 0.1,
+    "workload.null_share": 0.2,
+    "workload.null_string_share": 0.3,
+    "workload.columns": {
+        **{f"c_{name.lower()}": name for name in registry.OPERATOR_NAMES},
+        "tag": "UseLastNotNull",
+        "clicks": "SumAll",
+        "hits": "SumAll",
+    },
     "workload.added": {"tag": 1, "clicks": 2},
     "workload.widened": {"hits": 3},
 }
