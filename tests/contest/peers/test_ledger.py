@@ -124,3 +124,22 @@ def test_a_refused_batch_leaves_a_gap_no_later_batch_or_read_crosses(tmp_path):
     why = ledger.refusal(held, [_batch(2)], in_order=True) or ""
     assert "version 1 (base-1.parquet) was refused by the format" in why
     assert "applied over the gap" in why
+
+
+def test_a_read_job_maps_its_versions_before_spark_starts(tmp_path):
+    from contest.peers.read import Span, plan_span
+
+    assert plan_span(tmp_path) == Span()  # no ledger: the head only
+    with pytest.raises(ReadError, match="no batch ledger .* only its head can be read"):
+        plan_span(tmp_path, as_of=1)
+    for v in (0, 1, 2):
+        ledger.mark(tmp_path, _batch(v), ledger.DONE, f"c{v}")
+    assert plan_span(tmp_path) == Span(version=2)
+    assert plan_span(tmp_path, as_of=1) == Span(version=1, end="c1")
+    changes = plan_span(tmp_path, from_version=0, to_version=2)
+    assert changes == Span(version=2, from_version=0, end="c2", start="c0", changes=True)
+    # From before the first batch: the whole table as of the end (no start commit).
+    assert plan_span(tmp_path, from_version=-1, to_version=1).start is None
+    assert plan_span(tmp_path, from_version=1).end == "c2"  # to the newest held
+    with pytest.raises(ReadError, match="--from-version 2 is not before version 2"):
+        plan_span(tmp_path, from_version=2, to_version=2)

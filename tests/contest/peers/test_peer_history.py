@@ -23,7 +23,7 @@ from contest.data.generator import generate
 from contest.data.oracle import expected_result
 from contest.data.workload import contract_operators, schema_of_batch
 
-pytestmark = [pytest.mark.spark]
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 # The evolving columns, beside one column per operator of the registry with NULLs,
 # "null" strings and keys repeated inside a batch (what tests/contest/peers/
