@@ -175,7 +175,8 @@ class Delta(PeerFormat):
         if inexact:
             raise ReadError(
                 "delta: the change data feed gives post-images (each key's merged value "
-                f"as of version {end}), not the merge of the range's batches alone, for "
+                f"as of the range's end, Delta version {end}), not the merge of the range's "
+                "batches alone, for "
                 + ", ".join(inexact[:3])
                 + (f" and {len(inexact) - 3} more" if len(inexact) > 3 else "")
             )
