@@ -162,45 +162,24 @@ class Delta(PeerFormat):
     def read_changes(
         self, spark: SparkSession, cfg: Config, table: Path, start: str | None, end: str
     ) -> DataFrame:
-        """The change data feed ("Change data feed" page; `delta.enableChangeDataFeed`
-        through peer.table): its post-images are each changed key's merged row as of
-        its last commit in the range, the range's own merge only for operators whose
-        merged value is the newest row's alone (UseLast). Any other operator (a sum, a
-        last non-NULL value) is refused in one line: the post-image holds what came
-        before the range too."""
+        """Delta's change read is its change data feed ("Change data feed" page), whose
+        post-images are each changed key's merged row as of its last commit in the
+        range: the range's own merge only for an operator whose merged value is the
+        newest row's alone (UseLast). The contract's `requests` is a sum (and `name` a
+        last non-NULL value), so the feed never gives the oracle's answer here: refused
+        in one line naming the operators (the post-image holds what came before the
+        range too), and the table is not written with the feed on (its cost would be
+        counted in every write)."""
         if start is None:
             return self.read_as_of(spark, cfg, table, end)
-        ops = peer_operators(cfg)
-        inexact = [f"{op} ({c})" for c, op in ops.items() if not _source_only(op)]
-        if inexact:
-            raise ReadError(
-                "delta: the change data feed gives post-images (each key's merged value "
-                f"as of the range's end, Delta version {end}), not the merge of the range's "
-                "batches alone, for "
-                + ", ".join(inexact[:3])
-                + (f" and {len(inexact) - 3} more" if len(inexact) > 3 else "")
-            )
-        props = spark.sql(f"SHOW TBLPROPERTIES delta.{quoted(table)}").collect()
-        if not any(
-            r["key"] == "delta.enableChangeDataFeed" and r["value"] == "true" for r in props
-        ):
-            raise ReadError(
-                "delta: the table has no change data feed (peer.table "
-                "delta.enableChangeDataFeed = true when it is written)"
-            )
-        from pyspark.sql import Window
-        from pyspark.sql import functions as F
-
-        feed = (
-            spark.read.format("delta")
-            .option("readChangeFeed", "true")
-            .option("startingVersion", int(start) + 1)
-            .option("endingVersion", int(end))
-            .load(str(table))
-            .where(F.col("_change_type").isin("insert", "update_postimage"))
+        inexact = [f"{op} ({c})" for c, op in peer_operators(cfg).items() if not _source_only(op)]
+        raise ReadError(
+            "delta: the change data feed gives post-images (each key's merged value as of "
+            f"the range's end, Delta version {end}), not the merge of the range's batches "
+            "alone, for "
+            + ", ".join(inexact[:3])
+            + (f" and {len(inexact) - 3} more" if len(inexact) > 3 else "")
         )
-        newest = Window.partitionBy("uuid").orderBy(F.col("_commit_version").desc())
-        return feed.withColumn("__n", F.row_number().over(newest)).where("__n = 1")
 
     def expire(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
         """`VACUUM ... RETAIN 0 HOURS` with Delta's retention check off ("Remove files

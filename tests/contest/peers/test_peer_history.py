@@ -4,7 +4,8 @@ columns and widens an int32 column, written by the format with its own schema ch
 travel and checked against the oracle under the newest schema; the change read answered
 exactly or refused in one line; then the format's own expiry of old versions (the
 vacuumed start): an as-of read of an expired version refused naming the oldest one left,
-the head still exact. Every operator of the registry rides along in its own column. Real Spark, the format's own library, one child JVM per format."""
+the head still exact. Every operator of the registry rides along in its own column. Real
+Spark, the format's own library, one child JVM per format."""
 
 from __future__ import annotations
 
