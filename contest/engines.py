@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from contest.config import Config
-from contest.errors import EXIT_FAILED, EXIT_OK, MergeOperatorError, UsageError
+from contest.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, MergeOperatorError, UsageError
 from contest.write.job import WriteMode
 
 if TYPE_CHECKING:
@@ -76,12 +76,27 @@ class JobOutcome:
         return self.exit_code
 
 
+@dataclass(frozen=True)
+class Abilities:
+    """What an engine's jobs can be asked (a workload's runner asks, contest/workload/
+    runner.py, instead of naming engines). Every engine's read job takes reads as of a
+    version and the changes of a range, answering each or refusing it in one line (exit
+    code EXIT_USAGE, recorded as refused, never scored). `while_writing`:
+    its read names one consistent version while upserts land (`--latest-complete`).
+    `lacks`: a workload phase kind it has no form of -> why (recorded as skipped)."""
+
+    while_writing: bool = False
+    lacks: Mapping[str, str] = field(default_factory=dict)
+
+
 class Engine(Protocol):
     name: str
 
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome: ...
 
     def read(self, cfg: Config, job: ReadJob) -> JobOutcome: ...
+
+    def abilities(self, cfg: Config) -> Abilities: ...
 
 
 def _read_line(table: str, rows: int, seconds: float, out: str) -> str:
@@ -98,6 +113,9 @@ class Harness:
     """This project's jobs: concurrent versioned upserts, merge operators on read."""
 
     name = "harness"
+
+    def abilities(self, cfg: Config) -> Abilities:
+        return Abilities(while_writing=True)
 
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
         from contest.data.batches import discover
@@ -167,6 +185,19 @@ class Stock:
 
     name = "lakesoul-stock"
 
+    def abilities(self, cfg: Config) -> Abilities:
+        # `contest compact` merges with the harness's operators, which know nothing of
+        # the stock table's count columns; LakeSoul's own compaction is its Spark
+        # connector's, which the stock engine does not load. `contest vacuum` reads the
+        # harness's commits, not the stock table's.
+        return Abilities(
+            lacks={
+                "compact": f"write.engine={self.name}: no compaction for it in this harness",
+                "vacuum": f"{self.name}: `contest vacuum` is LakeSoul's (the harness's "
+                "tables) only",
+            },
+        )
+
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
         from contest.data.batches import discover
         from contest.infra.lakesoul_jvm import COORDINATES, session_config
@@ -221,9 +252,19 @@ class Stock:
 class Peer:
     """A peer table format (peer.format, contest/peers/formats.py): the batches (all, or
     those --only names; --append: into the table there) merged in version order, read
-    by the format's own reader at its head; --table is the table's folder."""
+    by the format's own reader at its head, as of a version or the changes of a range
+    (the table's batch ledger maps versions to the format's commits); --table is the
+    table's folder."""
 
     name = "peer"
+
+    def abilities(self, cfg: Config) -> Abilities:
+        # History through the format (contest/peers/base.py: read_as_of, read_changes,
+        # expire; a format without one refuses in one line). Its vacuum is the format's
+        # own expiry (contest/peers/expire.py).
+        return Abilities(
+            lacks={"merge": f"peer format {cfg.peer.format}: no LakeSoul metadata to merge"},
+        )
 
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
         from contest.peers.write import run_peer_write
@@ -242,16 +283,26 @@ class Peer:
             only=job.only,
         )
         summary = ("" if report.ok else "contest: ") + report.summary()
-        return JobOutcome(report.to_dict(), (summary,), EXIT_OK if report.ok else EXIT_FAILED)
+        code = EXIT_OK if report.ok else EXIT_USAGE if report.refused else EXIT_FAILED
+        return JobOutcome(report.to_dict(), (summary,), code)
 
     def read(self, cfg: Config, job: ReadJob) -> JobOutcome:
         from contest.peers.read import run_peer_read
 
-        if job.versioned:
+        if job.latest_complete or job.allow_gaps:
             raise UsageError(
-                f"peer.format={cfg.peer.format}: version ranges are for LakeSoul tables"
+                f"peer.format={cfg.peer.format}: --latest-complete and --allow-gaps are for "
+                "LakeSoul tables (a peer table's versions are its ledger's commits)"
             )
-        report = run_peer_read(cfg, job.table, job.out, job.overwrite)
+        report = run_peer_read(
+            cfg,
+            job.table,
+            job.out,
+            job.overwrite,
+            as_of=job.as_of,
+            from_version=job.from_version,
+            to_version=job.to_version,
+        )
         line = _read_line(
             f"{report['format']} table {report['table']}",
             report["rows"],
@@ -298,6 +349,14 @@ def merge_engines(cfg: Config) -> tuple[str, ...]:
     if cfg.read.engine == Harness.name:
         out.append(cfg.read.merge)
     return tuple(out)
+
+
+def abilities(cfg: Config) -> Abilities:
+    """What a strategy can be asked: its read engine's reads while writing; the phases
+    its write engine (whose table it is) or read engine has no form of."""
+    read = AVAILABLE_ENGINES[engine_name(cfg, "read")].abilities(cfg)
+    write = AVAILABLE_ENGINES[engine_name(cfg, "write")].abilities(cfg)
+    return Abilities(read.while_writing, {**read.lacks, **write.lacks})
 
 
 def who(cfg: Config) -> str:

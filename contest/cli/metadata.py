@@ -65,7 +65,9 @@ def register_maintenance(sub: argparse._SubParsersAction) -> None:
         "delete data files no live commit names",
         "Delete the table's data files that no live commit names (killed writes, "
         "failed tasks, rolled-back or compacted commits), older than the retention "
-        "window so a write in progress is never touched.",
+        "window so a write in progress is never touched. With peer.format set, the peer "
+        "table in --table's folder has its old versions expired the format's own way "
+        "(Delta VACUUM, Iceberg expire_snapshots, ...), keeping only the newest.",
         cmd_vacuum,
     )
     v.add_argument("--table", required=True, help="table path or name")
@@ -205,6 +207,8 @@ def cmd_rollback(args: argparse.Namespace, cfg: Config) -> int:
 def cmd_vacuum(args: argparse.Namespace, cfg: Config) -> int:
     from contest.maintenance.vacuum import vacuum
 
+    if cfg.peer.format:
+        return _expire_peer(args, cfg)
     conn, table = _table(cfg, args.table)
     report = vacuum(conn, table, args.retain, args.dry_run)
     print(json.dumps(report.to_dict()) if args.json else report.render())
@@ -249,6 +253,19 @@ def _compact_peer(args: argparse.Namespace, cfg: Config) -> int:
     report = run_peer_compact(cfg, absolute(args.table))
     say(report.summary())
     print(json.dumps(report.to_dict()))
+    return EXIT_OK
+
+
+def _expire_peer(args: argparse.Namespace, cfg: Config) -> int:
+    """A peer format's table (peer.format set; --table is its folder): the format's own
+    expiry of old versions, keeping only the newest (contest/peers/expire.py)."""
+    from contest.cli.common import absolute
+    from contest.peers.expire import run_peer_expire
+
+    if args.dry_run:
+        raise UsageError(f"peer.format={cfg.peer.format}: no --dry-run for a peer table's expiry")
+    report = run_peer_expire(cfg, absolute(args.table))
+    print(json.dumps(report.to_dict()) if args.json else report.summary())
     return EXIT_OK
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from contest.config import Config, PeerConfig
 from contest.data.batches import Batch
-from contest.errors import ConfigError
+from contest.errors import ConfigError, ReadError, SchemaEvolutionError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -168,3 +168,47 @@ class PeerFormat:
         """Commits in the table's log that added data (a replay committed twice shows
         as one more commit than micro-batches)."""
         raise NotImplementedError
+
+    # -- history (issue 40, seed 004; /work/helpers/hist-interface.md) -----------------
+    # Defaults refuse in one line naming the format: a refused read is recorded as
+    # refused by the workload runner, never scored.
+
+    def evolve(self, spark: SparkSession, cfg: Config, table: Path, batch: Batch) -> list[str]:
+        """Before `batch` is applied to an existing table: bring the table's schema to
+        the batch's by the format's own mechanism (add the columns the batch has and
+        the table lacks; widen a column the batch widened, int -> bigint). What it did
+        (["added tag string", "widened hits int->bigint"]); [] when nothing changed. A
+        change the format refuses: SchemaEvolutionError, the format's own error in one
+        line. The writer calls it only for a batch whose schema differs from the
+        table's (`contest.peers.write.schema_changes`)."""
+        raise SchemaEvolutionError(f"peer format {self.name}: no schema evolution in this harness")
+
+    def commit_id(self, spark: SparkSession, table: Path) -> str:
+        """The format's own id of the table's newest commit (Delta's version, Iceberg's
+        snapshot id, Hudi's completed instant, Paimon's snapshot id); the writer records
+        it in the batch ledger beside the batch's version (contest/peers/ledger.py)."""
+        raise ReadError(f"peer format {self.name}: names no commits in this harness")
+
+    def read_as_of(self, spark: SparkSession, cfg: Config, table: Path, commit: str) -> DataFrame:
+        """The table as of that commit, merged by the format's reader. Columns a read
+        lacks (added later) and integers narrower than int64 are put into the newest
+        schema by the read job (contest/peers/read.py `newest_schema`); what the format
+        cannot answer: ReadError, one line, the format's own words."""
+        raise ReadError(f"peer format {self.name}: no read as of a version in this harness")
+
+    def read_changes(
+        self, spark: SparkSession, cfg: Config, table: Path, start: str | None, end: str
+    ) -> DataFrame:
+        """The oracle's change read: the rows of the batches committed after `start`
+        (None: from the beginning) up to `end` only, merged by key with the workload's
+        operators, through the format's own mechanism. When the mechanism's answer is
+        not that (a change feed's post-images are the merged value as of `end`):
+        ReadError saying so in one line. Never rows known not to be the answer."""
+        raise ReadError(f"peer format {self.name}: no change read in this harness")
+
+    def expire(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
+        """The vacuumed start (a workload's `vacuum` phase, contest/peers/expire.py):
+        the format's own cleanup of old versions, keeping only the newest; its numbers.
+        Afterwards a read from an expired commit answers from what remains or raises
+        ReadError naming the oldest commit it can start from."""
+        raise ConfigError(f"peer.format: {self.name} has no snapshot expiry in this harness")

@@ -8,9 +8,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
+from contest.data import operators as registry
 from contest.data.batches import Batch
+from contest.errors import ReadError, SchemaEvolutionError, unwrap_spark_error
 from contest.peers.base import Layout, PeerFormat, codec_name, quoted
-from contest.peers.merge import collapsed, collapsed_stream, merge_sql, peer_operators
+from contest.peers.merge import (
+    collapsed,
+    collapsed_stream,
+    merge_sql,
+    peer_operators,
+    source_operators,
+)
 from contest.peers.microbatch import (
     MicroBatchSink,
     OnBatch,
@@ -88,7 +96,8 @@ class Delta(PeerFormat):
             source.write.format("delta").mode("append").save(str(table))
             return "create+append"
         source.createOrReplaceTempView("contest_peer_batch")
-        spark.sql(merge_sql(f"delta.{quoted(table)}", "contest_peer_batch", peer_operators(cfg)))
+        ops = source_operators(peer_operators(cfg), source.columns)
+        spark.sql(merge_sql(f"delta.{quoted(table)}", "contest_peer_batch", ops))
         return "merge"
 
     def commit_metrics(self, spark: SparkSession, table: Path) -> dict[str, int]:
@@ -103,6 +112,86 @@ class Delta(PeerFormat):
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         return spark.read.format("delta").load(str(table))
+
+    # -- history (issue 40) ---------------------------------------------------------
+
+    def evolve(self, spark: SparkSession, cfg: Config, table: Path, batch: Batch) -> list[str]:
+        """Delta's own schema changes ("Update table schema" page): `ALTER TABLE ADD
+        COLUMNS` for a column the batch adds; for a widened integer, type widening
+        (`delta.enableTypeWidening`, a preview in Delta 3.x: the table's protocol gains
+        its feature) then `ALTER COLUMN ... TYPE`. Delta's error, one line, when it
+        refuses one."""
+        from contest.peers.schema import batch_changes
+
+        path = f"delta.{quoted(table)}"
+        done = []
+        for change in batch_changes(spark, cfg, self.read(spark, cfg, table), batch):
+            column = "`" + change.column.replace("`", "``") + "`"
+            if change.kind == "added":
+                commands = [f"ALTER TABLE {path} ADD COLUMNS ({column} {change.new})"]
+            elif change.kind == "widened":
+                commands = [
+                    f"ALTER TABLE {path} SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')",
+                    f"ALTER TABLE {path} ALTER COLUMN {column} TYPE {change.new}",
+                ]
+            else:
+                raise SchemaEvolutionError(f"delta: {change}: not a change this harness makes")
+            try:
+                for command in commands:
+                    spark.sql(command)
+            except Exception as exc:
+                raise SchemaEvolutionError(f"delta: {change}: {_first_line(exc)}") from None
+            done.append(str(change))
+        return done
+
+    def commit_id(self, spark: SparkSession, table: Path) -> str:
+        return str(_version(spark, table))
+
+    def read_as_of(self, spark: SparkSession, cfg: Config, table: Path, commit: str) -> DataFrame:
+        """Time travel (`versionAsOf`): the version's files as its log names them. A
+        version whose files VACUUM removed is refused naming the oldest version whose
+        files all remain (Delta itself would fail at the scan, file by file)."""
+        df = spark.read.format("delta").option("versionAsOf", int(commit)).load(str(table))
+        if _missing(df):
+            raise ReadError(
+                f"delta: version {commit}: its files were removed by VACUUM; the oldest "
+                f"version it can be read at is {_oldest_readable(spark, table)}"
+            )
+        return df
+
+    def read_changes(
+        self, spark: SparkSession, cfg: Config, table: Path, start: str | None, end: str
+    ) -> DataFrame:
+        """Delta's change read is its change data feed ("Change data feed" page), whose
+        post-images are each changed key's merged row as of its last commit in the
+        range: the range's own merge only for an operator whose merged value is the
+        newest row's alone (UseLast). The contract's `requests` is a sum (and `name` a
+        last non-NULL value), so the feed never gives the oracle's answer here: refused
+        in one line naming the operators (the post-image holds what came before the
+        range too), and the table is not written with the feed on (its cost would be
+        counted in every write)."""
+        if start is None:
+            return self.read_as_of(spark, cfg, table, end)
+        inexact = [f"{op} ({c})" for c, op in peer_operators(cfg).items() if not _source_only(op)]
+        raise ReadError(
+            "delta: the change data feed gives post-images (each key's merged value as of "
+            f"the range's end, Delta version {end}), not the merge of the range's batches "
+            "alone, for "
+            + ", ".join(inexact[:3])
+            + (f" and {len(inexact) - 3} more" if len(inexact) > 3 else "")
+        )
+
+    def expire(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
+        """`VACUUM ... RETAIN 0 HOURS` with Delta's retention check off ("Remove files
+        no longer referenced" page): every file the current version does not name is
+        deleted, so older versions cannot be read. The log (and the batch ledger, a
+        hidden file to VACUUM) stays."""
+        from contest.peers.write import data_listing
+
+        spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+        before = len(data_listing(table))
+        spark.sql(f"VACUUM delta.{quoted(table)} RETAIN 0 HOURS").collect()
+        return {"files_deleted": before - len(data_listing(table))}
 
     def compact(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
         """`OPTIMIZE` (bin-packing, Delta's "Optimizations" page): the table's small
@@ -250,6 +339,41 @@ def _transactions(spark: Any, table: Path) -> dict[str, int]:
         txn = txns.apply(i)
         out[str(txn.appId())] = int(txn.version())
     return out
+
+
+def _first_line(exc: BaseException) -> str:
+    cause = unwrap_spark_error(exc) or exc
+    lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
+    return lines[0][:500] if lines else type(cause).__name__
+
+
+def _source_only(op: str) -> bool:
+    """Whether an operator's merged value is the newest row's alone (its combine names
+    the source only): then a post-image is the range's own merge."""
+    return registry.spark_combine(op, "t", "s") == "s"
+
+
+def _missing(df: DataFrame) -> bool:
+    """Whether a file a read would open is gone (a local table's; a remote one's are
+    taken as there)."""
+    from urllib.parse import unquote, urlparse
+
+    for uri in df.inputFiles():
+        parsed = urlparse(uri)
+        if parsed.scheme in ("", "file") and not Path(unquote(parsed.path)).exists():
+            return True
+    return False
+
+
+def _oldest_readable(spark: Any, table: Path) -> int:
+    """The oldest version whose files all remain (walking back from the newest)."""
+    newest = _version(spark, table)
+    oldest = newest
+    for v in range(newest - 1, -1, -1):
+        if _missing(spark.read.format("delta").option("versionAsOf", v).load(str(table))):
+            break
+        oldest = v
+    return oldest
 
 
 def _version(spark: Any, table: Path) -> int:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from contest.config import Config, PeerConfig
 from contest.data.batches import Batch
-from contest.errors import ConfigError
+from contest.errors import ConfigError, ReadError, SchemaEvolutionError, unwrap_spark_error
 from contest.peers.base import Layout, PeerFormat, codec_name
-from contest.peers.merge import collapsed, merge_sql, peer_operators
+from contest.peers.merge import collapsed, merge_sql, peer_operators, source_operators
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, DataFrameWriterV2, SparkSession
@@ -150,8 +150,106 @@ class Iceberg(PeerFormat):
             # monotonically_increasing_id), so the collapsed batch is materialised first.
             source = source.localCheckpoint()
         source.createOrReplaceTempView("contest_peer_batch")
-        spark.sql(merge_sql(ident, "contest_peer_batch", peer_operators(cfg)))
+        ops = source_operators(peer_operators(cfg), source.columns)
+        spark.sql(merge_sql(ident, "contest_peer_batch", ops))
         return "merge"
+
+    # -- history (issue 40) ---------------------------------------------------------
+
+    def evolve(self, spark: SparkSession, cfg: Config, table: Path, batch: Batch) -> list[str]:
+        """Iceberg's own schema evolution ("Spark DDL" page): `ALTER TABLE ... ADD
+        COLUMN` for a column the batch adds, `ALTER COLUMN ... TYPE bigint` for an
+        int the batch widens (a metadata change: old files keep int and read as long).
+        Iceberg's error, one line, when it refuses one."""
+        from contest.peers.schema import batch_changes
+
+        ident = identifier(table)
+        done = []
+        for change in batch_changes(spark, cfg, self.read(spark, cfg, table), batch):
+            column = "`" + change.column.replace("`", "``") + "`"
+            if change.kind == "added":
+                command = f"ALTER TABLE {ident} ADD COLUMN {column} {change.new}"
+            else:  # widened, or a change Iceberg refuses in its own words
+                command = f"ALTER TABLE {ident} ALTER COLUMN {column} TYPE {change.new}"
+            try:
+                spark.sql(command)
+            except Exception as exc:
+                raise SchemaEvolutionError(f"iceberg: {change}: {_first_line(exc)}") from None
+            done.append(str(change))
+        return done
+
+    def commit_id(self, spark: SparkSession, table: Path) -> str:
+        """The snapshot the table's main branch points at."""
+        row = spark.sql(
+            f"SELECT snapshot_id FROM {identifier(table)}.refs WHERE name = 'main'"
+        ).collect()
+        if not row:
+            raise ReadError(f"iceberg: table {table} has no snapshot")
+        return str(row[0][0])
+
+    def read_as_of(self, spark: SparkSession, cfg: Config, table: Path, commit: str) -> DataFrame:
+        """Time travel by snapshot id (`VERSION AS OF`), in that snapshot's schema; an
+        expired snapshot is refused naming the oldest one that remains."""
+        self._require_snapshot(spark, table, commit)
+        return spark.sql(f"SELECT * FROM {identifier(table)} VERSION AS OF {int(commit)}")
+
+    def read_changes(
+        self, spark: SparkSession, cfg: Config, table: Path, start: str | None, end: str
+    ) -> DataFrame:
+        """The incremental read between two snapshots (`start-snapshot-id` exclusive,
+        `end-snapshot-id`, the "Spark Queries" page): the rows the range's append
+        snapshots added, each an inserted key's row as its batch wrote it, which is the
+        range's own merge when every snapshot in it is an append. Iceberg 1.10 skips
+        the other snapshots (an overwrite: every MERGE that updates a row commits one)
+        without a word, so their rows would be missing: such a range is refused in one
+        line naming the first of them."""
+        if start is None:
+            return self.read_as_of(spark, cfg, table, end)
+        self._require_snapshot(spark, table, start)
+        rows = spark.sql(
+            f"SELECT snapshot_id, parent_id, operation FROM {identifier(table)}.snapshots"
+        ).collect()
+        other = first_non_append({str(r[0]): (str(r[1]), str(r[2])) for r in rows}, start, end)
+        if other is not None:
+            raise ReadError(
+                f"iceberg: the incremental read between snapshots {start} and {end} reads "
+                f"append snapshots only, and snapshot {other[0]} is an {other[1]} (its "
+                "updated rows would be missing)"
+            )
+        return (
+            spark.read.format("iceberg")
+            .option("start-snapshot-id", int(start))
+            .option("end-snapshot-id", int(end))
+            .load(identifier(table))
+        )
+
+    def expire(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
+        """`expire_snapshots` keeping the newest snapshot only ("Maintenance" page):
+        the snapshots before it go, with the files only they named. Not followed by
+        `remove_orphan_files`: the harness wrote no orphans, and the table folder holds
+        its batch ledger, which that procedure would take for one."""
+        _, namespace, name = location(table)
+        target = f"`{namespace}`.`{name}`".replace("'", "\\'")
+        now = spark.sql(
+            "SELECT date_format(current_timestamp() + INTERVAL 1 SECOND, 'yyyy-MM-dd HH:mm:ss.SSS')"
+        ).collect()[0][0]
+        row = spark.sql(
+            f"CALL {CATALOG}.system.expire_snapshots(table => '{target}', "
+            f"older_than => TIMESTAMP '{now}', retain_last => 1)"
+        ).collect()[0]
+        return {k: int(v) for k, v in row.asDict().items() if isinstance(v, int)}
+
+    @staticmethod
+    def _require_snapshot(spark: SparkSession, table: Path, commit: str) -> None:
+        rows = spark.sql(
+            f"SELECT snapshot_id FROM {identifier(table)}.snapshots ORDER BY committed_at"
+        ).collect()
+        ids = [str(r[0]) for r in rows]
+        if commit not in ids:
+            raise ReadError(
+                f"iceberg: snapshot {commit} was expired (expire_snapshots); the oldest "
+                f"snapshot it can start from is {ids[0] if ids else 'none'}"
+            )
 
     def commit_metrics(self, spark: SparkSession, table: Path) -> dict[str, int]:
         snap = spark.sql(
@@ -205,6 +303,28 @@ class Iceberg(PeerFormat):
         data = spark.sql(f"SELECT count(*) FROM {ident}.data_files").collect()[0][0]
         deletes = spark.sql(f"SELECT count(*) FROM {ident}.delete_files").collect()[0][0]
         return Layout(data_files=int(data), delete_files=int(deletes))
+
+
+def first_non_append(
+    snapshots: dict[str, tuple[str, str]], start: str, end: str
+) -> tuple[str, str] | None:
+    """The oldest snapshot after `start` up to `end` (walking `end`'s parents: id ->
+    (parent id, operation)) that is not an append, as (id, operation); None when all
+    are appends."""
+    found = None
+    at = end
+    while at != start and at in snapshots:
+        parent, operation = snapshots[at]
+        if operation != "append":
+            found = (at, operation)
+        at = parent
+    return found
+
+
+def _first_line(exc: BaseException) -> str:
+    cause = unwrap_spark_error(exc) or exc
+    lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
+    return lines[0][:500] if lines else type(cause).__name__
 
 
 FORMAT = Iceberg()

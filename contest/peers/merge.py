@@ -31,9 +31,25 @@ def _q(name: str) -> str:
 def collapsed(spark: SparkSession, batch: Batch, ops: Mapping[str, str] | None = None) -> DataFrame:
     """The batch collapsed by uuid, rows in file order (the copy-on-write baseline's
     `collapse_batch`; with the contract: requests summed, NULLs ignored; name the last
-    value neither NULL nor "null"; the other columns the last non-NULL value)."""
+    value neither NULL nor "null"; the other columns the last non-NULL value). In the
+    batch's own schema (a workload that evolves its schema, issue 40): only the columns
+    the batch has, each in the batch file's type (a sum of an int32 column stays int32,
+    so a table created from it is narrow until the batch that widens it)."""
+    from pyspark.sql import functions as F
+
     ops = dict(registry.CONTRACT if ops is None else ops)
-    return collapse_batch(spark.read.parquet(str(batch.path)), ops).select(KEY, *ops)
+    rows = spark.read.parquet(str(batch.path))
+    types = {f.name: f.dataType for f in rows.schema.fields}
+    own = source_operators(ops, rows.columns)
+    out = collapse_batch(rows, own)
+    return out.select(KEY, *[F.col(_q(c)).cast(types[c]).alias(c) for c in own])
+
+
+def source_operators(ops: Mapping[str, str], columns: Sequence[str]) -> dict[str, str]:
+    """The operators of the columns a batch (or its collapsed rows) has, in the
+    workload's order: a batch written before a column was added lacks it, and its
+    upsert leaves the column as it is."""
+    return {c: op for c, op in ops.items() if c in columns}
 
 
 def merge_sql(target: str, source: str, ops: Mapping[str, str] | None = None) -> str:

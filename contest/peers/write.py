@@ -5,6 +5,10 @@ of merged rows, a primary-key table's merge engine, ...). The first batch create
 table; with `append`, batches (`--only` names some) are merged into the table the folder
 holds already, after the ones it has (a workload's phases, contest/workload/runner.py);
 the table's batch ledger (contest/peers/ledger.py) refuses a batch it holds already.
+A batch whose schema differs from the table's (a column added, an integer widened: a
+workload that evolves its schema) is preceded by the format's own schema change
+(`PeerFormat.evolve`); each batch's commit is recorded in the ledger by the format's
+own id (`PeerFormat.commit_id`), which a read as of a version looks up.
 
 Every batch reports the format's own numbers for its commit (Delta's operation metrics,
 Iceberg's snapshot summary) and what appeared in the table folder (data, delete, deletion
@@ -26,9 +30,10 @@ from typing import TYPE_CHECKING
 
 from contest.config import Config
 from contest.data.batches import Batch, discover
-from contest.errors import UsageError, unwrap_spark_error
-from contest.peers import formats, ledger
+from contest.errors import HarnessError, SchemaEvolutionError, UsageError, unwrap_spark_error
+from contest.peers import formats, ledger, schema
 from contest.peers.merge import merge_sql as merge_sql  # where callers found it
+from contest.peers.schema import Fields
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -56,6 +61,12 @@ class PeerBatch:
     table_bytes: int = 0  # the whole folder after this batch
     error: str | None = None
     together: bool = False  # applied at once with other batches (a concurrent format)
+    # The format's schema changes made before it (PeerFormat.evolve), and its commit.
+    evolved: list[str] = field(default_factory=list)
+    commit: str | None = None
+    # The error is the format's refusal of the batch's schema change (nothing of the
+    # batch written): the job exits EXIT_USAGE, a workload records it as refused.
+    refused: bool = False
 
 
 @dataclass
@@ -74,6 +85,12 @@ class PeerWriteReport:
     @property
     def ok(self) -> bool:
         return all(b.error is None for b in self.batches)
+
+    @property
+    def refused(self) -> bool:
+        """The first failed batch failed on a schema change the format refuses."""
+        failed = [b for b in self.batches if b.error]
+        return bool(failed) and failed[0].refused
 
     @property
     def table_bytes(self) -> int:
@@ -172,11 +189,47 @@ def holds_table(cfg: Config, table: Path) -> bool:
     return (table / formats.of(cfg).marker).exists()
 
 
+def table_fields(spark: SparkSession, cfg: Config, table: Path) -> Fields:
+    """The table's workload columns as its format reads them (its metadata, no data)."""
+    return schema.fields_of(formats.of(cfg).read(spark, cfg, table), cfg)
+
+
+def evolve_for(
+    spark: SparkSession, cfg: Config, table: Path, batch: Batch, known: Fields
+) -> list[str]:
+    """The format's schema change before `batch` when the batch's schema differs from
+    the table's (`known`, updated to the table's after it); what the format did."""
+    if not schema.changes(known, schema.batch_fields(spark, cfg, batch)):
+        return []
+    done = formats.of(cfg).evolve(spark, cfg, table, batch)
+    known.update(table_fields(spark, cfg, table))
+    return done
+
+
+def commit_of(spark: SparkSession, cfg: Config, table: Path) -> str | None:
+    """The table's newest commit by the format's own id; None when the format names
+    none (a read as of a version is then refused, naming that)."""
+    try:
+        return formats.of(cfg).commit_id(spark, table)
+    except HarnessError as exc:
+        log.info("no commit id recorded: %s", exc)
+        return None
+
+
 def apply_one(
-    spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool, alone: bool
+    spark: SparkSession,
+    cfg: Config,
+    table: Path,
+    batch: Batch,
+    first: bool,
+    alone: bool,
+    known: Fields | None = None,
+    group: int | None = None,
 ) -> PeerBatch:
     """One batch applied and measured. `alone`: no other batch is being applied, so the
-    files that appeared and the format's latest commit are this batch's."""
+    files that appeared and the format's latest commit are this batch's. `known`: the
+    table's columns, when the batch may need a schema change first (evolved alone).
+    `group`: the ledger's mark of batches applied at once (their commits' order unknown)."""
     fmt = formats.of(cfg)
     res = PeerBatch(batch.name, batch.version, batch.rows)
     if not alone:
@@ -191,18 +244,28 @@ def apply_one(
         ledger.mark(table, batch, ledger.PENDING)
     t0 = time.perf_counter()
     try:
+        if known is not None and not first:
+            res.evolved = evolve_for(spark, cfg, table, batch, known)
         res.operation = fmt.apply_batch(spark, cfg, table, batch, first=first)
         if alone:
             res.metrics = fmt.commit_metrics(spark, table)
+            res.commit = commit_of(spark, cfg, table)
+        if known is not None and first:
+            known.update(table_fields(spark, cfg, table))
     except Exception as exc:
         cause = unwrap_spark_error(exc) or exc
         lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
         res.error = lines[0][:500] if lines else type(cause).__name__
+        res.refused = isinstance(cause, SchemaEvolutionError)
     res.seconds = time.perf_counter() - t0
     if res.error is None:
-        ledger.mark(table, batch, ledger.DONE)
+        ledger.mark(table, batch, ledger.DONE, res.commit, group)
+    elif res.refused:  # nothing of it written: the ledger says so, and why
+        ledger.mark(table, batch, ledger.REFUSED, why=res.error)
     if res.error is None and alone:
         record_files(res, before, data_listing(table), table)
+    if res.evolved:
+        log.info("%s v%d: schema %s", res.batch, res.version, ", ".join(res.evolved))
     log.info(
         "%s v%d: %s %.2fs, +%s data +%s delete +%s log files, +%s bytes %s%s",
         res.batch,
@@ -239,22 +302,42 @@ def write_peer(
     report = PeerWriteReport(cfg.peer.format, str(table), threads=threads, appended=exists)
     started = time.perf_counter()
     ordered = sorted(batches, key=lambda b: b.version)
+    known: Fields = table_fields(spark, cfg, table) if exists else {}
     if threads > 1 and len(ordered) > 1:
-        first = apply_one(spark, cfg, table, ordered[0], first=not exists, alone=True)
+        first = apply_one(spark, cfg, table, ordered[0], first=not exists, alone=True, known=known)
         report.batches.append(first)
         if first.error is None:
+            # The schema changes of the batches applied at once, one after another first.
+            try:
+                for b in ordered[1:]:
+                    first.evolved += evolve_for(spark, cfg, table, b, known)
+            except Exception as exc:
+                cause = unwrap_spark_error(exc) or exc
+                first.error = str(cause).strip().splitlines()[0][:500]
+                first.refused = isinstance(cause, SchemaEvolutionError)
+        if first.error is None:
+            group = time.time_ns()  # this job's pool: one group in the ledger
             with ThreadPoolExecutor(threads) as pool:
                 rest = pool.map(
-                    lambda b: apply_one(spark, cfg, table, b, first=False, alone=False),
+                    lambda b: apply_one(
+                        spark, cfg, table, b, first=False, alone=False, group=group
+                    ),
                     ordered[1:],
                 )
                 report.batches.extend(rest)
+            head = commit_of(spark, cfg, table)
+            together = [r.version for r in report.batches[1:] if r.error is None]
+            if head is not None and together:
+                ledger.set_commit(table, together, head)
             files, stored = len(data_listing(table)), folder_bytes(table)
             for res in report.batches[1:]:
                 res.table_files, res.table_bytes = files, stored
+                res.commit = head if res.error is None else None
     else:
         for i, batch in enumerate(ordered):
-            res = apply_one(spark, cfg, table, batch, first=i == 0 and not exists, alone=True)
+            res = apply_one(
+                spark, cfg, table, batch, first=i == 0 and not exists, alone=True, known=known
+            )
             report.batches.append(res)
             if res.error:
                 break

@@ -6,17 +6,20 @@ its own process as the contest's procedure times them; the metadata merge runs i
 this process (as in `contest evaluate`); a compaction is `contest compact` in a
 process of its own. Every read is checked against the oracle at the version it read.
 
-A peer format's and stock LakeSoul's writes take the same `--append --only`; their reads
-take the head only, which holds the batches applied so far, so a read is checked at the
-newest of those; a plan that reads as of a version is refused for them up front, and a
-concurrent step runs its upserts alone, its reads recorded as skipped. A peer's
-compaction is the format's own, the way its documentation recommends (`contest compact`
-with peer.format set: contest/peers/compact.py), in a process of its own as LakeSoul's;
-its record's files per bucket are the format's count of the files a read opens
-afterwards (a peer's upserts and reads have none: counting them would add to their timed
-jobs). What such a strategy has no form of is recorded as skipped, with why: a peer's
-metadata merge (a peer table has no LakeSoul metadata) and stock LakeSoul's compaction
-(this harness has none for it, see `skipped_why`).
+A peer format's and stock LakeSoul's writes take the same `--append --only`; what a
+strategy's reads can be asked is its engine's `Abilities` (contest/engines.py): a read
+as of a version or of a range's changes goes to its read job, which answers it through
+the format's own mechanism (a peer's: contest/peers/read.py) or refuses it in one line
+(recorded as refused, never scored); a reader that cannot name one version while
+upserts land runs a concurrent step's upserts alone, its reads recorded as skipped. A
+peer's compaction is the format's own, the way its documentation recommends (`contest
+compact` with peer.format set: contest/peers/compact.py), and its vacuum the format's
+own expiry of old versions (`contest vacuum`: contest/peers/expire.py), each in a
+process of its own as LakeSoul's; a compaction record's files per bucket are the
+format's count of the files a read opens afterwards (a peer's upserts and reads have
+none: counting them would add to their timed jobs). What a strategy has no form of
+(`Abilities.lacks`: a peer's metadata merge, stock LakeSoul's compaction and vacuum) is
+recorded as skipped, with why.
 """
 
 from __future__ import annotations
@@ -43,61 +46,35 @@ from contest.workload.plan import Step
 Say = Callable[[str], None]
 
 
-def head_only(cfg: Config) -> bool:
-    """Whether the strategy's read takes the table's head only (no version ranges): a
-    peer format's reader, stock LakeSoul's."""
-    return bool(cfg.peer.format) or cfg.read.engine != "harness"
-
-
 def unsupported(cfg: Config, steps: Sequence[Step] = ()) -> str | None:
-    """Why a strategy cannot run these phases, or None. A workload's merge operator
-    its format cannot express (contest.engines.operator_refusal); a head-only read
-    cannot read as of a version, nor one consistent version while upserts land
-    (`--latest-complete`)."""
+    """Why a strategy cannot run these phases, or None: a workload's merge operator its
+    format cannot express (contest.engines.operator_refusal). A history read it cannot
+    answer is not this: its read job refuses it in one line, recorded as refused, and
+    the lane goes on."""
     from contest.engines import operator_refusal
 
-    why = operator_refusal(cfg)
-    if why:
-        return why
-    if not head_only(cfg):
-        return None
-    who = f"peer format {cfg.peer.format}" if cfg.peer.format else f"read.engine={cfg.read.engine}"
-    for n, step in enumerate(steps, 1):
-        if step.as_of is not None or step.kind == "changes":
-            what = (
-                "reads the changes between versions"
-                if step.as_of is None
-                else "reads as of a version"
-            )
-            return f"{who} reads the head only: step {n} ({step.label}) {what}"
-    return None
+    return operator_refusal(cfg)
 
 
 def concurrent_reads_why(cfg: Config) -> str | None:
     """Why a concurrent step's reads do not run for this strategy (its upserts still
-    do), or None. A head-only reader cannot name the version it saw while upserts
-    land, so its read could not be checked against the oracle."""
-    if not head_only(cfg):
+    do), or None: a reader that cannot name the one version it saw while upserts land
+    (`Abilities.while_writing`) could not be checked against the oracle."""
+    from contest.engines import abilities, who
+
+    if abilities(cfg).while_writing:
         return None
-    who = f"peer format {cfg.peer.format}" if cfg.peer.format else f"read.engine={cfg.read.engine}"
-    return f"{who} reads the head only: no read of one known version while upserts land"
+    return f"{who(cfg)}: no read of one known version while upserts land"
 
 
 def skipped_why(cfg: Config, kind: str) -> str | None:
-    """Why a merge or compaction step does not run for this strategy, or None (it
-    runs). Skipped, not refused: the upserts and reads around it still compare, and
-    the record says no such operation ran."""
-    if cfg.peer.format and kind == "merge":
-        return f"peer format {cfg.peer.format}: no LakeSoul metadata to merge"
-    if (cfg.peer.format or cfg.write.engine != "harness") and kind == "vacuum":
-        who = f"peer format {cfg.peer.format}" if cfg.peer.format else "lakesoul-stock"
-        return f"{who}: `contest vacuum` is LakeSoul's (the harness's tables) only"
-    if cfg.write.engine != "harness" and kind == "compact":
-        # `contest compact` merges with the harness's operators, which know nothing of
-        # the stock table's count columns; LakeSoul's own compaction is its Spark
-        # connector's, which the stock engine does not load.
-        return f"write.engine={cfg.write.engine}: no compaction for it in this harness"
-    return None
+    """Why a step does not run for this strategy, or None (it runs): a phase it has no
+    form of (`Abilities.lacks`: a peer's metadata merge, stock LakeSoul's compaction
+    and vacuum). Skipped, not refused: the upserts and reads around it still compare,
+    and the record says no such operation ran."""
+    from contest.engines import abilities
+
+    return abilities(cfg).lacks.get(kind)
 
 
 @dataclass
@@ -266,6 +243,15 @@ class Runner:
     def after_upsert(
         self, lane: Lane, n: int, step: Step, job: ProcResult, phase: str
     ) -> PhaseRecord:
+        if not job.ok and job.returncode == EXIT_USAGE:
+            # The strategy refuses the batches in one line of its own (a schema change
+            # its format cannot make; a later batch over the gap that left): recorded
+            # as refused, and the lane goes on. Its reads report the version they read
+            # (a peer's: the newest its ledger holds) and are checked at it, so none
+            # is scored against batches the table lacks.
+            why = jobs.failure_cause(job)
+            self.say(f"{lane.run.strategy}: step {n}: refused: {why}")
+            return self.record(lane, n, step, phase, seconds=round(job.seconds, 3), refused=why)
         if not job.ok:
             raise PhaseError(jobs.job_failure("write", job))
         lane.applied += len(step.batches)
@@ -301,8 +287,11 @@ class Runner:
         if not job.ok:
             raise PhaseError(jobs.job_failure("read", job))
         report = report_line(job.log)
-        # A head-only read holds every batch upserted so far (steps run one at a time).
-        version = lane.newest if head_only(run.cfg) else report.get("version")
+        version = report.get("version")
+        if version is None and step.kind == "read" and step.as_of is None:
+            # A head read that names no version holds every batch upserted so far
+            # (steps run one at a time).
+            version = lane.newest
         if step.kind == "changes":
             version = step.to_version
         if version is None:

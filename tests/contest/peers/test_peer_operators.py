@@ -71,8 +71,8 @@ def operator_data(tmp_path_factory):
     [
         "paimon-agg",
         "hudi-merger",
-        pytest.param("delta-merge", marks=pytest.mark.slow),
-        pytest.param("iceberg-mor", marks=pytest.mark.slow),
+        # delta-merge and iceberg-mor: in test_peer_history.py (every operator's column
+        # beside the evolving ones, in the child JVM that checks their history).
         pytest.param("hudi-mor", marks=pytest.mark.slow),
     ],
 )

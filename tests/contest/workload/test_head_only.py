@@ -1,32 +1,32 @@
-"""Which strategies run which phases (no Spark): a peer's and stock LakeSoul's reads take
-the head only, so a plan reading as of a version is refused for them in one line naming
-the step, and reads while upserts land are skipped; what they have no form of (a peer's
-metadata merge, stock LakeSoul's compaction) is skipped, said why; a peer compacts its own
-way."""
+"""Which strategies run which phases (no Spark), asked of each strategy's engine
+(`contest.engines.abilities`), not of its name: every engine's read job takes history
+reads (a read its format cannot answer is refused by the job, recorded as refused);
+reads while upserts land run only where the reader names one version; what a strategy
+has no form of (a peer's metadata merge, stock LakeSoul's compaction and vacuum) is
+skipped, said why; a peer compacts and expires its own way."""
 
 import pytest
 
 from contest.config import load_config
+from contest.engines import Abilities, abilities
 from contest.evaluation.strategies import STRATEGIES
 from contest.workload.plan import Step
-from contest.workload.runner import concurrent_reads_why, head_only, skipped_why, unsupported
+from contest.workload.runner import concurrent_reads_why, skipped_why, unsupported
 
-HEADS = ["delta-merge", "iceberg-mor", "hudi-mor", "paimon-agg", "hudi-merger", "lakesoul-stock"]
+PEERS = ["delta-merge", "iceberg-mor", "hudi-mor", "paimon-agg", "hudi-merger"]
 PLAIN = [Step("upsert", (0,)), Step("read"), Step("upsert", (1, 2)), Step("merge")]
+HISTORY = [*PLAIN, Step("read", as_of=1), Step("changes", from_version=0, to_version=2)]
 
 
 def _cfg(strategy: str):
     return load_config(preset=STRATEGIES[strategy])
 
 
-@pytest.mark.parametrize("strategy", HEADS)
-def test_head_reads_run_and_versioned_reads_are_refused(strategy):
+@pytest.mark.parametrize("strategy", [*PEERS, "lakesoul-stock"])
+def test_history_reads_go_to_the_job_and_concurrent_reads_are_skipped(strategy):
     cfg = _cfg(strategy)
-    assert head_only(cfg)
-    assert unsupported(cfg, [*PLAIN, Step("compact"), Step("read")]) is None
-    why = unsupported(cfg, [*PLAIN, Step("read", as_of=1)])
-    assert why is not None and "reads the head only: step 5 (read as of 1)" in why
-    assert "\n" not in why
+    assert not abilities(cfg).while_writing
+    assert unsupported(cfg, [*HISTORY, Step("compact"), Step("vacuum")]) is None
     # A concurrent step runs its upserts; only its reads are skipped, said why.
     assert unsupported(cfg, [Step("upsert", (0,)), Step("concurrent", (1, 2), reads=1)]) is None
     why = concurrent_reads_why(cfg)
@@ -36,11 +36,10 @@ def test_head_reads_run_and_versioned_reads_are_refused(strategy):
 @pytest.mark.parametrize("strategy", ["optimized", "baseline-mor", "baseline-cow"])
 def test_the_harness_reads_any_version(strategy):
     cfg = _cfg(strategy)
-    assert not head_only(cfg)
-    assert (
-        unsupported(cfg, [*PLAIN, Step("read", as_of=1), Step("concurrent", (3,), reads=1)]) is None
-    )
-    assert skipped_why(cfg, "merge") is None and skipped_why(cfg, "compact") is None
+    assert abilities(cfg) == Abilities(while_writing=True)
+    assert unsupported(cfg, [*HISTORY, Step("concurrent", (3,), reads=1)]) is None
+    for kind in ("merge", "compact", "vacuum"):
+        assert skipped_why(cfg, kind) is None
     assert concurrent_reads_why(cfg) is None
 
 
@@ -48,8 +47,10 @@ def test_what_has_no_form_is_skipped_with_why():
     delta, stock = _cfg("delta-merge"), _cfg("lakesoul-stock")
     assert "no LakeSoul metadata to merge" in (skipped_why(delta, "merge") or "")
     assert skipped_why(delta, "compact") is None  # the format's own compaction runs
+    assert skipped_why(delta, "vacuum") is None  # the format's own expiry runs
     assert skipped_why(stock, "merge") is None  # stock tables live in LakeSoul's metadata
     assert "write.engine=lakesoul-stock: no compaction" in (skipped_why(stock, "compact") or "")
+    assert "`contest vacuum` is LakeSoul's" in (skipped_why(stock, "vacuum") or "")
     for cfg in (delta, stock):
         assert skipped_why(cfg, "upsert") is None and skipped_why(cfg, "read") is None
 
