@@ -115,8 +115,13 @@ class HudiMerger(Hudi):
         return source
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
-        opts = merger_options(peer_operators(cfg))
-        return spark.read.format("hudi").options(**opts).load(str(table))
+        return spark.read.format("hudi").options(**self.reader_options(cfg)).load(str(table))
+
+    def reader_options(self, cfg: Config) -> dict[str, str]:
+        return merger_options(peer_operators(cfg))
+
+    def merges_range(self, cfg: Config) -> bool:
+        return True
 
     def stream_writer(
         self,
