@@ -53,6 +53,13 @@ class Hudi(PeerFormat):
     # A stream upserts each micro-batch, collapsed, without reading the table: only a
     # record merger applies the contract then, so a stream of `hudi` runs hudi-merger's.
     stream_format = "hudi-merger"
+    # What Hudi's incremental query gives for a range of commits (why a change read is
+    # refused): the upserts wrote merged rows, each a key's value as of its commit.
+    incremental_answer = (
+        "an incremental query returns each changed key's upserted row, its value merged "
+        "with the table's as of that commit (a post-image), not the merge of the range's "
+        "own batches"
+    )
 
     def validate(self, peer: PeerConfig) -> None:
         if peer.hudi_index not in INDEXES:
@@ -156,11 +163,6 @@ class Hudi(PeerFormat):
     def reader_options(self, cfg: Config) -> dict[str, str]:
         """Options every read of the table takes (none; a record merger's own)."""
         return {}
-
-    def merges_range(self, cfg: Config) -> bool:
-        """Whether an incremental query merges only the range's own rows: not when the
-        upserts wrote merged rows (each a post-image)."""
-        return False
 
     # -- history (issue 40): contest/peers/hudi_history.py --------------------------------
 

@@ -7,7 +7,9 @@
   will change and refuses what Hudi does not take on write (a type change that is no
   integer widening);
 - time travel: a snapshot query with `as.of.instant` (the instant's time);
-- incremental query (`hoodie.datasource.query.type=incremental`, begin / end instant);
+- incremental query (`hoodie.datasource.query.type=incremental`, begin / end instant):
+  not the range's own merge on either strategy (`Hudi.incremental_answer`), so a change
+  read of a range is refused, saying what the query gives instead;
 - clean (the write client's `clean()`, what `CALL run_clean` runs) keeping the newest
   version of each file group.
 
@@ -64,18 +66,6 @@ def commit_id(spark: SparkSession, table: Path) -> str:
     if not last.isPresent():
         raise ReadError(f"hudi table {table}: no completed commit")
     return instant_time(last.get())
-
-
-def completion_time(spark: SparkSession, table: Path, commit: str) -> str:
-    """The completion time of the write instant requested at `commit` (Hudi 1.0's
-    incremental query compares completion times)."""
-    timeline = meta_client(spark, table).getActiveTimeline().getCommitsTimeline()
-    instants = timeline.filterCompletedInstants().getInstants().iterator()
-    while instants.hasNext():
-        instant = instants.next()
-        if instant_time(instant) == commit:
-            return str(instant.getCompletionTime())
-    raise ReadError(f"hudi table {table}: no completed commit {commit} on its timeline")
 
 
 def table_fields(fmt: Hudi, spark: SparkSession, cfg: Config, table: Path) -> list[tuple[str, str]]:
@@ -157,27 +147,13 @@ def read_as_of(fmt: Hudi, spark: SparkSession, cfg: Config, table: Path, commit:
 def read_changes(
     fmt: Hudi, spark: SparkSession, cfg: Config, table: Path, start: str | None, end: str
 ) -> DataFrame:
-    """From the beginning, the change read is the table as of `end`. A range:
-    hudi-mor upserts merged rows (a key's value as of each commit), so its incremental
-    query gives post-images, not the range's own merge: refused."""
+    """From the beginning, the change read is the table as of `end`. A range is
+    refused: Hudi's incremental query does not give the range's own merge (tried on
+    both strategies, `fmt.incremental_answer` says what it gives instead)."""
     if start is None:
         return read_as_of(fmt, spark, cfg, table, end)
     check_retained(spark, table, start, "change read from commit")
-    if not fmt.merges_range(cfg):
-        raise ReadError(
-            f"{fmt.name}: an incremental query returns each changed key's upserted row, "
-            "its value merged with the table's as of that commit (a post-image), not the "
-            "merge of the range's own batches"
-        )
-    df = (
-        spark.read.format("hudi")
-        .options(**fmt.reader_options(cfg))
-        .option("hoodie.datasource.query.type", "incremental")
-        .option("hoodie.datasource.read.begin.instanttime", completion_time(spark, table, start))
-        .option("hoodie.datasource.read.end.instanttime", completion_time(spark, table, end))
-        .load(str(table))
-    )
-    return newest_columns(df, peer_operators(cfg))
+    raise ReadError(f"{fmt.name}: a change read: {fmt.incremental_answer}")
 
 
 def expire(fmt: Hudi, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:

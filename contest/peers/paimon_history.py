@@ -33,6 +33,13 @@ if TYPE_CHECKING:
     from contest.peers.paimon import Paimon
 
 
+# The aggregation engine's function of a field without one. A column added with it
+# needs no option: an option naming a column fails a time-travel read of any snapshot
+# whose schema lacks the column ("Field clicks can not be found in table schema": the
+# read takes that snapshot's schema with the newest options).
+DEFAULT_FUNCTION = "last_non_null_value"
+
+
 def one_line(exc: BaseException) -> str:
     """A Spark or Paimon failure's own words, in one line."""
     cause = unwrap_spark_error(exc) or exc
@@ -70,10 +77,11 @@ def evolve(fmt: Paimon, spark: SparkSession, cfg: Config, table: Path, batch: Ba
         if change.kind == "added":
             function = registry.get(ops.get(change.column, registry.DEFAULT)).paimon
             statements = [f"ALTER TABLE {identifier()} ADD COLUMNS ({col} {change.new})"]
-            statements.append(
-                f"ALTER TABLE {identifier()} SET TBLPROPERTIES "
-                f"('fields.{change.column}.aggregate-function' = '{function}')"
-            )
+            if function != DEFAULT_FUNCTION:  # see DEFAULT_FUNCTION
+                statements.append(
+                    f"ALTER TABLE {identifier()} SET TBLPROPERTIES "
+                    f"('fields.{change.column}.aggregate-function' = '{function}')"
+                )
         elif change.kind == "widened":
             statements = [f"ALTER TABLE {identifier()} ALTER COLUMN {col} TYPE {change.new}"]
         elif change.kind == "narrowed":
@@ -103,11 +111,14 @@ def read_as_of(
     fmt: Paimon, spark: SparkSession, cfg: Config, table: Path, commit: str
 ) -> DataFrame:
     check_retained(spark, commit, "as of")
-    df = (
-        spark.read.format("paimon")
-        .option("scan.snapshot-id", commit)
-        .load(str(fmt.location(table)))
-    )
+    try:
+        df = (
+            spark.read.format("paimon")
+            .option("scan.snapshot-id", commit)
+            .load(str(fmt.location(table)))
+        )
+    except Exception as exc:  # Paimon refuses it when the table is loaded
+        raise ReadError(f"paimon: as of snapshot {commit}: {one_line(exc)}") from None
     return newest_columns(df, peer_operators(cfg))
 
 
@@ -118,11 +129,14 @@ def read_changes(
     if start is None:
         return read_as_of(fmt, spark, cfg, table, end)
     check_retained(spark, start, "change read from")
-    df = (
-        spark.read.format("paimon")
-        .option("incremental-between", f"{start},{end}")
-        .load(str(fmt.location(table)))
-    )
+    try:
+        df = (
+            spark.read.format("paimon")
+            .option("incremental-between", f"{start},{end}")
+            .load(str(fmt.location(table)))
+        )
+    except Exception as exc:
+        raise ReadError(f"paimon: changes after snapshot {start}: {one_line(exc)}") from None
     return newest_columns(df, peer_operators(cfg))
 
 

@@ -9,6 +9,7 @@ process holding the format's jars; the schema rules are pure functions tested ap
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -45,9 +46,14 @@ repeat_share = 0.2
 """
 
 # Before the change (1), after it (3), across it (1 -> 3), from the beginning.
-READS = [{"as_of": 1}, {"as_of": 3}, {"from": 1, "to": 3}, {"from": None, "to": 2}]
+READS: list[dict[str, Any]] = [
+    {"as_of": 1},
+    {"as_of": 3},
+    {"from": 1, "to": 3},
+    {"from": None, "to": 2},
+]
 # After the format's compaction and cleanup: the expired start, and the head.
-AFTER = [{"as_of": 1}, {"from": 1, "to": 3}, {"as_of": "head"}]
+AFTER: list[dict[str, Any]] = [{"as_of": 1}, {"from": 1, "to": 3}, {"as_of": "head"}]
 # One child (JVM) per set of jars: hudi-mor runs in hudi-merger's session.
 GROUPS = [["hudi-merger", "hudi-mor"], ["paimon-agg"]]
 # What each strategy's change read across the range gives: None = the oracle's rows.
@@ -101,11 +107,11 @@ def child_config(cfg, strategy: str, spec, tmp_path):
     )
 
 
-def expected(child, data, spec: dict, head: int) -> list[dict]:
+def expected(child, data, spec: dict[str, Any], head: int) -> list[dict]:
     """The oracle's rows of a read under the newest schema: the batches up to `to` (or
     the as-of version), after `from` for a change read."""
     batches = discover(data, None, schema_of_batch(child.workload))
-    upto = head if spec.get("as_of") == "head" else spec.get("as_of", spec.get("to"))
+    upto = head if spec.get("as_of") == "head" else spec["as_of" if "as_of" in spec else "to"]
     after = spec.get("from")
     chosen = [b for b in batches if b.version <= upto and (after is None or b.version > after)]
     return expected_rows(chosen, contract_operators(child.workload))
