@@ -65,9 +65,15 @@ def simple_fields(df: DataFrame, skip: Sequence[str] = ()) -> list[tuple[str, st
     return [(f.name, f.dataType.simpleString()) for f in df.schema.fields if f.name not in skip]
 
 
+def own_operators(ops: Mapping[str, str], columns: Sequence[str]) -> dict[str, str]:
+    """The operators of the columns a batch has (one written before a column was added
+    lacks it), in the operators' order."""
+    return {c: op for c, op in ops.items() if c in columns}
+
+
 def batch_operators(cfg: Config, columns: Sequence[str]) -> dict[str, str]:
     """The workload's operators of the columns a batch has, in the workload's order."""
-    return {c: op for c, op in contract_operators(cfg.workload).items() if c in columns}
+    return own_operators(contract_operators(cfg.workload), columns)
 
 
 def newest_columns(df: DataFrame, ops: Mapping[str, str]) -> DataFrame:

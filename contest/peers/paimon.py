@@ -48,6 +48,7 @@ from contest.data.batches import COLUMNS, Batch
 from contest.errors import ConfigError
 from contest.peers import paimon_history
 from contest.peers.base import Layout, PeerFormat, codec_name
+from contest.peers.history import own_operators
 from contest.peers.merge import peer_operators
 
 if TYPE_CHECKING:
@@ -81,12 +82,6 @@ def merge_properties(ops: Mapping[str, str] | None = None) -> dict[str, str]:
             raise ConfigError(f"paimon: merge operator {name} (column {col}) has no aggregate")
         props[f"fields.{col}.aggregate-function"] = function
     return props
-
-
-def batch_operators_of(ops: Mapping[str, str], columns: list[str]) -> dict[str, str]:
-    """The operators of the columns a batch has (one written before a column was added
-    lacks it)."""
-    return {c: op for c, op in ops.items() if c in columns}
 
 
 def written(df: DataFrame, ops: Mapping[str, str]) -> DataFrame:
@@ -142,7 +137,7 @@ class Paimon(PeerFormat):
         from pyspark.sql import functions as F
 
         df = spark.read.parquet(str(batch.path))
-        ops = batch_operators_of(ops, df.columns)  # a batch before a column's addition
+        ops = own_operators(ops, df.columns)  # a batch before a column's addition
         df = df.select("uuid", *ops)
         return (
             written(df, ops)
