@@ -123,18 +123,18 @@ def oldest_readable(spark: SparkSession, table: Path) -> str | None:
     return oldest
 
 
-def check_retained(spark: SparkSession, table: Path, commit: str, what: str) -> None:
+def check_retained(fmt: Hudi, spark: SparkSession, table: Path, commit: str, what: str) -> None:
     """Refuse a read from a commit whose files a clean removed, naming the oldest."""
     oldest = oldest_readable(spark, table)
     if oldest is not None and commit < oldest:
         raise ReadError(
-            f"hudi: {what} {commit}: its files were cleaned (clean keeping the newest file "
+            f"{fmt.name}: {what} {commit}: its files were cleaned (clean keeping the newest file "
             f"slice); the oldest commit it can start from is {oldest}"
         )
 
 
 def read_as_of(fmt: Hudi, spark: SparkSession, cfg: Config, table: Path, commit: str) -> DataFrame:
-    check_retained(spark, table, commit, "as of commit")
+    check_retained(fmt, spark, table, commit, "as of commit")
     df = (
         spark.read.format("hudi")
         .options(**fmt.reader_options(cfg))
@@ -152,7 +152,7 @@ def read_changes(
     both strategies, `fmt.incremental_answer` says what it gives instead)."""
     if start is None:
         return read_as_of(fmt, spark, cfg, table, end)
-    check_retained(spark, table, start, "change read from commit")
+    check_retained(fmt, spark, table, start, "change read from commit")
     raise ReadError(f"{fmt.name}: a change read: {fmt.incremental_answer}")
 
 

@@ -44,7 +44,8 @@ def one_line(exc: BaseException) -> str:
     """A Spark or Paimon failure's own words, in one line."""
     cause = unwrap_spark_error(exc) or exc
     lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
-    return lines[0][:400] if lines else type(cause).__name__
+    line = lines[0][:400] if lines else type(cause).__name__
+    return line.removeprefix("Spark: ")  # the words are Paimon's
 
 
 def snapshot_range(spark: SparkSession) -> tuple[int, int]:
