@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 from contest.config import Config, PeerConfig
 from contest.data.batches import Batch
 from contest.errors import ConfigError, ReadError
+from contest.peers import hudi_history
 from contest.peers.base import Layout, PeerFormat, codec_name
-from contest.peers.merge import collapsed, merged_rows, peer_operators
+from contest.peers.history import batch_operators
+from contest.peers.merge import collapsed, merged_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -51,6 +53,13 @@ class Hudi(PeerFormat):
     # A stream upserts each micro-batch, collapsed, without reading the table: only a
     # record merger applies the contract then, so a stream of `hudi` runs hudi-merger's.
     stream_format = "hudi-merger"
+    # What Hudi's incremental query gives for a range of commits (why a change read is
+    # refused): the upserts wrote merged rows, each a key's value as of its commit.
+    incremental_answer = (
+        "an incremental query returns each changed key's upserted row, its value merged "
+        "with the table's as of that commit (a post-image), not the merge of the range's "
+        "own batches"
+    )
 
     def validate(self, peer: PeerConfig) -> None:
         if peer.hudi_index not in INDEXES:
@@ -96,19 +105,36 @@ class Hudi(PeerFormat):
     def rows_to_write(
         self, spark: SparkSession, cfg: Config, table: Path, source: DataFrame, first: bool
     ) -> DataFrame:
-        """The rows upserted for a collapsed batch: the merged rows of its keys."""
+        """The rows upserted for a collapsed batch: the merged rows of its keys, in the
+        batch's columns and types (a column the table lacks yet reads NULL; an int32
+        column stays int32 until a batch widens it: Hudi evolves the table's schema to
+        the written rows')."""
+        from pyspark.sql import functions as F
+
         if first:
             return source
-        ops = peer_operators(cfg)
-        current = spark.read.format("hudi").load(str(table)).select("uuid", *ops)
-        return merged_rows(current, source, ops)
+        ops = batch_operators(cfg, source.columns)
+        types = {f.name: f.dataType for f in source.schema.fields}
+        table_df = spark.read.format("hudi").load(str(table))
+        have = set(table_df.columns)
+        current = table_df.select(
+            "uuid",
+            *[F.col(c) if c in have else F.lit(None).cast(types[c]).alias(c) for c in ops],
+        )
+        merged = merged_rows(current, source, ops)
+        return merged.select("uuid", *[F.col(c).cast(types[c]).alias(c) for c in ops])
 
     def apply_batch(
         self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
     ) -> str:
         from pyspark.sql import functions as F
 
-        source = collapsed(spark, batch, peer_operators(cfg))
+        # In the batch file's types: a sum collapses to bigint, and an int column must
+        # stay int until a batch widens it (Hudi evolves the table to the written rows).
+        types = {f.name: f.dataType for f in spark.read.parquet(str(batch.path)).schema.fields}
+        ops = batch_operators(cfg, list(types))
+        source = collapsed(spark, batch, ops)
+        source = source.select("uuid", *[F.col(c).cast(types[c]).alias(c) for c in ops])
         op, mode = ("bulk_insert", "overwrite") if first else ("upsert", "append")
         rows = self.rows_to_write(spark, cfg, table, source, first)
         rows = rows.withColumn(ORDERING, F.lit(batch.version).cast("long"))
@@ -133,6 +159,29 @@ class Hudi(PeerFormat):
                 "peer.format=hudi-merger"
             )
         return spark.read.format("hudi").load(str(table))
+
+    def reader_options(self, cfg: Config) -> dict[str, str]:
+        """Options every read of the table takes (none; a record merger's own)."""
+        return {}
+
+    # -- history (issue 40): contest/peers/hudi_history.py --------------------------------
+
+    def evolve(self, spark: SparkSession, cfg: Config, table: Path, batch: Batch) -> list[str]:
+        return hudi_history.evolve(self, spark, cfg, table, batch)
+
+    def commit_id(self, spark: SparkSession, table: Path) -> str:
+        return hudi_history.commit_id(spark, table)
+
+    def read_as_of(self, spark: SparkSession, cfg: Config, table: Path, commit: str) -> DataFrame:
+        return hudi_history.read_as_of(self, spark, cfg, table, commit)
+
+    def read_changes(
+        self, spark: SparkSession, cfg: Config, table: Path, start: str | None, end: str
+    ) -> DataFrame:
+        return hudi_history.read_changes(self, spark, cfg, table, start, end)
+
+    def expire(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
+        return hudi_history.expire(self, spark, cfg, table)
 
     def compact_options(self, cfg: Config, table: Path) -> dict[str, str]:
         """The write client's options for a compaction: the table's write options (its

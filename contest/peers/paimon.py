@@ -46,7 +46,9 @@ from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import COLUMNS, Batch
 from contest.errors import ConfigError
+from contest.peers import paimon_history
 from contest.peers.base import Layout, PeerFormat, codec_name
+from contest.peers.history import own_operators
 from contest.peers.merge import peer_operators
 
 if TYPE_CHECKING:
@@ -134,7 +136,9 @@ class Paimon(PeerFormat):
         """The batch's rows as written: "null" names made NULL, version and position."""
         from pyspark.sql import functions as F
 
-        df = spark.read.parquet(str(batch.path)).select("uuid", *ops)
+        df = spark.read.parquet(str(batch.path))
+        ops = own_operators(ops, df.columns)  # a batch before a column's addition
+        df = df.select("uuid", *ops)
         return (
             written(df, ops)
             .withColumn(SEQUENCE[0], F.lit(batch.version).cast("long"))
@@ -146,7 +150,13 @@ class Paimon(PeerFormat):
             f"`{f.name}` {f.dataType.simpleString()}" + (" NOT NULL" if f.name == "uuid" else "")
             for f in schema.fields
         )
-        props = ", ".join(f"'{k}' = '{v}'" for k, v in self.table_properties(cfg).items())
+        # A column added later gets its aggregate function when it is added (evolve).
+        names = set(schema.names)
+        props = ", ".join(
+            f"'{k}' = '{v}'"
+            for k, v in self.table_properties(cfg).items()
+            if not (k.startswith("fields.") and k.split(".")[1] not in names)
+        )
         spark.sql(f"CREATE DATABASE IF NOT EXISTS {CATALOG}.{DATABASE}")
         spark.sql(f"CREATE TABLE {identifier()} ({cols}) TBLPROPERTIES ({props})")
 
@@ -170,6 +180,25 @@ class Paimon(PeerFormat):
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         return spark.table(identifier())
+
+    # -- history (issue 40): contest/peers/paimon_history.py ------------------------------
+
+    def evolve(self, spark: SparkSession, cfg: Config, table: Path, batch: Batch) -> list[str]:
+        return paimon_history.evolve(self, spark, cfg, table, batch)
+
+    def commit_id(self, spark: SparkSession, table: Path) -> str:
+        return paimon_history.commit_id(spark)
+
+    def read_as_of(self, spark: SparkSession, cfg: Config, table: Path, commit: str) -> DataFrame:
+        return paimon_history.read_as_of(self, spark, cfg, table, commit)
+
+    def read_changes(
+        self, spark: SparkSession, cfg: Config, table: Path, start: str | None, end: str
+    ) -> DataFrame:
+        return paimon_history.read_changes(self, spark, cfg, table, start, end)
+
+    def expire(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
+        return paimon_history.expire(spark)
 
     def compact(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
         """Paimon's dedicated compaction (0.9 "Spark Procedures" page): `CALL

@@ -38,7 +38,7 @@ from contest.data import operators as registry
 from contest.data.batches import SCHEMA, Batch, discover
 from contest.data.stock_layout import counted, null_string_columns
 from contest.data.workload import contract_operators, workload_schema
-from contest.errors import DataError, RunError
+from contest.errors import DataError, RunError, SchemaEvolutionError
 from contest.infra.dbmanager import DBManager, StockTable
 from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
 from meta import catalog
@@ -210,6 +210,24 @@ class Turnstile:
                 self._cond.notify_all()
 
 
+def schema_evolution_refusal(cfg: Config) -> str | None:
+    """Why this engine does not write the configured workload, or None: one that evolves
+    its schema (`workload.added`, `workload.widened`, issue 40). LakeSoul 2.6.2's
+    DBManager has `updateTableSchema` and its partition versions would serve as-of and
+    change reads, but this engine's native write and read (jvm/ StockIO) take string
+    and int64 columns only, and its summed columns' count columns would need a count
+    for the rows written before a column existed: not built, so refused up front."""
+    w = cfg.workload
+    if not (w.added or w.widened):
+        return None
+    what = [f"{c} added at batch {b}" for c, b in w.added.items()]
+    what += [f"{c} widened int32->int64 at batch {b}" for c, b in w.widened.items()]
+    return (
+        f"write.engine=lakesoul-stock: the workload evolves its schema ({', '.join(what)}): "
+        "this engine writes a table's schema once, string and int64 columns only"
+    )
+
+
 def run_stock_write(
     spark: SparkSession,
     conn: PgConnection,
@@ -230,6 +248,9 @@ def run_stock_write(
 
     from contest.write.job import select_batches
 
+    why = schema_evolution_refusal(cfg)
+    if why:
+        raise SchemaEvolutionError(why)
     found = discover(data_dir, cfg.write.versions or None, workload_schema(cfg.workload))
     batches = sorted(select_batches(found, only, data_dir), key=lambda b: b.version)
     db = DBManager(spark)

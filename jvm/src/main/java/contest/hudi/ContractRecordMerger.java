@@ -113,8 +113,12 @@ public class ContractRecordMerger extends HoodieSparkRecordMerger {
       String field = fields[i].name();
       DataType type = fields[i].dataType();
       Object lateValue = l.isNullAt(i) ? null : l.get(i, type);
+      // The earlier row may be of an older schema (schema evolution on write): a field
+      // it lacks is NULL, one written narrower (int before a widening) is read with its
+      // own type and widened to the later row's.
       int j = earlyIndex(earlyType, field);
-      Object earlyValue = j < 0 || e.isNullAt(j) ? null : e.get(j, type);
+      Object earlyValue =
+          j < 0 || e.isNullAt(j) ? null : widen(e.get(j, earlyType.fields()[j].dataType()), type);
       String rule = KEY.equals(field) ? "last_non_null" : rules.get(field);
       values[i] = mergeField(rule == null ? "last_non_null" : rule, earlyValue, lateValue);
     }
@@ -157,6 +161,9 @@ public class ContractRecordMerger extends HoodieSparkRecordMerger {
         if (early instanceof Double) {
           return (Double) early + (Double) late;
         }
+        if (early instanceof Integer && late instanceof Integer) {
+          return (Integer) early + (Integer) late; // an int column before its widening
+        }
         return (Long) early + (Long) late;
       case "product":
         return (Long) early * (Long) late;
@@ -169,6 +176,14 @@ public class ContractRecordMerger extends HoodieSparkRecordMerger {
       default:
         throw new IllegalArgumentException("ContractRecordMerger: unknown rule " + rule);
     }
+  }
+
+  /** An integer value as the (wider) type of the later row's field; anything else as is. */
+  static Object widen(Object value, DataType type) {
+    if (value instanceof Integer && type instanceof org.apache.spark.sql.types.LongType) {
+      return ((Integer) value).longValue();
+    }
+    return value;
   }
 
   private static int earlyIndex(StructType type, String field) {
