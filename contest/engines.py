@@ -83,10 +83,13 @@ class Abilities:
     version and the changes of a range, answering each or refusing it in one line (exit
     code EXIT_USAGE, recorded as refused, never scored). `while_writing`:
     its read names one consistent version while upserts land (`--latest-complete`).
-    `lacks`: a workload phase kind it has no form of -> why (recorded as skipped)."""
+    `lacks`: a workload phase kind it has no form of -> why (recorded as skipped).
+    `refuses`: why it cannot run the configured workload at all (recorded as refused
+    once, before any job), or None."""
 
     while_writing: bool = False
     lacks: Mapping[str, str] = field(default_factory=dict)
+    refuses: str | None = None
 
 
 class Engine(Protocol):
@@ -189,8 +192,12 @@ class Stock:
         # `contest compact` merges with the harness's operators, which know nothing of
         # the stock table's count columns; LakeSoul's own compaction is its Spark
         # connector's, which the stock engine does not load. `contest vacuum` reads the
-        # harness's commits, not the stock table's.
+        # harness's commits, not the stock table's. A workload that evolves its schema
+        # is refused whole (contest/write/stock.py schema_evolution_refusal).
+        from contest.write.stock import schema_evolution_refusal
+
         return Abilities(
+            refuses=schema_evolution_refusal(cfg),
             lacks={
                 "compact": f"write.engine={self.name}: no compaction for it in this harness",
                 "vacuum": f"{self.name}: `contest vacuum` is LakeSoul's (the harness's "
@@ -356,7 +363,9 @@ def abilities(cfg: Config) -> Abilities:
     its write engine (whose table it is) or read engine has no form of."""
     read = AVAILABLE_ENGINES[engine_name(cfg, "read")].abilities(cfg)
     write = AVAILABLE_ENGINES[engine_name(cfg, "write")].abilities(cfg)
-    return Abilities(read.while_writing, {**read.lacks, **write.lacks})
+    return Abilities(
+        read.while_writing, {**read.lacks, **write.lacks}, write.refuses or read.refuses
+    )
 
 
 def who(cfg: Config) -> str:

@@ -8,6 +8,7 @@ skipped, said why; a peer compacts and expires its own way."""
 import pytest
 
 from contest.config import load_config
+from contest.data.workload import workload_settings
 from contest.engines import Abilities, abilities
 from contest.evaluation.strategies import STRATEGIES
 from contest.workload.plan import Step
@@ -72,3 +73,16 @@ def test_a_strategy_refuses_an_operator_its_format_cannot_express_in_one_line():
     # the operators LakeSoul has run on lakesoul-stock, extra columns included
     plain = {"workload.columns": {"m": "SumAll", "l": "UseLastNotNullNorNullString"}}
     assert unsupported(override(_cfg("lakesoul-stock"), plain), PLAIN) is None
+
+
+def test_stock_lakesoul_refuses_an_evolving_schema_whole_before_any_job():
+    """LakeSoul's 2.6.2 writer writes a table's schema once: the schema-evolution
+    workload is refused for it up front, once, in one line naming the changes (not a
+    refused first upsert and a failed lane after it); the peers run it."""
+    workload = workload_settings("schema-evolution")
+    stock = load_config(preset=STRATEGIES["lakesoul-stock"], workload=workload)
+    why = unsupported(stock, PLAIN)
+    assert why is not None and "\n" not in why
+    assert "tag added at batch 3" in why and "writes a table's schema once" in why
+    assert unsupported(load_config(preset=STRATEGIES["delta-merge"], workload=workload)) is None
+    assert unsupported(_cfg("lakesoul-stock"), PLAIN) is None  # the contest's columns
