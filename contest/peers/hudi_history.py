@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 from contest.config import Config
 from contest.data.batches import Batch
 from contest.errors import ReadError, SchemaEvolutionError
-from contest.peers.history import newest_columns, schema_changes, simple_fields
+from contest.peers.history import newest_columns, simple_fields
 from contest.peers.merge import peer_operators
+from contest.peers.schema import schema_changes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -48,8 +48,7 @@ from contest.data.batches import COLUMNS, Batch
 from contest.errors import ConfigError
 from contest.peers import paimon_history
 from contest.peers.base import Layout, PeerFormat, codec_name
-from contest.peers.history import own_operators
-from contest.peers.merge import peer_operators
+from contest.peers.merge import peer_operators, source_operators
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -137,7 +136,7 @@ class Paimon(PeerFormat):
         from pyspark.sql import functions as F
 
         df = spark.read.parquet(str(batch.path))
-        ops = own_operators(ops, df.columns)  # a batch before a column's addition
+        ops = source_operators(ops, df.columns)  # a batch before a column's addition
         df = df.select("uuid", *ops)
         return (
             written(df, ops)

@@ -24,8 +24,9 @@ from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import Batch
 from contest.errors import ReadError, SchemaEvolutionError, unwrap_spark_error
-from contest.peers.history import newest_columns, schema_changes, simple_fields
+from contest.peers.history import newest_columns, simple_fields
 from contest.peers.merge import peer_operators
+from contest.peers.schema import schema_changes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -6,6 +6,7 @@ format's `evolve` when there are any (contest/peers/write.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,12 +25,13 @@ INTEGERS = ("tinyint", "smallint", "int", "bigint")
 @dataclass(frozen=True)
 class Change:
     """One column a batch brings: `added` (the table lacks it), `widened` (an integer
-    the table holds narrower) or `retyped` (any other type: the format refuses it)."""
+    the table holds narrower), `narrowed` (the table's is wider: never applied, the
+    batch's values are cast up on write) or `retyped` (no widening: refused)."""
 
     kind: str
     column: str
-    old: str  # the table's type ("" when added)
-    new: str
+    old: str  # the table's type ("" for an added column)
+    new: str  # the batch's type
 
     def __str__(self) -> str:
         if self.kind == "added":
@@ -37,22 +39,35 @@ class Change:
         return f"{self.kind} {self.column} {self.old}->{self.new}"
 
 
-def changes(table: Fields, batch: Fields) -> list[Change]:
-    """What a batch brings that the table lacks, in the batch's column order; [] when
-    the batch fits the table as it is (a column the batch lacks reads NULL for its rows;
-    an integer the batch holds narrower is cast up by the merge)."""
+def schema_changes(
+    table: Sequence[tuple[str, str]], batch: Sequence[tuple[str, str]]
+) -> list[Change]:
+    """Every difference that brings a table of columns `table` ((name, Spark simple
+    type)) to the batch's, in the batch's column order, narrowed ones included; [] when
+    the batch fits the table as it is. A column the table has and the batch lacks is no
+    change (it reads NULL for the batch's rows)."""
+    have = dict(table)
     out = []
-    for name, typ in batch.items():
-        old = table.get(name)
+    for name, typ in batch:
+        old = have.get(name)
         if old is None:
             out.append(Change("added", name, "", typ))
         elif old != typ:
             if old in INTEGERS and typ in INTEGERS:
-                if INTEGERS.index(typ) > INTEGERS.index(old):
-                    out.append(Change("widened", name, old, typ))
+                kind = "widened" if INTEGERS.index(typ) > INTEGERS.index(old) else "narrowed"
             else:
-                out.append(Change("retyped", name, old, typ))
+                kind = "retyped"
+            out.append(Change(kind, name, old, typ))
     return out
+
+
+def changes(table: Fields, batch: Fields) -> list[Change]:
+    """What a batch brings that the table must change for, in the batch's column order;
+    [] when the batch fits the table as it is (a column the batch lacks reads NULL for
+    its rows; an integer the batch holds narrower is cast up by the merge)."""
+    return [
+        c for c in schema_changes(list(table.items()), list(batch.items())) if c.kind != "narrowed"
+    ]
 
 
 def fields_of(df: DataFrame, cfg: Config) -> Fields:

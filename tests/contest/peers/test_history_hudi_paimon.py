@@ -20,7 +20,7 @@ from contest.data.batches import discover
 from contest.data.oracle import expected_rows
 from contest.data.workload import contract_operators, schema_of_batch, workload_settings
 from contest.evaluation.strategies import STRATEGIES
-from contest.peers.history import Change, schema_changes
+from contest.peers.schema import Change, schema_changes
 from tests.support.config import cli
 from tests.support.lakesoul import run_module
 
