@@ -121,8 +121,12 @@ def build(cfg: Config, env: Mapping[str, str], force: bool = False) -> Archives:
     for path in tmp.values():
         path.unlink(missing_ok=True)
     run_env = dict(env)
+    # A JVM that maps an archive already cannot dump one (an environment that carries a
+    # SharedArchiveFile, as the tests' does): the job runs without any.
+    for var in ("SPARK_LAUNCHER_OPTS", "SPARK_SUBMIT_OPTS"):
+        run_env[var] = without_archives(env.get(var, ""))
     run_env["SPARK_LAUNCHER_OPTS"] = (
-        f"{env.get('SPARK_LAUNCHER_OPTS', '')} -XX:ArchiveClassesAtExit={tmp['launcher']}"
+        f"{run_env['SPARK_LAUNCHER_OPTS']} -XX:ArchiveClassesAtExit={tmp['launcher']}"
     ).strip()
     run_env.setdefault("PYSPARK_PYTHON", sys.executable)
     run_env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -164,6 +168,13 @@ def build(cfg: Config, env: Mapping[str, str], force: bool = False) -> Archives:
     (where / f"{STAMP}.tmp").write_text(json.dumps({"fingerprint": print_, "sizes": sizes}))
     os.replace(where / f"{STAMP}.tmp", where / STAMP)
     return Archives(*(where / f"{r}.jsa" for r in ROLES))
+
+
+def without_archives(options: str) -> str:
+    """JVM options with every class-data archive option taken out."""
+    return " ".join(
+        o for o in options.split() if not o.startswith(("-XX:SharedArchiveFile=", "-Xshare:"))
+    )
 
 
 def submit_env(cfg: Config, env: Mapping[str, str]) -> tuple[dict[str, str], str]:
