@@ -24,6 +24,9 @@ batch_rows = 60
 update_share = 0.7
 repeat_share = 0.1
 
+[workload.columns]
+"peak" = "Max"
+
 [[phase]]
 kind = "upsert"
 batches = 0
@@ -55,25 +58,24 @@ def test_phase_runner_on_a_tiny_workload(cfg, pg, tmp_path, capsys):
     spec = tmp_path / "tiny.toml"
     spec.write_text(TINY)
     out = tmp_path / "tiny.jsonl"
-    argv = ["workload", "run", str(spec), "--strategies", "optimized,delta-merge"]
+    argv = ["workload", "run", str(spec), "--strategies", "optimized,lakesoul-stock"]
     argv += ["--scale", "1", "--work", str(tmp_path / "work"), "--results", str(out)]
     code = main(cli(cfg, *argv))
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:]
-    # Its reads take the head only: the read as of a version is refused up front, in one
-    # line (its concurrent step alone would run, the reads skipped).
-    assert (
-        "delta-merge: cannot run the workload's phases (peer format delta reads the head "
-        "only: step 6 (read as of 1) reads as of a version)"
-    ) in captured.err
+    # A workload a strategy cannot run at all (an operator its engine cannot express) is
+    # refused up front, in one line, before any job (a peer's history reads go to its
+    # own mechanism: test_a_peer_and_stock_lakesoul_run_phases).
+    line = next(ln for ln in captured.err.splitlines() if ln.startswith("lakesoul-stock: "))
+    assert "cannot run the workload's phases" in line and "merge operator Max (column peak)" in line
     report = json.loads(captured.out.strip().splitlines()[-1])
     assert report["ok"] and out.with_suffix(".md").is_file() and out.with_suffix(".png").is_file()
 
     recs = load(out)
     # The refusal is a record of its own (the page says it in one line).
     refused = [r for r in recs if r.phase == "refused"]
-    assert [(r.strategy, r.step) for r in refused] == [("delta-merge", 0)]
-    assert "reads as of a version" in (refused[0].skipped or "")
+    assert [(r.strategy, r.step) for r in refused] == [("lakesoul-stock", 0)]
+    assert "merge operator Max" in (refused[0].skipped or "")
     recs = [r for r in recs if r.phase != "refused"]
     assert {r.strategy for r in recs} == {"optimized"}
     # upsert 0, read, concurrent (its read, its upsert), merge, compact, read as of 1
