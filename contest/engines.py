@@ -84,12 +84,11 @@ class Abilities:
     code EXIT_USAGE, recorded as refused, never scored). `while_writing`:
     its read names one consistent version while upserts land (`--latest-complete`).
     `lacks`: a workload phase kind it has no form of -> why (recorded as skipped).
-    `refuses`: why it cannot run the configured workload at all (recorded as refused
-    once, before any job), or None."""
+    A batch it cannot apply (a schema change its format refuses) is refused by its
+    write job in one line, recorded as refused, and the lane goes on."""
 
     while_writing: bool = False
     lacks: Mapping[str, str] = field(default_factory=dict)
-    refuses: str | None = None
 
 
 class Engine(Protocol):
@@ -193,11 +192,9 @@ class Stock:
         # the stock table's count columns; LakeSoul's own compaction is its Spark
         # connector's, which the stock engine does not load. `contest vacuum` reads the
         # harness's commits, not the stock table's. A workload that evolves its schema
-        # is refused whole (contest/write/stock.py schema_evolution_refusal).
-        from contest.write.stock import schema_evolution_refusal
-
+        # evolves the table by DBManager (contest/write/stock.py), its history read
+        # through LakeSoul's partition versions (contest/read/stock.py).
         return Abilities(
-            refuses=schema_evolution_refusal(cfg),
             lacks={
                 "compact": f"write.engine={self.name}: no compaction for it in this harness",
                 "vacuum": f"{self.name}: `contest vacuum` is LakeSoul's (the harness's "
@@ -244,12 +241,25 @@ class Stock:
         from contest.infra.spark import granted_cores, spark_session
         from contest.read.stock import run_stock_read
 
-        if job.versioned:
-            raise UsageError("read.engine=lakesoul-stock reads the head snapshot only")
+        if job.latest_complete or job.allow_gaps:
+            raise UsageError(
+                "read.engine=lakesoul-stock: --latest-complete and --allow-gaps are for the "
+                "harness's concurrent writes (the stock writer commits in version order)"
+            )
         conn = _connection(cfg)
         packages = COORDINATES + for_paths(job.out)
         with spark_session(session_config(cfg), "contest-read-stock", packages) as spark:
-            report = run_stock_read(spark, conn, cfg, job.table, job.out, job.overwrite)
+            report = run_stock_read(
+                spark,
+                conn,
+                cfg,
+                job.table,
+                job.out,
+                job.overwrite,
+                as_of=job.as_of,
+                from_version=job.from_version,
+                to_version=job.to_version,
+            )
             cores = granted_cores(spark)
         out = {**report.to_dict(), "spark_cores": cores}
         line = _read_line(report.table, report.rows, report.seconds, report.out)
@@ -363,9 +373,7 @@ def abilities(cfg: Config) -> Abilities:
     its write engine (whose table it is) or read engine has no form of."""
     read = AVAILABLE_ENGINES[engine_name(cfg, "read")].abilities(cfg)
     write = AVAILABLE_ENGINES[engine_name(cfg, "write")].abilities(cfg)
-    return Abilities(
-        read.while_writing, {**read.lacks, **write.lacks}, write.refuses or read.refuses
-    )
+    return Abilities(read.while_writing, {**read.lacks, **write.lacks})
 
 
 def who(cfg: Config) -> str:

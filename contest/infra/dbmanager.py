@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 MAX_REDRIVES = 100
-SPARK_TYPES = {pa.string(): "string", pa.int64(): "long"}
+SPARK_TYPES = {pa.string(): "string", pa.int64(): "long", pa.int32(): "integer"}
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,15 @@ class StockTable:
     path: str
     schema_json: str
     primary_keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CommitFiles:
+    """One commit of a snapshot: its data files, and the columns they hold (the commit's
+    `file_exist_cols`; empty when it names none)."""
+
+    paths: list[str]
+    columns: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -51,7 +60,9 @@ def spark_schema_json(schema: pa.Schema) -> str:
     fields = []
     for f in schema:
         if f.type not in SPARK_TYPES:
-            raise RunError(f"column {f.name}: type {f.type} is not supported (string, int64)")
+            raise RunError(
+                f"column {f.name}: type {f.type} is not supported (string, int64, int32)"
+            )
         fields.append(
             {"name": f.name, "type": SPARK_TYPES[f.type], "nullable": True, "metadata": {}}
         )
@@ -166,17 +177,61 @@ class DBManager:
             self.db.commitDataCommitInfo(info, self.jvm.java.util.ArrayList())
         return StockCommit(commit_id, redriven, time.perf_counter() - started)
 
-    def snapshot(self, table_id: str) -> list[list[str]]:
-        """The files of each commit of the head snapshot, in snapshot (apply) order."""
-        head = self.db.getSinglePartitionInfo(table_id, PARTITION_DESC)
-        if head is None:
+    def update_schema(self, table_id: str, schema: pa.Schema) -> str:
+        """The table's schema replaced by `schema` (DBManager's `updateTableSchema`, what
+        LakeSoul's connector calls when a write adds a column); its JSON."""
+        schema_json = spark_schema_json(schema)
+        self.db.updateTableSchema(table_id, schema_json)
+        return schema_json
+
+    def partition_versions(self, table_id: str) -> list[tuple[int, list[str]]]:
+        """Every version of the table's partition LakeSoul keeps, oldest first: (version,
+        the commit ids of its snapshot in apply order)."""
+        infos = self.db.getOnePartitionVersions(table_id, PARTITION_DESC)
+        out = [
+            (int(p.getVersion()), [str(self.util.toJavaUUID(u)) for u in p.getSnapshotList()])
+            for p in infos
+        ]
+        return sorted(out)
+
+    def snapshot(self, table_id: str, version: int | None = None) -> list[CommitFiles]:
+        """The files of each commit of the head snapshot (or of the partition's
+        `version`, DBManager's `getSinglePartitionInfo(table, desc, version)`), in
+        snapshot (apply) order."""
+        if version is None:
+            info = self.db.getSinglePartitionInfo(table_id, PARTITION_DESC)
+        else:
+            info = self.db.getSinglePartitionInfo(table_id, PARTITION_DESC, version)
+        if info is None:
             return []
-        infos = self.db.getTableSinglePartitionDataInfo(head)
-        by_id = {str(self.util.toJavaUUID(d.getCommitId())): d for d in infos}
+        ids = [str(self.util.toJavaUUID(u)) for u in info.getSnapshotList()]
+        return self.commit_files(table_id, info, ids)
+
+    def commit_files(self, table_id: str, info: Any, ids: Sequence[str]) -> list[CommitFiles]:
+        """The files of the commits `ids` of the partition version `info`, in that order."""
+        datas = self.db.getTableSinglePartitionDataInfo(info)
+        by_id = {str(self.util.toJavaUUID(d.getCommitId())): d for d in datas}
         out = []
-        for uid in head.getSnapshotList():
-            info = by_id.get(str(self.util.toJavaUUID(uid)))
-            if info is None:
+        for uid in ids:
+            data = by_id.get(uid)
+            if data is None:
                 raise RunError(f"snapshot of {table_id} names a commit with no data: {uid}")
-            out.append([op.getPath() for op in info.getFileOpsList()])
+            ops = list(data.getFileOpsList())
+            columns: dict[str, None] = {}
+            for op in ops:
+                columns.update(dict.fromkeys(c for c in op.getFileExistCols().split(",") if c))
+            out.append(CommitFiles([op.getPath() for op in ops], tuple(columns)))
         return out
+
+    def changes(self, table_id: str, start: int, end: int) -> list[CommitFiles]:
+        """The files of the commits the partition's version `end` holds and its version
+        `start` does not, in apply order: the commits made after `start` up to `end`."""
+        before = self.db.getSinglePartitionInfo(table_id, PARTITION_DESC, start)
+        after = self.db.getSinglePartitionInfo(table_id, PARTITION_DESC, end)
+        if after is None:
+            return []
+        old = set()
+        if before is not None:
+            old = {str(self.util.toJavaUUID(u)) for u in before.getSnapshotList()}
+        ids = [str(self.util.toJavaUUID(u)) for u in after.getSnapshotList()]
+        return self.commit_files(table_id, after, [i for i in ids if i not in old])

@@ -22,6 +22,7 @@ from contest.errors import ReadError
 from contest.peers import formats, ledger
 from contest.peers.write import session_config
 from contest.read import output
+from contest.read.newest import newest_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -72,30 +73,6 @@ def plan_span(
     )
     start = None if before else ledger.commit_for(held, int(from_version or 0))
     return Span(version=to, from_version=from_version, end=end, start=start, changes=True)
-
-
-def newest_schema(df: DataFrame, cfg: Config) -> DataFrame:
-    """A read in the workload's columns and merged types (contest/data/operators.py
-    result_schema: a sum as int64): a column the read lacks (added after the commit
-    read) as NULL, every integer as int64 (one written int32 before its widening)."""
-    import pyarrow as pa
-    from pyspark.sql import functions as F
-
-    from contest.data.operators import result_schema
-    from contest.data.workload import contract_operators, workload_schema
-
-    schema = result_schema(workload_schema(cfg.workload), contract_operators(cfg.workload))
-    have = set(df.columns)
-    cols = []
-    for f in schema:
-        typ = "long" if pa.types.is_integer(f.type) else "string"
-        if f.name not in have:
-            cols.append(F.lit(None).cast(typ).alias(f.name))
-        elif pa.types.is_integer(f.type):
-            cols.append(F.col(f.name).cast("long").alias(f.name))
-        else:
-            cols.append(F.col(f.name))
-    return df.select(*cols)
 
 
 def table_dataframe(

@@ -2,6 +2,17 @@
 it, each bucket's files merged in snapshot order by LakeSoul's NativeIOReader with
 LakeSoul's merge operators, in one Spark task per bucket; the result written by Spark.
 
+History (seed 004, issue 40) through LakeSoul's own partition versions: a read as of a
+batch version reads the partition version its commit made
+(`getSinglePartitionInfo(table, desc, version)`); the changes after version A up to B
+are the commits B's partition version holds and A's does not. Both read under the
+table's newest schema: a file written before a column was added reads it as NULL (a
+column no file of the read holds is left out of the native read and added as NULL). Two
+reads LakeSoul 2.6.2 cannot answer are refused in one line, never answered wrong: over
+commits of which some lack a summed column (`read_columns`: its SumAll would turn the
+sum NULL), and over files holding a column as int32 and as int64 (a widening: its
+reader merges the files' schemas strictly, `merge_refusal`, in its own words).
+
 A table written by the stock Write job carries a count column per summed column
 (contest/write/stock.py, contest/data/stock_layout.py): the sum is NULL where the count
 is 0, and the count column is not part of the result. Any other LakeSoul table (one the
@@ -12,18 +23,19 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from contest.config import Config
 from contest.data import operators as registry
 from contest.data.stock_layout import counted
 from contest.data.workload import contract_operators
 from contest.errors import ReadError
-from contest.infra.dbmanager import DBManager, StockTable, columns_of
+from contest.infra.dbmanager import CommitFiles, DBManager, StockTable, columns_of
 from contest.read import output
 from contest.read.job import ReadReport
 from meta import catalog
-from meta.commits import bucket_of_path
+from meta.commits import bucket_of_path, committed_versions
 from meta.connection import PgConnection
 
 LAKESOUL_OPERATORS = registry.LAKESOUL_OPERATORS
@@ -63,13 +75,106 @@ def stock_operators(
     return ops
 
 
-def bucket_files(commits: list[list[str]]) -> list[list[str]]:
+def bucket_files(commits: Sequence[Sequence[str]]) -> list[list[str]]:
     """Each bucket's files in apply order (commit order, then the commit's own order)."""
     buckets: dict[int, list[str]] = defaultdict(list)
     for files in commits:
         for path in files:
             buckets[bucket_of_path(path)].append(path)
     return [buckets[b] for b in sorted(buckets)]
+
+
+@dataclass(frozen=True)
+class StockSpan:
+    """What a stock read reads: the head (both None), the partition version `end`, or the
+    commits after partition version `start` up to `end` (`start` None: from the first)."""
+
+    end: int | None = None
+    start: int | None = None
+    changes: bool = False
+
+
+def partition_version_of(partitions: Sequence[tuple[int, Sequence[str]]], commit_id: str) -> int:
+    """The partition version a commit made: the first whose snapshot holds it."""
+    for version, ids in partitions:
+        if commit_id in ids:
+            return version
+    raise ReadError(f"commit {commit_id}: no partition version of the table holds it")
+
+
+def stock_span(
+    versions: Mapping[int, str],
+    partitions: Sequence[tuple[int, Sequence[str]]],
+    as_of: int | None = None,
+    from_version: int | None = None,
+    to_version: int | None = None,
+) -> StockSpan:
+    """The partition versions a read as of a batch version, or of the changes after
+    `from_version` up to `to_version`, reads. `versions`: batch version -> the commit
+    that applied it (the stock writer commits in version order, so the state as of V is
+    the partition version the commit of the newest batch at or before V made)."""
+
+    def at(version: int, what: str) -> int | None:
+        upto = [v for v in versions if v <= version]
+        if not upto:
+            if what == "from":
+                return None
+            raise ReadError(f"version {version}: the table holds no batch at or before it")
+        return partition_version_of(partitions, versions[max(upto)])
+
+    if as_of is not None:
+        return StockSpan(end=at(as_of, "as of"))
+    if from_version is None and to_version is None:
+        return StockSpan()
+    to = max(versions, default=None) if to_version is None else to_version
+    if to is None:
+        raise ReadError("the table holds no batch")
+    if from_version is not None and from_version >= to:
+        raise ReadError(f"--from-version {from_version} is not before version {to}")
+    start = None if from_version is None else at(from_version, "from")
+    return StockSpan(end=at(to, "to"), start=start, changes=True)
+
+
+def read_columns(
+    columns: Sequence[str], held: Sequence[Sequence[str]], workload: Mapping[str, str]
+) -> list[str]:
+    """The table's columns (`name:type`) the native reader reads: those some commit of
+    the read holds (`held`: each commit's columns; empty: unknown, all of them). A
+    column none holds is left out (the read puts it into the newest schema as NULL). A
+    summed column some commits hold and others lack is refused: LakeSoul's SumAll turns
+    a key's sum NULL when one of its values is NULL, which is what a file without the
+    column gives (2.6.2's `setDefaultColumnValue` fills a string, and SumAll panics on
+    it), so the answer would be wrong."""
+    names = [c.rsplit(":", 1)[0] for c in columns]
+    sets = [set(h) if h else set(names) for h in held]
+    some = set().union(*sets) if sets else set(names)
+    for summed, count in counted(workload).items():
+        for name in (summed, count):
+            lacking = [i for i, h in enumerate(sets) if name in some and name not in h]
+            if lacking:
+                raise ReadError(
+                    f"lakesoul-stock: {summed} is summed by LakeSoul's SumAll and "
+                    f"{len(lacking)} of the read's {len(sets)} commits were written before "
+                    "it existed: SumAll makes a key's sum NULL when a file lacks the column "
+                    "(and LakeSoul 2.6.2's default column values are strings SumAll cannot "
+                    "sum), so this read would be wrong"
+                )
+    return [c for c, n in zip(columns, names, strict=True) if n in some]
+
+
+def merge_refusal(exc: BaseException) -> str | None:
+    """LakeSoul's own words when its native reader cannot read a bucket's files together
+    (2.6.2 merges the files' schemas strictly: a column written int32 before its widening
+    and int64 after it fails), in one line; None for any other failure."""
+    import re
+
+    found = re.search(r"Fail to merge schema field[^\n]*", str(exc))
+    if found is None:
+        return None
+    return (
+        "lakesoul-stock: LakeSoul 2.6.2's native reader does not read these files "
+        f"together: {found.group(0).strip()}"
+    )
 
 
 def find_stock_table(db: DBManager, conn: PgConnection, cfg: Config, name_or_path: str):
@@ -80,23 +185,39 @@ def find_stock_table(db: DBManager, conn: PgConnection, cfg: Config, name_or_pat
     return table
 
 
-def merged_stock(spark, db: DBManager, cfg: Config, table: StockTable):
-    """The merged table as a DataFrame (contract columns, count columns applied)."""
+def span_commits(db: DBManager, table: StockTable, span: StockSpan) -> list[CommitFiles]:
+    """The files of the commits a span reads, each commit's in apply order."""
+    if not span.changes:
+        commits = db.snapshot(table.table_id, span.end)
+    elif span.start is None:
+        commits = db.snapshot(table.table_id, span.end)
+    else:
+        commits = db.changes(table.table_id, span.start, span.end or 0)
+    if not commits and not span.changes:
+        raise ReadError(f"table {table.namespace}.{table.name} has no commits")
+    return commits
+
+
+def merged_stock(spark, db: DBManager, cfg: Config, table: StockTable, span: StockSpan):
+    """The merged table as a DataFrame (contract columns, count columns applied), in the
+    workload's newest schema."""
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
     from contest.infra.lakesoul_jvm import jlist, jmap
+    from contest.read.newest import newest_schema
 
-    commits = db.snapshot(table.table_id)
-    if not commits:
-        raise ReadError(f"table {table.namespace}.{table.name} has no commits")
-    columns = columns_of(table.schema_json)
+    commits = span_commits(db, table, span)
     workload = contract_operators(cfg.workload)
-    ops = stock_operators(columns, table.primary_keys, cfg.read.operators, workload)
+    every = columns_of(table.schema_json)
+    ops = stock_operators(every, table.primary_keys, cfg.read.operators, workload)
+    columns = read_columns(every, [c.columns for c in commits], workload)
+    names = [c.rsplit(":", 1)[0] for c in columns]
+    ops = {c: op for c, op in ops.items() if c in names}
     jvm = spark._jvm
     jdf = jvm.contest.lakesoul.StockIO.read(
         spark._jsparkSession,
-        jlist(jvm, [jlist(jvm, fs) for fs in bucket_files(commits)]),
+        jlist(jvm, [jlist(jvm, fs) for fs in bucket_files([c.paths for c in commits])]),
         jlist(jvm, columns),
         table.primary_keys[0],
         jmap(jvm, ops),
@@ -105,7 +226,6 @@ def merged_stock(spark, db: DBManager, cfg: Config, table: StockTable):
         cfg.read.stock_prefetch,
     )
     df = DataFrame(jdf, spark)
-    names = [c.rsplit(":", 1)[0] for c in columns]
     counts = {s: c for s, c in counted(workload).items() if s in names and c in names}
     out = []
     for name in names:
@@ -115,24 +235,46 @@ def merged_stock(spark, db: DBManager, cfg: Config, table: StockTable):
         if name in counts:
             col = F.when(F.col(counts[name]) == 0, F.lit(None)).otherwise(col)
         out.append(col.alias(name))
-    return df.select(out), len(commits)
+    df = df.select(out)
+    if cfg.workload.added or cfg.workload.widened:
+        df = newest_schema(df, cfg)
+    return df, len(commits)
 
 
 def run_stock_read(
-    spark, conn: PgConnection, cfg: Config, name_or_path: str, out_dir: str, overwrite: bool
+    spark,
+    conn: PgConnection,
+    cfg: Config,
+    name_or_path: str,
+    out_dir: str,
+    overwrite: bool,
+    as_of: int | None = None,
+    from_version: int | None = None,
+    to_version: int | None = None,
 ) -> ReadReport:
+    """The head, as of a batch version, or the changes of a range (module docstring)."""
     started = time.perf_counter()
     db = DBManager(spark)
     table = find_stock_table(db, conn, cfg, name_or_path)
+    span = StockSpan()
+    if as_of is not None or from_version is not None or to_version is not None:
+        ref = catalog.get_table(conn, table.name, table.namespace)
+        versions = committed_versions(conn, ref)
+        span = stock_span(
+            versions, db.partition_versions(table.table_id), as_of, from_version, to_version
+        )
     out = output.prepare(out_dir, [t.path for t in catalog.list_tables(conn)], overwrite)
     name = f"{table.namespace}.{table.name}"
     try:
-        df, commits = merged_stock(spark, db, cfg, table)
+        df, commits = merged_stock(spark, db, cfg, table, span)
         df.write.option("compression", cfg.read.codec).parquet(str(out.staging))
         rows = spark.read.parquet(str(out.staging)).count()
         output.publish(out, {"table": name, "rows": rows, "engine": "lakesoul-stock"})
-    except BaseException:
+    except BaseException as exc:
         output.discard(out)
+        why = merge_refusal(exc)
+        if why:
+            raise ReadError(why) from None
         raise
     columns = columns_of(table.schema_json)
     ops = stock_operators(

@@ -48,13 +48,12 @@ Say = Callable[[str], None]
 
 def unsupported(cfg: Config, steps: Sequence[Step] = ()) -> str | None:
     """Why a strategy cannot run these phases, or None: a workload's merge operator its
-    format cannot express (contest.engines.operator_refusal), or a workload its engine
-    refuses whole (`Abilities.refuses`: lakesoul-stock and an evolving schema). A
-    history read it cannot answer is not this: its read job refuses it in one line,
-    recorded as refused, and the lane goes on."""
-    from contest.engines import abilities, operator_refusal
+    format cannot express (contest.engines.operator_refusal). A history read it cannot
+    answer is not this: its read job refuses it in one line, recorded as refused, and
+    the lane goes on; a schema change its format refuses is refused by its write job."""
+    from contest.engines import operator_refusal
 
-    return operator_refusal(cfg) or abilities(cfg).refuses
+    return operator_refusal(cfg)
 
 
 def concurrent_reads_why(cfg: Config) -> str | None:

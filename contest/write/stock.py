@@ -10,6 +10,14 @@ committed in its version's turn (`Turnstile`). With `append`,
 the batches (`only` names some) are committed onto the head of the table the name holds
 already, each commit the partition's next version (a workload's phases).
 
+A workload that evolves its schema (issue 40) evolves the table the way LakeSoul's
+connector does: the batch that brings a column (or widens an int32 to int64) is
+committed after DBManager's `updateTableSchema` gave the table its new schema, and its
+files hold the columns the batch has (their `file_exist_cols`); older files keep theirs
+and are read under the newest schema (contest/read/stock.py). Which schema each batch's
+commit finds is worked out before any batch is written (`schema_plan`), so concurrent
+writers write each batch in its commit's types.
+
 Two rewrites make LakeSoul's own merge operators give the contract's result (a workload's
 extra columns the same way, by their operators' entries in contest/data/operators.py; an
 operator LakeSoul has no form of is refused before any work, contest/engines.py):
@@ -36,10 +44,10 @@ import pyarrow as pa
 from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import SCHEMA, Batch, discover
-from contest.data.stock_layout import counted, null_string_columns
-from contest.data.workload import contract_operators, workload_schema
-from contest.errors import DataError, RunError, SchemaEvolutionError
-from contest.infra.dbmanager import DBManager, StockTable
+from contest.data.stock_layout import counted, null_string_columns, schema_plan, stored_schema
+from contest.data.workload import batch_schema, contract_operators, schema_of_batch, workload_schema
+from contest.errors import DataError, RunError
+from contest.infra.dbmanager import SPARK_TYPES, DBManager, StockTable
 from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
 from meta import catalog
 from meta.commits import claim_version, committed_versions, live_commit_count
@@ -70,33 +78,49 @@ def stock_rows(df: DataFrame, ops: Mapping[str, str] | None = None) -> DataFrame
     from pyspark.sql import functions as F
 
     ops = registry.CONTRACT if ops is None else ops
+    ops = {c: op for c, op in ops.items() if c in df.columns}  # the batch's own columns
     sums, nulls = counted(ops), null_string_columns(ops)
+    types = {f.name: f.dataType for f in df.schema.fields}
     cols = []
     for name in df.columns:
         col = F.col(name)
         if name in nulls:
             col = F.when(col == F.lit("null"), F.lit(None).cast("string")).otherwise(col)
         elif name in sums:
-            col = F.coalesce(col, F.lit(0).cast("long"))
+            col = F.coalesce(col, F.lit(0).cast(types[name]))
         cols.append(col.alias(name))
     for summed, count in sums.items():
         cols.append(F.when(F.col(summed).isNull(), 0).otherwise(1).cast("long").alias(count))
     return df.select(cols)
 
 
+def column_specs(schema: pa.Schema) -> list[str]:
+    """`name:type` of each column, as jvm/ StockIO takes them."""
+    return [f"{f.name}:{SPARK_TYPES[f.type]}" for f in schema]
+
+
 def write_native(
-    spark: SparkSession, df: DataFrame, table: StockTable, hash_buckets: int
+    spark: SparkSession,
+    df: DataFrame,
+    table: StockTable,
+    hash_buckets: int,
+    schema: pa.Schema,
 ) -> list[tuple[str, int]]:
     """`df` written by LakeSoul's NativeIOWriter in Spark tasks, shuffled into the table's
-    buckets first as LakeSoul's connector does (one task, one file per bucket)."""
-    from contest.infra.dbmanager import columns_of
+    buckets first as LakeSoul's connector does (one task, one file per bucket); the
+    files' columns and types are `schema`'s (the batch's own columns)."""
+    from pyspark.sql import functions as F
+
     from contest.infra.lakesoul_jvm import jlist
 
     jvm: Any = spark._jvm
-    rows = df.repartition(hash_buckets, *table.primary_keys)
+    typed = df.select(
+        *[F.col(f.name).cast(SPARK_TYPES[f.type].replace("long", "bigint")) for f in schema]
+    )
+    rows = typed.repartition(hash_buckets, *table.primary_keys)
     lines = jvm.contest.lakesoul.StockIO.write(
         rows._jdf,
-        jlist(jvm, columns_of(table.schema_json)),
+        jlist(jvm, column_specs(schema)),
         table.primary_keys[0],
         hash_buckets,
         table.path,
@@ -110,10 +134,17 @@ def write_native(
 
 
 def prepare_stock_table(
-    db: DBManager, conn: PgConnection, cfg: Config, path: str, name: str, replace: bool
+    db: DBManager,
+    conn: PgConnection,
+    cfg: Config,
+    path: str,
+    name: str,
+    replace: bool,
+    schema: pa.Schema | None = None,
 ) -> StockTable:
-    """A new table created by DBManager; a taken name or path is an error unless `replace`
-    (then the old table is dropped and its data files deleted)."""
+    """A new table created by DBManager, of `schema` (default: the workload's newest
+    stored schema); a taken name or path is an error unless `replace` (then the old
+    table is dropped and its data files deleted)."""
     from contest.write.files import delete_table_files
     from meta.tokens import ownership
 
@@ -134,14 +165,16 @@ def prepare_stock_table(
             t.path, ownership(conn, t.table_id), catalog.neighbours(conn, t.table_id, t.path)
         )
         catalog.drop_table(conn, t.name, t.namespace)
+    schema = stock_layout(cfg)[0] if schema is None else schema
     return db.create_table(
-        name, cfg.table.namespace, uri, stock_layout(cfg)[0], PRIMARY_KEY, cfg.table.hash_buckets
+        name, cfg.table.namespace, uri, schema, PRIMARY_KEY, cfg.table.hash_buckets
     )
 
 
 def stock_table_to_append(db: DBManager, cfg: Config, path: str, name: str) -> StockTable | None:
     """The stock table `name` holds, to append to: None when there is none; one at
-    another path, or one not written by this engine (no count columns), is an error."""
+    another path, or one not written by this engine (a column the workload's stored
+    schema lacks, or a summed column without its count column), is an error."""
     from contest.infra.dbmanager import columns_of
 
     table = db.table(name, cfg.table.namespace)
@@ -151,7 +184,10 @@ def stock_table_to_append(db: DBManager, cfg: Config, path: str, name: str) -> S
     where = f"--append: table {table.namespace}.{name}"
     if table.path != uri:
         raise RunError(f"{where} is at {table.path}, not {uri}")
-    if [c.rsplit(":", 1)[0] for c in columns_of(table.schema_json)] != stock_layout(cfg)[0].names:
+    have = [c.rsplit(":", 1)[0] for c in columns_of(table.schema_json)]
+    newest, ops = stock_layout(cfg)
+    counts = [n for c, n in counted(ops).items() if c in have]
+    if not set(have) <= set(newest.names) or not set(counts) <= set(have):
         raise RunError(f"{where} was not written by the lakesoul-stock engine (its columns)")
     return table
 
@@ -210,24 +246,6 @@ class Turnstile:
                 self._cond.notify_all()
 
 
-def schema_evolution_refusal(cfg: Config) -> str | None:
-    """Why this engine does not write the configured workload, or None: one that evolves
-    its schema (`workload.added`, `workload.widened`, issue 40). LakeSoul 2.6.2's
-    DBManager has `updateTableSchema` and its partition versions would serve as-of and
-    change reads, but this engine's native write and read (jvm/ StockIO) take string
-    and int64 columns only, and its summed columns' count columns would need a count
-    for the rows written before a column existed: not built, so refused up front."""
-    w = cfg.workload
-    if not (w.added or w.widened):
-        return None
-    what = [f"{c} added at batch {b}" for c, b in w.added.items()]
-    what += [f"{c} widened int32->int64 at batch {b}" for c, b in w.widened.items()]
-    return (
-        f"write.engine=lakesoul-stock: the workload evolves its schema ({', '.join(what)}): "
-        "this engine writes a table's schema once, string and int64 columns only"
-    )
-
-
 def run_stock_write(
     spark: SparkSession,
     conn: PgConnection,
@@ -247,26 +265,28 @@ def run_stock_write(
     from pyspark.sql import functions as F
 
     from contest.write.job import select_batches
+    from meta.catalog import schema_from_json
 
-    why = schema_evolution_refusal(cfg)
-    if why:
-        raise SchemaEvolutionError(why)
-    found = discover(data_dir, cfg.write.versions or None, workload_schema(cfg.workload))
+    w = cfg.workload
+    found = discover(data_dir, cfg.write.versions or None, schema_of_batch(w))
     batches = sorted(select_batches(found, only, data_dir), key=lambda b: b.version)
+    ops = contract_operators(w)
+    stored = [stored_schema(batch_schema(w, b.index), ops) for b in batches]
     db = DBManager(spark)
     name = table_name or Path(table_path).name
     table = stock_table_to_append(db, cfg, table_path, name) if append else None
     appended = table is not None
+    # The table's schema each batch's commit finds, worked out before anything is written
+    # (a change LakeSoul's reader cannot follow is refused here, nothing written).
+    plan = schema_plan(schema_from_json(table.schema_json) if table else None, stored)
     if table is None:
-        table = prepare_stock_table(db, conn, cfg, table_path, name, replace)
+        table = prepare_stock_table(db, conn, cfg, table_path, name, replace, plan[0][0])
     report = WriteReport(
         f"{table.namespace}.{table.name}",
         table.path,
         # The stock engine has no --resume: its upserts start again from a new table.
         retry_hint="rerun the write with --replace (the stock engine starts the table again)",
     )
-    schema, ops = stock_layout(cfg)
-    columns = schema.names
     started = time.perf_counter()
     log.info(
         "lakesoul-stock: table %s %s at %s",
@@ -278,8 +298,12 @@ def run_stock_write(
     if appended:
         refuse_unversioned(conn, ref, batches)
 
+    steps = zip(batches, stored, plan, strict=True)
+    step = {b.version: (own, after, changed) for b, own, (after, changed) in steps}
+
     def write(batch: Batch) -> tuple[BatchResult, list[tuple[str, int]]]:
-        """The batch's files, written by the native writer (nothing committed yet)."""
+        """The batch's files, written by the native writer (nothing committed yet), in
+        the types the table will have when the batch commits."""
         res = BatchResult(batch.name, batch.version, start_s=time.perf_counter() - started)
         files: list[tuple[str, int]] = []
         try:
@@ -295,7 +319,14 @@ def run_stock_write(
                     "(set write.drop_null_keys=true to drop and count them)"
                 )
             df = df.where(F.col(PRIMARY_KEY).isNotNull()) if null_keys else df
-            files = write_native(spark, stock_rows(df, ops), table, cfg.table.hash_buckets)
+            own, after, _ = step[batch.version]
+            files = write_native(
+                spark,
+                stock_rows(df, ops),
+                table,
+                cfg.table.hash_buckets,
+                pa.schema([after.field(n) for n in own.names]),
+            )
             res.write_s = time.perf_counter() - t0
             res.shuffled = True
             res.null_keys_dropped = null_keys
@@ -307,14 +338,23 @@ def run_stock_write(
         return res, files
 
     def commit(batch: Batch, res: BatchResult, files: list[tuple[str, int]]) -> None:
-        """The written files committed by DBManager as the table's next commit."""
+        """The written files committed by DBManager as the table's next commit, after the
+        schema change the batch brings (DBManager's updateTableSchema)."""
+        own, after, changed = step[batch.version]
         try:
+            if changed:
+                db.update_schema(table.table_id, after)
+                log.info(
+                    "lakesoul-stock: %s: table schema %s",
+                    batch.name,
+                    ", ".join(str(c) for c in changed),
+                )
             # The version first (DBManager's commit knows none), under the commit's id:
             # a version is then committed at most once, and a stopped write's claim
             # that never landed is taken over by the next.
             commit_id = str(uuidlib.uuid4())
             claim_version(conn, ref, commit_id, batch.version, batch.name)
-            committed = db.commit(table.table_id, files, columns, commit_id=commit_id)
+            committed = db.commit(table.table_id, files, own.names, commit_id=commit_id)
             res.commit_s = committed.seconds
             res.commit_id = committed.commit_id
             res.commit_retries = committed.redriven

@@ -2,12 +2,15 @@
 process's Spark session has no LakeSoul jars, and a process holds one JVM).
 
 usage: python -m tests.support.lakesoul_child CONFIG.toml STEPS.json
-STEPS: a list of {"do": ..., ...}:
+STEPS: a list of {"do": ..., ...} (each may carry "workload": configuration keys of the
+workload it is a step of):
 - stock_write: data, table, [versions], [threads], [report]: the lakesoul-stock Write job
   (write.threads = threads, default 1 as the preset's; its report's JSON to `report`)
 - stock_append: data, table, only, [out]: `--append --only` of the Write job; an error
   it raises is written to `out` (the test checks it), none to an empty file
-- stock_read: table, out, [operators]: the lakesoul-stock Read job (result parquet)
+- stock_read: table, out, [operators], [as_of], [from], [to], [error]: the lakesoul-stock
+  Read job (result parquet) of the head, as of a version or of a range's changes; with
+  `error`, a refusal it raises is written there (an empty file: none)
 - lakesoul_table: data, table, writers: a table in the contest schema written as it is
   (no rewrites) by LakeSoul's writers, batch i by writers[i] ("jvm": NativeIOWriter,
   snappy; "pypi": the PyPI package's native writer, zstd), each committed by DBManager
@@ -23,6 +26,7 @@ from pathlib import Path
 
 from contest.config import load_config, override
 from contest.data.batches import SCHEMA, discover
+from contest.errors import HarnessError
 from contest.infra.dbmanager import DBManager
 from contest.infra.lakesoul_jvm import COORDINATES, session_config
 from contest.infra.postgres import resolve_connection
@@ -49,7 +53,8 @@ def lakesoul_table(spark, conn, cfg, data: str, table_path: str, writers: list[s
     table = db.create_table(name, "default", uri, SCHEMA, "uuid", buckets)
     for batch, writer in zip(discover(data), writers, strict=True):
         if writer == "jvm":
-            files = write_native(spark, spark.read.parquet(str(batch.path)), table, buckets)
+            rows = spark.read.parquet(str(batch.path))
+            files = write_native(spark, rows, table, buckets, SCHEMA)
         else:
             w = _NativeWriter(
                 path=uri, schema=SCHEMA, format="parquet", primary_keys=["uuid"],
@@ -75,6 +80,8 @@ def main(config_file: str, steps_file: str) -> int:
                     "write.threads": step.get("threads", 1),
                 },
             )
+            if step.get("workload"):
+                scfg = override(scfg, step["workload"])
             if step.get("operators"):
                 scfg = dataclasses.replace(
                     scfg, read=dataclasses.replace(scfg.read, operators=step["operators"])
@@ -101,7 +108,19 @@ def main(config_file: str, steps_file: str) -> int:
                 elif error:
                     raise SystemExit(error)
             elif step["do"] == "stock_read":
-                run_stock_read(spark, conn, scfg, step["table"], step["out"], overwrite=True)
+                try:
+                    run_stock_read(
+                        spark, conn, scfg, step["table"], step["out"], overwrite=True,
+                        as_of=step.get("as_of"), from_version=step.get("from"),
+                        to_version=step.get("to"),
+                    )  # fmt: skip
+                    error = ""
+                except HarnessError as exc:  # the test reads what was refused
+                    if not step.get("error"):
+                        raise
+                    error = str(exc)
+                if step.get("error"):
+                    Path(step["error"]).write_text(error)
             elif step["do"] == "lakesoul_table":
                 lakesoul_table(spark, conn, scfg, step["data"], step["table"], step["writers"])
             else:

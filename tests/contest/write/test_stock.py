@@ -6,11 +6,9 @@ import uuid
 
 import pytest
 
-from contest.config import load_config
-from contest.data.workload import workload_settings
 from contest.errors import ReadError
 from contest.read.stock import bucket_files, stock_operators
-from contest.write.stock import schema_evolution_refusal, stock_schema
+from contest.write.stock import stock_schema
 from tests.support.contract_cases import CASES, row, versions_spec, write_case
 from tests.support.lakesoul import result_rows, run_child
 
@@ -185,11 +183,3 @@ def test_the_turnstile_commits_in_version_order_and_stops_after_a_failure():
     for t in threads:
         t.join(timeout=10)
     assert order == [(2, True), (4, True), (5, True), (7, False), (9, False)]
-
-
-def test_a_workload_that_evolves_its_schema_is_refused_in_one_line():
-    assert schema_evolution_refusal(load_config()) is None
-    cfg = load_config(overrides=workload_settings("schema-evolution"))
-    why = schema_evolution_refusal(cfg)
-    assert why is not None and "\n" not in why
-    assert "tag added at batch 3" in why and "hits widened int32->int64 at batch 6" in why

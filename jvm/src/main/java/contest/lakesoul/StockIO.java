@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.ArrowType;
@@ -35,8 +36,8 @@ import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
- * LakeSoul's own native IO inside Spark tasks, for flat tables of string and int64 columns
- * (columns are given as "name:string" or "name:long", in table order).
+ * LakeSoul's own native IO inside Spark tasks, for flat tables of string, int64 and int32 columns
+ * (columns are given as "name:string", "name:long" or "name:integer", in table order).
  *
  * <p>write: each task hands its rows to LakeSoul's NativeIOWriter (primary key, hash buckets),
  * which sorts them by key and writes one file per bucket; the driver commits them with
@@ -50,9 +51,14 @@ public final class StockIO {
   public static StructType sparkSchema(List<String> columns) {
     List<StructField> fields = new ArrayList<>();
     for (String c : columns) {
+      String t = type(c);
       fields.add(
           DataTypes.createStructField(
-              name(c), isLong(c) ? DataTypes.LongType : DataTypes.StringType, true));
+              name(c),
+              t.equals("long")
+                  ? DataTypes.LongType
+                  : t.equals("integer") ? DataTypes.IntegerType : DataTypes.StringType,
+              true));
     }
     return DataTypes.createStructType(fields);
   }
@@ -60,7 +66,11 @@ public final class StockIO {
   static Schema arrowSchema(List<String> columns) {
     List<Field> fields = new ArrayList<>();
     for (String c : columns) {
-      ArrowType t = isLong(c) ? new ArrowType.Int(64, true) : ArrowType.Utf8.INSTANCE;
+      String type = type(c);
+      ArrowType t =
+          type.equals("long")
+              ? new ArrowType.Int(64, true)
+              : type.equals("integer") ? new ArrowType.Int(32, true) : ArrowType.Utf8.INSTANCE;
       fields.add(new Field(name(c), FieldType.nullable(t), null));
     }
     return new Schema(fields);
@@ -70,12 +80,12 @@ public final class StockIO {
     return column.substring(0, column.lastIndexOf(':'));
   }
 
-  static boolean isLong(String column) {
+  static String type(String column) {
     String type = column.substring(column.lastIndexOf(':') + 1);
-    if (!type.equals("long") && !type.equals("string")) {
-      throw new IllegalArgumentException("column type must be long or string: " + column);
+    if (!type.equals("long") && !type.equals("string") && !type.equals("integer")) {
+      throw new IllegalArgumentException("column type must be long, integer or string: " + column);
     }
-    return type.equals("long");
+    return type;
   }
 
   /** Writes each partition of df with NativeIOWriter; returns "path\tbytes" per file. */
@@ -111,6 +121,8 @@ public final class StockIO {
                       if (o == null) v.setNull(n);
                       else if (v instanceof BigIntVector)
                         ((BigIntVector) v).setSafe(n, ((Number) o).longValue());
+                      else if (v instanceof IntVector)
+                        ((IntVector) v).setSafe(n, ((Number) o).intValue());
                       else ((VarCharVector) v).setSafe(n, o.toString().getBytes(StandardCharsets.UTF_8));
                     }
                     n++;
@@ -144,7 +156,8 @@ public final class StockIO {
    * Spark as LakeSoul's Spark connector hands them (NativeVectorizedReader): each Arrow batch
    * wrapped in Spark's ArrowColumnVector, its rows read in place, no per-value Java object.
    * batchRows, threads and prefetch are NativeIOReader's setBatchSize, setThreadNum and
-   * setBufferSize (0 = LakeSoul's default).
+   * setBufferSize (0 = LakeSoul's default). A file written before a column existed reads it
+   * as NULL.
    */
   public static Dataset<Row> read(
       SparkSession spark,
