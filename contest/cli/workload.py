@@ -53,7 +53,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--work", help="work folder (default: work_dir)")
     run.add_argument(
-        "--results", help="records file to append to (default: this machine's own store)"
+        "--results",
+        help="records file to append to, or a results folder (then its "
+        "workloads/<workload>.jsonl, e.g. --results results to publish; default: this "
+        "machine's own store)",
     )
 
     pub = command(
@@ -87,7 +90,7 @@ def _configs(args: argparse.Namespace) -> dict[str, Config]:
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     from contest.data.batches import discover
     from contest.evaluation.data_cache import cached_data
-    from contest.results.workloads import append, load, local_file
+    from contest.results.workloads import append, load, local_file, published_file
     from contest.workload.plan import load_plan
     from contest.workload.report import write_report
     from contest.workload.runner import run_workload
@@ -107,6 +110,8 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
         raise UsageError(f"{data}: {found} batches, the workload has {cfg.workload.batches}")
     say(f"workload {cfg.workload.name}: {len(steps)} steps x {len(configs)} strategies")
     out = Path(args.results) if args.results else local_file(first.work_path, cfg.workload.name)
+    if out.is_dir():
+        out = published_file(out, cfg.workload.name)
     say(f"phase records: {out}")
     records = run_workload(
         cfg.workload.name,

@@ -92,6 +92,7 @@ class StockSpan:
     end: int | None = None
     start: int | None = None
     changes: bool = False
+    version: int | None = None  # the newest batch version read (the oracle's: up to it)
 
 
 def partition_version_of(partitions: Sequence[tuple[int, Sequence[str]]], commit_id: str) -> int:
@@ -114,25 +115,28 @@ def stock_span(
     that applied it (the stock writer commits in version order, so the state as of V is
     the partition version the commit of the newest batch at or before V made)."""
 
+    def newest(version: int) -> int | None:
+        return max((v for v in versions if v <= version), default=None)
+
     def at(version: int, what: str) -> int | None:
-        upto = [v for v in versions if v <= version]
-        if not upto:
+        upto = newest(version)
+        if upto is None:
             if what == "from":
                 return None
             raise ReadError(f"version {version}: the table holds no batch at or before it")
-        return partition_version_of(partitions, versions[max(upto)])
+        return partition_version_of(partitions, versions[upto])
 
     if as_of is not None:
-        return StockSpan(end=at(as_of, "as of"))
+        return StockSpan(end=at(as_of, "as of"), version=newest(as_of))
     if from_version is None and to_version is None:
-        return StockSpan()
+        return StockSpan(version=max(versions, default=None))
     to = max(versions, default=None) if to_version is None else to_version
     if to is None:
         raise ReadError("the table holds no batch")
     if from_version is not None and from_version >= to:
         raise ReadError(f"--from-version {from_version} is not before version {to}")
     start = None if from_version is None else at(from_version, "from")
-    return StockSpan(end=at(to, "to"), start=start, changes=True)
+    return StockSpan(end=at(to, "to"), start=start, changes=True, version=newest(to))
 
 
 def read_columns(
@@ -256,10 +260,10 @@ def run_stock_read(
     started = time.perf_counter()
     db = DBManager(spark)
     table = find_stock_table(db, conn, cfg, name_or_path)
-    span = StockSpan()
+    ref = catalog.get_table(conn, table.name, table.namespace)
+    versions = committed_versions(conn, ref)
+    span = StockSpan(version=max(versions, default=None))
     if as_of is not None or from_version is not None or to_version is not None:
-        ref = catalog.get_table(conn, table.name, table.namespace)
-        versions = committed_versions(conn, ref)
         span = stock_span(
             versions, db.partition_versions(table.table_id), as_of, from_version, to_version
         )
@@ -280,4 +284,13 @@ def run_stock_read(
     ops = stock_operators(
         columns, table.primary_keys, cfg.read.operators, contract_operators(cfg.workload)
     )
-    return ReadReport(name, str(out.target), rows, commits, -1, time.perf_counter() - started, ops)
+    return ReadReport(
+        name,
+        str(out.target),
+        rows,
+        commits,
+        -1 if span.end is None else span.end,
+        time.perf_counter() - started,
+        ops,
+        version=span.version,
+    )

@@ -164,15 +164,15 @@ def test_a_read_takes_the_partition_version_the_versions_commit_made():
     assert partition_version_of(partitions, "b") == 1
     with pytest.raises(ReadError, match="no partition version"):
         partition_version_of(partitions, "z")
-    assert stock_span(versions, partitions) == StockSpan()
-    assert stock_span(versions, partitions, as_of=25) == StockSpan(end=1)
-    assert stock_span(versions, partitions, as_of=30) == StockSpan(end=3)
+    assert stock_span(versions, partitions) == StockSpan(version=30)
+    assert stock_span(versions, partitions, as_of=25) == StockSpan(end=1, version=20)
+    assert stock_span(versions, partitions, as_of=30) == StockSpan(end=3, version=30)
     assert stock_span(versions, partitions, from_version=10, to_version=25) == StockSpan(
-        end=1, start=0, changes=True
+        end=1, start=0, changes=True, version=20
     )
     # From before the first batch: from the beginning; to the newest by default.
     assert stock_span(versions, partitions, from_version=5) == StockSpan(
-        end=3, start=None, changes=True
+        end=3, start=None, changes=True, version=30
     )
     with pytest.raises(ReadError, match="not before"):
         stock_span(versions, partitions, from_version=20, to_version=20)
