@@ -8,7 +8,8 @@ interleaved for `repeat` rounds: `optimized` as `contest evaluate` times it (wri
 read, each a whole spark-submit process), DuckDB as a whole Python process; both checked
 by the oracle. Ratio = DuckDB seconds / optimized seconds (>= 1: optimized is faster);
 each engine / floor says how far it is from what cannot be avoided. One record per
-engine and round; duckdb.md shows the newest sitting.
+engine and round; duckdb.md shows the newest sitting of each data set (a scale and a data
+shape), with intervals and ratios round by round.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from contest.config import Config, override
 from contest.errors import RunError, UsageError
 from contest.evaluation.strategies import STRATEGIES
 from contest.results.benchmarks import DuckDBRecord
+from contest.results.intervals import median_interval, paired_ratio
 from contest.results.runs import RunRecord
 
 ENGINES = ("optimized", "duckdb", "floor")
@@ -278,41 +280,93 @@ class DuckDBBench(Benchmark):
 
     def render(self, records: Sequence[DuckDBRecord]) -> str:
         groups = sittings(records, starts=new_sitting)
-        summary = summarize(groups[-1] if groups else [])
+        newest = newest_per_data(groups)
         lines = [
             "# Optimized pipeline against a single-process DuckDB merge",
             "",
-            f"Data: `{summary.data}`; cores: {summary.cores} (local[N] and DuckDB's "
-            f"threads); {summary.rounds} interleaved round(s). Seconds are whole processes "
-            "(optimized: write + read spark-submit; DuckDB: one Python process).",
+            "The newest sitting of each data set (a scale and a data shape: the harness's "
+            "own generator, or pyarrow's defaults), newest first. Seconds are whole "
+            "processes (optimized: write + read spark-submit; DuckDB: one Python process; "
+            "the floor: every batch read once, the result's rows written once, two trivial "
+            "spark-submits). Each median with its distribution-free interval and n; each "
+            "ratio taken round by round inside the sitting (contest/results/intervals.py); "
+            "noise: the highest share of the CPUs other work took during an engine's "
+            "processes.",
             "",
-            "| engine | median s | runs (s) | peak process RSS (GB) | correct |",
-            "|---|---|---|---|---|",
         ]
-        for name, rs in summary.runs.items():
-            if not rs:
-                continue
-            secs = ", ".join(run_seconds(r) for r in rs)
-            rss = max((r.peak_process_rss_bytes or 0) for r in rs) / 1e9
-            ok = all(r.correct for r in rs)
-            lines.append(f"| {name} | {summary.median_s[name]:.1f} | {secs} | {rss:.2f} | {ok} |")
+        for group in reversed(newest):
+            lines += sitting_section(group)
+        return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def newest_per_data(groups: Sequence[Sequence[DuckDBRecord]]) -> list[Sequence[DuckDBRecord]]:
+    """The newest sitting of each data folder, in the order of their sittings."""
+    newest: dict[str | None, Sequence[DuckDBRecord]] = {}
+    for group in groups:
+        if group:
+            newest.pop(group[0].data, None)
+            newest[group[0].data] = group
+    return list(newest.values())
+
+
+def by_round(rs: Sequence[DuckDBRecord]) -> dict[int, float]:
+    """Speed (1 / seconds) per round: what `paired_ratio` compares."""
+    return {r.round: 1 / r.seconds for r in rs if r.seconds > 0}
+
+
+def sitting_section(records: Sequence[DuckDBRecord]) -> list[str]:
+    """One sitting: its engines' medians with intervals, runs and noise, and the ratios
+    round by round."""
+    summary = summarize(records)
+    first = records[0]
+    stamp = first.stamp
+    where = f"sitting {first.sitting}" if first.sitting else "sitting"
+    if stamp is not None and stamp.git_commit:
+        where += f", git {stamp.git_commit}" + (" (dirty)" if stamp.dirty else "")
+    lines = [
+        f"## `{summary.data}`",
+        "",
+        f"{where}; cores: {summary.cores} (local[N] and DuckDB's threads); "
+        f"{summary.rounds} interleaved round(s).",
+        "",
+        "| engine | median s [interval] n | runs (s) | peak process RSS (GB) | noise | correct |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, rs in summary.runs.items():
+        if not rs:
+            continue
+        iv = median_interval([r.seconds for r in rs])
+        med = f"{iv.median:.1f}" + (f" [{iv.low:.1f}-{iv.high:.1f}] n={iv.n}" if iv.n > 1 else "")
+        secs = ", ".join(run_seconds(r) for r in rs)
+        rss = max((r.peak_process_rss_bytes or 0) for r in rs) / 1e9
+        shares = [r.outside_share for r in rs if r.outside_share is not None]
+        noise = f"{max(shares):.0%}" if shares else "-"
+        ok = all(r.correct for r in rs)
+        lines.append(f"| {name} | {med} | {secs} | {rss:.2f} | {noise} | {ok} |")
+    opt = by_round(summary.runs["optimized"])
+    duck = paired_ratio("optimized", "duckdb", opt, by_round(summary.runs["duckdb"]))
+    lines += [""]
+    if duck is not None:
         lines += [
-            "",
-            f"Ratio DuckDB / optimized (>= 1.0: optimized is at least as fast): "
-            f"**{summary.ratio_duckdb_to_optimized}**",
+            "DuckDB / optimized, round by round (>= 1.0: optimized is at least as fast): "
+            f"**{duck.text()}**",
             "",
         ]
-        base = summary.median_s["optimized"]
-        for name in summary.runs:
-            med = summary.median_s[name]
-            if "[" in name and med and base:
-                lines += [f"{name} / optimized (medians): **{med / base:.3f}**", ""]
-        if summary.median_s["floor"]:
-            over = summary.over_floor
-            lines += [
-                f"Over the floor (every batch read once, the result's rows written once, "
-                f"two trivial spark-submits): optimized **{over['optimized']}x**, DuckDB "
-                f"**{over['duckdb']}x**. The floor's runs are I/O + starts.",
-                "",
-            ]
-        return "\n".join(lines)
+    for name, rs in summary.runs.items():
+        if "[" in name and rs:
+            r = paired_ratio(name, "optimized", by_round(rs), opt)
+            if r is not None:
+                lines += [
+                    f"{name}: optimized's seconds over its, round by round (> 1: the "
+                    f"variant is faster): **{r.text()}**",
+                    "",
+                ]
+    floor = by_round(summary.runs["floor"])
+    if floor:
+        over = [
+            (label, paired_ratio("floor", e, floor, by_round(summary.runs[e])))
+            for e, label in (("optimized", "optimized"), ("duckdb", "DuckDB"))
+        ]
+        text = ", ".join(f"{label} **{r.text()}**" for label, r in over if r is not None)
+        lines += [f"Over the floor, round by round: {text}. The floor's runs are I/O + starts.", ""]
+    return lines

@@ -38,7 +38,7 @@ def add_benchmark(sub: argparse._SubParsersAction, name: str, alias: str | None 
     p = command(sub, alias or name, b.summary, b.description, cmd_bench)
     for option in b.all_options():
         add_option(p, option)
-    p.set_defaults(benchmark=name)
+    p.set_defaults(benchmark=name, needs_metadata=True)
 
 
 def add_option(p: argparse.ArgumentParser, option: Option) -> None:

@@ -32,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "JSON object; exit 0 only when the result is right.",
         cmd_evaluate,
     )
+    e.set_defaults(needs_metadata=True)
     e.add_argument(
         "--strategy",
         default="optimized",
@@ -48,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "ratios of optimized to each.",
         cmd_compare,
     )
+    c.set_defaults(needs_metadata=True)
     c.add_argument(
         "--strategies",
         action=ListAction,
@@ -106,6 +108,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "See sweeps/*.toml.",
         cmd_sweep,
     )
+    s.set_defaults(needs_metadata=True)
     s.add_argument("file", help="sweep file (TOML)")
     s.add_argument(
         "--results",

@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 from contest import __version__
 from contest.cli import (
@@ -81,6 +82,16 @@ def config_from(args: argparse.Namespace) -> Config:
     return cfg
 
 
+def metadata_server(args: argparse.Namespace, cfg: Config) -> AbstractContextManager[None]:
+    """For a command that runs jobs on LakeSoul tables (`needs_metadata`), the metadata
+    server, started for the run when the embedded one is down; else nothing."""
+    if not getattr(args, "needs_metadata", False):
+        return nullcontext()
+    from contest.infra.postgres import database_for
+
+    return database_for(cfg, lambda line: print(f"contest: {line}", file=sys.stderr))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from contest.infra.proc import sigterm_as_interrupt, stop_spawned
 
@@ -90,7 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             with sigterm_as_interrupt():
                 args = parser.parse_args(argv)  # a list option's bad item: a UsageError
                 cfg = config_from(args)
-                return int(args.handler(args, cfg))
+                with metadata_server(args, cfg):
+                    return int(args.handler(args, cfg))
         finally:
             if sys.stdout is not None:  # None when started with stdout closed
                 sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit

@@ -32,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and charts beside it.",
         cmd_run,
     )
+    run.set_defaults(needs_metadata=True)
     run.add_argument(
         "workload", metavar="NAME|FILE", help="a named workload (workloads/*.toml) or a file"
     )

@@ -14,6 +14,8 @@ import secrets
 import shutil
 import socket
 import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from contest.config import Config
@@ -274,6 +276,23 @@ def local_server_pids(cfg: Config) -> tuple[int, ...]:
         return ()
     pid = EmbeddedCluster(cfg).pid()
     return (pid,) if pid is not None else ()
+
+
+@contextmanager
+def database_for(cfg: Config, say: Callable[[str], None] = print) -> Iterator[None]:
+    """The metadata server a run needs, healed when it is missing: an external one as
+    configured (checked when a job connects); the embedded one as it is when running,
+    else started for the run (said in one line) and stopped after it, as it was found."""
+    cluster = None if cfg.pg.external else EmbeddedCluster(cfg)
+    if cluster is None or cluster.running():
+        yield
+        return
+    _, what = cluster.up()
+    say(f"embedded PostgreSQL {what} for this run (stopped after it; `contest db up` keeps one)")
+    try:
+        yield
+    finally:
+        cluster.down()
 
 
 def ensure_database(cfg: Config) -> PgConnection:

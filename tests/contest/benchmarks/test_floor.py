@@ -55,10 +55,33 @@ def test_the_page_gives_each_engine_over_the_floor() -> None:
     s = summarize(records)
     assert s.over_floor == {"optimized": 2.0, "duckdb": 1.7, "floor": 1.0}
     page = DuckDBBench().render(records)
-    assert "optimized **2.0x**, DuckDB **1.7x**" in page
-    assert "| floor | 20.0 | 20.0 (8.0 + 12.0) |" in page
+    assert "optimized **2.00x (single run)**, DuckDB **1.70x (single run)**" in page
+    assert "| floor | 20.0 | 20.0 (8.0 + 12.0) | 0.00 | - | True |" in page
     # A sitting without a floor renders as before.
-    assert "floor" not in DuckDBBench().render(records[:2])
+    assert "Over the floor" not in DuckDBBench().render(records[:2])
+
+
+def test_the_page_shows_the_newest_sitting_of_each_data_set_with_intervals() -> None:
+    def rec(sitting: str, data: str, engine: str, rnd: int, seconds: float) -> DuckDBRecord:
+        return DuckDBRecord(
+            engine=engine, round=rnd, seconds=seconds, correct=True, sitting=sitting,
+            data=data, outside_share=0.02 * rnd,
+        )  # fmt: skip
+
+    old = [rec("s1", "own", e, 1, 99.0) for e in ("optimized", "duckdb")]
+    own = [rec("s2", "own", "optimized", r, 40.0 + r) for r in (1, 2, 3)]
+    own += [rec("s2", "own", "duckdb", r, 30.0 + r) for r in (1, 2, 3)]
+    other = [rec("s3", "pyarrow", "optimized", r, 50.0) for r in (1, 2, 3)]
+    other += [rec("s3", "pyarrow", "duckdb", r, 25.0 * r) for r in (1, 2, 3)]
+    page = DuckDBBench().render(old + own + other)
+    # Newest first, one section a data set, the older sitting of `own` not shown.
+    assert page.index("## `pyarrow`") < page.index("## `own`") and "99.0" not in page
+    assert "| optimized | 42.0 [41.0-43.0] n=3 | 41.0 (" not in page  # no write/read split
+    assert "| optimized | 42.0 [41.0-43.0] n=3 | 41.0, 42.0, 43.0 | 0.00 | 6% | True |" in page
+    # DuckDB / optimized round by round: 31/41, 32/42, 33/43 (all below 1).
+    assert "**0.76x [0.76-0.77] n=3 (75%)**" in page
+    # pyarrow: 25/50, 50/50, 75/50: the interval crosses 1.
+    assert "**1.00x [0.50-1.50] n=3 (75%) ~**" in page
 
 
 def test_a_variant_of_optimized_is_an_engine_of_its_own_on_the_page() -> None:
@@ -76,5 +99,6 @@ def test_a_variant_of_optimized_is_an_engine_of_its_own_on_the_page() -> None:
     assert list(s.runs) == ["optimized", f"optimized [{spec}]", "duckdb", "floor"]
     assert s.median_s["optimized"] == 40.0 and s.ratio_duckdb_to_optimized == 0.85
     page = DuckDBBench().render(records)
-    assert f"| optimized [{spec}] | 44.0 | 44.0 | 0.00 | True |" in page
-    assert f"optimized [{spec}] / optimized (medians): **1.100**" in page
+    assert f"| optimized [{spec}] | 44.0 | 44.0 | 0.00 | - | True |" in page
+    assert f"optimized [{spec}]: optimized's seconds over its, round by round" in page
+    assert "the variant is faster): **0.91x (single run)**" in page

@@ -117,3 +117,31 @@ def test_the_running_servers_pid_is_its_postmaster(cfg, pg):
     assert psutil.Process(pid).name().startswith("postgres")
     # Its backends are its children: a job's connection is served inside this tree.
     assert any(c.name().startswith("postgres") for c in psutil.Process(pid).children())
+
+
+def test_a_run_heals_a_missing_embedded_server_and_leaves_it_as_found(tmp_path, pg):
+    """`database_for` (commands that run jobs: evaluate, compare, sweep, bench, workload
+    run): a stopped embedded server is started for the run, said in one line, and
+    stopped after it; a running one is left running."""
+    from contest.infra.postgres import database_for
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    cfg = make_config(
+        tmp_path, state_dir=str(pg_state(tmp_path)), **{"pg.port": port, "pg.url": ""}
+    )  # always embedded here, a folder and a port of its own
+    cluster, said = EmbeddedCluster(cfg), []
+    assert not cluster.running()
+    with database_for(cfg, said.append):
+        assert cluster.running()
+        resolve_connection(cfg)  # what a job asks for
+    assert not cluster.running()
+    assert len(said) == 1 and "started on 127.0.0.1" in said[0] and "stopped after" in said[0]
+    cluster.up()
+    try:
+        with database_for(cfg, said.append):
+            assert cluster.running()
+        assert cluster.running() and len(said) == 1  # found running: left running, silent
+    finally:
+        cluster.down()
