@@ -309,6 +309,14 @@ def newest_per_data(groups: Sequence[Sequence[DuckDBRecord]]) -> list[Sequence[D
     return list(newest.values())
 
 
+def outside_share(r: DuckDBRecord) -> float | None:
+    """Other work's share of the CPUs while the row was measured: the row's own figure
+    (the floor's, per process), else its stamp's (the interval since the last row)."""
+    if r.outside_share is not None:
+        return r.outside_share
+    return r.stamp.outside_share if r.stamp is not None else None
+
+
 def by_round(rs: Sequence[DuckDBRecord]) -> dict[int, float]:
     """Speed (1 / seconds) per round: what `paired_ratio` compares."""
     return {r.round: 1 / r.seconds for r in rs if r.seconds > 0}
@@ -339,7 +347,7 @@ def sitting_section(records: Sequence[DuckDBRecord]) -> list[str]:
         med = f"{iv.median:.1f}" + (f" [{iv.low:.1f}-{iv.high:.1f}] n={iv.n}" if iv.n > 1 else "")
         secs = ", ".join(run_seconds(r) for r in rs)
         rss = max((r.peak_process_rss_bytes or 0) for r in rs) / 1e9
-        shares = [r.outside_share for r in rs if r.outside_share is not None]
+        shares = [x for x in map(outside_share, rs) if x is not None]
         noise = f"{max(shares):.0%}" if shares else "-"
         ok = all(r.correct for r in rs)
         lines.append(f"| {name} | {med} | {secs} | {rss:.2f} | {noise} | {ok} |")

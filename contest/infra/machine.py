@@ -121,7 +121,8 @@ class Sample:
 
 def git_state(source: Path) -> tuple[str, bool | None]:
     """(short commit, whether the work tree has uncommitted changes) of the checkout
-    that holds `source`; ("", None) outside a checkout."""
+    that holds `source`; ("", None) outside a checkout. Changes under results/ do not
+    count: the benchmarks append their own records there as they run."""
 
     def git(*args: str) -> str | None:
         try:
@@ -135,7 +136,9 @@ def git_state(source: Path) -> tuple[str, bool | None]:
     commit = (git("rev-parse", "--short", "HEAD") or "").strip()
     if not commit:
         return "", None
-    status = git("status", "--porcelain", "--untracked-files=no")
+    status = git(
+        "status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)results"
+    )
     return commit, (None if status is None else bool(status.strip()))
 
 

@@ -59,5 +59,16 @@ def test_git_state_sees_a_dirty_tree(tmp_path):
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x")
     commit, dirty = git_state(tmp_path)
     assert len(commit) >= 7 and dirty is False
+    # A benchmark's own records under results/ (even asked from a subfolder): clean.
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "r.jsonl").write_text("1")
+    git("add", "results/r.jsonl")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "y")
+    commit = git_state(tmp_path)[0]
+    (tmp_path / "results" / "r.jsonl").write_text("2")
+    (tmp_path / "sub").mkdir()
+    assert git_state(tmp_path) == (commit, False)
+    assert git_state(tmp_path / "sub") == (commit, False)
     Path(tmp_path / "f").write_text("2")
     assert git_state(tmp_path) == (commit, True)
+    assert git_state(tmp_path / "sub") == (commit, True)
