@@ -254,7 +254,8 @@ class EmbeddedCluster:
 
 
 def resolve_connection(cfg: Config) -> PgConnection:
-    """External server when configured, else the embedded cluster, which must be running."""
+    """External server when configured, else the embedded cluster, which must be running
+    (or is started, inside a run that heals it: `database_for`)."""
     if cfg.pg.external:
         host, port, database = parse_jdbc_url(cfg.pg.url)
         return PgConnection(
@@ -262,9 +263,17 @@ def resolve_connection(cfg: Config) -> PgConnection:
         )
     cluster = EmbeddedCluster(cfg)
     if not cluster.running():
-        raise PgError(
-            "no PostgreSQL for LakeSoul's metadata: start the embedded one with `contest db up`, "
-            "or set LAKESOUL_PG_URL, LAKESOUL_PG_USERNAME and LAKESOUL_PG_PASSWORD"
+        if _healing is None:
+            raise PgError(
+                "no PostgreSQL for LakeSoul's metadata: start the embedded one with "
+                "`contest db up`, or set LAKESOUL_PG_URL, LAKESOUL_PG_USERNAME and "
+                "LAKESOUL_PG_PASSWORD"
+            )
+        say, started = _healing
+        _, what = cluster.up()
+        started.append(cluster)
+        say(
+            f"embedded PostgreSQL {what} for this run (stopped after it; `contest db up` keeps one)"
         )
     return cluster.connection()
 
@@ -278,21 +287,26 @@ def local_server_pids(cfg: Config) -> tuple[int, ...]:
     return (pid,) if pid is not None else ()
 
 
+# The run that heals a missing embedded server (`database_for`): how it says so, and
+# the clusters it started, stopped when it ends. One CLI process runs one command.
+_healing: tuple[Callable[[str], None], list[EmbeddedCluster]] | None = None
+
+
 @contextmanager
 def database_for(cfg: Config, say: Callable[[str], None] = print) -> Iterator[None]:
-    """The metadata server a run needs, healed when it is missing: an external one as
-    configured (checked when a job connects); the embedded one as it is when running,
-    else started for the run (said in one line) and stopped after it, as it was found."""
-    cluster = None if cfg.pg.external else EmbeddedCluster(cfg)
-    if cluster is None or cluster.running():
-        yield
-        return
-    _, what = cluster.up()
-    say(f"embedded PostgreSQL {what} for this run (stopped after it; `contest db up` keeps one)")
+    """A run that heals a missing metadata server: while it lasts, the first connection
+    asked of a stopped embedded server starts it (said in one line; bad input refused
+    before that starts nothing), and it is stopped when the run ends, as it was found.
+    An external server is used as configured."""
+    global _healing
+    started: list[EmbeddedCluster] = []
+    outer, _healing = _healing, (say, started)
     try:
         yield
     finally:
-        cluster.down()
+        _healing = outer
+        for cluster in started:
+            cluster.down()
 
 
 def ensure_database(cfg: Config) -> PgConnection:

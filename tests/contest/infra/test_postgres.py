@@ -121,8 +121,8 @@ def test_the_running_servers_pid_is_its_postmaster(cfg, pg):
 
 def test_a_run_heals_a_missing_embedded_server_and_leaves_it_as_found(tmp_path, pg):
     """`database_for` (commands that run jobs: evaluate, compare, sweep, bench, workload
-    run): a stopped embedded server is started for the run, said in one line, and
-    stopped after it; a running one is left running."""
+    run): a stopped embedded server is started when the run first asks for it, said in
+    one line, and stopped after the run; a running one is left running."""
     from contest.infra.postgres import database_for
 
     with socket.socket() as free:
@@ -134,14 +134,16 @@ def test_a_run_heals_a_missing_embedded_server_and_leaves_it_as_found(tmp_path, 
     cluster, said = EmbeddedCluster(cfg), []
     assert not cluster.running()
     with database_for(cfg, said.append):
+        assert not cluster.running() and not said  # bad input refused here starts nothing
+        resolve_connection(cfg)  # what a run asks for first
         assert cluster.running()
-        resolve_connection(cfg)  # what a job asks for
+        resolve_connection(cfg)
     assert not cluster.running()
     assert len(said) == 1 and "started on 127.0.0.1" in said[0] and "stopped after" in said[0]
     cluster.up()
     try:
         with database_for(cfg, said.append):
-            assert cluster.running()
+            resolve_connection(cfg)
         assert cluster.running() and len(said) == 1  # found running: left running, silent
     finally:
         cluster.down()
