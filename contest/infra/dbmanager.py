@@ -76,6 +76,11 @@ def columns_of(schema_json: str) -> list[str]:
 
     schema = schema_from_json(schema_json)
     spark_schema_json(schema)  # supported types only
+    return column_specs(schema)
+
+
+def column_specs(schema: pa.Schema) -> list[str]:
+    """`name:type` of each column, as jvm/ StockIO takes them."""
     return [f"{f.name}:{SPARK_TYPES[f.type]}" for f in schema]
 
 
@@ -188,11 +193,11 @@ class DBManager:
         """Every version of the table's partition LakeSoul keeps, oldest first: (version,
         the commit ids of its snapshot in apply order)."""
         infos = self.db.getOnePartitionVersions(table_id, PARTITION_DESC)
-        out = [
-            (int(p.getVersion()), [str(self.util.toJavaUUID(u)) for u in p.getSnapshotList()])
-            for p in infos
-        ]
-        return sorted(out)
+        return sorted((int(p.getVersion()), self._ids(p)) for p in infos)
+
+    def _ids(self, info: Any) -> list[str]:
+        """The commit ids of a partition version's snapshot, in apply order."""
+        return [str(self.util.toJavaUUID(u)) for u in info.getSnapshotList()]
 
     def snapshot(self, table_id: str, version: int | None = None) -> list[CommitFiles]:
         """The files of each commit of the head snapshot (or of the partition's
@@ -204,8 +209,7 @@ class DBManager:
             info = self.db.getSinglePartitionInfo(table_id, PARTITION_DESC, version)
         if info is None:
             return []
-        ids = [str(self.util.toJavaUUID(u)) for u in info.getSnapshotList()]
-        return self.commit_files(table_id, info, ids)
+        return self.commit_files(table_id, info, self._ids(info))
 
     def commit_files(self, table_id: str, info: Any, ids: Sequence[str]) -> list[CommitFiles]:
         """The files of the commits `ids` of the partition version `info`, in that order."""
@@ -230,8 +234,5 @@ class DBManager:
         after = self.db.getSinglePartitionInfo(table_id, PARTITION_DESC, end)
         if after is None:
             return []
-        old = set()
-        if before is not None:
-            old = {str(self.util.toJavaUUID(u)) for u in before.getSnapshotList()}
-        ids = [str(self.util.toJavaUUID(u)) for u in after.getSnapshotList()]
-        return self.commit_files(table_id, after, [i for i in ids if i not in old])
+        old = set() if before is None else set(self._ids(before))
+        return self.commit_files(table_id, after, [i for i in self._ids(after) if i not in old])

@@ -191,12 +191,10 @@ def find_stock_table(db: DBManager, conn: PgConnection, cfg: Config, name_or_pat
 
 def span_commits(db: DBManager, table: StockTable, span: StockSpan) -> list[CommitFiles]:
     """The files of the commits a span reads, each commit's in apply order."""
-    if not span.changes:
+    if span.changes and span.start is not None and span.end is not None:
+        commits = db.changes(table.table_id, span.start, span.end)
+    else:  # the head, a version, or the changes from the first commit on
         commits = db.snapshot(table.table_id, span.end)
-    elif span.start is None:
-        commits = db.snapshot(table.table_id, span.end)
-    else:
-        commits = db.changes(table.table_id, span.start, span.end or 0)
     if not commits and not span.changes:
         raise ReadError(f"table {table.namespace}.{table.name} has no commits")
     return commits

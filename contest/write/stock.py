@@ -44,10 +44,16 @@ import pyarrow as pa
 from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import SCHEMA, Batch, discover
-from contest.data.stock_layout import counted, null_string_columns, schema_plan, stored_schema
+from contest.data.stock_layout import (
+    SIMPLE_TYPES,
+    counted,
+    null_string_columns,
+    schema_plan,
+    stored_schema,
+)
 from contest.data.workload import batch_schema, contract_operators, schema_of_batch, workload_schema
 from contest.errors import DataError, RunError
-from contest.infra.dbmanager import SPARK_TYPES, DBManager, StockTable
+from contest.infra.dbmanager import DBManager, StockTable, column_specs
 from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
 from meta import catalog
 from meta.commits import claim_version, committed_versions, live_commit_count
@@ -94,11 +100,6 @@ def stock_rows(df: DataFrame, ops: Mapping[str, str] | None = None) -> DataFrame
     return df.select(cols)
 
 
-def column_specs(schema: pa.Schema) -> list[str]:
-    """`name:type` of each column, as jvm/ StockIO takes them."""
-    return [f"{f.name}:{SPARK_TYPES[f.type]}" for f in schema]
-
-
 def write_native(
     spark: SparkSession,
     df: DataFrame,
@@ -114,9 +115,7 @@ def write_native(
     from contest.infra.lakesoul_jvm import jlist
 
     jvm: Any = spark._jvm
-    typed = df.select(
-        *[F.col(f.name).cast(SPARK_TYPES[f.type].replace("long", "bigint")) for f in schema]
-    )
+    typed = df.select(*[F.col(f.name).cast(SIMPLE_TYPES[f.type]) for f in schema])
     rows = typed.repartition(hash_buckets, *table.primary_keys)
     lines = jvm.contest.lakesoul.StockIO.write(
         rows._jdf,
