@@ -141,7 +141,7 @@ def render_disclosure(records: Sequence[RunRecord]) -> str:
         "## Each job, in the order run",
         "",
         "Noise is measured during each job: other work's share of all CPUs (mean and "
-        "peak over 0.25 s windows) and the CPU steal; `busy` runs are left out of the "
+        "peak over 2 s windows) and the CPU steal; `busy` runs are left out of the "
         "medians.",
         "",
         "| when (UTC) | round | # | strategy | attempt | write s | read s | write noise "

@@ -31,16 +31,20 @@ from contest.benchmarks.base import (
     Sitting,
     newest_per,
 )
+from contest.benchmarks.disk import (
+    DATA_BYTES,
+    ORACLE_BYTES,
+    RESULT_BYTES,
+    TABLE_BYTES,
+    free_bytes,
+    refuse,
+)
 from contest.config import Config
 from contest.errors import UsageError
 from contest.evaluation.strategies import STRATEGIES
 from contest.infra.proc import own_peak_rss, reset_own_peak_rss
 from contest.results.benchmarks import ScaleRecord
 from contest.results.runs import RunRecord
-
-# Bytes on the work folder's disk per unit of scale, measured at scale 1: the batches,
-# the oracle's result, the table and the merged result.
-DATA_BYTES, ORACLE_BYTES, TABLE_BYTES, RESULT_BYTES = 2.4e9, 1.2e9, 2.35e9, 1.6e9
 
 
 def disk_needed(scale: float, cached: bool, keep_data: bool) -> float:
@@ -55,19 +59,14 @@ def disk_needed(scale: float, cached: bool, keep_data: bool) -> float:
 
 def check_disk(cfg: Config, scale: float, cached: bool, keep_data: bool) -> None:
     """A scale that cannot fit is refused before it generates anything (scale 10 needs
-    about 60 GB): not a full disk twenty minutes into its write."""
-    from contest.infra.storage import is_object_store
-
-    if any(is_object_store(p) for p in (cfg.tables_dir, cfg.result_dir)):
-        return  # the table or result is elsewhere: the local estimate does not apply
-    where = cfg.work_path.absolute()
-    while not where.exists():
-        where = where.parent
-    need, free = disk_needed(scale, cached, keep_data), shutil.disk_usage(where).free
-    if free < need:
-        raise UsageError(
-            f"scale {scale:g} needs about {need / 1e9:.0f} GB free under {cfg.work_path} "
-            f"(batches, oracle's result and table side by side); {free / 1e9:.0f} GB free"
+    about 60 GB)."""
+    need, free = disk_needed(scale, cached, keep_data), free_bytes(cfg)
+    if free is not None and free < need:
+        raise refuse(
+            scale,
+            need,
+            free,
+            f"under {cfg.work_path}: batches, oracle's result and table side by side",
         )
 
 

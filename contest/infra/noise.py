@@ -14,6 +14,7 @@ so counted as noise: the error leans towards calling a job busy, never quiet.
 from __future__ import annotations
 
 import os
+from collections import deque
 from dataclasses import dataclass, field
 
 import psutil
@@ -24,6 +25,12 @@ import psutil
 BUSY_OUTSIDE_SHARE = 0.10
 BUSY_PEAK_SHARE = 0.50
 BUSY_STEAL_SHARE = 0.02
+# The peak is taken over windows of at least this long. Over one 0.25 s poll, a tree
+# process that starts and exits between two polls (the spark-submit launcher's JVM, a
+# forked worker) reads as noise: such windows showed 40-90% peaks on a quiet machine.
+# Over 2 s that artefact is at most an eighth of the CPUs, while other work holding a
+# core for two seconds still reads 50%.
+PEAK_WINDOW_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,7 @@ class JobNoise:
     tree_cpu_s: float  # CPU seconds of the job's tree (and its servers')
     outside_cpu_s: float  # CPU seconds of everything else (this process left out)
     outside_share: float  # mean over the job, of all CPUs
-    peak_outside_share: float  # the highest over one sampling window
+    peak_outside_share: float  # the highest over any PEAK_WINDOW_S of the job
     steal_share: float
     samples: int
 
@@ -126,6 +133,8 @@ class NoiseMeter:
     _last: tuple[float, float, float, float, float] | None = field(default=None, init=False)
     _peak: float = field(default=0.0, init=False)
     _samples: int = field(default=0, init=False)
+    # The readings of the last PEAK_WINDOW_S (and the one just before), oldest first.
+    _recent: deque = field(default_factory=deque, init=False)
 
     def __post_init__(self) -> None:
         self.tree = TreeCpu((self.root, *self.servers))
@@ -136,17 +145,23 @@ class NoiseMeter:
 
     def start(self, clock: float) -> None:
         self._first = self._last = self._read(clock)
+        self._recent = deque([self._first])
 
     def sample(self, clock: float) -> None:
         if self._last is None:
             self.start(clock)
             return
         now = self._read(clock)
-        prev = self._last
-        share = outside_share(
-            now[1] - prev[1], now[3] - prev[3], now[4] - prev[4], now[0] - prev[0], self.cores
-        )
-        self._peak = max(self._peak, share)
+        self._recent.append(now)
+        # Keep the newest reading at least PEAK_WINDOW_S before this one, and those after.
+        while len(self._recent) > 2 and now[0] - self._recent[1][0] >= PEAK_WINDOW_S:
+            self._recent.popleft()
+        then = self._recent[0]
+        if now[0] - then[0] >= PEAK_WINDOW_S:
+            share = outside_share(
+                now[1] - then[1], now[3] - then[3], now[4] - then[4], now[0] - then[0], self.cores
+            )
+            self._peak = max(self._peak, share)
         self._samples += 1
         self._last = now
 
@@ -156,13 +171,15 @@ class NoiseMeter:
         a, b = self._first, self._last
         wall = b[0] - a[0]
         share = outside_share(b[1] - a[1], b[3] - a[3], b[4] - a[4], wall, self.cores)
+        # A job shorter than a window has one window: itself.
+        peak = self._peak if wall >= PEAK_WINDOW_S else share
         return JobNoise(
             wall_s=round(wall, 3),
             cores=self.cores,
             tree_cpu_s=round(b[3] - a[3], 3),
             outside_cpu_s=round(share * wall * self.cores, 3),
             outside_share=round(share, 4),
-            peak_outside_share=round(self._peak, 4),
+            peak_outside_share=round(peak, 4),
             steal_share=round(max(0.0, (b[2] - a[2]) / (wall * self.cores)), 4),
             samples=self._samples,
         )

@@ -97,6 +97,8 @@ class DuckDBRecord(BenchRecord):
     outside_share: float | None = None
     # An optimized run under other settings (`--variant KEY=VALUE`), beside the default.
     variant: str | None = None
+    # Why an engine's process failed (then not correct, its seconds those until it did).
+    error: str | None = None
 
     @property
     def label(self) -> str:

@@ -82,8 +82,8 @@ class JobLoad:
     steal_after: float | None = None
     # Share of all CPUs busy over the short window before the job (not the harness's).
     cpu_busy_before: float | None = None
-    # During the job: other work's share of all CPUs (mean, and the highest over one
-    # sampling window), CPU steal, and the CPU seconds of the job's own tree.
+    # During the job: other work's share of all CPUs (mean, and the highest over any
+    # 2 s: noise.PEAK_WINDOW_S), CPU steal, and the CPU seconds of the job's own tree.
     outside_share: float | None = None
     peak_outside_share: float | None = None
     steal_during: float | None = None

@@ -102,3 +102,18 @@ def test_a_variant_of_optimized_is_an_engine_of_its_own_on_the_page() -> None:
     assert f"| optimized [{spec}] | 44.0 | 44.0 | 0.00 | - | True |" in page
     assert f"optimized [{spec}]: optimized's seconds over its, round by round" in page
     assert "the variant is faster): **0.91x (single run)**" in page
+
+
+def test_a_failed_engine_is_shown_failed_and_left_out_of_medians_and_ratios() -> None:
+    def rec(engine: str, seconds: float, correct: bool = True, **kw: str) -> DuckDBRecord:
+        return DuckDBRecord(
+            engine=engine, round=1, seconds=seconds, correct=correct, sitting="s", **kw
+        )
+
+    error = "DuckDB merge exited 1: IO Error: No space left on device (log d.log)"
+    records = [rec("optimized", 40.0), rec("duckdb", 300.0, False, error=error)]
+    s = summarize(records)
+    assert s.median_s["duckdb"] is None and s.ratio_duckdb_to_optimized is None
+    page = DuckDBBench().render(records)
+    assert f"| duckdb | - | failed after 300.0 ({error}) | 0.00 | - | False |" in page
+    assert "DuckDB / optimized" not in page

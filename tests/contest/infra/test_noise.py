@@ -16,8 +16,10 @@ from contest.infra.noise import (
     BUSY_OUTSIDE_SHARE,
     BUSY_PEAK_SHARE,
     BUSY_STEAL_SHARE,
+    PEAK_WINDOW_S,
     Background,
     JobNoise,
+    NoiseMeter,
     outside_share,
 )
 from contest.infra.proc import run_timed
@@ -43,6 +45,48 @@ def test_outside_share_splits_busy_time() -> None:
     assert outside_share(9.0, 9.5, 0.0, 10.0, 2) == 0.0
     assert outside_share(50.0, 0.0, 0.0, 10.0, 2) == 1.0
     assert outside_share(1.0, 0.0, 0.0, 0.0, 2) == 0.0
+
+
+class ScriptedMeter(NoiseMeter):
+    """A meter whose readings come from a script: per 0.25 s poll, the CPU seconds of
+    other work (the job's tree keeps both cores busy throughout)."""
+
+    def __init__(self, outside_per_poll: list[float]) -> None:
+        super().__init__(root=0, cores=2, own_apart=False)
+        self.script = [0.0, *outside_per_poll]
+        self.busy = self.tree_s = 0.0
+        self.i = 0
+
+    def _read(self, clock: float) -> tuple[float, float, float, float, float]:
+        self.tree_s += 0.5 if self.i else 0.0
+        self.busy += (0.5 if self.i else 0.0) + self.script[self.i]
+        self.i += 1
+        return clock, self.busy, 0.0, self.tree_s, 0.0
+
+
+def scripted_peak(outside_per_poll: list[float]) -> float:
+    meter = ScriptedMeter(outside_per_poll)
+    meter.start(0.0)
+    for k in range(1, len(outside_per_poll) + 1):
+        meter.sample(0.25 * k)
+    result = meter.result()
+    assert result is not None
+    return result.peak_outside_share
+
+
+def test_the_peak_is_over_windows_of_seconds_not_one_poll() -> None:
+    quiet = [0.0] * 40  # 10 s
+    # A process of the tree missed between two polls (a launcher's half CPU-second) is
+    # one poll's artefact: over a 2 s window it is an eighth of the CPUs, not busy.
+    blip = quiet[:8] + [0.5] + quiet[9:]
+    assert scripted_peak(blip) == pytest.approx(0.5 / (PEAK_WINDOW_S * 2))
+    assert scripted_peak(blip) < BUSY_PEAK_SHARE
+    # Other work holding one core for three seconds is a busy peak, however quiet the
+    # job's mean (30 s long: a 5% mean).
+    held = [0.0] * 40 + [0.25] * 12 + [0.0] * 68
+    assert scripted_peak(held) == pytest.approx(0.5) and scripted_peak(held) >= BUSY_PEAK_SHARE
+    # A job shorter than a window: its one window is itself.
+    assert scripted_peak([0.25] * 4) == pytest.approx(0.5)
 
 
 def test_busy_rule_names_the_reason() -> None:

@@ -1,0 +1,77 @@
+"""`contest bench duckdb` end to end at a tiny scale on real Spark and DuckDB: every
+engine of every round recorded and checked, and nothing left behind that the next engine
+would have to share the disk with (at scale 10 the disk is the limit)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from contest.benchmarks.duckdb import disk_plan
+from contest.cli.main import main
+from contest.config import load_config
+from contest.errors import UsageError
+from tests.support.config import cli
+
+
+@pytest.mark.parametrize(
+    ("free_gb", "cached", "repeat", "variants", "lean", "refused"),
+    [
+        (80, False, 3, 1, False, None),  # everything side by side fits
+        (68, False, 1, 0, True, None),  # fits once the batches go after optimized's write
+        (68, False, 3, 0, None, "one round, no --variant"),
+        (68, False, 1, 1, None, "one round, no --variant"),
+        (45, True, 1, 0, None, "not this sitting.s to remove"),
+        (50, False, 1, 0, None, "even with the batches removed"),
+    ],
+)
+def test_scale_10_runs_lean_or_is_refused_before_any_work(
+    tmp_path, monkeypatch, free_gb, cached, repeat, variants, lean, refused
+):
+    import shutil
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(250e9, 0, free_gb * 1e9))
+    cfg = load_config(env={}, overrides={"work_dir": str(tmp_path)})
+    folder = tmp_path / "data" / "scale-10-seed-2022"
+    if cached:
+        folder.mkdir(parents=True)
+        (folder / ".complete").write_text("ok\n")
+    if refused:
+        with pytest.raises(UsageError, match=refused):
+            disk_plan(cfg, 10, folder, repeat, variants)
+    else:
+        assert disk_plan(cfg, 10, folder, repeat, variants) is lean
+
+
+@pytest.mark.slow
+def test_a_tiny_lean_sitting_drops_each_engines_output_once_checked(
+    cfg, pg, tmp_path: Path, monkeypatch
+) -> None:
+    import shutil
+    from collections import namedtuple
+
+    # A disk that holds the batches, the oracle's result and the table, not a result too:
+    # at 0.0005 of scale 1's bytes, as scale 10 on this machine's 70 GB.
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(250e9, 0, 3.4e6))
+    out = tmp_path / "published"
+    argv = ["bench", "duckdb", "--scale", "0.0005", "--repeat", "1", "--cores", "2"]
+    argv += ["--results", str(out)]
+    assert main(cli(cfg, *argv)) == 0
+    lines = [json.loads(ln) for ln in (out / "duckdb.jsonl").read_text().splitlines()]
+    # Optimized last: its write is the last use of the batches.
+    assert [x["engine"] for x in lines] == ["duckdb", "floor", "optimized"]
+    assert all(x["correct"] and x["seconds"] > 0 for x in lines)
+    assert len({x["sitting"] for x in lines}) == 1
+    # The batches this sitting generated, the optimized table and result and DuckDB's
+    # result are gone once used; the oracle's result stays for the next sitting.
+    work = cfg.work_path
+    assert not any((work / "data").rglob("*.parquet"))
+    assert not any((work / "eval" / "tables").rglob("*.parquet"))
+    assert not (work / "eval" / "result" / "ccf").exists()
+    assert not (work / "bench" / "duckdb" / "result").exists()
+    assert any((work / "oracle").rglob("*.parquet"))
