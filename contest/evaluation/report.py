@@ -191,7 +191,8 @@ def write_report(runs_path: Path) -> tuple[Path, Path]:
         "Only from sittings (`contest bench peers --results results`): the newest at each "
         "scale, data shape and codec. `optimized`'s median rows/core/s over the sitting's "
         "quiet, correct rounds with its distribution-free interval, and its ratio to the "
-        "fastest other strategy of the same sitting, taken round by round (page: "
+        "fastest peer of the same sitting (a format's own merge or LakeSoul's stock "
+        "libraries, not the harness's own baselines), taken round by round (page: "
         "`peer_sittings.md`, each sitting's full disclosure beside it).",
         "",
         *sitting_headlines(sittings),
@@ -244,7 +245,7 @@ def _score(iv: Interval) -> str:
 
 def sitting_headlines(records: Sequence[RunRecord]) -> list[str]:
     """One headline line per (scale, data shape, codec), from its newest sitting only:
-    optimized's median with its interval and optimized / the fastest other strategy of
+    optimized's median with its interval and optimized / the fastest peer of
     that sitting, round by round. No sitting: no headline figure, said in one line."""
     if not records:
         return [
@@ -263,7 +264,7 @@ def sitting_headlines(records: Sequence[RunRecord]) -> list[str]:
             continue
         peer = s.fastest_peer
         versus = (
-            f"; {REFERENCE} / the fastest other ({peer.strategy}): {peer.ratio.text()}"
+            f"; {REFERENCE} / the fastest peer ({peer.strategy}): {peer.ratio.text()}"
             if peer is not None and peer.ratio is not None
             else ""
         )

@@ -15,6 +15,11 @@ from contest.results.intervals import Interval, Ratio, median_interval, paired_r
 from contest.results.runs import RunRecord
 
 REFERENCE = "optimized"
+# This harness's own strategies: the reference and the contest's baselines (the design
+# without its optimizations). Every other strategy is a peer, the one a user would pick
+# instead (a format's own merge, LakeSoul's stock libraries), and only a peer is the one
+# to beat; a `:defaults` row is its peer's.
+OWN = frozenset({REFERENCE, "baseline-mor", "baseline-cow"})
 
 
 def kept(records: Sequence[RunRecord]) -> dict[str, dict[int, RunRecord]]:
@@ -68,8 +73,9 @@ class SittingSummary:
 
     @property
     def fastest_peer(self) -> Row | None:
-        """The other strategy with the highest median score (the one to beat)."""
-        others = [r for r in self.rows if r.strategy != REFERENCE and r.score is not None]
+        """The peer (not one of the harness's own strategies) with the highest median
+        score: the one to beat."""
+        others = [r for r in self.rows if r.strategy not in OWN and r.score is not None]
         return max(others, key=lambda r: r.score.median if r.score else 0.0, default=None)
 
 

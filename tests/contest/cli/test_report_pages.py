@@ -41,7 +41,9 @@ def test_contest_report_regenerates_every_committed_page(tmp_path: Path, capsys)
         again = (tmp_path / "results" / rel).read_text()
         assert again == committed.read_text(), f"{rel} is not what `contest report` writes"
         generated.append(rel)
-    # A page per results file (native_merge.jsonl's is written by hand), and the peers'
-    # write amplification from runs.jsonl.
+    # A page per results file (native_merge.jsonl's is written by hand), the peers'
+    # write amplification from runs.jsonl, and each sitting's full disclosure.
     files = list(registry.every_file(REPO / "results"))
-    assert len(generated) == len(files) - 1 + 1 and Path("peers_batches.md") in generated
+    disclosures = [p for p in generated if p.parts[0] == "disclosure"]
+    assert len(generated) == len(files) - 1 + 1 + len(disclosures)
+    assert Path("peers_batches.md") in generated

@@ -162,7 +162,10 @@ def test_load_reads_the_committed_results():
     loaded = load(RESULTS)
     runs = records(RESULTS / "runs.jsonl")
     clusters = sum(len(records(p)) for p in RESULTS.glob("cluster/*/runs.jsonl"))
-    assert loaded.con.execute("SELECT count(*) FROM runs").fetchone() == (len(runs) + clusters,)
+    sittings = len(records(RESULTS / "peer_sittings.jsonl"))
+    assert loaded.con.execute("SELECT count(*) FROM runs").fetchone() == (
+        len(runs) + clusters + sittings,
+    )
     assert loaded.con.execute("SELECT count(*) FROM scale").fetchone() == (
         len(records(RESULTS / "scale.jsonl")),
     )

@@ -34,10 +34,12 @@ CHROMIUM = "/usr/bin/chromium"
 
 
 def all_runs() -> list[dict]:
+    """Every published run the runs table shows: evaluations, cluster runs, sittings."""
     runs = records(RESULTS / "runs.jsonl")
     for path in sorted(RESULTS.glob("cluster/*/runs.jsonl")):
         runs += records(path)
-    return runs
+    sittings = RESULTS / "peer_sittings.jsonl"
+    return runs + (records(sittings) if sittings.exists() else [])
 
 
 LOCAL_RUN = {

@@ -26,10 +26,8 @@ def known_keys(record: object) -> set[str]:
 def test_every_results_file_has_its_record():
     assert COMMITTED, "no results files found"
     kinds = {registry.file_of(RESULTS, p).name for p in COMMITTED}
-    # Each kind the registry names is committed at least once (a stale entry shows),
-    # but for those not yet measured on a quiet machine, each with why.
-    not_yet = {"peer_sittings": "issue 37's sittings need a quiet machine"}
-    assert kinds == set(registry.FILES) - set(not_yet)
+    # Each kind the registry names is committed at least once (a stale entry shows).
+    assert kinds == set(registry.FILES)
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.relative_to(RESULTS).as_posix())
