@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+import textwrap
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -364,6 +365,7 @@ def chart_figure(
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k" if v else "0"))
     axes[0][0].set_yticks(ys)
     axes[0][0].set_yticklabels(strategies)
-    fig.suptitle(title)
+    # Wrapped to the figure's width: one panel is narrower than the title.
+    fig.suptitle(textwrap.fill(title, width=int(14 * fig.get_figwidth())), fontsize=10)
     fig.tight_layout()
     return fig
