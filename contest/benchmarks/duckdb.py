@@ -337,7 +337,10 @@ class DuckDBBench(Benchmark):
             floor = run_floor(cfg, data, cores, keys, out_dir.parent, rnd)
             sitting.record({"round": rnd, "engine": "floor", **floor, **where})
             if lean:  # one round, no variant (disk_plan): optimized last, then no batches
-                ok = self._optimized(sitting, cfg, None, rnd, data, cores, where, drop_batches)
+                ok = (
+                    self._optimized(sitting, cfg, None, rnd, data, cores, where, drop_batches)
+                    and ok
+                )
         return ok
 
     @staticmethod
