@@ -365,7 +365,10 @@ def chart_figure(
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k" if v else "0"))
     axes[0][0].set_yticks(ys)
     axes[0][0].set_yticklabels(strategies)
-    # Wrapped to the figure's width: one panel is narrower than the title.
-    fig.suptitle(textwrap.fill(title, width=int(14 * fig.get_figwidth())), fontsize=10)
+    # Wrapped to the figure's width (one panel is narrower than the title), the figure
+    # taller by the lines it wraps to.
+    wrapped = textwrap.fill(title, width=int(14 * fig.get_figwidth()))
+    fig.set_figheight(fig.get_figheight() + 0.25 * wrapped.count("\n"))
+    fig.suptitle(wrapped, fontsize=10)
     fig.tight_layout()
     return fig
