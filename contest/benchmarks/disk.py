@@ -32,3 +32,26 @@ def refuse(scale: float, need: float, free: float, what: str, hint: str = "") ->
         f"scale {scale:g} needs about {need / 1e9:.0f} GB free ({what}); "
         f"{free / 1e9:.0f} GB free{hint}"
     )
+
+
+def disk_needed(scale: float, cached: bool, keep_data: bool) -> float:
+    """Bytes a scale adds to the disk at its peak: batches, oracle's result and table side
+    by side while the write runs (the batches then go, unless kept, before the read
+    writes its result)."""
+    data = 0.0 if cached else DATA_BYTES
+    during_write = data + ORACLE_BYTES + TABLE_BYTES
+    during_read = (data if keep_data else 0.0) + ORACLE_BYTES + TABLE_BYTES + RESULT_BYTES
+    return scale * max(during_write, during_read)
+
+
+def check_disk(cfg: Config, scale: float, cached: bool, keep_data: bool) -> None:
+    """A scale that cannot fit is refused before it generates anything (scale 10 needs
+    about 60 GB)."""
+    need, free = disk_needed(scale, cached, keep_data), free_bytes(cfg)
+    if free is not None and free < need:
+        raise refuse(
+            scale,
+            need,
+            free,
+            f"under {cfg.work_path}: batches, oracle's result and table side by side",
+        )

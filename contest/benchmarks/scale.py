@@ -31,43 +31,13 @@ from contest.benchmarks.base import (
     Sitting,
     newest_per,
 )
-from contest.benchmarks.disk import (
-    DATA_BYTES,
-    ORACLE_BYTES,
-    RESULT_BYTES,
-    TABLE_BYTES,
-    free_bytes,
-    refuse,
-)
+from contest.benchmarks.disk import check_disk
 from contest.config import Config
 from contest.errors import UsageError
 from contest.evaluation.strategies import STRATEGIES
 from contest.infra.proc import own_peak_rss, reset_own_peak_rss
 from contest.results.benchmarks import ScaleRecord
 from contest.results.runs import RunRecord
-
-
-def disk_needed(scale: float, cached: bool, keep_data: bool) -> float:
-    """Bytes a scale adds to the disk at its peak: batches, oracle's result and table side
-    by side while the write runs (the batches then go, unless kept, before the read
-    writes its result)."""
-    data = 0.0 if cached else DATA_BYTES
-    during_write = data + ORACLE_BYTES + TABLE_BYTES
-    during_read = (data if keep_data else 0.0) + ORACLE_BYTES + TABLE_BYTES + RESULT_BYTES
-    return scale * max(during_write, during_read)
-
-
-def check_disk(cfg: Config, scale: float, cached: bool, keep_data: bool) -> None:
-    """A scale that cannot fit is refused before it generates anything (scale 10 needs
-    about 60 GB)."""
-    need, free = disk_needed(scale, cached, keep_data), free_bytes(cfg)
-    if free is not None and free < need:
-        raise refuse(
-            scale,
-            need,
-            free,
-            f"under {cfg.work_path}: batches, oracle's result and table side by side",
-        )
 
 
 def job_seconds(log: Path, key: str) -> float | None:

@@ -73,7 +73,7 @@ def test_a_scale_that_cannot_fit_is_refused_before_it_starts(tmp_path, monkeypat
     import shutil
     from collections import namedtuple
 
-    from contest.benchmarks.scale import check_disk, disk_needed
+    from contest.benchmarks.disk import check_disk, disk_needed
     from contest.config import load_config
 
     assert 55e9 < disk_needed(10, cached=False, keep_data=False) < 65e9
