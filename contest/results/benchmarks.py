@@ -87,9 +87,13 @@ class DuckDBRecord(BenchRecord):
     data: str | None = None
     cores: int | None = None
     peak_process_rss_bytes: int | None = None
+    # The whole process tree's peak (JVM and Python workers); older lines have none.
+    peak_rss_bytes: int | None = None
     write_s: float | None = None
     read_s: float | None = None
     query_s: float | None = None
+    # DuckDB's key ranges, one query each (older lines: one query, no figure).
+    parts: int | None = None
     # The floor (contest/benchmarks/floor.py): its I/O process and its two Spark starts.
     io_s: float | None = None
     starts_s: float | None = None

@@ -47,6 +47,27 @@ def test_scale_10_runs_lean_or_is_refused_before_any_work(
         assert disk_plan(cfg, 10, folder, repeat, variants) is lean
 
 
+@pytest.mark.parametrize(("parts", "queries"), [(0, 1), (1, 1), (4, 4)])
+def test_duckdb_reference_is_exact_in_one_query_or_in_key_ranges(tmp_path, parts, queries):
+    """The reference merge, one query or one per key range (scale 10 at 4 GiB), checked
+    by the oracle: every key once, in as many files as ranges; 0 (as the data needs) is
+    one query where the aggregate fits the limit."""
+    from contest.benchmarks.duckdb_merge import run
+    from contest.data.batches import discover
+    from contest.data.checker import SUCCESS_MARKER, compare
+    from contest.data.generator import generate
+    from contest.data.oracle import expected_result
+
+    generate(tmp_path / "data", 0.0005, seed=7, nulls=True, progress=False)
+    expected = expected_result(discover(tmp_path / "data"), tmp_path / "expected.parquet")
+    out = tmp_path / "duckdb"
+    got = run(tmp_path / "data", out, threads=2, memory_limit=256 << 20, versions=None, parts=parts)
+    assert (got["parts"], got["rows"]) == (queries, expected.rows)
+    assert len(list(out.glob("part-*.parquet"))) == queries
+    (out / SUCCESS_MARKER).touch()  # as the bench marks a finished merge
+    assert compare(out, expected.path).ok
+
+
 @pytest.mark.slow
 def test_a_tiny_lean_sitting_drops_each_engines_output_once_checked(
     cfg, pg, tmp_path: Path, monkeypatch

@@ -5,6 +5,7 @@ Its parts for real on tiny data; the arithmetic on made records."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -42,21 +43,30 @@ def test_run_floor_times_the_io_and_two_spark_starts(cfg, tmp_path: Path) -> Non
 
 
 def test_the_page_gives_each_engine_over_the_floor() -> None:
-    def rec(engine: str, rnd: int, seconds: float, **kw: float) -> DuckDBRecord:
+    def rec(engine: str, rnd: int, seconds: float, **kw: Any) -> DuckDBRecord:
         return DuckDBRecord(
             engine=engine, round=rnd, seconds=seconds, correct=True, sitting="s", **kw
         )
 
     records = [
         rec("optimized", 1, 40.0, write_s=24.0, read_s=16.0),
-        rec("duckdb", 1, 34.0),
+        rec(
+            "duckdb",
+            1,
+            34.0,
+            peak_process_rss_bytes=3_000_000_000,
+            peak_rss_bytes=3_200_000_000,
+            parts=6,
+        ),
         rec("floor", 1, 20.0, io_s=8.0, starts_s=12.0),
     ]
     s = summarize(records)
     assert s.over_floor == {"optimized": 2.0, "duckdb": 1.7, "floor": 1.0}
     page = DuckDBBench().render(records)
     assert "optimized **2.00x (single run)**, DuckDB **1.70x (single run)**" in page
-    assert "| floor | 20.0 | 20.0 (8.0 + 12.0) | 0.00 | - | True |" in page
+    assert "| floor | 20.0 | 20.0 (8.0 + 12.0) | 0.00, - | - | True |" in page
+    # DuckDB in key ranges is another reference than one query: the page says which.
+    assert "| duckdb (6 key ranges) | 34.0 | 34.0 | 3.00, 3.20 | - | True |" in page
     # A sitting without a floor renders as before.
     assert "Over the floor" not in DuckDBBench().render(records[:2])
 
@@ -77,7 +87,7 @@ def test_the_page_shows_the_newest_sitting_of_each_data_set_with_intervals() -> 
     # Newest first, one section a data set, the older sitting of `own` not shown.
     assert page.index("## `pyarrow`") < page.index("## `own`") and "99.0" not in page
     assert "| optimized | 42.0 [41.0-43.0] n=3 | 41.0 (" not in page  # no write/read split
-    assert "| optimized | 42.0 [41.0-43.0] n=3 | 41.0, 42.0, 43.0 | 0.00 | 6% | True |" in page
+    assert "| optimized | 42.0 [41.0-43.0] n=3 | 41.0, 42.0, 43.0 | 0.00, - | 6% | True |" in page
     # DuckDB / optimized round by round: 31/41, 32/42, 33/43 (all below 1).
     assert "**0.76x [0.76-0.77] n=3 (75%)**" in page
     # pyarrow: 25/50, 50/50, 75/50: the interval crosses 1.
@@ -99,7 +109,7 @@ def test_a_variant_of_optimized_is_an_engine_of_its_own_on_the_page() -> None:
     assert list(s.runs) == ["optimized", f"optimized [{spec}]", "duckdb", "floor"]
     assert s.median_s["optimized"] == 40.0 and s.ratio_duckdb_to_optimized == 0.85
     page = DuckDBBench().render(records)
-    assert f"| optimized [{spec}] | 44.0 | 44.0 | 0.00 | - | True |" in page
+    assert f"| optimized [{spec}] | 44.0 | 44.0 | 0.00, - | - | True |" in page
     assert f"optimized [{spec}]: optimized's seconds over its, round by round" in page
     assert "the variant is faster): **0.91x (single run)**" in page
 
@@ -115,5 +125,5 @@ def test_a_failed_engine_is_shown_failed_and_left_out_of_medians_and_ratios() ->
     s = summarize(records)
     assert s.median_s["duckdb"] is None and s.ratio_duckdb_to_optimized is None
     page = DuckDBBench().render(records)
-    assert f"| duckdb | - | failed after 300.0 ({error}) | 0.00 | - | False |" in page
+    assert f"| duckdb | - | failed after 300.0 ({error}) | 0.00, - | - | False |" in page
     assert "DuckDB / optimized" not in page
