@@ -245,7 +245,7 @@ class PeersBench(Benchmark):
 
     def run(self, sitting: Sitting) -> bool:
         from contest.evaluation.data_cache import cached_data
-        from contest.evaluation.evaluate import evaluate
+        from contest.evaluation.evaluate import drop_run, evaluate
 
         opts, say = sitting.options, sitting.say
         names = list(opts.strategies or STRATEGIES)
@@ -279,6 +279,10 @@ class PeersBench(Benchmark):
                         rec.position, rec.attempt, rec.settings = pos, attempt, settings
                         sitting.record(rec.to_dict())
                         ok = ok and rec.correct
+                        # A checked run's table and result go (eleven scale-1 tables do
+                        # not fit beside the next scale's); a wrong one's stay to inspect.
+                        if rec.correct:
+                            drop_run(cfg, rec)
                         if rec.correct and not rec.busy:
                             break
                         if rec.busy:

@@ -24,6 +24,7 @@ import pyarrow as pa
 from contest.config import CODECS
 from contest.errors import DataError
 from contest.infra.storage import filesystem
+from contest.write.split import plan_ranges
 from meta.catalog import Neighbours, TableRef
 from meta.commits import DataFile
 from meta.connection import PgConnection
@@ -267,10 +268,17 @@ def write_file_direct(
     per row group reading it with pyarrow and bucketing with Spark's hash computed in
     numpy: the rows never pass through the JVM. A row group of more than `piece_rows`
     rows (write.batch_piece_rows; 0: never) is written in equal pieces of at most that
-    many, in file order, as a big file's parts are. Files stay uncommitted."""
+    many, in file order, as a big file's parts are; consecutive smaller row groups are
+    packed into one task of at most that many rows. Every task writes a file to every
+    bucket, and the read merges a bucket's files as sorted runs: pyarrow's 1Mi-row
+    groups, a task each, gave a scale-10 bucket 280 runs whose merge outgrew the machine
+    (results/notes/duckdb.md, ninth sitting). Files stay uncommitted."""
     group_rows = row_group_rows(path)
-    bounds = [sum(group_rows[:g]) for g in range(len(group_rows) + 1)]
-    ranges = list(zip(bounds, bounds[1:], strict=False))
+    if piece_rows > 0:
+        ranges = plan_ranges(group_rows, piece_rows, 1)
+    else:
+        bounds = [sum(group_rows[:g]) for g in range(len(group_rows) + 1)]
+        ranges = list(zip(bounds, bounds[1:], strict=False))
     return write_file_split(
         spark,
         path,

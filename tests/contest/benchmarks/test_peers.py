@@ -248,6 +248,11 @@ def test_a_tiny_sitting_on_real_spark(cfg, pg, tmp_path: Path) -> None:
     assert mine.config["write"]["threads"] == 1 and mine.peer_write["threads"] == 1
     assert f"### {plain}" in text and '"write.threads": 1' in text
     assert f"| {plain} | " in page
+    # Each checked run's table and result were dropped (the data and oracle stay).
+    work = cfg.work_path / "eval"
+    assert not any((work / "tables").rglob("*.parquet"))
+    assert not any((work / "result").rglob("*.parquet"))
+    assert any((cfg.work_path / "oracle").rglob("*.parquet"))
 
 
 def test_the_readmes_sitting_commands_parse_and_pass_their_checks() -> None:

@@ -138,6 +138,24 @@ def test_a_keys_rows_across_parts_apply_in_file_order(spark, pg, cfg, tmp_path, 
     assert last["requests"] == sum(range(1, 6000, 50))
 
 
+def test_small_row_groups_are_packed_into_tasks_of_piece_rows(spark, pg, cfg, tmp_path):
+    """pyarrow's defaults write 1Mi-row groups: one task (a file per bucket) each made
+    scale 10's buckets 280 sorted runs for the read. Consecutive row groups are packed
+    up to write.batch_piece_rows, in file order, and the result is still exact."""
+    d = _repeated_keys(tmp_path / "d", 6000, 50)
+    rows = pq.read_table(d / "base-0.parquet")
+    pq.write_table(rows, d / "base-0.parquet", row_group_size=500)  # 12 row groups
+    cfg = with_write(cfg, batch_piece_rows=2000, big_file_bytes=1 << 40)
+    report, table = write(spark, pg, cfg, d, tmp_path / "t")
+    assert report.ok
+    # 3 tasks of 4 row groups, a file per bucket each (not 12 tasks, 48 files).
+    assert len(_base0_files(pg, table)) == 3 * 4
+    got = merge_and_read(spark, pg, cfg, table)
+    assert got == oracle(d)
+    last = {r["uuid"]: r for r in got}["key-0001"]  # rows 1, 51, ..., 5951 of base-0
+    assert (last["ip"], last["city"], last["name"]) == ("ip-5901", "c-5901", "n-5851")
+
+
 @pytest.mark.parametrize("shuffle", ["arrow", "spark"])
 def test_null_uuids_in_the_big_batch_as_today(spark, pg, cfg, data, tmp_path, shuffle):
     d = _regroup(data, tmp_path / "d", [2500, 2500])
