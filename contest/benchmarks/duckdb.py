@@ -205,6 +205,8 @@ def optimized_row(rnd: int, rec: RunRecord, variant: str | None = None) -> Row:
         "peak_rss_bytes": max(rec.write_peak_rss_bytes or 0, rec.read_peak_rss_bytes or 0) or None,
         "rows": rec.rows,
         "correct": rec.correct,
+        # Why it failed, as DuckDB's failure is shown (the page: "failed after ...").
+        **({"error": rec.error} if rec.error else {}),
     }
 
 

@@ -127,3 +127,16 @@ def test_a_failed_engine_is_shown_failed_and_left_out_of_medians_and_ratios() ->
     page = DuckDBBench().render(records)
     assert f"| duckdb | - | failed after 300.0 ({error}) | 0.00, - | - | False |" in page
     assert "DuckDB / optimized" not in page
+
+
+def test_a_failed_optimized_run_carries_its_error_to_the_page() -> None:
+    from contest.benchmarks.duckdb import optimized_row
+    from contest.results.runs import RunRecord
+
+    error = "read job exited 1: Python worker exited unexpectedly (crashed)"
+    ok = optimized_row(1, RunRecord(strategy="optimized", write_s=2.0, read_s=3.0, correct=True))
+    bad = RunRecord(strategy="optimized", write_s=2.0, read_s=9.0, correct=False, error=error)
+    row = optimized_row(1, bad)
+    assert "error" not in ok and row["error"] == error and row["seconds"] == 11.0
+    page = DuckDBBench().render([DuckDBRecord(**row, sitting="s")])
+    assert f"| optimized | - | failed after 11.0 ({error}) |" in page
