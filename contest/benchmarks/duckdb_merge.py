@@ -53,11 +53,10 @@ def merge_sql(
 def run(
     data: Path, out: Path, threads: int, memory_limit: int, versions: str | None, parts: int = 0
 ) -> dict:
-    import duckdb
     import pyarrow.parquet as pq
 
     from contest.data.batches import discover
-    from contest.data.oracle import Budget, data_bytes, key_ranges, range_filter
+    from contest.data.oracle import Budget, connect, data_bytes, key_ranges, range_filter
 
     batches = discover(data, versions)
     files = [str(b.path) for b in batches]
@@ -65,11 +64,8 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     spill = out / ".spill"
     spill.mkdir(exist_ok=True)
-    con = duckdb.connect()
-    con.execute(f"SET threads = {int(threads)}")
-    con.execute(f"SET memory_limit = '{max(1, memory_limit >> 20)}MiB'")
-    con.execute("SET preserve_insertion_order = false")
-    con.execute(f"SET temp_directory = '{str(spill).replace(chr(39), chr(39) * 2)}'")
+    # The oracle's connection settings: the same limit, threads and spill folder.
+    con = connect(memory_limit, threads, str(spill))
     con.execute("CREATE TEMP TABLE versions (file VARCHAR, version BIGINT)")
     con.executemany(
         "INSERT INTO versions VALUES (?, ?)",
