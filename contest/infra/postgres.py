@@ -62,9 +62,11 @@ def port_free(port: int) -> bool:
     return True
 
 
-def pick_port(preferred: int) -> int:
-    if port_free(preferred):
-        return preferred
+def pick_port(preferred: int, *fallbacks: int | None) -> int:
+    """The first free port of `preferred` and `fallbacks`, else one the kernel picks."""
+    for port in (preferred, *fallbacks):
+        if port is not None and port_free(port):
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -204,7 +206,9 @@ class EmbeddedCluster:
             return conn, f"already running on 127.0.0.1:{conn.port}"
         if not self.initialized():
             self.init()
-        port = pick_port(self.cfg.pg.port)
+        # After a crash, the port it last ran on (when the configured one is taken):
+        # clients that hold its address reconnect there instead of retrying a dead port.
+        port = pick_port(self.cfg.pg.port, self.port())
         note = "" if port == self.cfg.pg.port else f" (port {self.cfg.pg.port} in use)"
         self.log.touch(exist_ok=True)
         self._own(self.log)

@@ -77,9 +77,11 @@ def test_postgres_crash_loses_no_acknowledged_commit(tmp_path):
                 failed.append(line.strip())
             if len(acked) == 60 and not crashed:  # one crash (a failed line must not re-crash)
                 crashed = True
-                cluster._pg("pg_ctl", "stop", "-m", "immediate", "-D", str(cluster.data))
+                cluster.crash()
                 time.sleep(2)
-                cluster.up()  # the writer retries with backoff meanwhile
+                back, _ = cluster.up()  # the writer retries with backoff meanwhile
+                # Elsewhere, the writer would spend its 60 s of retries on every version.
+                assert back.port == conn.port
         assert writer.wait(timeout=240) == 0
         assert crashed
         table = catalog.get_table(conn, "crash_t")

@@ -57,6 +57,11 @@ def test_port_in_use_moves_to_another(tmp_path, pg):
             conn, what = cluster.up()
             assert conn.port != taken
             assert f"port {taken} in use" in what
+            # Crashed and started again while the configured port is still taken: back on
+            # the port it ran on, where its clients retry (not on a new one they never find).
+            cluster.crash()
+            again, _ = cluster.up()
+            assert again.port == conn.port
         finally:
             cluster.down()
 
