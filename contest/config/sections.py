@@ -136,6 +136,11 @@ class ReadConfig:
     # (contest/read/stream.py), so a task's memory no longer grows with its bucket.
     # 0 = read and merge each bucket whole (the earlier path).
     merge_memory_bytes: int = 1 << 30
+    # Bytes each open file reads at a time per column while a bucket merges as sorted
+    # runs. 0 = the budget's share: merge_memory_bytes / (files x columns), between 1 MiB
+    # and 8 MiB, so a bucket of many runs (scale 10: 120-130) no longer holds 8 MiB per
+    # file and column outside the budget (contest/read/stream.py read_buffer_bytes).
+    buffer_bytes: int = 0
     # Which engine merges a bucket's rows (window): numpy (dictionary codes and segmented
     # reductions), arrow (pyarrow's ordered hash group-by), duckdb (one thread), polars
     # (hash group-by): contest/read/merges.py, measured in results/native_merge.md.

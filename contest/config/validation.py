@@ -87,6 +87,11 @@ def validate(cfg: Config) -> None:
             f"read.merge_memory_bytes: must be 0 (whole buckets) or more: "
             f"{cfg.read.merge_memory_bytes}"
         )
+    if cfg.read.buffer_bytes < 0:
+        raise ConfigError(
+            f"read.buffer_bytes: must be 0 (the merge budget's share) or more: "
+            f"{cfg.read.buffer_bytes}"
+        )
     if not 0 < cfg.oracle.memory_fraction <= 1:
         raise ConfigError(
             f"oracle.memory_fraction: must be in (0, 1], got {cfg.oracle.memory_fraction}"

@@ -112,32 +112,35 @@ def merge_bucket(
     newest: int | None,
     memory_bytes: int,
     method: str = "numpy",
+    buffer_bytes: int = 0,
 ) -> Iterator[pa.Table]:
     """A bucket's merged rows, in pieces. When every file is sorted by a single key
     (its footer says so) and `memory_bytes` is set, a k-way merge of the files read a
     chunk at a time (contest/read/stream.py); otherwise the whole bucket at once.
-    `method`: which engine merges (read.merge, contest/read/merges.py)."""
+    `method`: which engine merges (read.merge, contest/read/merges.py); `buffer_bytes`:
+    read.buffer_bytes (0 = the budget's share, stream.read_buffer_bytes)."""
     import pyarrow.parquet as pq
 
     from contest.read.merges import merge_parts
     from contest.read.operators import merge_rows
     from contest.read.stream import (
-        READ_BUFFER_BYTES,
         SortedRun,
         chunk_rows,
         declares_sorted,
         merge_sorted_runs,
+        read_buffer_bytes,
     )
     from contest.read.stream import row_bytes as file_row_bytes
 
     opened: list[tuple[str, int | None, Any]] = []
     if memory_bytes > 0 and len(keys) == 1:
+        # Columns a run reads: the table's, and the key's words where the write stored them.
+        columns = len(schema) + len(WORD_COLUMNS)
+        buffer = read_buffer_bytes(memory_bytes, len(files), columns, buffer_bytes)
         for path, version in files:
             fs, local = filesystem(path)
             try:
-                pf = pq.ParquetFile(
-                    fs.open_input_file(local), pre_buffer=False, buffer_size=READ_BUFFER_BYTES
-                )
+                pf = pq.ParquetFile(fs.open_input_file(local), pre_buffer=False, buffer_size=buffer)
             except (OSError, pa.ArrowException) as exc:
                 raise unreadable(path, exc) from None
             names = pf.schema_arrow.names
@@ -205,9 +208,10 @@ def merged_dataframe(
     operators: Mapping[str, str] | None = None,
     memory_bytes: int = 0,
     method: str = "numpy",
+    buffer_bytes: int = 0,
 ) -> DataFrame:
     """The table merged by primary key, one Spark task per hash bucket
-    (`memory_bytes`, `method`: see merge_bucket)."""
+    (`memory_bytes`, `method`, `buffer_bytes`: see merge_bucket)."""
     from contest.read.operators import validate_operators
 
     ops = dict(operators or {})
@@ -226,7 +230,14 @@ def merged_dataframe(
             for files in batch.column("files").to_pylist():
                 bucket_files = [tuple(f) for f in json.loads(files)]
                 for merged in merge_bucket(
-                    bucket_files, plain_schema, keys, ops, newest, memory_bytes, method
+                    bucket_files,
+                    plain_schema,
+                    keys,
+                    ops,
+                    newest,
+                    memory_bytes,
+                    method,
+                    buffer_bytes,
                 ):
                     yield from merged.to_batches(max_chunksize=65536)
 
@@ -243,11 +254,12 @@ def write_merged(
     codec: str = "none",
     memory_bytes: int = 0,
     method: str = "numpy",
+    buffer_bytes: int = 0,
 ) -> int:
     """Merge each bucket in its Spark task and write it straight to `out_dir` as
     `part-<bucket>.parquet` with pyarrow: no Arrow-to-row conversion and no second
     encoding in the JVM. `out_dir` is a fresh folder; returns the rows written.
-    `memory_bytes`, `method`: see merge_bucket."""
+    `memory_bytes`, `method`, `buffer_bytes`: see merge_bucket."""
     import pyarrow.parquet as pq
 
     from contest.read.operators import result_schema, validate_operators
@@ -278,7 +290,14 @@ def write_merged(
                     path, out_schema, filesystem=task_fs, compression=compression
                 ) as writer:
                     for merged in merge_bucket(
-                        bucket_files, plain_schema, keys, ops, newest, memory_bytes, method
+                        bucket_files,
+                        plain_schema,
+                        keys,
+                        ops,
+                        newest,
+                        memory_bytes,
+                        method,
+                        buffer_bytes,
                     ):
                         writer.write_table(merged)
                         written += merged.num_rows

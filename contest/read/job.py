@@ -349,7 +349,15 @@ def merged(
     """The merged table as a DataFrame (for further Spark work: the copy-on-write
     baseline, tests), after the same checks as a read."""
     chosen, pversion, ops = chosen_commits(conn, cfg, table, versions)
-    df = merged_dataframe(spark, table, chosen, ops, cfg.read.merge_memory_bytes, cfg.read.merge)
+    df = merged_dataframe(
+        spark,
+        table,
+        chosen,
+        ops,
+        cfg.read.merge_memory_bytes,
+        cfg.read.merge,
+        cfg.read.buffer_bytes,
+    )
     return df, pversion, len(chosen)
 
 
@@ -366,6 +374,7 @@ def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
                 plan.operators,
                 cfg.read.merge_memory_bytes,
                 cfg.read.merge,
+                cfg.read.buffer_bytes,
             )
             df.write.option("compression", cfg.read.codec).parquet(staging)
             rows = spark.read.parquet(staging).count()
@@ -379,6 +388,7 @@ def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
                 cfg.read.codec,
                 cfg.read.merge_memory_bytes,
                 cfg.read.merge,
+                cfg.read.buffer_bytes,
             )
         name = f"{table.namespace}.{table.name}"
         output.publish(

@@ -38,6 +38,21 @@ MAX_CHUNK_ROWS = 1 << 20
 # of it. Scale 10's read (22 files a bucket), in-process: unbuffered 178 s and 8.2 GB per
 # task process; 1 MiB 224 s, 2.8 GB; 8 MiB 150 s, 3.5 GB (results/NOTES.md).
 READ_BUFFER_BYTES = 8 << 20
+# The least a read buffer is given when the budget is shared among many runs: pyarrow's
+# data pages are about 1 MiB, and a buffer below a page reads it in pieces.
+MIN_READ_BUFFER_BYTES = 1 << 20
+
+
+def read_buffer_bytes(budget_bytes: int, files: int, columns: int, fixed: int = 0) -> int:
+    """Bytes each open file's column reader buffers: `fixed` when set (read.buffer_bytes),
+    else the merge budget's share, `budget_bytes / (files x columns)`, between
+    MIN_READ_BUFFER_BYTES and READ_BUFFER_BYTES. The buffers are held for every run of a
+    bucket at once, so a fixed size made a task's memory grow with the runs a bucket has
+    (scale 10: 120-130 runs x 7 columns x 8 MiB, ~7 GB a task)."""
+    if fixed > 0:
+        return fixed
+    share = budget_bytes // max(1, files * columns)
+    return int(min(READ_BUFFER_BYTES, max(MIN_READ_BUFFER_BYTES, share)))
 
 
 def chunk_rows(budget_bytes: int, row_bytes: Sequence[float]) -> int:

@@ -12,7 +12,13 @@ import pytest
 from contest.errors import RunError
 from contest.read.files import merge_bucket, read_bucket
 from contest.read.operators import CONTEST_OPERATORS, merge_rows
-from contest.read.stream import chunk_rows, declares_sorted
+from contest.read.stream import (
+    MIN_READ_BUFFER_BYTES,
+    READ_BUFFER_BYTES,
+    chunk_rows,
+    declares_sorted,
+    read_buffer_bytes,
+)
 
 SCHEMA = pa.schema(
     [
@@ -99,19 +105,30 @@ def test_chunk_rows_from_the_budget():
     assert chunk_rows(1 << 40, [1.0]) == 1 << 20
 
 
+def test_read_buffers_share_the_merge_budget():
+    # Few runs: the full buffer. Many runs (100 x 9 columns): the budget's share, so
+    # 1 GiB of buffers rather than 100 x 9 x 8 MiB = 7 GiB; never below a page's size.
+    assert read_buffer_bytes(1 << 30, 12, 9) == READ_BUFFER_BYTES
+    share = read_buffer_bytes(1 << 30, 100, 9)
+    assert share == (1 << 30) // (100 * 9)
+    assert 100 * 9 * share <= 1 << 30
+    assert read_buffer_bytes(1 << 30, 130, 9) == MIN_READ_BUFFER_BYTES
+    assert read_buffer_bytes(1 << 30, 130, 9, fixed=4 << 20) == 4 << 20  # read.buffer_bytes
+
+
 _MEMORY_PROBE = """
 import sys
 import pyarrow.parquet as pq
-import contest.read.stream
 from contest.read.files import merge_bucket
 from contest.read.operators import CONTEST_OPERATORS
 from contest.infra.proc import own_peak_rss as peak
-contest.read.stream.READ_BUFFER_BYTES = 1 << 20  # per file and column: small beside them
 files = [(p, i) for i, p in enumerate(sys.argv[1:])]
 schema = pq.ParquetFile(files[0][0]).schema_arrow
 ops = {k: v for k, v in CONTEST_OPERATORS.items() if k in schema.names}
 before = peak()
-rows = sum(t.num_rows for t in merge_bucket(files, schema, ["uuid"], ops, None, 4 << 20))
+# Buffers of 1 MiB per file and column: small beside the files.
+merged = merge_bucket(files, schema, ["uuid"], ops, None, 4 << 20, "numpy", 1 << 20)
+rows = sum(t.num_rows for t in merged)
 print(rows, before, peak())
 """
 
