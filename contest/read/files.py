@@ -134,7 +134,8 @@ def merge_bucket(
 
     opened: list[tuple[str, int | None, Any]] = []
     if memory_bytes > 0 and len(keys) == 1:
-        # Columns a run reads: the table's, and the key's words where the write stored them.
+        # Columns a run may read: the table's and the key's two words (counted even when
+        # the write did not store them: buffers a little under the budget's share).
         columns = len(schema) + len(WORD_COLUMNS)
         buffer = read_buffer_bytes(memory_bytes, len(files), columns, buffer_bytes)
         for path, version in files:
