@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from contest.config import CODECS
+from contest.config import CODECS, ReadConfig
 from contest.data.uuid_keys import WORD_COLUMNS
 from contest.errors import RunError, SchemaEvolutionError
 from contest.infra.storage import filesystem
@@ -102,6 +103,45 @@ def conform(
             )
         cols.append(t.column(f.name).cast(f.type))
     return pa.Table.from_arrays(cols, schema=schema)
+
+
+@dataclass(frozen=True)
+class MergeTuning:
+    """How a merge task reads and merges a bucket (read.merge_memory_bytes, read.merge,
+    read.buffer_bytes): see merge_bucket. The defaults merge each bucket whole."""
+
+    memory_bytes: int = 0
+    method: str = "numpy"
+    buffer_bytes: int = 0
+
+    @classmethod
+    def of(cls, read: ReadConfig) -> MergeTuning:
+        return cls(read.merge_memory_bytes, read.merge, read.buffer_bytes)
+
+
+@dataclass(frozen=True)
+class BucketMerge:
+    """Everything a merge task needs besides a bucket's files: built once on the driver
+    and shipped to every task."""
+
+    schema: pa.Schema
+    keys: list[str]
+    ops: Mapping[str, str]
+    newest: int | None
+    tuning: MergeTuning = field(default_factory=MergeTuning)
+
+    def __call__(self, files: Sequence[tuple[str, int | None]]) -> Iterator[pa.Table]:
+        t = self.tuning
+        return merge_bucket(
+            files,
+            self.schema,
+            self.keys,
+            self.ops,
+            self.newest,
+            t.memory_bytes,
+            t.method,
+            t.buffer_bytes,
+        )
 
 
 def merge_bucket(
@@ -207,12 +247,10 @@ def merged_dataframe(
     table: TableRef,
     commits: Sequence[SnapshotCommit],
     operators: Mapping[str, str] | None = None,
-    memory_bytes: int = 0,
-    method: str = "numpy",
-    buffer_bytes: int = 0,
+    tuning: MergeTuning = MergeTuning(),
 ) -> DataFrame:
-    """The table merged by primary key, one Spark task per hash bucket
-    (`memory_bytes`, `method`, `buffer_bytes`: see merge_bucket)."""
+    """The table merged by primary key, one Spark task per hash bucket (`tuning`: how
+    a bucket is read and merged, see merge_bucket)."""
     from contest.read.operators import validate_operators
 
     ops = dict(operators or {})
@@ -224,22 +262,12 @@ def merged_dataframe(
     work = [(b, json.dumps(files)) for b, files in sorted(buckets.items())]
     if not work:
         return spark.createDataFrame([], out_schema)
-    newest = newest_version(commits)
+    merge = BucketMerge(plain_schema, keys, ops, newest_version(commits), tuning)
 
     def merge_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         for batch in batches:
             for files in batch.column("files").to_pylist():
-                bucket_files = [tuple(f) for f in json.loads(files)]
-                for merged in merge_bucket(
-                    bucket_files,
-                    plain_schema,
-                    keys,
-                    ops,
-                    newest,
-                    memory_bytes,
-                    method,
-                    buffer_bytes,
-                ):
+                for merged in merge([tuple(f) for f in json.loads(files)]):
                     yield from merged.to_batches(max_chunksize=65536)
 
     tasks = spark.sparkContext.parallelize(work, len(work)).toDF("bucket int, files string")
@@ -253,14 +281,12 @@ def write_merged(
     operators: Mapping[str, str] | None,
     out_dir: str,
     codec: str = "none",
-    memory_bytes: int = 0,
-    method: str = "numpy",
-    buffer_bytes: int = 0,
+    tuning: MergeTuning = MergeTuning(),
 ) -> int:
     """Merge each bucket in its Spark task and write it straight to `out_dir` as
     `part-<bucket>.parquet` with pyarrow: no Arrow-to-row conversion and no second
     encoding in the JVM. `out_dir` is a fresh folder; returns the rows written.
-    `memory_bytes`, `method`, `buffer_bytes`: see merge_bucket."""
+    `tuning`: how a bucket is read and merged, see merge_bucket."""
     import pyarrow.parquet as pq
 
     from contest.read.operators import result_schema, validate_operators
@@ -276,7 +302,7 @@ def write_merged(
     fs.create_dir(base, recursive=True)
     work = [(b, json.dumps(files)) for b, files in sorted(files_by_bucket(commits).items())]
     compression = codec.upper() if codec != "none" else "NONE"
-    newest = newest_version(commits)
+    merge = BucketMerge(plain_schema, keys, ops, newest_version(commits), tuning)
 
     def merge_write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         task_fs, task_base = filesystem(out_dir)
@@ -284,22 +310,12 @@ def write_merged(
             for bucket, files in zip(
                 batch.column("bucket").to_pylist(), batch.column("files").to_pylist(), strict=True
             ):
-                bucket_files = [tuple(f) for f in json.loads(files)]
                 path = f"{task_base}/part-{bucket:05d}.parquet"
                 written = 0
                 with pq.ParquetWriter(
                     path, out_schema, filesystem=task_fs, compression=compression
                 ) as writer:
-                    for merged in merge_bucket(
-                        bucket_files,
-                        plain_schema,
-                        keys,
-                        ops,
-                        newest,
-                        memory_bytes,
-                        method,
-                        buffer_bytes,
-                    ):
+                    for merged in merge([tuple(f) for f in json.loads(files)]):
                         writer.write_table(merged)
                         written += merged.num_rows
                 yield pa.RecordBatch.from_pylist(

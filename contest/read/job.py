@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from contest.config import Config
 from contest.errors import ReadError
 from contest.read import output
-from contest.read.files import merged_dataframe, write_merged
+from contest.read.files import MergeTuning, merged_dataframe, write_merged
 from contest.read.operators import CONTEST_OPERATORS, validate_operators
 from meta import catalog
 from meta.catalog import TableRef
@@ -349,15 +349,7 @@ def merged(
     """The merged table as a DataFrame (for further Spark work: the copy-on-write
     baseline, tests), after the same checks as a read."""
     chosen, pversion, ops = chosen_commits(conn, cfg, table, versions)
-    df = merged_dataframe(
-        spark,
-        table,
-        chosen,
-        ops,
-        cfg.read.merge_memory_bytes,
-        cfg.read.merge,
-        cfg.read.buffer_bytes,
-    )
+    df = merged_dataframe(spark, table, chosen, ops, MergeTuning.of(cfg.read))
     return df, pversion, len(chosen)
 
 
@@ -368,13 +360,7 @@ def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
     try:
         if cfg.read.writer == "spark":
             df = merged_dataframe(
-                spark,
-                table,
-                plan.commits,
-                plan.operators,
-                cfg.read.merge_memory_bytes,
-                cfg.read.merge,
-                cfg.read.buffer_bytes,
+                spark, table, plan.commits, plan.operators, MergeTuning.of(cfg.read)
             )
             df.write.option("compression", cfg.read.codec).parquet(staging)
             rows = spark.read.parquet(staging).count()
@@ -386,9 +372,7 @@ def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
                 plan.operators,
                 staging,
                 cfg.read.codec,
-                cfg.read.merge_memory_bytes,
-                cfg.read.merge,
-                cfg.read.buffer_bytes,
+                MergeTuning.of(cfg.read),
             )
         name = f"{table.namespace}.{table.name}"
         output.publish(
