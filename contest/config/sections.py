@@ -83,8 +83,11 @@ class WriteConfig:
     repartition: int = 8
     # Rows per part of a big file: its part count is then rows / task_rows, at least
     # one per core (write.repartition's count when 0). Follows the data volume: scale
-    # 1's base-0 in 8 parts, scale 10's in 80, each part's sort and memory the same.
-    task_rows: int = 1_250_000
+    # 1's base-0 in 2 parts (one a core), scale 10's in ~20, each part's sort and memory
+    # the same. Every part leaves a file in every bucket, a run the read merges: at
+    # scale 10 1.25M-row parts gave a bucket 150 runs and the read 230 s, 5M 73 runs
+    # and 158 s, the write as fast (results/notes/duckdb.md, "Fewer runs a bucket").
+    task_rows: int = 5_000_000
     # A row group of a batch that is not big, of more rows than this, is written by its
     # task in equal pieces of at most this many (as big files' parts); 0 = whole. Scale
     # 10's 10M-row groups in two pieces; scale 1's 2M not cut. 5M, not task_rows: 5M-row
@@ -131,11 +134,14 @@ class ReadConfig:
     writer: str = "arrow"
     # Result file codec: none, snappy, zstd, gzip, lz4.
     codec: str = "none"
-    # Memory a merge task may hold for one bucket: its files (each sorted by key) are
+    # Memory budget of a merge task for one bucket: its files (each sorted by key) are
     # read this many bytes' worth of rows at a time and merged window by window
     # (contest/read/stream.py), so a task's memory no longer grows with its bucket.
-    # 0 = read and merge each bucket whole (the earlier path).
-    merge_memory_bytes: int = 1 << 30
+    # 0 = read and merge each bucket whole (the earlier path). A task's process holds
+    # about 2.4x the budget more than its fixed part (scale 10, 73 runs a bucket: 3.35
+    # GB at 512 MiB, 4.56 GB at 1 GiB), so 512 MiB keeps the read's tree within 8 GB
+    # (7.3 GB) at 8% of the time (results/notes/duckdb.md, "Fewer runs a bucket").
+    merge_memory_bytes: int = 512 << 20
     # Bytes each open file reads at a time per column while a bucket merges as sorted
     # runs. 0 = the budget's share: merge_memory_bytes / (files x columns), between 1 MiB
     # and 8 MiB, so a bucket of many runs (scale 10: 120-130) no longer holds 8 MiB per
