@@ -22,7 +22,7 @@ import shutil
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -365,7 +365,7 @@ class DuckDBBench(Benchmark):
         data: Path,
         cores: int,
         where: dict,
-        after_write=None,
+        after_write: Callable[[], None] | None = None,
     ) -> bool:
         """One optimized run (the default's or a variant's), recorded, its table and result
         dropped once checked."""

@@ -171,16 +171,20 @@ def data_bytes(paths: Sequence[str | Path]) -> int:
 
 
 def connect(memory_limit: str | int = "2GB", threads: int = 2, temp_dir: str | None = None):
+    """An in-memory DuckDB with its limits set through its config, not SQL text: a
+    temporary folder whose path holds a quote is a path like any other."""
     import duckdb
 
     if isinstance(memory_limit, int):
         memory_limit = f"{max(1, memory_limit >> 20)}MiB"
-    con = duckdb.connect()
-    con.execute(f"SET memory_limit = '{memory_limit}'")
-    con.execute(f"SET threads = {int(threads) or len(os.sched_getaffinity(0))}")
-    con.execute("SET preserve_insertion_order = false")
-    con.execute(f"SET temp_directory = '{temp_dir or tempfile.gettempdir()}'")
-    return con
+    return duckdb.connect(
+        config={
+            "memory_limit": memory_limit,
+            "threads": int(threads) or len(os.sched_getaffinity(0)),
+            "preserve_insertion_order": False,
+            "temp_directory": temp_dir or tempfile.gettempdir(),
+        }
+    )
 
 
 def local_batches(batches: Sequence[Batch], dest: Path) -> list[Batch]:

@@ -52,3 +52,19 @@ def test_parts_follow_the_data_and_the_budget():
     limit = machine_budget(0.4).memory_limit
     assert 512 << 20 <= limit <= 4 << 30
     assert machine_budget(fixed=123).memory_limit == 123
+
+
+def test_connect_takes_any_temp_folder_and_its_limits(tmp_path):
+    """A quote in the temporary folder's path once ended the SQL string it was set by."""
+    from contest.data.oracle import connect
+
+    temp = tmp_path / "it's here"
+    temp.mkdir()
+    con = connect(memory_limit=256 << 20, threads=1, temp_dir=str(temp))
+    try:
+        setting = "SELECT current_setting(?)"
+        assert con.execute(setting, ["temp_directory"]).fetchone()[0] == str(temp)
+        assert con.execute(setting, ["threads"]).fetchone()[0] == 1
+        assert con.execute(setting, ["memory_limit"]).fetchone()[0] == "256.0 MiB"
+    finally:
+        con.close()
