@@ -140,11 +140,11 @@ class ReadConfig:
     # 0 = read and merge each bucket whole (the earlier path). A task's process holds
     # about 2.4x the budget more than its fixed part (scale 10, 73 runs a bucket: 3.35
     # GB at 512 MiB, 4.56 GB at 1 GiB), so 512 MiB keeps the read's tree within 8 GB
-    # (7.3 GB) at 8% of the time (results/notes/duckdb.md, "Fewer runs a bucket").
+    # (7.3 GB) for 8% more read time (results/notes/duckdb.md, "Fewer runs a bucket").
     merge_memory_bytes: int = 512 << 20
     # Bytes each open file reads at a time per column while a bucket merges as sorted
     # runs. 0 = the budget's share: merge_memory_bytes / (files x columns), between 1 MiB
-    # and 8 MiB, so a bucket of many runs (scale 10: 120-130) no longer holds 8 MiB per
+    # and 8 MiB, so a bucket of many runs (scale 10: 60-150) no longer holds 8 MiB per
     # file and column outside the budget (contest/read/stream.py read_buffer_bytes).
     buffer_bytes: int = 0
     # Which engine merges a bucket's rows (window): numpy (dictionary codes and segmented

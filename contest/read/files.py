@@ -130,6 +130,23 @@ class BucketMerge:
     newest: int | None
     tuning: MergeTuning = field(default_factory=MergeTuning)
 
+    @classmethod
+    def of(
+        cls,
+        table: TableRef,
+        commits: Sequence[SnapshotCommit],
+        operators: Mapping[str, str] | None,
+        tuning: MergeTuning,
+    ) -> BucketMerge:
+        """The merge of `table`'s buckets at `commits`, its operators checked first."""
+        from contest.read.operators import validate_operators
+
+        ops = dict(operators or {})
+        keys = list(table.primary_keys)
+        validate_operators(table.schema, keys, ops)
+        schema = pa.schema([f.with_nullable(True) for f in table.schema])
+        return cls(schema, keys, ops, newest_version(commits), tuning)
+
     def __call__(self, files: Sequence[tuple[str, int | None]]) -> Iterator[pa.Table]:
         t = self.tuning
         return merge_bucket(
@@ -251,18 +268,12 @@ def merged_dataframe(
 ) -> DataFrame:
     """The table merged by primary key, one Spark task per hash bucket (`tuning`: how
     a bucket is read and merged, see merge_bucket)."""
-    from contest.read.operators import validate_operators
-
-    ops = dict(operators or {})
-    keys = list(table.primary_keys)
-    validate_operators(table.schema, keys, ops)
-    plain_schema = pa.schema([f.with_nullable(True) for f in table.schema])
-    out_schema = _spark_ddl(plain_schema, ops)
+    merge = BucketMerge.of(table, commits, operators, tuning)
+    out_schema = _spark_ddl(merge.schema, merge.ops)
     buckets = files_by_bucket(commits)
     work = [(b, json.dumps(files)) for b, files in sorted(buckets.items())]
     if not work:
         return spark.createDataFrame([], out_schema)
-    merge = BucketMerge(plain_schema, keys, ops, newest_version(commits), tuning)
 
     def merge_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         for batch in batches:
@@ -289,20 +300,16 @@ def write_merged(
     `tuning`: how a bucket is read and merged, see merge_bucket."""
     import pyarrow.parquet as pq
 
-    from contest.read.operators import result_schema, validate_operators
+    from contest.read.operators import result_schema
 
     if codec not in CODECS:
         raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
-    ops = dict(operators or {})
-    keys = list(table.primary_keys)
-    validate_operators(table.schema, keys, ops)
-    plain_schema = pa.schema([f.with_nullable(True) for f in table.schema])
-    out_schema = result_schema(plain_schema, ops)
+    merge = BucketMerge.of(table, commits, operators, tuning)
+    out_schema = result_schema(merge.schema, merge.ops)
     fs, base = filesystem(out_dir)
     fs.create_dir(base, recursive=True)
     work = [(b, json.dumps(files)) for b, files in sorted(files_by_bucket(commits).items())]
     compression = codec.upper() if codec != "none" else "NONE"
-    merge = BucketMerge(plain_schema, keys, ops, newest_version(commits), tuning)
 
     def merge_write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         task_fs, task_base = filesystem(out_dir)
