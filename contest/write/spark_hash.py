@@ -11,6 +11,9 @@ import numpy as np
 import pyarrow as pa
 
 SEED = 42
+# Rows hashed at a time: the dozen temporaries of the mixing stay in the CPU's cache
+# (2M UUIDs: 0.09-0.23 s whole, 0.03 s in blocks of 64Ki rows).
+HASH_ROWS = 1 << 16
 _C1, _C2 = np.uint32(0xCC9E2D51), np.uint32(0x1B873593)
 
 
@@ -49,15 +52,18 @@ def hash_strings(arr: pa.Array | pa.ChunkedArray, seed: int = SEED) -> np.ndarra
         else np.zeros(0, np.uint8)
     )
     starts, lengths = offsets[:-1], np.diff(offsets)
+    out = np.empty(n, dtype=np.uint32)
     if n and lengths.min() == lengths.max():  # one length (UUIDs): the bytes are a matrix
         length = int(lengths[0])
         block = data[offsets[0] : offsets[0] + n * length].reshape(n, length)
-        return _hash_block(block, seed).view(np.int32)
-    out = np.empty(n, dtype=np.uint32)
+        for at in range(0, n, HASH_ROWS):
+            out[at : at + HASH_ROWS] = _hash_block(block[at : at + HASH_ROWS], seed)
+        return out.view(np.int32)
     for length in np.unique(lengths):
         rows = np.flatnonzero(lengths == length)
-        block = data[starts[rows][:, None] + np.arange(int(length))]
-        out[rows] = _hash_block(block, seed)
+        for at in range(0, len(rows), HASH_ROWS):
+            some = rows[at : at + HASH_ROWS]
+            out[some] = _hash_block(data[starts[some][:, None] + np.arange(int(length))], seed)
     return out.view(np.int32)
 
 
@@ -77,5 +83,9 @@ def _hash_block(block: np.ndarray, seed: int) -> np.ndarray:
 
 
 def buckets(arr: pa.Array | pa.ChunkedArray, n: int) -> np.ndarray:
-    """pmod(hash(key), n), as Spark computes it."""
-    return np.mod(hash_strings(arr).astype(np.int64), n).astype(np.int32)
+    """pmod(hash(key), n), as Spark computes it (for a power of two, the hash's low
+    bits: two's complement makes them pmod's answer, without the int64 round trip)."""
+    hashes = hash_strings(arr)
+    if n > 0 and n & (n - 1) == 0:
+        return (hashes & np.int32(n - 1)).astype(np.int32)
+    return np.mod(hashes.astype(np.int64), n).astype(np.int32)

@@ -10,8 +10,13 @@ import pytest
 from contest.write.spark_hash import buckets, hash_strings
 
 
-def test_hash_equals_sparks_on_every_length_and_utf8(spark):
+@pytest.mark.parametrize("block_rows", [1 << 16, 7])
+def test_hash_equals_sparks_on_every_length_and_utf8(spark, block_rows, monkeypatch):
     from pyspark.sql import functions as F
+
+    import contest.write.spark_hash as spark_hash
+
+    monkeypatch.setattr(spark_hash, "HASH_ROWS", block_rows)  # 7: many blocks a length
 
     rng = random.Random(3)
     alphabet = string.printable + "éü中日本"
@@ -25,12 +30,18 @@ def test_hash_equals_sparks_on_every_length_and_utf8(spark):
     for batch in (values, uuids, sevens):
         rows = (
             spark.createDataFrame([(v,) for v in batch], "k string")
-            .select("k", F.hash("k").alias("h"), F.expr("pmod(hash(k), 8)").alias("b"))
+            .select(
+                "k",
+                F.hash("k").alias("h"),
+                F.expr("pmod(hash(k), 8)").alias("b"),  # a power of two: the low bits
+                F.expr("pmod(hash(k), 6)").alias("b6"),
+            )
             .collect()
         )
         keys = pa.array([r["k"] for r in rows])
         assert hash_strings(keys).tolist() == [r["h"] for r in rows]
         assert buckets(keys, 8).tolist() == [r["b"] for r in rows]
+        assert buckets(keys, 6).tolist() == [r["b6"] for r in rows]
         assert hash_strings(keys.slice(5)).tolist() == [r["h"] for r in rows][5:]
 
 
