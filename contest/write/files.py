@@ -89,6 +89,32 @@ def claim_tokens(conn: PgConnection, table: TableRef, kind: str, count: int = 1)
     return tokens
 
 
+# A string column whose first rows hold at most one distinct value in this many is
+# gathered as dictionary indices (write_bucket_files): the contest's hostname, name, city
+# and job. Gathering 5M such strings took ~0.3 s a column, encoding them ~0.07 s and
+# gathering their indices a tenth of that; the parts' cast back ~0.06 s.
+DICTIONARY_RATIO = 16
+DICTIONARY_SAMPLE_ROWS = 1 << 16
+
+
+def few_values_as_dictionaries(table: pa.Table, skip: Sequence[str] = ()) -> pa.Table:
+    """`table` with each string column of few distinct values (judged on its first rows)
+    dictionary-encoded, so that reordering its rows moves integers, not strings."""
+    import pyarrow.compute as pc
+
+    columns = []
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if name not in skip and (
+            pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+        ):
+            sample = column.slice(0, DICTIONARY_SAMPLE_ROWS)
+            if len(pc.unique(sample)) * DICTIONARY_RATIO <= len(sample):
+                # One chunk: one dictionary (chunks encoded apart may not share one).
+                column = pc.dictionary_encode(column.combine_chunks())
+        columns.append(column)
+    return pa.Table.from_arrays(columns, names=table.column_names)
+
+
 def write_bucket_files(
     table: pa.Table,
     table_path: str,
@@ -121,6 +147,8 @@ def write_bucket_files(
     if key_words and sort == "uuid128" and len(key_cols) == 1:
         words = uuid_words(table.column(key_cols[0]))  # None: not every key a UUID
     order = bucket_key_order(table, key_cols, bucket_ids, pos, sort, words)
+    # Each bucket part is cast back to out_schema below: the files are what they were.
+    table = few_values_as_dictionaries(table, skip=(*key_cols, BUCKET_COL, POS_COL))
     table = table.take(pa.array(order))
     buckets = bucket_ids[order]
     stored = (

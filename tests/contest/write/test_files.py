@@ -43,6 +43,47 @@ def test_one_sorted_file_per_bucket_keeping_arrival_order_of_a_key(tmp_path):
         assert f["size"] == (tmp_path / name).stat().st_size
 
 
+def test_columns_of_few_values_are_written_as_the_strings_they_were(tmp_path):
+    """The write gathers such columns as dictionary indices; its files hold the table's
+    own types and the same rows, NULLs too, as a plain gather would write."""
+    import random
+
+    from contest.write.files import few_values_as_dictionaries
+
+    rnd = random.Random(4)
+    n = 3000
+    keys = [f"{rnd.getrandbits(40):010x}" for _ in range(n)]
+    cities = [rnd.choice(["oslo", "lima", None, "pune"]) for _ in range(n)]
+    jobs = [rnd.choice(["a", "b"]) for _ in range(n)]
+    notes = [f"note-{i}" for i in range(n)]  # every value distinct: stays as it is
+    schema = pa.schema(
+        [
+            ("uuid", pa.string()),
+            ("city", pa.string()),
+            ("job", pa.large_string()),
+            ("note", pa.string()),
+        ]
+    )
+    table = pa.table([keys, cities, jobs, notes], schema=schema)
+    encoded = few_values_as_dictionaries(table, skip=["uuid"])
+    assert [pa.types.is_dictionary(t) for t in encoded.schema.types] == [
+        False,
+        True,
+        True,
+        False,
+    ]
+    rows = table.append_column(
+        BUCKET_COL, pa.array([rnd.randrange(3) for _ in range(n)], pa.int32())
+    )
+    files = write_bucket_files(rows, str(tmp_path), ["uuid"], schema)
+    back = pa.concat_tables(
+        pq.read_table(f["path"]) for f in sorted(files, key=lambda f: f["bucket"])
+    )
+    assert back.schema == schema
+    want = sorted(zip(rows[BUCKET_COL].to_pylist(), keys, cities, jobs, notes, strict=True))
+    assert [tuple(r.values()) for r in back.to_pylist()] == [w[1:] for w in want]
+
+
 def test_empty_input_writes_nothing(tmp_path):
     empty = pa.table(
         {
