@@ -74,6 +74,10 @@ class Operator:
     null_string: bool = False
     # The merged type of an integer column widens to int64 (a sum).
     widens: bool = False
+    # The numpy kernel picks one row's value per group (and compares values only with
+    # a constant): it takes a dictionary-encoded column as well, so the read may move a
+    # column of few distinct strings as integers (contest/read/operators.py merge_rows).
+    picks_a_row: bool = False
 
     def accepts(self, typ: pa.DataType) -> bool:
         return type_name(typ) in self.types
@@ -209,6 +213,7 @@ _ALL = (
         paimon="last_value",
         hudi="last",
         lakesoul="UseLast",
+        picks_a_row=True,
     ),
     Operator(
         "UseLastNotNull",
@@ -225,6 +230,7 @@ _ALL = (
         paimon="last_non_null_value",
         hudi="last_non_null",
         lakesoul="UseLastNotNull",
+        picks_a_row=True,
     ),
     Operator(
         "SumAll",
@@ -262,6 +268,7 @@ _ALL = (
         hudi="last_non_null_nor_null_string",
         lakesoul="UseLastNotNull",
         null_string=True,
+        picks_a_row=True,
     ),
     Operator(
         "Max",
@@ -310,6 +317,7 @@ _ALL = (
         paimon="first_non_null_value",
         hudi="first_non_null",
         lakesoul_why="LakeSoul 2.6.2 has no first-value operator",
+        picks_a_row=True,
     ),
     Operator(
         "JoinedNotNullByComma",

@@ -49,6 +49,7 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
     """
     import numpy as np
 
+    from contest.data.dictionaries import few_values_as_dictionaries
     from contest.data.uuid_keys import WORD_COLUMNS
 
     words = None
@@ -61,8 +62,19 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
     if n == 0:
         return table.cast(result_schema(table.schema, ops))
     order, starts = _groups(table, keys, words)
-    positions = np.arange(n, dtype=np.int64)
+    schema = table.schema
     kernels = registry.OPERATORS
+    # Columns whose operator picks a row are moved as dictionary indices when they hold
+    # few values; the cast to the result's schema below turns them back into strings.
+    table = few_values_as_dictionaries(
+        table,
+        skip=[
+            c
+            for c in table.column_names
+            if c in keys or not kernels[ops.get(c, registry.DEFAULT)].picks_a_row
+        ],
+    )
+    positions = np.arange(n, dtype=np.int64)
     columns = []
     for col in table.column_names:
         arr = table.column(col)
@@ -72,7 +84,7 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
         kernel = kernels[ops.get(col, registry.DEFAULT)].numpy
         columns.append(kernel(arr, order, starts, positions))
     out = pa.Table.from_arrays(columns, names=table.column_names)
-    return out.cast(result_schema(table.schema, ops))
+    return out.cast(result_schema(schema, ops))
 
 
 def _groups(table: pa.Table, keys: list[str], words=None):

@@ -89,32 +89,6 @@ def claim_tokens(conn: PgConnection, table: TableRef, kind: str, count: int = 1)
     return tokens
 
 
-# A string column whose first rows hold at most one distinct value in this many is
-# gathered as dictionary indices (write_bucket_files): the contest's hostname, name, city
-# and job. Gathering 5M such strings took ~0.3 s a column, encoding them ~0.07 s and
-# gathering their indices a tenth of that; the parts' cast back ~0.06 s.
-DICTIONARY_RATIO = 16
-DICTIONARY_SAMPLE_ROWS = 1 << 16
-
-
-def few_values_as_dictionaries(table: pa.Table, skip: Sequence[str] = ()) -> pa.Table:
-    """`table` with each string column of few distinct values (judged on its first rows)
-    dictionary-encoded, so that reordering its rows moves integers, not strings."""
-    import pyarrow.compute as pc
-
-    columns = []
-    for name, column in zip(table.column_names, table.columns, strict=True):
-        if name not in skip and (
-            pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
-        ):
-            sample = column.slice(0, DICTIONARY_SAMPLE_ROWS)
-            if len(pc.unique(sample)) * DICTIONARY_RATIO <= len(sample):
-                # One chunk: one dictionary (chunks encoded apart may not share one).
-                column = pc.dictionary_encode(column.combine_chunks())
-        columns.append(column)
-    return pa.Table.from_arrays(columns, names=table.column_names)
-
-
 def write_bucket_files(
     table: pa.Table,
     table_path: str,
@@ -135,6 +109,7 @@ def write_bucket_files(
     import numpy as np
     import pyarrow.parquet as pq
 
+    from contest.data.dictionaries import few_values_as_dictionaries
     from contest.data.uuid_keys import WORD_COLUMNS, uuid_words
     from contest.write.order import bucket_key_order
 

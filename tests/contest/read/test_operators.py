@@ -75,3 +75,29 @@ def test_stored_key_words_group_the_rows_and_leave_the_result():
     same = same.set_column(2, WORD_COLUMNS[0], pa.array(np.zeros(3, np.int64)))
     one = merge_rows(same, ["k"], {"s": "SumAll"})
     assert one.column_names == ["k", "s"] and one.column("s").to_pylist() == [6]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_columns_moved_as_dictionaries_merge_as_strings(monkeypatch, seed):
+    """Every operator that picks a row, on string columns of few values with NULLs and
+    "null" strings: the same result, and the same types, encoded or not."""
+    import random
+
+    import contest.data.dictionaries as dictionaries
+    from contest.data.operators import OPERATORS
+
+    rnd = random.Random(seed)
+    picking = [op.name for op in OPERATORS.values() if op.picks_a_row and "string" in op.types]
+    assert {"UseLast", "UseLastNotNull", "UseLastNotNullNorNullString"} <= set(picking)
+    n = 4000
+    columns = {"k": [f"k{rnd.randrange(900)}" for _ in range(n)]}
+    for name in picking:
+        columns[name] = [rnd.choice(["a", "b", "null", None, "c"]) for _ in range(n)]
+    table = pa.table(columns)
+    ops = {name: name for name in picking}
+    results = []
+    for ratio in (1, 10**9):  # every such column encoded; none
+        monkeypatch.setattr(dictionaries, "DICTIONARY_RATIO", ratio)
+        results.append(merge_rows(table, ["k"], ops))
+    assert results[0].schema == results[1].schema == table.schema
+    assert results[0].equals(results[1]) and results[0].num_rows == len(set(columns["k"]))

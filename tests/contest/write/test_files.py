@@ -48,7 +48,7 @@ def test_columns_of_few_values_are_written_as_the_strings_they_were(tmp_path):
     own types and the same rows, NULLs too, as a plain gather would write."""
     import random
 
-    from contest.write.files import few_values_as_dictionaries
+    from contest.data.dictionaries import few_values_as_dictionaries
 
     rnd = random.Random(4)
     n = 3000
