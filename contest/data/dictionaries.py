@@ -4,7 +4,7 @@ casts back to its schema before writing, so no file changes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,12 +17,13 @@ DICTIONARY_RATIO = 16
 DICTIONARY_SAMPLE_ROWS = 1 << 16
 
 
-def few_values_as_dictionaries(table: pa.Table, skip: Sequence[str] = ()) -> pa.Table:
-    """`table` with each string column of few distinct values (judged on its first rows)
-    dictionary-encoded, so that reordering its rows moves integers, not strings."""
+def few_values_as_dictionaries(table: pa.Table, allowed: Collection[str]) -> pa.Table:
+    """`table` with each string column among `allowed` that holds few distinct values
+    (judged on its first rows) dictionary-encoded, so that reordering its rows moves
+    integers, not strings."""
     columns = []
     for name, column in zip(table.column_names, table.columns, strict=True):
-        if name not in skip and (
+        if name in allowed and (
             pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
         ):
             sample = column.slice(0, DICTIONARY_SAMPLE_ROWS)

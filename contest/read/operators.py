@@ -66,14 +66,12 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
     kernels = registry.OPERATORS
     # Columns whose operator picks a row are moved as dictionary indices when they hold
     # few values; the cast to the result's schema below turns them back into strings.
-    table = few_values_as_dictionaries(
-        table,
-        skip=[
-            c
-            for c in table.column_names
-            if c in keys or not kernels[ops.get(c, registry.DEFAULT)].picks_a_row
-        ],
-    )
+    picked = {
+        c
+        for c in table.column_names
+        if c not in keys and kernels[ops.get(c, registry.DEFAULT)].picks_a_row
+    }
+    table = few_values_as_dictionaries(table, picked)
     positions = np.arange(n, dtype=np.int64)
     columns = []
     for col in table.column_names:

@@ -123,7 +123,7 @@ def write_bucket_files(
         words = uuid_words(table.column(key_cols[0]))  # None: not every key a UUID
     order = bucket_key_order(table, key_cols, bucket_ids, pos, sort, words)
     # Each bucket part is cast back to out_schema below: the files are what they were.
-    table = few_values_as_dictionaries(table, skip=(*key_cols, BUCKET_COL, POS_COL))
+    table = few_values_as_dictionaries(table, {c for c in out_schema.names if c not in key_cols})
     table = table.take(pa.array(order))
     buckets = bucket_ids[order]
     stored = (
