@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -86,15 +86,27 @@ def unreadable(path: str, exc: BaseException) -> RunError:
 
 
 def conform(
-    t: pa.Table, schema: pa.Schema, path: str, version: int | None, newest: int | None
+    t: pa.Table,
+    schema: pa.Schema,
+    path: str,
+    version: int | None,
+    newest: int | None,
+    keep_dictionaries: bool = False,
 ) -> pa.Table:
-    """Rows of one file with the table's newest schema (see read_bucket)."""
+    """Rows of one file with the table's newest schema (see read_bucket); with
+    `keep_dictionaries`, a column read as a dictionary of the field's type stays one."""
     cols = []
+    fields = []
     for f in schema:
         if f.name not in t.column_names:
             cols.append(pa.nulls(t.num_rows, f.type))
+            fields.append(f)
             continue
         have = t.column(f.name).type
+        if keep_dictionaries and pa.types.is_dictionary(have) and have.value_type == f.type:
+            cols.append(t.column(f.name))
+            fields.append(f.with_type(have))
+            continue
         if have != f.type and not _safe_cast(have, f.type):
             raise SchemaEvolutionError(
                 f"column {f.name} was {have} in the commit of version {version} "
@@ -102,7 +114,8 @@ def conform(
                 f"schema (read at version {newest}): old files cannot be read with it"
             )
         cols.append(t.column(f.name).cast(f.type))
-    return pa.Table.from_arrays(cols, schema=schema)
+        fields.append(f)
+    return pa.Table.from_arrays(cols, schema=pa.schema(fields, metadata=schema.metadata))
 
 
 @dataclass(frozen=True)
@@ -129,6 +142,9 @@ class BucketMerge:
     ops: Mapping[str, str]
     newest: int | None
     tuning: MergeTuning = field(default_factory=MergeTuning)
+    # The merged pieces may hold dictionary columns (for a writer that stores them as
+    # they are); else they are of the result's schema exactly.
+    dictionaries: bool = False
 
     @classmethod
     def of(
@@ -158,6 +174,7 @@ class BucketMerge:
             t.memory_bytes,
             t.method,
             t.buffer_bytes,
+            self.dictionaries,
         )
 
 
@@ -170,14 +187,20 @@ def merge_bucket(
     memory_bytes: int,
     method: str = "numpy",
     buffer_bytes: int = 0,
+    dictionaries: bool = False,
 ) -> Iterator[pa.Table]:
     """A bucket's merged rows, in pieces. When every file is sorted by a single key
     (its footer says so) and `memory_bytes` is set, a k-way merge of the files read a
     chunk at a time (contest/read/stream.py); otherwise the whole bucket at once.
     `method`: which engine merges (read.merge, contest/read/merges.py); `buffer_bytes`:
-    read.buffer_bytes (0 = the budget's share, stream.read_buffer_bytes)."""
+    read.buffer_bytes (0 = the budget's share, stream.read_buffer_bytes);
+    `dictionaries`: the k-way merge by numpy reads the columns whose operator picks a
+    row as dictionaries where a file stores them as small ones, and its pieces keep
+    them (no string is decoded, hashed or encoded again on the way to a writer)."""
     import pyarrow.parquet as pq
 
+    from contest.data import operators as registry
+    from contest.data.dictionaries import dictionary_columns
     from contest.read.merges import merge_parts
     from contest.read.operators import merge_rows
     from contest.read.stream import (
@@ -195,6 +218,14 @@ def merge_bucket(
         # the write did not store them: buffers a little under the budget's share).
         columns = len(schema) + len(WORD_COLUMNS)
         buffer = read_buffer_bytes(memory_bytes, len(files), columns, buffer_bytes)
+        picked = [
+            f.name
+            for f in schema
+            if dictionaries
+            and method == "numpy"
+            and f.name not in keys
+            and registry.OPERATORS[ops.get(f.name, registry.DEFAULT)].picks_a_row
+        ]
         for path, version in files:
             fs, local = filesystem(path)
             try:
@@ -205,6 +236,15 @@ def merge_bucket(
             if keys[0] not in names or not declares_sorted(pf.metadata, names.index(keys[0])):
                 opened = []
                 break
+            as_dictionaries = dictionary_columns(pf.metadata, picked)
+            if as_dictionaries:
+                pf = pq.ParquetFile(
+                    fs.open_input_file(local),
+                    metadata=pf.metadata,
+                    pre_buffer=False,
+                    buffer_size=buffer,
+                    read_dictionary=as_dictionaries,
+                )
             opened.append((path, version, pf))
     if not opened:
         if method == "numpy":  # the reference path, as it always was
@@ -225,11 +265,11 @@ def merge_bucket(
             pf,
             keys[0],
             rows,
-            _conformer(schema, path, version, newest, words),
+            _conformer(schema, path, version, newest, words, dictionaries),
         )
         for path, version, pf in opened
     ]
-    yield from merge_sorted_runs(runs, keys[0], ops, method)
+    yield from merge_sorted_runs(runs, keys[0], ops, method, dictionaries)
 
 
 def _safe_cast(have: pa.DataType, want: pa.DataType) -> bool:
@@ -245,13 +285,18 @@ def _safe_cast(have: pa.DataType, want: pa.DataType) -> bool:
 
 
 def _conformer(
-    schema: pa.Schema, path: str, version: int | None, newest: int | None, words: bool = False
+    schema: pa.Schema,
+    path: str,
+    version: int | None,
+    newest: int | None,
+    words: bool = False,
+    dictionaries: bool = False,
 ) -> Callable[[pa.Table], pa.Table]:
     if not words:
-        return lambda t: conform(t, schema, path, version, newest)
+        return lambda t: conform(t, schema, path, version, newest, dictionaries)
 
     def with_words(t: pa.Table) -> pa.Table:
-        out = conform(t, schema, path, version, newest)
+        out = conform(t, schema, path, version, newest, dictionaries)
         for name in WORD_COLUMNS:
             out = out.append_column(name, t.column(name))
         return out
@@ -300,12 +345,18 @@ def write_merged(
     `tuning`: how a bucket is read and merged, see merge_bucket."""
     import pyarrow.parquet as pq
 
+    from contest.data.dictionaries import writes_without_arrow_schema
     from contest.read.operators import result_schema
 
     if codec not in CODECS:
         raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
     merge = BucketMerge.of(table, commits, operators, tuning)
     out_schema = result_schema(merge.schema, merge.ops)
+    # Columns merged as dictionaries are written as they are (the writer stores their
+    # indices instead of hashing every string again) when the result's types read back
+    # the same without ARROW:schema: its files then say string, as before.
+    as_is = writes_without_arrow_schema(out_schema)
+    merge = replace(merge, dictionaries=as_is)
     fs, base = filesystem(out_dir)
     fs.create_dir(base, recursive=True)
     work = [(b, json.dumps(files)) for b, files in sorted(files_by_bucket(commits).items())]
@@ -319,12 +370,28 @@ def write_merged(
             ):
                 path = f"{task_base}/part-{bucket:05d}.parquet"
                 written = 0
-                with pq.ParquetWriter(
-                    path, out_schema, filesystem=task_fs, compression=compression
-                ) as writer:
+                writer = None
+                try:
                     for merged in merge([tuple(f) for f in json.loads(files)]):
+                        if writer is None:  # of the first piece's types (dictionaries)
+                            writer = pq.ParquetWriter(
+                                path,
+                                merged.schema,
+                                filesystem=task_fs,
+                                compression=compression,
+                                store_schema=not as_is,
+                            )
+                        elif merged.schema != writer.schema:
+                            merged = merged.cast(writer.schema)
                         writer.write_table(merged)
                         written += merged.num_rows
+                    if writer is None:
+                        writer = pq.ParquetWriter(
+                            path, out_schema, filesystem=task_fs, compression=compression
+                        )
+                finally:
+                    if writer is not None:
+                        writer.close()
                 yield pa.RecordBatch.from_pylist(
                     [{"rows": written}], schema=pa.schema([("rows", pa.int64())])
                 )

@@ -40,16 +40,28 @@ def result_schema(schema: pa.Schema, ops: Mapping[str, str]) -> pa.Schema:
     return registry.result_schema(schema, ops)
 
 
-def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None = None) -> pa.Table:
+def merge_rows(
+    table: pa.Table,
+    keys: list[str],
+    ops: Mapping[str, str] | None = None,
+    keep_dictionaries: bool = False,
+) -> pa.Table:
     """One row per key, columns in the table's order; columns without an operator: UseLast.
 
     Rows are grouped by a stable sort of the keys (as integers, or dense codes), so
     inside a group they keep their application order; each operator is then a segmented
     reduction over the groups (numpy `reduceat`), a few bytes a row beyond the data.
+    A dictionary column is merged as the strings it stands for; the result is cast to
+    result_schema, its dictionary columns left as they are with `keep_dictionaries`
+    (for a writer that stores their indices as they are).
     """
     import numpy as np
 
-    from contest.data.dictionaries import few_values_as_dictionaries
+    from contest.data.dictionaries import (
+        cast_keeping_dictionaries,
+        few_values_as_dictionaries,
+        plain,
+    )
     from contest.data.uuid_keys import WORD_COLUMNS
 
     words = None
@@ -57,20 +69,26 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
         words = tuple(table.column(c).to_numpy().view(np.uint64) for c in WORD_COLUMNS)
         table = table.drop_columns(list(WORD_COLUMNS))
     ops = dict(ops or {})
-    validate_operators(table.schema, keys, ops)
+    schema = pa.schema([f.with_type(plain(f.type)) for f in table.schema])
+    validate_operators(schema, keys, ops)
+    out_schema = result_schema(schema, ops)
     n = table.num_rows
     if n == 0:
-        return table.cast(result_schema(table.schema, ops))
-    order, starts = _groups(table, keys, words)
-    schema = table.schema
+        return table.cast(out_schema)
     kernels = registry.OPERATORS
     # Columns whose operator picks a row are moved as dictionary indices when they hold
-    # few values; the cast to the result's schema below turns them back into strings.
+    # few values (or came as dictionaries); the cast to the result's schema below turns
+    # them back into strings unless kept.
     picked = {
         c
         for c in table.column_names
         if c not in keys and kernels[ops.get(c, registry.DEFAULT)].picks_a_row
     }
+    if any(pa.types.is_dictionary(f.type) and f.name not in picked for f in table.schema):
+        table = table.cast(
+            pa.schema([f if f.name in picked else f.with_type(plain(f.type)) for f in table.schema])
+        )
+    order, starts = _groups(table, keys, words)
     table = few_values_as_dictionaries(table, picked)
     positions = np.arange(n, dtype=np.int64)
     columns = []
@@ -82,7 +100,7 @@ def merge_rows(table: pa.Table, keys: list[str], ops: Mapping[str, str] | None =
         kernel = kernels[ops.get(col, registry.DEFAULT)].numpy
         columns.append(kernel(arr, order, starts, positions))
     out = pa.Table.from_arrays(columns, names=table.column_names)
-    return out.cast(result_schema(schema, ops))
+    return cast_keeping_dictionaries(out, out_schema) if keep_dictionaries else out.cast(out_schema)
 
 
 def _groups(table: pa.Table, keys: list[str], words=None):

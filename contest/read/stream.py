@@ -162,10 +162,16 @@ class SortedRun:
 
 
 def merge_sorted_runs(
-    runs: Sequence[SortedRun], key: str, ops: Mapping[str, str], method: str = "numpy"
+    runs: Sequence[SortedRun],
+    key: str,
+    ops: Mapping[str, str],
+    method: str = "numpy",
+    keep_dictionaries: bool = False,
 ) -> Iterator[pa.Table]:
     """The merged rows of sorted runs given in application order, window by window
-    (`method`: read.merge, contest/read/merges.py)."""
+    (`method`: read.merge, contest/read/merges.py; `keep_dictionaries`: see
+    merge_rows)."""
+    from contest.data.dictionaries import concat_tables
     from contest.read.merges import merge_parts
     from contest.read.operators import merge_rows
 
@@ -186,5 +192,4 @@ def merge_sorted_runs(
         if method != "numpy":
             yield merge_parts(method, parts, [key], ops)
             continue
-        window = pa.concat_tables(parts).combine_chunks()
-        yield merge_rows(window, [key], ops)
+        yield merge_rows(concat_tables(parts), [key], ops, keep_dictionaries)

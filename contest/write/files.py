@@ -109,7 +109,11 @@ def write_bucket_files(
     import numpy as np
     import pyarrow.parquet as pq
 
-    from contest.data.dictionaries import few_values_as_dictionaries
+    from contest.data.dictionaries import (
+        cast_keeping_dictionaries,
+        few_values_as_dictionaries,
+        writes_without_arrow_schema,
+    )
     from contest.data.uuid_keys import WORD_COLUMNS, uuid_words
     from contest.write.order import bucket_key_order
 
@@ -122,7 +126,9 @@ def write_bucket_files(
     if key_words and sort == "uuid128" and len(key_cols) == 1:
         words = uuid_words(table.column(key_cols[0]))  # None: not every key a UUID
     order = bucket_key_order(table, key_cols, bucket_ids, pos, sort, words)
-    # Each bucket part is cast back to out_schema below: the files are what they were.
+    # Dictionary columns are written as they are when the files need no ARROW:schema
+    # (they then say string, as before), else each bucket part is cast back first.
+    as_is = writes_without_arrow_schema(out_schema)
     table = few_values_as_dictionaries(table, {c for c in out_schema.names if c not in key_cols})
     table = table.take(pa.array(order))
     buckets = bucket_ids[order]
@@ -142,7 +148,8 @@ def write_bucket_files(
     try:
         for start, end in zip(starts, ends, strict=True):
             bucket = int(buckets[start])
-            part = table.slice(start, end - start).select(out_schema.names).cast(out_schema)
+            part = table.slice(start, end - start).select(out_schema.names)
+            part = cast_keeping_dictionaries(part, out_schema) if as_is else part.cast(out_schema)
             if stored is not None:
                 for name, col in zip(WORD_COLUMNS, stored, strict=True):
                     part = part.append_column(name, pa.array(col[start:end]))
@@ -156,6 +163,7 @@ def write_bucket_files(
                 compression=codec.upper() if codec != "none" else "NONE",
                 row_group_size=max(part.num_rows, 1),
                 write_statistics=False,
+                store_schema=not as_is,
                 # The footer says the file is sorted by key: the read merges such files as
                 # sorted runs in bounded memory (contest/read/stream.py).
                 sorting_columns=sorting,

@@ -163,3 +163,43 @@ def test_a_streamed_merge_does_not_hold_whole_files(tmp_path):
     grown = after - before
     assert rows == 8 * n
     assert grown < file_bytes / 2, f"merge grew by {grown:,} bytes for {file_bytes:,} of files"
+
+
+@pytest.mark.parametrize(
+    "name_op", ["UseLast", "UseLastNotNull", "UseLastNotNullNorNullString", "FirstNotNull"]
+)
+def test_dictionary_reads_merge_as_the_strings_they_stand_for(tmp_path, name_op):
+    """With `dictionaries`, columns stored as small dictionaries and picked by their
+    operator are read, merged and handed on as dictionaries: the same rows as a merge
+    of strings. One file holds `name` with many values (read as strings): its windows
+    decode the others' dictionaries."""
+    from contest.data.dictionaries import dictionary_columns
+
+    rnd = random.Random(11)
+    keys = [f"k{i:05d}" for i in range(3000)]
+    files = []
+    for f in range(4):
+        names = ["n", "null", None, "NULL", "", "m"] if f != 2 else None
+        rows = [
+            {
+                "uuid": rnd.choice(keys),
+                "ip": f"10.{rnd.randrange(256)}.{rnd.randrange(256)}.{i}",
+                "requests": rnd.choice([1, 5, None]),
+                "name": rnd.choice(names) if names else f"name-{f}-{i}",
+            }
+            for i in range(4000)
+        ]
+        files.append((_sorted_file(tmp_path / f"f{f}.parquet", rows), f))
+    stored = [dictionary_columns(pq.read_metadata(p), SCHEMA.names) for p, _ in files]
+    assert stored == [["name"], ["name"], [], ["name"]]
+    ops = {**OPS, "name": name_op}
+    plain = list(merge_bucket(files, SCHEMA, ["uuid"], ops, None, 50_000))
+    kept = list(merge_bucket(files, SCHEMA, ["uuid"], ops, None, 50_000, dictionaries=True))
+    assert all(p.schema == merge_rows(SCHEMA.empty_table(), ["uuid"], ops).schema for p in plain)
+    assert {str(p.schema.field("name").type) for p in kept} >= {"string"}  # mixed windows
+    windows_of_two = merge_bucket(files[:2], SCHEMA, ["uuid"], ops, None, 50_000, dictionaries=True)
+    assert {p.schema.field("name").type for p in windows_of_two} == {
+        pa.dictionary(pa.int32(), pa.string())
+    }
+    want = plain[0].schema
+    assert _by_key(p.cast(want) for p in kept) == _by_key(plain)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from contest.write.files import (
     BUCKET_COL,
@@ -43,12 +44,15 @@ def test_one_sorted_file_per_bucket_keeping_arrival_order_of_a_key(tmp_path):
         assert f["size"] == (tmp_path / name).stat().st_size
 
 
-def test_columns_of_few_values_are_written_as_the_strings_they_were(tmp_path):
+@pytest.mark.parametrize("job_type", [pa.string(), pa.large_string()])
+def test_columns_of_few_values_are_written_as_the_strings_they_were(tmp_path, job_type):
     """The write gathers such columns as dictionary indices; its files hold the table's
-    own types and the same rows, NULLs too, as a plain gather would write."""
+    own types and the same rows, NULLs too, as a plain gather would write. Of plain
+    types, the dictionaries are written as they are and the files carry no ARROW:schema
+    (a large_string needs it: then they are cast back first)."""
     import random
 
-    from contest.data.dictionaries import few_values_as_dictionaries
+    from contest.data.dictionaries import dictionary_columns, few_values_as_dictionaries
 
     rnd = random.Random(4)
     n = 3000
@@ -60,7 +64,7 @@ def test_columns_of_few_values_are_written_as_the_strings_they_were(tmp_path):
         [
             ("uuid", pa.string()),
             ("city", pa.string()),
-            ("job", pa.large_string()),
+            ("job", job_type),
             ("note", pa.string()),
         ]
     )
@@ -80,6 +84,11 @@ def test_columns_of_few_values_are_written_as_the_strings_they_were(tmp_path):
         pq.read_table(f["path"]) for f in sorted(files, key=lambda f: f["bucket"])
     )
     assert back.schema == schema
+    for f in files:
+        meta = pq.read_metadata(f["path"])
+        assert (b"ARROW:schema" in (meta.metadata or {})) == (job_type == pa.large_string())
+        if f["rows"] > 500:  # the dictionaries are small beside the column
+            assert dictionary_columns(meta, ["uuid", "city", "job", "note"]) == ["city", "job"]
     want = sorted(zip(rows[BUCKET_COL].to_pylist(), keys, cities, jobs, notes, strict=True))
     assert [tuple(r.values()) for r in back.to_pylist()] == [w[1:] for w in want]
 
