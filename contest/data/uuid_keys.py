@@ -68,25 +68,6 @@ def _parse(chars: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return words[:, 0], words[:, 1]
 
 
-def _prefix_order(
-    bucket_ids: np.ndarray, high: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(order, same, word): rows in (bucket, prefix of `high`, row index) order by one
-    sort of 64-bit values, whether each sorted row's prefix equals the one before
-    (`same`, one shorter), and each row's (bucket, high) word."""
-    n = len(high)
-    bits = max(1, int(bucket_ids.max()).bit_length())
-    word = (bucket_ids.astype(np.uint64) << np.uint64(64 - bits)) | (high >> np.uint64(bits))
-    index_bits = max(1, (n - 1).bit_length())
-    mask = np.uint64((1 << index_bits) - 1)
-    packed = word & ~mask
-    packed |= np.arange(n, dtype=np.uint64)
-    packed.sort()
-    order = (packed & mask).astype(np.int64)
-    prefix = packed >> np.uint64(index_bits)
-    return order, prefix[1:] == prefix[:-1], word
-
-
 def uuid_order(
     bucket_ids: np.ndarray, high: np.ndarray, low: np.ndarray, pos: np.ndarray | None
 ) -> np.ndarray:
@@ -101,51 +82,18 @@ def uuid_order(
     n = len(high)
     if n == 0:
         return np.empty(0, dtype=np.int64)
-    order, same, word = _prefix_order(bucket_ids, high)
+    bits = max(1, int(bucket_ids.max()).bit_length())
+    word = (bucket_ids.astype(np.uint64) << np.uint64(64 - bits)) | (high >> np.uint64(bits))
+    index_bits = max(1, (n - 1).bit_length())
+    mask = np.uint64((1 << index_bits) - 1)
+    packed = word & ~mask
+    packed |= np.arange(n, dtype=np.uint64)
+    packed.sort()
+    order = (packed & mask).astype(np.int64)
+    prefix = packed >> np.uint64(index_bits)
+    same = prefix[1:] == prefix[:-1]
     if not same.any():
         return order
-    if pos is None and not _pairs_differ(order, same, high, low).any():
-        return order  # every group of equal prefixes is one key's rows, in arrival order
-    return _resort_groups(order, same, word, high, low, pos)
-
-
-def uuid_groups(high: np.ndarray, low: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(order, starts) for grouping rows by their keys' words in arrival order (the
-    read's merge): `uuid_order` of one bucket, and where each key's rows begin. When
-    equal prefixes only ever hold one key (the rule for random UUIDs), the starts come
-    from the sort itself, with no gather of the words in the new order."""
-    n = len(high)
-    if n == 0:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    zeros = np.zeros(n, np.int32)
-    order, same, word = _prefix_order(zeros, high)
-    if not same.any() or not _pairs_differ(order, same, high, low).any():
-        return order, np.flatnonzero(np.r_[True, ~same])
-    order = _resort_groups(order, same, word, high, low, None)
-    h, lo = high[order], low[order]
-    return order, np.flatnonzero(np.r_[True, (h[1:] != h[:-1]) | (lo[1:] != lo[:-1])])
-
-
-def _pairs_differ(
-    order: np.ndarray, same: np.ndarray, high: np.ndarray, low: np.ndarray
-) -> np.ndarray:
-    """For each pair of sorted neighbours with equal prefixes: whether their keys differ."""
-    at = np.flatnonzero(same)
-    a, b = order[at], order[at + 1]
-    return (high[a] != high[b]) | (low[a] != low[b])
-
-
-def _resort_groups(
-    order: np.ndarray,
-    same: np.ndarray,
-    word: np.ndarray,
-    high: np.ndarray,
-    low: np.ndarray,
-    pos: np.ndarray | None,
-) -> np.ndarray:
-    """`order` with its groups of equal prefixes that hold different keys (or, with
-    `pos`, any group) sorted again on every word (stably)."""
-    n = len(order)
     in_group = np.zeros(n, dtype=bool)
     in_group[1:] |= same
     in_group[:-1] |= same

@@ -111,12 +111,16 @@ def _groups(table: pa.Table, keys: list[str], words=None):
     by dense codes from a hash of the strings."""
     import numpy as np
 
-    from contest.data.uuid_keys import uuid_groups, uuid_words
+    from contest.data.uuid_keys import uuid_order, uuid_words
 
     if words is None and len(keys) == 1:
         words = uuid_words(table.column(keys[0]))
     if words is not None:
-        return uuid_groups(*words)
+        high, low = words
+        order = uuid_order(np.zeros(len(high), np.int32), high, low, None)
+        high, low = high[order], low[order]
+        changed = (high[1:] != high[:-1]) | (low[1:] != low[:-1])
+        return order, np.flatnonzero(np.r_[True, changed])
     codes = _key_codes(table, keys)
     order = np.argsort(codes, kind="stable")
     sorted_codes = codes[order]

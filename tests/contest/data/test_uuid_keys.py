@@ -84,28 +84,3 @@ def test_uuid_order_is_a_stable_sort_on_bucket_high_low_pos(seed, shuffled):
     keys = [rows, low, high, buckets] if pos is None else [rows, pos, low, high, buckets]
     want = np.lexsort(keys)
     assert uuid_order(buckets, high, low, pos).tolist() == want.tolist()
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("ties", [False, True])
-def test_uuid_groups_are_each_keys_rows_in_arrival_order(seed, ties):
-    """Against numpy's lexsort on both words, and the starts where the key changes:
-    sorted runs with repeats (the read's windows); with `ties`, keys that share their
-    high word and differ in the low one (equal prefixes of different keys)."""
-    from contest.data.uuid_keys import uuid_groups
-
-    rng = np.random.default_rng(seed)
-    pool = rng.integers(0, 2**64 - 1, (300, 2), dtype=np.uint64)
-    if ties:
-        pool[100:200, 0] = pool[0, 0]
-    runs = [np.sort(rng.choice(300, rng.integers(1, 400))) for _ in range(5)]
-    keys = pool[np.concatenate(runs)]
-    high, low = keys[:, 0].copy(), keys[:, 1].copy()
-    order, starts = uuid_groups(high, low)
-    want = np.lexsort([np.arange(len(high)), low, high])
-    assert order.tolist() == want.tolist()
-    h, lo = high[want], low[want]
-    changed = np.r_[True, (h[1:] != h[:-1]) | (lo[1:] != lo[:-1])]
-    assert starts.tolist() == np.flatnonzero(changed).tolist()
-    empty = uuid_groups(high[:0], low[:0])
-    assert [len(a) for a in empty] == [0, 0]
