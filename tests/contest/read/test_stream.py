@@ -203,3 +203,24 @@ def test_dictionary_reads_merge_as_the_strings_they_stand_for(tmp_path, name_op)
     }
     want = plain[0].schema
     assert _by_key(p.cast(want) for p in kept) == _by_key(plain)
+
+
+@pytest.mark.parametrize("chunks", [1, 3])
+def test_count_below_is_the_count_of_smaller_keys(chunks):
+    """The binary search against a comparison of every key: repeats, the ends, keys
+    absent, strings of other lengths and beyond ASCII (UTF-8's byte order)."""
+    from contest.read.stream import count_below
+
+    rnd = random.Random(chunks)
+    keys = sorted(rnd.choice(["a", "ab", "b", "bb", "é", "z", "\u4e2d", "k"]) for _ in range(60))
+    step = len(keys) // chunks
+    arr = pa.chunked_array([keys[i : i + step] for i in range(0, len(keys), step)], pa.string())
+    for cutoff in ["", "a", "aa", "ab", "b", "c", "é", "zz", "\u4e2d", "\uffff"]:
+        want = pc_less_count(arr, cutoff)
+        assert count_below(arr, cutoff) == want == sum(k < cutoff for k in keys)
+    ints = pa.array([1, 1, 2, 5, 5, 5, 9])
+    assert [count_below(ints, c) for c in (0, 1, 2, 5, 6, 10)] == [0, 0, 2, 3, 6, 7]
+
+
+def pc_less_count(arr, cutoff):
+    return int(pa.compute.sum(pa.compute.less(arr, pa.scalar(cutoff, arr.type))).as_py() or 0)
