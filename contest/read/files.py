@@ -199,10 +199,9 @@ def merge_bucket(
     them (no string is decoded, hashed or encoded again on the way to a writer)."""
     import pyarrow.parquet as pq
 
-    from contest.data import operators as registry
     from contest.data.dictionaries import dictionary_columns
     from contest.read.merges import merge_parts
-    from contest.read.operators import merge_rows
+    from contest.read.operators import merge_rows, picked_columns
     from contest.read.stream import (
         SortedRun,
         chunk_rows,
@@ -218,14 +217,9 @@ def merge_bucket(
         # the write did not store them: buffers a little under the budget's share).
         columns = len(schema) + len(WORD_COLUMNS)
         buffer = read_buffer_bytes(memory_bytes, len(files), columns, buffer_bytes)
-        picked = [
-            f.name
-            for f in schema
-            if dictionaries
-            and method == "numpy"
-            and f.name not in keys
-            and registry.OPERATORS[ops.get(f.name, registry.DEFAULT)].picks_a_row
-        ]
+        picked = (
+            picked_columns(schema.names, keys, ops) if dictionaries and method == "numpy" else []
+        )
         for path, version in files:
             fs, local = filesystem(path)
             try:

@@ -8,7 +8,7 @@ operator; columns without one merge by the registry's default (UseLast).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -38,6 +38,13 @@ def result_schema(schema: pa.Schema, ops: Mapping[str, str]) -> pa.Schema:
     """The merged result's schema (a summed integer column as int64); the in-memory
     merge and the merge that writes result files cast to the same schema."""
     return registry.result_schema(schema, ops)
+
+
+def picked_columns(names: Sequence[str], keys: Sequence[str], ops: Mapping[str, str]) -> list[str]:
+    """The non-key columns whose operator picks one of a key's rows (the registry's
+    `picks_a_row`): the ones that may be moved, read and written as dictionaries."""
+    kernels = registry.OPERATORS
+    return [c for c in names if c not in keys and kernels[ops.get(c, registry.DEFAULT)].picks_a_row]
 
 
 def merge_rows(
@@ -79,11 +86,7 @@ def merge_rows(
     # Columns whose operator picks a row are moved as dictionary indices when they hold
     # few values (or came as dictionaries); the cast to the result's schema below turns
     # them back into strings unless kept.
-    picked = {
-        c
-        for c in table.column_names
-        if c not in keys and kernels[ops.get(c, registry.DEFAULT)].picks_a_row
-    }
+    picked = set(picked_columns(table.column_names, keys, ops))
     if any(pa.types.is_dictionary(f.type) and f.name not in picked for f in table.schema):
         table = table.cast(
             pa.schema([f if f.name in picked else f.with_type(plain(f.type)) for f in table.schema])
