@@ -162,6 +162,7 @@ def run_floor(cfg: Config, data: Path, cores: int, rows: int, folder: Path, rnd:
     out.unlink(missing_ok=True)
     io_cmd = [sys.executable, "-m", "contest.benchmarks.floor", "io", "--data", str(data)]
     io_cmd += ["--out", str(out), "--threads", str(cores), "--rows", str(rows)]
+    io_cmd += ["--statistics", cfg.read.statistics]  # written as the result is
     io = run_timed(io_cmd, folder / f"floor-io-{rnd}.log", env=env)
     out.unlink(missing_ok=True)
     if not io.ok:

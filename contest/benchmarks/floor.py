@@ -3,9 +3,10 @@ this machine, measured in the same sitting as the engines it bounds.
 
 Two parts, each a whole process as the contest times its jobs:
 - the I/O: every batch's columns read and decoded once (pyarrow, `threads` threads), and
-  as many rows as the result has keys encoded and written once, uncompressed, as the
-  result is; no merge (`python -m contest.benchmarks.floor io --data DIR --out FILE
-  --threads N --rows K`, prints one JSON line);
+  as many rows as the result has keys encoded and written once, uncompressed and with
+  the statistics the result's files carry (read.statistics), as the result is; no
+  merge (`python -m contest.benchmarks.floor io --data DIR --out FILE --threads N
+  --rows K [--statistics key|all|none]`, prints one JSON line);
 - the two process starts the contest's procedure imposes on a Spark pipeline: a trivial
   `spark-submit` (a session, one 10-row Python task, stop), run twice
   (`spark-submit floor.py start`).
@@ -24,29 +25,51 @@ from pathlib import Path
 from typing import Any
 
 
-def io_floor(data: Path, out: Path, threads: int, rows: int) -> dict[str, object]:
-    """Read every batch file's columns once; write the first `rows` rows read, once."""
+def io_floor(
+    data: Path, out: Path, threads: int, rows: int, statistics: str = "all"
+) -> dict[str, object]:
+    """Read every batch file's columns once; write the first `rows` rows read, once, with
+    min/max statistics as read.statistics `statistics` says (the contract's key is the
+    batches' first column). Columns a file stores as small dictionaries are read and
+    written as dictionaries, as the pipeline's write and read do (the least work)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from contest.data.batches import discover
+    from contest.data.batches import SCHEMA, discover
+    from contest.data.dictionaries import dictionary_columns
+    from contest.read.statistics import statistics_setting
 
     pa.set_cpu_count(threads)
     pa.set_io_thread_count(threads)
     batches = discover(data)
+    with_statistics = statistics_setting(statistics, SCHEMA.names[:1])
     started = time.perf_counter()
     read_rows, written = 0, 0
     writer: pq.ParquetWriter | None = None
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         for batch in batches:
-            for chunk in pq.ParquetFile(batch.path).iter_batches(batch_size=1 << 20):
+            pf = pq.ParquetFile(batch.path)
+            as_dictionaries = dictionary_columns(pf.metadata, SCHEMA.names[1:])
+            if as_dictionaries:
+                pf = pq.ParquetFile(
+                    batch.path, metadata=pf.metadata, read_dictionary=as_dictionaries
+                )
+            for chunk in pf.iter_batches(batch_size=1 << 20):
                 read_rows += chunk.num_rows
                 if written < rows:
-                    part = chunk.slice(0, rows - written)
+                    part = pa.Table.from_batches([chunk.slice(0, rows - written)])
+                    if writer is not None and part.schema != writer.schema:
+                        # A file whose column is plain where the first was a dictionary.
+                        part = part.cast(writer.schema)
                     if writer is None:
-                        writer = pq.ParquetWriter(out, part.schema, compression="NONE")
-                    writer.write_batch(part)
+                        writer = pq.ParquetWriter(
+                            out,
+                            part.schema,
+                            compression="NONE",
+                            write_statistics=with_statistics,
+                        )
+                    writer.write_table(part)
                     written += part.num_rows
     finally:
         if writer is not None:
@@ -82,12 +105,19 @@ def main(argv: list[str] | None = None) -> int:
     io.add_argument("--out", required=True)
     io.add_argument("--threads", type=int, default=2)
     io.add_argument("--rows", type=int, required=True)
+    io.add_argument(
+        "--statistics",
+        choices=("key", "all", "none"),
+        default="all",
+        help="columns with min/max statistics, as read.statistics (default: all)",
+    )
     sub.add_parser("start", help="a trivial Spark job (run through spark-submit)")
     args = p.parse_args(argv)
     if args.part == "start":
         trivial_job()
         return 0
-    print(json.dumps(io_floor(Path(args.data), Path(args.out), args.threads, args.rows)))
+    done = io_floor(Path(args.data), Path(args.out), args.threads, args.rows, args.statistics)
+    print(json.dumps(done))
     return 0
 
 

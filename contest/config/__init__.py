@@ -32,6 +32,7 @@ from contest.config.sections import (
     ENGINES,
     FILE_WRITERS,
     READ_MERGES,
+    RESULT_STATISTICS,
     STREAM_TRIGGERS,
     WRITE_SORTS,
     ClusterConfig,
@@ -51,6 +52,7 @@ from contest.config.sections import (
 __all__ = [
     "CODECS",
     "READ_MERGES",
+    "RESULT_STATISTICS",
     "WRITE_SORTS",
     "ENGINES",
     "CONNECTOR_COORDINATES",

@@ -12,6 +12,8 @@ CODECS = ("none", "snappy", "zstd", "gzip", "lz4")
 READ_MERGES = ("numpy", "arrow", "duckdb", "polars")
 # How a write task sorts its rows (contest/write/order.py).
 WRITE_SORTS = ("arrow", "uuid128")
+# Which columns of the result's files carry min/max statistics (read.statistics).
+RESULT_STATISTICS = ("key", "all", "none")
 ENGINES = ("harness", "lakesoul-stock")
 
 # The connector the project would load through spark.jars.packages; see README
@@ -121,6 +123,12 @@ class WriteConfig:
     # With sort "uuid128", UUID keys' 128 bits (the sort's words) stored in two int64
     # columns beside the key, for the read to group by without parsing (README).
     key_words: bool = False
+    # A batch's string columns that its file stores as small dictionaries (every
+    # column but the key) are read as dictionaries and written as they are: no string
+    # decoded from the batch, hashed again or encoded again on the way to the bucket
+    # files (contest/data/dictionaries.py). False: decoded, then the few-valued ones
+    # encoded again, as before.
+    file_dictionaries: bool = True
 
 
 @dataclass(frozen=True)
@@ -134,6 +142,11 @@ class ReadConfig:
     writer: str = "arrow"
     # Result file codec: none, snappy, zstd, gzip, lz4.
     codec: str = "none"
+    # Columns whose min/max statistics the result's files carry (read.writer arrow):
+    # "key" (the key's: each file is sorted by it, so a reader skips files and row
+    # groups by key), "all" (every column's, as Spark and DuckDB write; string columns'
+    # statistics about doubled the writer's time, results/notes/duckdb.md), "none".
+    statistics: str = "key"
     # Memory budget of a merge task for one bucket: its files (each sorted by key) are
     # read this many bytes' worth of rows at a time and merged window by window
     # (contest/read/stream.py), so a task's memory no longer grows with its bucket.

@@ -19,6 +19,7 @@ from contest.config import (
     ENGINES,
     FILE_WRITERS,
     READ_MERGES,
+    RESULT_STATISTICS,
     STREAM_TRIGGERS,
     WRITE_SORTS,
     Config,
@@ -80,6 +81,10 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"read.writer: {cfg.read.writer!r} is not arrow or spark")
     if cfg.write.sort not in WRITE_SORTS:
         raise ConfigError(f"write.sort: {cfg.write.sort!r} is not one of {', '.join(WRITE_SORTS)}")
+    if cfg.read.statistics not in RESULT_STATISTICS:
+        raise ConfigError(
+            f"read.statistics: {cfg.read.statistics!r} is not one of {', '.join(RESULT_STATISTICS)}"
+        )
     if cfg.read.merge not in READ_MERGES:
         raise ConfigError(f"read.merge: {cfg.read.merge!r} is not one of {', '.join(READ_MERGES)}")
     if cfg.read.merge_memory_bytes < 0:

@@ -332,15 +332,18 @@ def write_merged(
     out_dir: str,
     codec: str = "none",
     tuning: MergeTuning = MergeTuning(),
+    statistics: str = "all",
 ) -> int:
     """Merge each bucket in its Spark task and write it straight to `out_dir` as
     `part-<bucket>.parquet` with pyarrow: no Arrow-to-row conversion and no second
     encoding in the JVM. `out_dir` is a fresh folder; returns the rows written.
-    `tuning`: how a bucket is read and merged, see merge_bucket."""
+    `tuning`: how a bucket is read and merged, see merge_bucket; `statistics`
+    (read.statistics): which columns' min/max the files carry (key, all, none)."""
     import pyarrow.parquet as pq
 
     from contest.data.dictionaries import writes_without_arrow_schema
     from contest.read.operators import result_schema
+    from contest.read.statistics import statistics_setting
 
     if codec not in CODECS:
         raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
@@ -355,6 +358,7 @@ def write_merged(
     fs.create_dir(base, recursive=True)
     work = [(b, json.dumps(files)) for b, files in sorted(files_by_bucket(commits).items())]
     compression = codec.upper() if codec != "none" else "NONE"
+    with_statistics = statistics_setting(statistics, table.primary_keys)
 
     def merge_write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         task_fs, task_base = filesystem(out_dir)
@@ -374,6 +378,7 @@ def write_merged(
                                 filesystem=task_fs,
                                 compression=compression,
                                 store_schema=not as_is,
+                                write_statistics=with_statistics,
                             )
                         elif merged.schema != writer.schema:
                             merged = merged.cast(writer.schema)
@@ -381,7 +386,11 @@ def write_merged(
                         written += merged.num_rows
                     if writer is None:
                         writer = pq.ParquetWriter(
-                            path, out_schema, filesystem=task_fs, compression=compression
+                            path,
+                            out_schema,
+                            filesystem=task_fs,
+                            compression=compression,
+                            write_statistics=with_statistics,
                         )
                 finally:
                     if writer is not None:

@@ -373,6 +373,7 @@ def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
                 staging,
                 cfg.read.codec,
                 MergeTuning.of(cfg.read),
+                statistics=cfg.read.statistics,
             )
         name = f"{table.namespace}.{table.name}"
         output.publish(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import secrets
 import string
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -274,6 +274,7 @@ def write_file_direct(
     sort: str = "arrow",
     piece_rows: int = 0,
     key_words: bool = False,
+    file_dictionaries: bool = False,
 ) -> WriteOutcome:
     """Write a batch file as bucket files of `table` without a shuffle, one Spark task
     per row group reading it with pyarrow and bucketing with Spark's hash computed in
@@ -303,6 +304,7 @@ def write_file_direct(
         token=token,
         sort=sort,
         key_words=key_words,
+        file_dictionaries=file_dictionaries,
     )
 
 
@@ -329,6 +331,7 @@ def write_file_split(
     token: str = "",
     sort: str = "arrow",
     key_words: bool = False,
+    file_dictionaries: bool = False,
 ) -> WriteOutcome:
     """Write a batch file as bucket files of `table` without the JVM: one Spark task per
     row range (contest/write/split.py), reading it with pyarrow (a range inside a row
@@ -337,7 +340,8 @@ def write_file_split(
     in numpy and written as sorted bucket files. The files come back in range order,
     then piece order: a key's rows in several files of the commit keep the file's row
     order (files of one commit are applied in their listed order). Files stay
-    uncommitted."""
+    uncommitted. `file_dictionaries` (write.file_dictionaries): the batch's non-key
+    string columns stored as small dictionaries are read as dictionaries."""
     if codec not in CODECS:
         raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
     if not direct_read_possible(table):
@@ -347,6 +351,7 @@ def write_file_split(
     key = table.primary_keys[0]
     schema, table_path, n_buckets = table.schema, table.path, table.hash_buckets
     groups = list(group_rows)
+    as_dictionaries = [c for c in schema.names if c != key] if file_dictionaries else []
 
     def task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         import pyarrow.compute as pc
@@ -357,7 +362,9 @@ def write_file_split(
             starts, stops = batch.column("start").to_pylist(), batch.column("stop").to_pylist()
             for start, stop in zip(starts, stops, strict=True):
                 refused = False
-                for data in read_pieces(path, groups, start, stop, piece_rows, schema.names):
+                for data in read_pieces(
+                    path, groups, start, stop, piece_rows, schema.names, as_dictionaries
+                ):
                     nulls = data.column(key).null_count
                     refused = refused or bool(nulls and not drop_null_keys)
                     if refused:  # the batch will be refused: write nothing, count on
@@ -399,14 +406,18 @@ def read_pieces(
     stop: int,
     piece_rows: int,
     columns: Sequence[str],
+    dictionaries: Collection[str] = (),
 ) -> Iterator[pa.Table]:
     """Rows [start, stop) of a parquet file, in pieces of at most `piece_rows` rows (0:
     one piece), in file order. A range of whole row groups read as one piece is read
     whole; otherwise streamed, decoding the rows of the first row group before `start`
     (parquet cannot seek to a row) and holding one piece at a time. A file that cannot
-    be read is a DataError naming the row group."""
+    be read is a DataError naming the row group. Those of `dictionaries` the file stores
+    as small dictionaries in every row group come back as dictionary arrays (one
+    dictionary a row group), with no string decoded."""
     import pyarrow.parquet as pq
 
+    from contest.data.dictionaries import dictionary_columns
     from contest.write.split import groups_of, pieces
 
     overlap = list(groups_of(group_rows, start, stop))
@@ -431,15 +442,23 @@ def read_pieces(
 
     try:
         with fs.open_input_file(local) as fh:
+            metadata = pq.ParquetFile(fh).metadata
+            as_dictionaries = dictionary_columns(metadata, dictionaries) if dictionaries else []
             if whole and len(cuts) == 1:
-                pf = pq.ParquetFile(fh)
+                pf = pq.ParquetFile(fh, metadata=metadata, read_dictionary=as_dictionaries)
                 parts = []
                 for group, _ in overlap:
                     reading[:] = [group]
                     parts.append(pf.read_row_group(group, columns=list(columns)))
                 yield pa.concat_tables(parts) if len(parts) > 1 else parts[0]
                 return
-            pf = pq.ParquetFile(fh, pre_buffer=False, buffer_size=STREAM_BUFFER_BYTES)
+            pf = pq.ParquetFile(
+                fh,
+                metadata=metadata,
+                pre_buffer=False,
+                buffer_size=STREAM_BUFFER_BYTES,
+                read_dictionary=as_dictionaries,
+            )
             stream = pf.iter_batches(
                 batch_size=STREAM_BATCH_ROWS,
                 row_groups=[g for g, _ in overlap],

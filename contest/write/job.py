@@ -157,6 +157,7 @@ def write_batches(
                     sort=cfg.write.sort,
                     piece_rows=cfg.write.batch_piece_rows,
                     key_words=cfg.write.key_words,
+                    file_dictionaries=cfg.write.file_dictionaries,
                 )
             else:
                 df = spark.read.parquet(str(batch.path))
@@ -256,6 +257,7 @@ def write_big(
             token=token,
             sort=cfg.write.sort,
             key_words=cfg.write.key_words,
+            file_dictionaries=cfg.write.file_dictionaries,
         )
     df = spark.read.parquet(path)
     check_schema(batch.path, _arrow_schema(df), schema)

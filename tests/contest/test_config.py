@@ -43,6 +43,12 @@ def test_bad_values_are_rejected():
         load_config(overrides={"read.stock_threads": -1})
     with pytest.raises(ConfigError, match="load_window_s: must be positive"):
         load_config(overrides={"load_window_s": 0})
+    with pytest.raises(ConfigError, match="read.statistics: 'some' is not one of key, all, none"):
+        load_config(overrides={"read.statistics": "some"})
+    assert load_config(overrides={"read.statistics": "all"}).read.statistics == "all"
+    assert (
+        load_config(overrides={"write.file_dictionaries": "false"}).write.file_dictionaries is False
+    )
 
 
 def test_lakesoul_reader_knobs_default_to_lakesoul():

@@ -28,6 +28,44 @@ def test_io_floor_reads_everything_once_and_writes_the_rows_asked(tmp_path: Path
     assert written.metadata.row_group(0).column(0).compression == "UNCOMPRESSED"
 
 
+def test_io_floor_reads_small_dictionaries_as_such_and_mixes_plain_files(tmp_path: Path) -> None:
+    """Columns stored as small dictionaries are read as dictionaries (the least work);
+    a batch that stores them plain is cast to the first file's types: the rows written
+    are the batches' rows, in order, whatever each file stored."""
+    import pyarrow as pa
+
+    from contest.data.batches import discover
+
+    data = tmp_path / "data"
+    report = generate(data, 0.0002, seed=3, progress=False)
+    files = [b.path for b in discover(data)]
+    second = pq.read_table(files[1])
+    pq.write_table(second, files[1], use_dictionary=False)  # plain where base-0 is not
+    out = tmp_path / "floor.parquet"
+    got = io_floor(data, out, threads=2, rows=report.rows)
+    assert got["rows_written"] == report.rows
+    written = pq.read_table(out)
+    assert pa.types.is_dictionary(written.schema.field("city").type)
+    expected = pa.concat_tables([pq.read_table(f) for f in files])
+    assert (
+        written.column("city").cast(pa.string()).to_pylist() == expected.column("city").to_pylist()
+    )
+    assert written.column("uuid").to_pylist() == expected.column("uuid").to_pylist()
+
+
+@pytest.mark.parametrize(("statistics", "with_stats"), [("key", {"uuid"}), ("none", set())])
+def test_io_floor_writes_the_statistics_the_result_carries(
+    tmp_path: Path, statistics: str, with_stats: set[str]
+) -> None:
+    data = tmp_path / "data"
+    generate(data, 0.0002, seed=3, progress=False)
+    out = tmp_path / "floor.parquet"
+    io_floor(data, out, threads=2, rows=500, statistics=statistics)
+    group = pq.ParquetFile(out).metadata.row_group(0)
+    columns = [group.column(j) for j in range(group.num_columns)]
+    assert {c.path_in_schema for c in columns if c.is_stats_set} == with_stats
+
+
 @pytest.mark.spark
 def test_run_floor_times_the_io_and_two_spark_starts(cfg, tmp_path: Path) -> None:
     data = tmp_path / "data"

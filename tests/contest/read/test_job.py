@@ -169,6 +169,36 @@ def test_read_job_output_passes_the_checker(spark, pg, cfg, nulls_table, tmp_pat
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.parametrize(
+    ("statistics", "with_stats"),
+    [
+        ("key", {"uuid"}),
+        ("all", {"uuid", "ip", "hostname", "requests", "name", "city", "job", "phonenum"}),
+        ("none", set()),
+    ],
+)
+def test_the_results_files_carry_the_statistics_asked(
+    spark, pg, cfg, nulls_table, tmp_path, statistics, with_stats
+):
+    """read.statistics: by default only the key's min/max (each file is sorted by it);
+    the result's rows are the same whatever the setting."""
+    import pyarrow.parquet as pq
+
+    data, table = nulls_table
+    out = tmp_path / "result"
+    read = cli(cfg, "--set", f"read.statistics={statistics}", "read", "--table", table.name)
+    assert main([*read, "--out", str(out)]) == 0
+    files = sorted(out.glob("part-*.parquet"))
+    assert files
+    for path in files:
+        meta = pq.ParquetFile(path).metadata
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            columns = [group.column(j) for j in range(group.num_columns)]
+            assert {c.path_in_schema for c in columns if c.is_stats_set} == with_stats
+    assert main(["check", "--result", str(out), "--data", str(data)]) == 0
+
+
 def test_a_compaction_stands_whole_unless_the_range_cuts_it():
     from contest.read.job import stands_whole
 

@@ -116,3 +116,44 @@ def test_a_damaged_row_group_is_a_data_error_naming_it(tmp_path, monkeypatch):
         list(read_pieces(str(path), [2000, 2000], 0, 4000, 1500, ["uuid"]))
     with pytest.raises(DataError, match=r"bad.parquet: row group 1 cannot be read"):
         list(read_pieces(str(path), [2000, 2000], 2000, 4000, 0, ["uuid"]))  # read whole
+
+
+@pytest.mark.parametrize(("start", "stop", "piece_rows"), [(0, 300, 0), (3, 250, 40), (0, 300, 64)])
+def test_columns_stored_as_small_dictionaries_come_back_as_dictionaries(
+    tmp_path, monkeypatch, start, stop, piece_rows
+):
+    """Asked for, a column the file stores as a small dictionary in every row group is
+    read as one (whole row groups and streamed ranges alike), with the same values; a
+    column of distinct values, whose dictionary is most of the column, stays plain."""
+    import contest.write.files as files
+
+    monkeypatch.setattr(files, "STREAM_BATCH_ROWS", 16)
+    path = tmp_path / "d.parquet"
+    rows = pa.table(
+        {
+            "uuid": [f"key-{i:06d}" for i in range(300)],
+            "city": [("Oslo", "Lima", "Pune")[i % 3] for i in range(300)],
+            "v": list(range(300)),
+        }
+    )
+    pq.write_table(rows, path, row_group_size=100)
+    groups = row_group_rows(str(path))
+    got = list(
+        read_pieces(
+            str(path), groups, start, stop, piece_rows, ["uuid", "city", "v"], ["uuid", "city", "v"]
+        )
+    )
+    assert [p.num_rows for p in got] == [b - a for a, b in pieces(start, stop, piece_rows)]
+    for part in got:
+        assert pa.types.is_dictionary(part.schema.field("city").type)
+        assert part.schema.field("uuid").type == pa.string()  # its dictionary is the column
+        assert part.schema.field("v").type == pa.int64()  # not a string
+    table = pa.concat_tables(got)
+    assert (
+        table.column("city").cast(pa.string()).to_pylist()
+        == rows.column("city").to_pylist()[start:stop]
+    )
+    assert table.column("uuid").to_pylist() == rows.column("uuid").to_pylist()[start:stop]
+    # Not asked for: plain, as before.
+    plain = list(read_pieces(str(path), groups, start, stop, piece_rows, ["city"]))
+    assert all(p.schema.field("city").type == pa.string() for p in plain)
