@@ -126,9 +126,10 @@ class WriteConfig:
     # A batch's string columns that its file stores as small dictionaries (every
     # column but the key) are read as dictionaries and written as they are: no string
     # decoded from the batch, hashed again or encoded again on the way to the bucket
-    # files (contest/data/dictionaries.py). False: decoded, then the few-valued ones
-    # encoded again, as before.
-    file_dictionaries: bool = True
+    # files (contest/data/dictionaries.py). Off: in the twentieth sitting (scale 1) it
+    # did not win (optimized 1.07x [0.99-1.10] faster without it, the read slower with
+    # the batch's whole dictionary in every bucket file; results/notes/duckdb.md).
+    file_dictionaries: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,10 +144,10 @@ class ReadConfig:
     # Result file codec: none, snappy, zstd, gzip, lz4.
     codec: str = "none"
     # Columns whose min/max statistics the result's files carry (read.writer arrow):
-    # "key" (the key's: each file is sorted by it, so a reader skips files and row
-    # groups by key), "all" (every column's, as Spark and DuckDB write; string columns'
-    # statistics about doubled the writer's time, results/notes/duckdb.md), "none".
-    statistics: str = "key"
+    # "all" (every column's, as Spark and DuckDB write), "key" (the key's: each file is
+    # sorted by it, so a reader skips files and row groups by key), "none". "key" halved
+    # the writer's time in a micro but did not win in a sitting (results/notes/duckdb.md).
+    statistics: str = "all"
     # Memory budget of a merge task for one bucket: its files (each sorted by key) are
     # read this many bytes' worth of rows at a time and merged window by window
     # (contest/read/stream.py), so a task's memory no longer grows with its bucket.

@@ -55,9 +55,11 @@ def _base0_files(pg, table) -> list:
     [None, [300] * 16 + [200], [4000, 1000], [1700, 1700, 1600]],
     ids=["one-group", "small-groups", "unequal-groups", "three-groups"],
 )
-def test_arrow_split_equals_the_oracle(spark, pg, cfg, data, tmp_path, groups):
+@pytest.mark.parametrize("file_dictionaries", [False, True], ids=["plain", "file-dicts"])
+def test_arrow_split_equals_the_oracle(spark, pg, cfg, data, tmp_path, groups, file_dictionaries):
     d = _regroup(data, tmp_path / "d", groups)
-    report, table = write(spark, pg, with_write(cfg, shuffle="arrow", **SPLIT), d, tmp_path / "t")
+    settings = {"shuffle": "arrow", "file_dictionaries": file_dictionaries, **SPLIT}
+    report, table = write(spark, pg, with_write(cfg, **settings), d, tmp_path / "t")
     assert report.ok
     assert not any(b.shuffled for b in report.batches)  # no Exchange anywhere
     base0 = _base0_files(pg, table)
