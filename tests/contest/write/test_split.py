@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from contest.errors import DataError
-from contest.write.files import read_pieces, row_group_rows
+from contest.write.batch_reader import read_pieces
+from contest.write.files import row_group_rows
 from contest.write.split import groups_of, part_count, pieces, plan_ranges
 
 
@@ -86,7 +87,7 @@ def batch_file(tmp_path_factory):
 def test_read_pieces_gives_the_ranges_rows_in_order(
     batch_file, monkeypatch, start, stop, piece_rows
 ):
-    import contest.write.files as files
+    import contest.write.batch_reader as files
 
     path, rows = batch_file
     monkeypatch.setattr(files, "STREAM_BATCH_ROWS", 16)  # batches across row groups
@@ -97,7 +98,7 @@ def test_read_pieces_gives_the_ranges_rows_in_order(
 
 
 def test_a_damaged_row_group_is_a_data_error_naming_it(tmp_path, monkeypatch):
-    import contest.write.files as files
+    import contest.write.batch_reader as files
 
     path = tmp_path / "bad.parquet"
     rows = pa.table({"uuid": [f"key-{i:06d}" for i in range(4000)]})
@@ -125,7 +126,7 @@ def test_columns_stored_as_small_dictionaries_come_back_as_dictionaries(
     """Asked for, a column the file stores as a small dictionary in every row group is
     read as one (whole row groups and streamed ranges alike), with the same values; a
     column of distinct values, whose dictionary is most of the column, stays plain."""
-    import contest.write.files as files
+    import contest.write.batch_reader as files
 
     monkeypatch.setattr(files, "STREAM_BATCH_ROWS", 16)
     path = tmp_path / "d.parquet"
