@@ -379,14 +379,21 @@ class DuckDBBench(Benchmark):
         where: dict,
         after_write: Callable[[], None] | None = None,
     ) -> bool:
-        """One optimized run (the default's or a variant's), recorded, its table and result
-        dropped once checked."""
-        from contest.evaluation.evaluate import drop_run, evaluate
+        """One optimized run (the default's or a variant's), recorded, its table's files
+        dropped once read, and its metadata and result once checked."""
+        from contest.evaluation.evaluate import drop_run, drop_table_files, evaluate
 
         label = f"optimized [{spec}]" if spec else "optimized"
         sitting.say(f"== round {rnd}/{sitting.options.repeat}: {label}")
         rec = evaluate(
-            cfg, "optimized", data=data, cores=cores, after_write=after_write, say=sitting.say
+            cfg,
+            "optimized",
+            data=data,
+            cores=cores,
+            after_write=after_write,
+            # Read: the check needs the result only, so it spills where the table was.
+            after_read=lambda: drop_table_files(cfg, "optimized"),
+            say=sitting.say,
         )
         drop_run(cfg, rec)
         (row,) = sitting.record({**optimized_row(rnd, rec, spec), **where})

@@ -5,8 +5,9 @@ write and read seconds, rows/core/s, seconds per million rows of the jobs' own
 in-process time (their JSON lines: the write's wall_s, the read's seconds: no JVM
 start), the peak RSS of the biggest process, stored bytes, data files per bucket.
 The generated batches of a scale are removed as soon as its write is done (the oracle's
-result is computed before the write and the read does not need them), and its table,
-result and oracle's result before the next scale, unless kept; only what the bench made
+result is computed before the write and the read does not need them), the table's files
+as soon as its read is done (the check spills beside the result and the oracle's), and
+its result and oracle's result before the next scale, unless kept; only what the bench made
 goes (batches cached before it ran stay, and so do other runs' tables): the disk is shared, and
 at scale 10 input, oracle result, table and merged result together (~73 GB) would not
 fit beside each other on a machine with less free. scale.jsonl gathers the rows of
@@ -108,7 +109,7 @@ def measure(
     """Each scale in turn; `on_row` gets each scale's row as soon as it is measured, so
     a later scale that cannot run (its data does not fit) loses none of the earlier."""
     from contest.evaluation.data_cache import cached_data, data_folder
-    from contest.evaluation.evaluate import drop_run, evaluate
+    from contest.evaluation.evaluate import drop_run, drop_table_files, evaluate
 
     rows = []
     oracle_dir = cfg.work_path / "oracle"
@@ -127,12 +128,17 @@ def measure(
             say(f"removing {data} (written; the check needs only the oracle's result)")
             shutil.rmtree(data, ignore_errors=True)
 
+        def drop_table() -> None:
+            say("removing the table's files (read; the check needs only the result)")
+            drop_table_files(cfg, "optimized")
+
         record = evaluate(
             cfg,
             "optimized",
             data=data,
             cores=cores,
             after_write=drop_batches if drop else None,
+            after_read=None if keep_data else drop_table,
             say=say,
         )
         rows.append(scale_row(cfg, record))

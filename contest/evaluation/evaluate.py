@@ -124,6 +124,7 @@ def evaluate(
     cores: int | None = None,
     master: str | None = None,
     after_write: Callable[[], None] | None = None,
+    after_read: Callable[[], None] | None = None,
     say: Callable[[str], None] = print,
 ) -> RunRecord:
     """Run the procedure; returns the record (correct=False with the failing phase named).
@@ -131,7 +132,9 @@ def evaluate(
     absolute first: the timed jobs run in the evaluation's folder, not this one.
     `after_write` runs once the write succeeded, untimed: from then on the batches are
     not read again (the oracle's result is already computed), so a caller that owns
-    them may free their disk there."""
+    them may free their disk there. `after_read` runs once the read succeeded, untimed
+    and before the check: the table's files are not read again (its size and files are
+    in its metadata), so a caller may free their disk for the check's spill."""
     check_local_cores(cores, master, os.cpu_count())  # before anything is touched
     cfg = absolute_paths(cfg)
     with work_lock(cfg.work_path / "eval"):
@@ -144,6 +147,7 @@ def evaluate(
             cores=cores,
             master=master,
             after_write=after_write,
+            after_read=after_read,
             say=say,
         )
 
@@ -176,6 +180,7 @@ class Run:
     submit_opts: list[str] = field(default_factory=list)
     write: ProcResult | None = None
     read: ProcResult | None = None
+    after_read: Callable[[], None] | None = None
 
 
 def _evaluate(
@@ -188,12 +193,14 @@ def _evaluate(
     cores: int | None,
     master: str | None,
     after_write: Callable[[], None] | None,
+    after_read: Callable[[], None] | None,
     say: Callable[[str], None],
 ) -> RunRecord:
     from contest.evaluation import submit
 
     started = time.perf_counter()
     run = new_run(cfg, strategy, data, scale, seed, cores, after_write, say)
+    run.after_read = after_read
     run.record.master = submit.master_of(master, run.record.cores)
     run_phases(run, PHASES, run.record, say, strategy)
     rec = run.record
@@ -338,6 +345,12 @@ def drop_run(cfg: Config, record: RunRecord) -> None:
     _drop_outputs(cfg, run.table_dir, run.result_dir)
 
 
+def drop_table_files(cfg: Config, strategy: str) -> None:
+    """An evaluation's table folder (its data files), its metadata kept for what is still
+    measured from it (files per bucket); `drop_run` drops the rest."""
+    delete_tree(new_run(cfg, strategy, None, None, 0, None, None, lambda _: None).table_dir)
+
+
 def phase_packages(run: Run) -> None:
     """A peer's libraries resolved now, untimed: one that cannot be had is one line."""
     require_packages(coordinates(run.cfg))
@@ -384,6 +397,8 @@ def phase_read(run: Run) -> None:
     run.read = timed_job(run, "read", ["--table", table, "--out", str(run.result_dir)])
     if not run.read.ok:
         raise PhaseError(job_failure("read", run.read))
+    if run.after_read is not None:
+        run.after_read()
 
 
 def phase_cores(run: Run) -> None:

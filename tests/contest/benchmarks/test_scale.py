@@ -79,6 +79,9 @@ def test_a_scale_that_cannot_fit_is_refused_before_it_starts(tmp_path, monkeypat
     assert 55e9 < disk_needed(10, cached=False, keep_data=False) < 65e9
     assert disk_needed(10, cached=True, keep_data=False) < disk_needed(10, False, False)
     assert disk_needed(1, cached=False, keep_data=True) > disk_needed(1, False, False)
+    # The check spills where the table's files were: with them kept it needs more.
+    kept = disk_needed(10, cached=True, keep_data=False, keep_table=True)
+    assert kept > disk_needed(10, cached=True, keep_data=False)
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(100e9, 60e9, 40e9))
     cfg = load_config(env={}, overrides={"work_dir": str(tmp_path / "not" / "yet")})
@@ -141,6 +144,10 @@ def test_scale_run_is_exact_and_frees_its_batches_after_the_write(cfg, pg, tmp_p
     removed = [i for i, s in enumerate(said) if s.startswith(f"removing {data}")]
     read = [i for i, s in enumerate(said) if "optimized: read" in s]
     assert removed and read and removed[0] < read[0]  # freed before the read ran
+    # The table's files go once read, before the check (which needs the result only).
+    dropped = [i for i, s in enumerate(said) if s.startswith("removing the table's files")]
+    check = [i for i, s in enumerate(said) if "optimized: check" in s]
+    assert dropped and check and read[0] < dropped[0] < check[0]
     assert not data.exists() and not list((tmp_path / "work" / "oracle").glob("*"))
     from contest.evaluation.evaluate import table_name_of
 
