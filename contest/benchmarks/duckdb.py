@@ -381,7 +381,7 @@ class DuckDBBench(Benchmark):
     ) -> bool:
         """One optimized run (the default's or a variant's), recorded, its table's files
         dropped once read, and its metadata and result once checked."""
-        from contest.evaluation.evaluate import drop_run, drop_table_files, evaluate
+        from contest.evaluation.evaluate import drop_run, evaluate
 
         label = f"optimized [{spec}]" if spec else "optimized"
         sitting.say(f"== round {rnd}/{sitting.options.repeat}: {label}")
@@ -392,7 +392,7 @@ class DuckDBBench(Benchmark):
             cores=cores,
             after_write=after_write,
             # Read: the check needs the result only, so it spills where the table was.
-            after_read=lambda: drop_table_files(cfg, "optimized"),
+            drop_table_after_read=True,
             say=sitting.say,
         )
         drop_run(cfg, rec)

@@ -109,7 +109,7 @@ def measure(
     """Each scale in turn; `on_row` gets each scale's row as soon as it is measured, so
     a later scale that cannot run (its data does not fit) loses none of the earlier."""
     from contest.evaluation.data_cache import cached_data, data_folder
-    from contest.evaluation.evaluate import drop_run, drop_table_files, evaluate
+    from contest.evaluation.evaluate import drop_run, evaluate
 
     rows = []
     oracle_dir = cfg.work_path / "oracle"
@@ -128,17 +128,13 @@ def measure(
             say(f"removing {data} (written; the check needs only the oracle's result)")
             shutil.rmtree(data, ignore_errors=True)
 
-        def drop_table() -> None:
-            say("removing the table's files (read; the check needs only the result)")
-            drop_table_files(cfg, "optimized")
-
         record = evaluate(
             cfg,
             "optimized",
             data=data,
             cores=cores,
             after_write=drop_batches if drop else None,
-            after_read=None if keep_data else drop_table,
+            drop_table_after_read=not keep_data,
             say=say,
         )
         rows.append(scale_row(cfg, record))

@@ -124,7 +124,7 @@ def evaluate(
     cores: int | None = None,
     master: str | None = None,
     after_write: Callable[[], None] | None = None,
-    after_read: Callable[[], None] | None = None,
+    drop_table_after_read: bool = False,
     say: Callable[[str], None] = print,
 ) -> RunRecord:
     """Run the procedure; returns the record (correct=False with the failing phase named).
@@ -132,9 +132,9 @@ def evaluate(
     absolute first: the timed jobs run in the evaluation's folder, not this one.
     `after_write` runs once the write succeeded, untimed: from then on the batches are
     not read again (the oracle's result is already computed), so a caller that owns
-    them may free their disk there. `after_read` runs once the read succeeded, untimed
-    and before the check: the table's files are not read again (its size and files are
-    in its metadata), so a caller may free their disk for the check's spill."""
+    them may free their disk there. `drop_table_after_read` removes the table's files once
+    the read succeeded, untimed and before the check: they are not read again (its size
+    and files are in its metadata), and the check spills where they were."""
     check_local_cores(cores, master, os.cpu_count())  # before anything is touched
     cfg = absolute_paths(cfg)
     with work_lock(cfg.work_path / "eval"):
@@ -147,7 +147,7 @@ def evaluate(
             cores=cores,
             master=master,
             after_write=after_write,
-            after_read=after_read,
+            drop_table_after_read=drop_table_after_read,
             say=say,
         )
 
@@ -180,7 +180,7 @@ class Run:
     submit_opts: list[str] = field(default_factory=list)
     write: ProcResult | None = None
     read: ProcResult | None = None
-    after_read: Callable[[], None] | None = None
+    drop_table_after_read: bool = False
 
 
 def _evaluate(
@@ -193,14 +193,14 @@ def _evaluate(
     cores: int | None,
     master: str | None,
     after_write: Callable[[], None] | None,
-    after_read: Callable[[], None] | None,
+    drop_table_after_read: bool,
     say: Callable[[str], None],
 ) -> RunRecord:
     from contest.evaluation import submit
 
     started = time.perf_counter()
     run = new_run(cfg, strategy, data, scale, seed, cores, after_write, say)
-    run.after_read = after_read
+    run.drop_table_after_read = drop_table_after_read
     run.record.master = submit.master_of(master, run.record.cores)
     run_phases(run, PHASES, run.record, say, strategy)
     rec = run.record
@@ -345,12 +345,6 @@ def drop_run(cfg: Config, record: RunRecord) -> None:
     _drop_outputs(cfg, run.table_dir, run.result_dir)
 
 
-def drop_table_files(cfg: Config, strategy: str) -> None:
-    """An evaluation's table folder (its data files), its metadata kept for what is still
-    measured from it (files per bucket); `drop_run` drops the rest."""
-    delete_tree(new_run(cfg, strategy, None, None, 0, None, None, lambda _: None).table_dir)
-
-
 def phase_packages(run: Run) -> None:
     """A peer's libraries resolved now, untimed: one that cannot be had is one line."""
     require_packages(coordinates(run.cfg))
@@ -397,8 +391,9 @@ def phase_read(run: Run) -> None:
     run.read = timed_job(run, "read", ["--table", table, "--out", str(run.result_dir)])
     if not run.read.ok:
         raise PhaseError(job_failure("read", run.read))
-    if run.after_read is not None:
-        run.after_read()
+    if run.drop_table_after_read:
+        run.say("removing the table's files (read; the check needs only the result)")
+        delete_tree(run.table_dir)
 
 
 def phase_cores(run: Run) -> None:
