@@ -11,6 +11,10 @@ runs of a round share the machine's state), with a distribution-free interval
 is disclosed in full beside its page: machine, OS, JVM, every library's version, each
 strategy's configuration, the commit, the noise of every job, what was left out and why.
 
+The slow merge-at-write peers may run in the first round only (`--once`, the issue's
+budget at scale 1: a hudi-mor run takes twenty minutes there); their rows say `single
+run`, and the later rounds rotate the others.
+
 A sitting resumes (`--resume SITTING`) on the same commit and machine, in its rotation,
 and its page says it was resumed.
 """
@@ -57,6 +61,14 @@ def codec_overrides(codec: str) -> dict[str, object]:
     return {"write.codec": codec, "read.codec": codec, "peer.codec": codec}
 
 
+def sitting_order(names: Sequence[str], once: Sequence[str], rnd: int) -> list[str]:
+    """The strategies of round `rnd`: every one in the first round, in the given order;
+    later rounds leave out those run `once` and rotate the rest."""
+    if rnd == 1:
+        return list(names)
+    return round_order([n for n in names if n not in once], rnd)
+
+
 def disclosure_name(sitting: str) -> str:
     return "disclosure/" + re.sub(r"[^0-9A-Za-z-]", "-", sitting) + ".md"
 
@@ -73,7 +85,9 @@ def render_summary(s: SittingSummary) -> list[str]:
         else f"## {s.shape}, codec: {s.codec}",
         "",
         f"Sitting `{s.sitting}`: {s.rounds_run}{planned} round(s), strategies in rotated "
-        f"order each round; commit {', '.join(s.commits)}"
+        f"order each round"
+        + (f" ({', '.join(s.once)} in the first round only)" if s.once else "")
+        + f"; commit {', '.join(s.commits)}"
         + ("; resumed on the same commit and machine" if s.resumed else "")
         + f". Full disclosure: [{disclosure_name(s.sitting)}]({disclosure_name(s.sitting)}).",
         "",
@@ -215,6 +229,16 @@ STRATEGY_LIST = Option(
     valid=is_strategy,
     rule="one of " + ", ".join(strategy_names(variants=True)),
 )
+ONCE = Option(
+    "--once",
+    "strategies run in the first round only, their rows labelled single runs (the slow "
+    "merge-at-write peers at scale 1)",
+    str,
+    None,
+    many=True,
+    valid=is_strategy,
+    rule="one of " + ", ".join(strategy_names(variants=True)),
+)
 ROUNDS = Option("--rounds", "interleaved rounds", int, 5, **at_least(1))
 CODEC = Option(
     "--codec",
@@ -241,7 +265,7 @@ class PeersBench(Benchmark):
         "round by round with distribution-free intervals; a full disclosure per sitting. "
         "Records to <results>/peer_sittings.jsonl, the page to peer_sittings.md."
     )
-    options = (SCALES, STRATEGY_LIST, ROUNDS, CODEC, BUSY_RETRIES, RESUME, SEED, CORES, WORK)
+    options = (SCALES, STRATEGY_LIST, ROUNDS, ONCE, CODEC, BUSY_RETRIES, RESUME, SEED, CORES, WORK)
 
     def run(self, sitting: Sitting) -> bool:
         from contest.evaluation.data_cache import cached_data
@@ -249,14 +273,21 @@ class PeersBench(Benchmark):
 
         opts, say = sitting.options, sitting.say
         names = list(opts.strategies or STRATEGIES)
+        once = list(opts.once or [])
+        if stray := [n for n in once if n not in names or n == REFERENCE]:
+            raise UsageError(
+                f"--once: {', '.join(stray)} is not one of the sitting's peers "
+                f"({', '.join(n for n in names if n != REFERENCE)})"
+            )
         overrides = codec_overrides(opts.codec)
         sitting_id, done = sitting.started, set[tuple[float, int, str]]()
         if opts.resume:
-            sitting_id, done = self.resumable(sitting, opts.resume, names)
+            sitting_id, done = self.resumable(sitting, opts.resume, names, once)
         settings = {
             "codec": opts.codec,
             "rounds": opts.rounds,
             "strategies": names,
+            "once": once,
             "busy_retries": opts.busy_retries,
             "resumed": bool(opts.resume),
         }
@@ -265,7 +296,7 @@ class PeersBench(Benchmark):
         for scale in opts.scales:
             data = cached_data(sitting.config(), scale, opts.seed, say)
             for rnd in range(1, opts.rounds + 1):
-                for pos, name in enumerate(round_order(names, rnd), 1):
+                for pos, name in enumerate(sitting_order(names, once, rnd), 1):
                     if (scale, rnd, name) in done:
                         continue
                     for attempt in range(1, opts.busy_retries + 2):
@@ -290,7 +321,7 @@ class PeersBench(Benchmark):
         return ok
 
     def resumable(
-        self, sitting: Sitting, sitting_id: str, names: list[str]
+        self, sitting: Sitting, sitting_id: str, names: list[str], once: list[str]
     ) -> tuple[str, set[tuple[float, int, str]]]:
         """The resumed sitting's id and what it has done; refused on another commit or
         machine, or with other strategies (the rotation would change)."""
@@ -309,10 +340,11 @@ class PeersBench(Benchmark):
             )
         if {r.machine_id for r in mine} != {machine_id()}:
             raise UsageError(f"--resume: sitting {sitting_id} ran on another machine")
-        planned = (mine[0].settings or {}).get("strategies")
-        if planned != names:
+        plan = mine[0].sitting_settings
+        if list(plan.strategies) != names or sorted(plan.once) != sorted(once):
             raise UsageError(
-                f"--resume: sitting {sitting_id} ran --strategies {','.join(planned or [])}"
+                f"--resume: sitting {sitting_id} ran --strategies {','.join(plan.strategies)}"
+                + (f" --once {','.join(plan.once)}" if plan.once else "")
             )
         retries = (mine[0].settings or {}).get("busy_retries", 1)
         done: set[tuple[float, int, str]] = set()

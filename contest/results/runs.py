@@ -116,6 +116,7 @@ class SittingSettings:
     codec: str = "preset"
     rounds: int | None = None
     strategies: tuple[str, ...] = ()
+    once: tuple[str, ...] = ()  # run in the first round only (`--once`)
     busy_retries: int = 1
     resumed: bool = False
 
@@ -272,6 +273,7 @@ class RunRecord:
             codec=str(s.get("codec", "preset")),
             rounds=s.get("rounds"),
             strategies=tuple(s.get("strategies") or ()),
+            once=tuple(s.get("once") or ()),
             busy_retries=int(s.get("busy_retries", 1)),
             resumed=bool(s.get("resumed", False)),
         )

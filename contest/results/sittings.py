@@ -55,6 +55,7 @@ class SittingSummary:
     rounds_planned: int | None
     rounds_run: int
     strategies: list[str]
+    once: list[str]
     rows: list[Row]
     excluded: list[str]
     commits: list[str]
@@ -128,6 +129,7 @@ def summarize(records: Sequence[RunRecord]) -> SittingSummary:
         rounds_planned=plan.rounds,
         rounds_run=len({r.compare_round for r in records}),
         strategies=order,
+        once=[s for s in plan.once if s in order],
         rows=rows,
         excluded=excluded,
         commits=sorted({r.git_commit + ("+dirty" if r.git_dirty else "") for r in records}),

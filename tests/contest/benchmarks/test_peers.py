@@ -17,6 +17,8 @@ from contest.benchmarks.peers import (
     codec_overrides,
     disclosure_name,
     render_disclosure,
+    render_summary,
+    sitting_order,
 )
 from contest.cli.main import main
 from contest.errors import UsageError
@@ -57,6 +59,36 @@ def test_rounds_rotate_so_no_strategy_keeps_its_place() -> None:
         ["a", "b", "c"],
     ]
     assert round_order([], 3) == []
+
+
+def test_strategies_run_once_are_in_the_first_round_only() -> None:
+    names = ["optimized", "slow", "b", "c"]
+    assert [sitting_order(names, ["slow"], r) for r in (1, 2, 3)] == [
+        ["optimized", "slow", "b", "c"],
+        ["b", "c", "optimized"],
+        ["c", "optimized", "b"],
+    ]
+    assert sitting_order(names, [], 2) == round_order(names, 2)
+
+
+def test_a_sitting_with_once_strategies_labels_their_single_runs() -> None:
+    settings = {**SETTINGS, "strategies": ["optimized", "paimon-agg", "hudi-mor"]}
+    settings["once"] = ["hudi-mor"]
+    recs = [run("optimized", n, 300.0 + n, settings=settings) for n in (1, 2, 3)]
+    recs += [run("paimon-agg", n, 100.0, settings=settings) for n in (1, 2, 3)]
+    recs.append(run("hudi-mor", 1, 50.0, settings=settings))
+    s = summarize(recs)
+    assert s.once == ["hudi-mor"]
+    page = "\n".join(render_summary(s))
+    assert "(hudi-mor in the first round only)" in page
+    assert "| hudi-mor | 1 of 1 | 50 (single run) |" in page
+    assert "6.02x (single run)" in page and "n=3" in page
+
+
+def test_once_must_name_the_sittings_peers(cfg) -> None:
+    argv = ["bench", "peers", "--scales", "0.0005", "--strategies", "optimized,paimon-agg"]
+    for bad in ("hudi-mor", "optimized"):
+        assert main(cli(cfg, *argv, "--once", bad)) == 2
 
 
 def test_one_codec_for_every_strategy() -> None:
@@ -194,22 +226,24 @@ def test_resume_only_on_the_same_commit_machine_and_strategies(tmp_path: Path) -
     names = ["optimized", "paimon-agg"]
     if dirty:
         with pytest.raises(UsageError, match="uncommitted changes"):
-            bench.resumable(sitting, "2026-11-27T10:00:00Z", names)
+            bench.resumable(sitting, "2026-11-27T10:00:00Z", names, [])
         return
-    sid, finished = bench.resumable(sitting, "2026-11-27T10:00:00Z", names)
+    sid, finished = bench.resumable(sitting, "2026-11-27T10:00:00Z", names, [])
     # Round 2's busy paimon-agg run had one retry left: not done.
     assert sid == "2026-11-27T10:00:00Z" and finished == {
         (0.1, 1, "optimized"),
         (0.1, 1, "paimon-agg"),
     }
     with pytest.raises(UsageError, match="ran --strategies optimized,paimon-agg"):
-        bench.resumable(sitting, "2026-11-27T10:00:00Z", ["paimon-agg", "optimized"])
+        bench.resumable(sitting, "2026-11-27T10:00:00Z", ["paimon-agg", "optimized"], [])
+    with pytest.raises(UsageError, match="ran --strategies optimized,paimon-agg$"):
+        bench.resumable(sitting, "2026-11-27T10:00:00Z", names, ["paimon-agg"])
     with pytest.raises(UsageError, match="no sitting"):
-        bench.resumable(sitting, "nope", names)
+        bench.resumable(sitting, "nope", names, [])
     other = write_sitting(tmp_path / "other", [run("optimized", 1, 1.0, machine_id=me)])
     sitting = Sitting(PeersBench(), argparse.Namespace(), make_config(tmp_path), other)
     with pytest.raises(UsageError, match="ran on commit abc1234"):
-        bench.resumable(sitting, "2026-11-27T10:00:00Z", names)
+        bench.resumable(sitting, "2026-11-27T10:00:00Z", names, [])
 
 
 @pytest.mark.slow
