@@ -270,6 +270,7 @@ class PeersBench(Benchmark):
     def run(self, sitting: Sitting) -> bool:
         from contest.evaluation.data_cache import cached_data
         from contest.evaluation.evaluate import drop_run, evaluate
+        from contest.infra.pagecache import read_ahead
 
         opts, say = sitting.options, sitting.say
         names = list(opts.strategies or STRATEGIES)
@@ -290,6 +291,8 @@ class PeersBench(Benchmark):
             "once": once,
             "busy_retries": opts.busy_retries,
             "resumed": bool(opts.resume),
+            # Each run starts with the batches in the page cache (contest/infra/pagecache.py).
+            "read_ahead": True,
         }
         cores = opts.cores or os.cpu_count() or 1
         ok = True
@@ -305,6 +308,7 @@ class PeersBench(Benchmark):
                             f"== scale {scale:g}, round {rnd}/{opts.rounds} (#{pos}): {name}{again}"
                         )
                         cfg = sitting.config({**preset(name), **overrides})
+                        read_ahead(data, say)
                         rec = evaluate(cfg, name, data=data, cores=cores, say=say)
                         rec.sitting, rec.compare_round = sitting_id, rnd
                         rec.position, rec.attempt, rec.settings = pos, attempt, settings
@@ -325,7 +329,7 @@ class PeersBench(Benchmark):
     ) -> tuple[str, set[tuple[float, int, str]]]:
         """The resumed sitting's id and what it has done; refused on another commit or
         machine, or with other strategies (the rotation would change)."""
-        from contest.infra.machine import git_state, machine_id
+        from contest.infra.machine import git_state, machine_facts, machine_id
 
         mine = [r for r in sitting.results.load() if r.sitting == sitting_id]
         if not mine:
@@ -340,6 +344,15 @@ class PeersBench(Benchmark):
             )
         if {r.machine_id for r in mine} != {machine_id()}:
             raise UsageError(f"--resume: sitting {sitting_id} ran on another machine")
+        # A VM keeps its id when it moves to other hardware (this one did, AMD to Intel,
+        # between two sittings): the CPU must be the one the sitting ran on too.
+        cpus = {r.machine.cpu_model for r in mine} - {"", "?"}
+        here = machine_facts(sitting.cfg.work_path).get("cpu_model")
+        if cpus and cpus != {here}:
+            raise UsageError(
+                f"--resume: sitting {sitting_id} ran on {', '.join(sorted(cpus))}; this "
+                f"machine now has {here}: start a new sitting"
+            )
         plan = mine[0].sitting_settings
         if list(plan.strategies) != names or sorted(plan.once) != sorted(once):
             raise UsageError(

@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from contest.cli.common import (
     ListAction,
@@ -20,6 +21,9 @@ from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
 from contest.evaluation.strategies import DEFAULT_SCALE, STRATEGIES, is_strategy, preset
 from contest.results.runs import RunRecord
+
+if TYPE_CHECKING:
+    from contest.evaluation.sweep import Sweep
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -117,6 +121,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "give results/sweeps/<name> to publish one)",
     )
     alias(s, "--out", "results")  # the old spelling
+    s.add_argument(
+        "--scale",
+        type=float,
+        help="run the cases at this scale instead of the file's (its folder and name get "
+        "a -scale-S suffix: peer-paimon-scale-1)",
+    )
+    s.add_argument("--repeat", type=int, help="runs a case, instead of the file's")
     s.add_argument("--work", help="work folder (default: work_dir)")
     s.add_argument("--check", action="store_true", help="validate the file, run nothing")
     s.add_argument("--master", help=MASTER_HELP)
@@ -354,6 +365,22 @@ def _run_line(r: RunRecord) -> str:
     return f"{r.run_id or '(no id)'} {r.when} {r.strategy} {scale} {state} {score}{flags}"
 
 
+def at_scale(sweep: Sweep, args: argparse.Namespace) -> Sweep:
+    """The sweep at the command line's --scale and --repeat, when given: a preset tuned
+    at scale 0.1 checked where it is compared (scale 1, three runs a case)."""
+    if args.repeat is not None:
+        if args.repeat < 1:
+            raise UsageError(f"--repeat must be at least 1, got {args.repeat}")
+        sweep = dataclasses.replace(sweep, repeat=args.repeat)
+    if args.scale is None:
+        return sweep
+    if args.scale <= 0:
+        raise UsageError(f"--scale must be positive, got {args.scale}")
+    if sweep.data:
+        raise UsageError(f"--scale: sweep {sweep.name} runs on its file's data ({sweep.data})")
+    return dataclasses.replace(sweep, scale=args.scale, name=f"{sweep.name}-scale-{args.scale:g}")
+
+
 def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
     from contest.evaluation.sweep import (
         load_sweep,
@@ -365,7 +392,7 @@ def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
     )
 
     source = config_source(args)
-    sweep = load_sweep(Path(args.file), source.env, source.overrides)
+    sweep = at_scale(load_sweep(Path(args.file), source.env, source.overrides), args)
     runs = len(sweep.cases) * sweep.repeat
     if args.check:
         result(

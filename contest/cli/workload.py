@@ -75,17 +75,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _configs(args: argparse.Namespace) -> dict[str, Config]:
-    from contest.cli.evaluation import strategy_config
+    from contest.cli.evaluation import known_strategies, strategy_config
     from contest.config import absolute_paths
-    from contest.evaluation.strategies import STRATEGIES
 
-    unknown = [s for s in args.strategies if s not in STRATEGIES]
-    if unknown or not args.strategies:
-        raise UsageError(
-            f"unknown strategy {', '.join(unknown) or '(none given)'}: choose from "
-            f"{', '.join(STRATEGIES)}"
-        )
-    return {s: absolute_paths(strategy_config(args, s)) for s in args.strategies}
+    # The same names as evaluate and bench peers: a peer's `<strategy>:defaults` too.
+    names = known_strategies(list(args.strategies or []))
+    return {s: absolute_paths(strategy_config(args, s)) for s in names}
 
 
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:

@@ -52,7 +52,7 @@ def load_sweep(
     path: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None
 ) -> Sweep:
     """Parse and check a sweep file; every case is validated before anything runs."""
-    from contest.evaluation.strategies import STRATEGIES
+    from contest.evaluation.strategies import is_strategy, strategy_names
 
     try:
         raw = tomllib.loads(path.read_text())
@@ -68,8 +68,11 @@ def load_sweep(
             "or [base])"
         )
     strategy = raw.get("strategy", "optimized")
-    if strategy not in STRATEGIES:
-        raise ConfigError(f"{path}: strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
+    if not is_strategy(strategy):
+        raise ConfigError(
+            f"{path}: strategy {strategy!r} is not one of "
+            f"{', '.join(strategy_names(variants=True))}"
+        )
     scale = raw.get("scale")
     if raw.get("data") is None and (not isinstance(scale, (int, float)) or scale <= 0):
         raise ConfigError(f"{path}: scale must be a positive number (or give data)")
@@ -113,9 +116,9 @@ def case_settings(sweep: Sweep, case: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def case_config(sweep: Sweep, case: Mapping[str, Any], env: Mapping[str, str]) -> Config:
-    from contest.evaluation.strategies import STRATEGIES
+    from contest.evaluation.strategies import preset
 
-    cfg = load_config(env=env, overrides=sweep.overrides, preset=STRATEGIES[sweep.strategy])
+    cfg = load_config(env=env, overrides=sweep.overrides, preset=preset(sweep.strategy))
     try:
         return override(cfg, case_settings(sweep, case))
     except ConfigError as exc:
@@ -167,10 +170,9 @@ def run_sweep(
     runs = out_dir / "runs.jsonl"
     done = recorded(runs)
     todo = [
-        (c, r)
-        for c in sweep.cases
-        for r in range(sweep.repeat)
-        if case_key(sweep, c, r) not in done
+        (sweep.cases[i], r)
+        for i, r in sweep_order(len(sweep.cases), sweep.repeat)
+        if case_key(sweep, sweep.cases[i], r) not in done
     ]
     skipped = len(sweep.cases) * sweep.repeat - len(todo)
     if skipped:
@@ -217,6 +219,15 @@ def run_sweep(
     return [r for r in recorded(runs).values() if r.case_key in keys]
 
 
+def sweep_order(cases: int, repeat: int) -> list[tuple[int, int]]:
+    """(case, run) in the order they run: interleaved, every case's first run before
+    any case's second, the cases rotated each time (round_order), so each case sees the
+    machine as the others do and none always runs first."""
+    from contest.evaluation.strategies import round_order
+
+    return [(i, r) for r in range(repeat) for i in round_order(list(range(cases)), r + 1)]
+
+
 def sweep_progress(done: int, total: int, elapsed_s: float) -> str:
     """`sweep 3/8 runs done, 4.0 min elapsed, ~6.7 min left`: the sweep's progress as
     a line of its own, so that a log (not only a terminal's bar) shows it."""
@@ -237,10 +248,16 @@ class CaseSummary:
     high: float | None
     errors: list[str]
     busy: int = 0  # runs taken on a busy machine (timings suspect)
+    busy_only: bool = False  # every correct run was busy: the median is of those
+    counted: int | None = None  # the runs the median is of (None: every correct one)
+
+    @property
+    def n(self) -> int:
+        return self.correct if self.counted is None else self.counted
 
     @property
     def spread(self) -> Spread:
-        return Spread(self.correct, self.median, self.low, self.high)
+        return Spread(self.n, self.median, self.low, self.high)
 
 
 def summarize(sweep: Sweep, records: list[RunRecord]) -> list[CaseSummary]:
@@ -248,19 +265,24 @@ def summarize(sweep: Sweep, records: list[RunRecord]) -> list[CaseSummary]:
     for case in sweep.cases:
         keys = {case_key(sweep, case, r) for r in range(sweep.repeat)}
         recs = [r for r in records if r.case_key in keys]
-        # A wrong result has no score: only correct runs are ranked.
-        scores = [r.rows_per_core_s for r in recs if r.correct and r.rows_per_core_s]
+        # A wrong result has no score; a busy run's is suspect: the median is of the
+        # correct, quiet runs, and of the busy ones only when no run was quiet (marked).
+        right = [r for r in recs if r.correct and r.rows_per_core_s]
+        quiet = [r.rows_per_core_s or 0.0 for r in right if not r.busy]
+        scores = quiet or [r.rows_per_core_s or 0.0 for r in right]
         out.append(
             CaseSummary(
                 case_label(case),
                 case_settings(sweep, case),
                 len(recs),
-                len(scores),
+                len(right),
                 statistics.median(scores) if scores else None,
                 min(scores, default=None),
                 max(scores, default=None),
                 [r.error for r in recs if r.error],
                 sum(1 for r in recs if r.busy),
+                busy_only=bool(scores) and not quiet,
+                counted=len(scores),
             )
         )
     return out
@@ -274,12 +296,19 @@ def render_table(summaries: list[CaseSummary]) -> str:
     for s in summaries:
         med = f"{s.median:,.0f}" if s.median else "-"
         rng = f"{s.low:,.0f}–{s.high:,.0f}" if s.low else "-"
-        if s.correct == 1:
+        if s.n == 1:
             rng += " (1 run)"
+        if s.busy_only:
+            med += " (busy runs only)"
         note = f" (error: {s.errors[0][:80]})" if s.errors and not s.correct else ""
         lines.append(f"| {s.label}{note} | {s.runs} | {s.correct} | {s.busy} | {med} | {rng} |")
     if any(s.busy for s in summaries):
-        lines += ["", "busy: runs taken on a busy machine (load or CPU steal): timings suspect."]
+        lines += [
+            "",
+            "busy: runs taken on a busy machine (other work or CPU steal during a job): "
+            "left out of the medians, unless every correct run of the case was busy "
+            "(marked).",
+        ]
     return "\n".join(lines)
 
 
@@ -303,7 +332,7 @@ def verdict(summaries: list[CaseSummary]) -> Verdict:
     if not rivals:
         only = "the only case" if len(summaries) == 1 else "the only case with a correct result"
         return Verdict(top, top, f"best: {top.label} ({med}; {only})")
-    if top.correct < 2 or any(r.correct < 2 for r in rivals):
+    if top.n < 2 or any(r.n < 2 for r in rivals):
         return Verdict(
             None,
             top,
@@ -359,7 +388,7 @@ def best_toml(sweep: Sweep, best: CaseSummary) -> str:
     strategy's preset (its [base] and the case), not this shell's ports and folders."""
     return (
         f"# Best case of sweep {sweep.name}: {best.label}, median {best.median:,.0f} "
-        f"rows/core/s over {best.correct} correct run(s), min-max "
+        f"rows/core/s over {best.n} correct run(s), min-max "
         f"{best.low:,.0f}-{best.high:,.0f}.\n"
         f"# Settings over strategy {sweep.strategy}'s preset; use with\n"
         f"#   contest evaluate --strategy {sweep.strategy} --config best.toml\n"
@@ -456,9 +485,7 @@ def sweep_figure(summaries: list[CaseSummary], key: str) -> Any:
         ]
         ax.errorbar(xs, ys, yerr=err, fmt="o", capsize=4, label=name or "preset")
         for x, y, s in zip(xs, ys, members, strict=True):
-            ax.annotate(
-                f"n={s.correct}", (x, y), textcoords="offset points", xytext=(6, -3), fontsize=7
-            )
+            ax.annotate(f"n={s.n}", (x, y), textcoords="offset points", xytext=(6, -3), fontsize=7)
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels)
     ax.set_xlim(-0.6, len(labels) - 0.4)

@@ -101,6 +101,9 @@ class DuckDBRecord(BenchRecord):
     outside_share: float | None = None
     # An optimized run under other settings (`--variant KEY=VALUE`), beside the default.
     variant: str | None = None
+    # The batches read into the page cache just before this engine's run, untimed (0: too
+    # large to stay cached; older lines: none, the cache as the previous run left it).
+    read_ahead_bytes: int | None = None
     # Why an engine's process failed (then not correct, its seconds those until it did).
     error: str | None = None
 

@@ -37,7 +37,7 @@ from contest.errors import EXIT_USAGE, PhaseError
 from contest.evaluation import evaluate as ev
 from contest.evaluation import jobs
 from contest.evaluation.progress import heartbeat
-from contest.evaluation.strategies import round_order
+from contest.evaluation.strategies import file_stem, round_order
 from contest.infra.machine import git_state, load1, machine_id
 from contest.infra.proc import ProcResult, run_timed
 from contest.results.workloads import PhaseRecord
@@ -227,7 +227,7 @@ class Runner:
 
     def job(self, lane: Lane, n: int, stage: str, args: list[str], tag: str = "") -> ProcResult:
         run = lane.run
-        log = run.eval_dir / "logs" / f"workload-{run.strategy}-{n:03d}{tag}-{stage}.log"
+        log = run.eval_dir / "logs" / f"workload-{file_stem(run.strategy)}-{n:03d}{tag}-{stage}.log"
         return ev.run_stage_job(run, stage, log, args)
 
     def upsert_args(self, lane: Lane, step: Step) -> list[str]:
@@ -274,7 +274,7 @@ class Runner:
         from contest.data.oracle import config_budget
 
         run = lane.run
-        out = run.eval_dir / "result" / f"workload-{run.strategy}{tag}"
+        out = run.eval_dir / "result" / f"workload-{file_stem(run.strategy)}{tag}"
         args = ["--table", table_arg(run), "--out", str(out), *extra]
         job = self.job(lane, n, "read", args, tag)
         phase = "concurrent-read" if tag else ("changes" if step.kind == "changes" else "read")
@@ -329,7 +329,7 @@ class Runner:
     def compact(self, lane: Lane, n: int, step: Step) -> PhaseRecord:
         run = lane.run
         assert run.config_file is not None
-        log = run.eval_dir / "logs" / f"workload-{run.strategy}-{n:03d}-compact.log"
+        log = run.eval_dir / "logs" / f"workload-{file_stem(run.strategy)}-{n:03d}-compact.log"
         cmd = jobs.cli_command(run.config_file, "compact", "--table", table_arg(run))
         job = run_timed(cmd, log, env=run.env, cwd=run.config_file.parent)
         if not job.ok:
@@ -355,7 +355,7 @@ class Runner:
         commit names goes, the start of a history read before a compaction with them."""
         run = lane.run
         assert run.config_file is not None
-        log = run.eval_dir / "logs" / f"workload-{run.strategy}-{n:03d}-vacuum.log"
+        log = run.eval_dir / "logs" / f"workload-{file_stem(run.strategy)}-{n:03d}-vacuum.log"
         cmd = jobs.cli_command(
             run.config_file, "vacuum", "--table", table_arg(run), "--retain", "0", "--json"
         )

@@ -240,6 +240,15 @@ def test_resume_only_on_the_same_commit_machine_and_strategies(tmp_path: Path) -
         bench.resumable(sitting, "2026-11-27T10:00:00Z", names, ["paimon-agg"])
     with pytest.raises(UsageError, match="no sitting"):
         bench.resumable(sitting, "nope", names, [])
+    # The same VM id on other hardware (a VM moved hosts: AMD, then Intel) is refused.
+    moved = {"machine": {"cpu_model": "CPU-of-another-host"}}
+    elsewhere = write_sitting(
+        tmp_path / "moved",
+        [run("optimized", 1, 1.0, git_commit=commit, machine_id=me, environment=moved)],
+    )
+    sitting = Sitting(PeersBench(), argparse.Namespace(), make_config(tmp_path), elsewhere)
+    with pytest.raises(UsageError, match="ran on CPU-of-another-host; this machine now has"):
+        bench.resumable(sitting, "2026-11-27T10:00:00Z", names, [])
     other = write_sitting(tmp_path / "other", [run("optimized", 1, 1.0, machine_id=me)])
     sitting = Sitting(PeersBench(), argparse.Namespace(), make_config(tmp_path), other)
     with pytest.raises(UsageError, match="ran on commit abc1234"):
@@ -264,6 +273,7 @@ def test_a_tiny_sitting_on_real_spark(cfg, pg, tmp_path: Path) -> None:
         (2, 2, "optimized"),
     ]
     assert len({r.sitting for r in recs}) == 1 and all(r.correct for r in recs)
+    assert all((r.settings or {}).get("read_ahead") for r in recs)
     # Noise was measured during every job, and the machine is disclosed.
     assert all(r.load[j].outside_share is not None for r in recs for j in ("write", "read"))
     assert recs[0].environment["machine"]["cores"]

@@ -26,11 +26,69 @@ def _file(tmp_path: Path, text: str) -> Path:
         ('scale = 0.1\n[grid]\n"write.threads" = 1\n', "grid.write.threads"),
         ('scale = -1\n[grid]\n"write.threads" = [1]\n', "scale"),
         ("scale = 0.1\n", "nothing to vary"),
+        ('strategy = "kudu"\nscale = 0.1\n[grid]\n"write.threads" = [1]\n', "'kudu'"),
+        (
+            'strategy = "optimized:defaults"\nscale = 0.1\n[grid]\n"write.threads" = [1]\n',
+            "'optimized:defaults'",
+        ),
     ],
 )
 def test_invalid_sweep_is_refused_naming_the_key(tmp_path, capsys, text, named):
     assert main(["sweep", str(_file(tmp_path, text)), "--check"]) == 2
     assert named in capsys.readouterr().err
+
+
+def test_a_sweep_from_a_peers_documented_defaults(tmp_path) -> None:
+    """A sweep may start from a peer's `:defaults` row (ClickBench's untuned entry),
+    each case over those settings, not the tuned preset's."""
+    from contest.evaluation.sweep import case_config, load_sweep
+
+    text = 'strategy = "paimon-agg:defaults"\nscale = 0.1\n[grid]\n"peer.buckets" = [4, 8]\n'
+    sweep = load_sweep(_file(tmp_path, text), env={})
+    tuned = load_sweep(_file(tmp_path, text.replace(":defaults", "")), env={})
+    assert [case_config(sweep, c, {}).peer.buckets for c in sweep.cases] == [4, 8]
+    threads = [case_config(s, s.cases[0], {}).write.threads for s in (sweep, tuned)]
+    assert threads[0] == 1 and threads[0] != threads[1]
+
+
+def test_runs_interleave_case_by_case_rotated_each_time() -> None:
+    from contest.evaluation.sweep import sweep_order
+
+    assert sweep_order(3, 2) == [(0, 0), (1, 0), (2, 0), (1, 1), (2, 1), (0, 1)]
+    assert sweep_order(2, 1) == [(0, 0), (1, 0)] and sweep_order(0, 3) == []
+
+
+def test_busy_runs_leave_the_median_unless_no_run_was_quiet(tmp_path) -> None:
+    from contest.evaluation.sweep import case_key, load_sweep, render_table, summarize
+    from contest.results.runs import JobLoad, RunRecord
+
+    text = 'scale = 0.1\nrepeat = 3\n[grid]\n"write.threads" = [1, 2]\n'
+    sweep = load_sweep(_file(tmp_path, text), env={})
+    noisy = {"write": JobLoad(outside_share=0.4)}
+    quiet = {"write": JobLoad(outside_share=0.01)}
+
+    def rec(case: int, rep: int, score: float, load: dict) -> RunRecord:
+        key = case_key(sweep, sweep.cases[case], rep)
+        return RunRecord("optimized", case_key=key, correct=True, rows_per_core_s=score, load=load)
+
+    recs = [rec(0, 0, 100.0, quiet), rec(0, 1, 110.0, quiet), rec(0, 2, 900.0, noisy)]
+    recs += [rec(1, r, 50.0 + r, noisy) for r in range(3)]
+    one, two = summarize(sweep, recs)
+    assert (one.median, one.high, one.n, one.busy, one.busy_only) == (105.0, 110.0, 2, 1, False)
+    assert (two.median, two.n, two.busy_only) == (51.0, 3, True)
+    table = render_table([one, two])
+    assert "51 (busy runs only)" in table and "left out of the medians" in table
+
+
+def test_a_sweep_runs_at_the_command_lines_scale_and_repeat(capsys) -> None:
+    from tests.support.config import REPO
+
+    peer = str(REPO / "sweeps" / "peer-paimon.toml")
+    assert main(["sweep", peer, "--scale", "1", "--repeat", "3", "--check"]) == 0
+    said = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (said["sweep"], said["repeat"], said["runs"]) == ("peer-paimon-scale-1", 3, 15)
+    for bad in (["--scale", "0"], ["--repeat", "0"]):
+        assert main(["sweep", peer, *bad, "--check"]) == 2
 
 
 def test_a_sweep_over_the_machines_cores_is_refused_before_any_case(cfg, tmp_path, capsys):

@@ -130,9 +130,13 @@ kind = "read"
 """
 
 
+PEER = "delta-merge:defaults"
+
+
 @pytest.mark.slow
 def test_a_peer_and_stock_lakesoul_run_phases(cfg, pg, tmp_path, capsys):
-    """delta-merge and lakesoul-stock: batch 0, then batches 1-2 appended (batch 3
+    """delta-merge at Delta's documented defaults (a `:defaults` row, named and filed as
+    evaluate's are) and lakesoul-stock: batch 0, then batches 1-2 appended (batch 3
     never) in a concurrent step (its read skipped: a head-only read), a read of the
     head, exact at the batches upserted so far (a write that took every batch would be
     wrong). Each upsert's job applied exactly the batches --only named, the second onto
@@ -146,7 +150,7 @@ def test_a_peer_and_stock_lakesoul_run_phases(cfg, pg, tmp_path, capsys):
     spec.write_text(HEADS)
     out = tmp_path / "heads.jsonl"
     work = tmp_path / "work"
-    argv = ["workload", "run", str(spec), "--strategies", "delta-merge,lakesoul-stock"]
+    argv = ["workload", "run", str(spec), "--strategies", f"{PEER},lakesoul-stock"]
     argv += ["--scale", "1", "--work", str(work), "--results", str(out)]
     code = main(cli(cfg, *argv))
     captured = capsys.readouterr()
@@ -158,8 +162,8 @@ def test_a_peer_and_stock_lakesoul_run_phases(cfg, pg, tmp_path, capsys):
     first: dict[int, str] = {}
     for r in recs:
         first.setdefault(r.step, r.strategy)
-    assert [first[n] for n in sorted(first)][:3] == ["delta-merge", "lakesoul-stock", "delta-merge"]
-    for strategy in ("delta-merge", "lakesoul-stock"):
+    assert [first[n] for n in sorted(first)][:3] == [PEER, "lakesoul-stock", PEER]
+    for strategy in (PEER, "lakesoul-stock"):
         mine = [r for r in recs if r.strategy == strategy]
         assert [r.phase for r in mine] == [
             "upsert", "concurrent-upsert", "concurrent-read", "merge", "compact", "read",
@@ -172,7 +176,7 @@ def test_a_peer_and_stock_lakesoul_run_phases(cfg, pg, tmp_path, capsys):
         assert "no read of one known version while upserts land" in (mine[2].skipped or "")
         assert mine[2].correct is None and mine[2].seconds is None
         assert all(r.stored_bytes and r.stored_bytes > 0 for r in mine)
-    delta = [r for r in recs if r.strategy == "delta-merge"]
+    delta = [r for r in recs if r.strategy == PEER]
     stock = [r for r in recs if r.strategy == "lakesoul-stock"]
     # The peer compacts its own way (OPTIMIZE): timed, one file left, every row kept.
     compact = delta[4]
@@ -185,21 +189,22 @@ def test_a_peer_and_stock_lakesoul_run_phases(cfg, pg, tmp_path, capsys):
     assert stock[0].files_per_bucket is not None  # a LakeSoul table's layout
 
     logs = work / "eval" / "logs"
-    peer_writes = [report_from_log(logs / f"workload-delta-merge-00{n}-write.log") for n in (1, 2)]
+    peer_logs = [logs / f"workload-delta-merge_defaults-00{n}-write.log" for n in (1, 2)]
+    peer_writes = [report_from_log(log) for log in peer_logs]
     assert [[b["version"] for b in w["batches"]] for w in peer_writes] == [[0], [1, 2]]
     assert [w["appended"] for w in peer_writes] == [False, True]
     assert [b["operation"] for b in peer_writes[1]["batches"]] == ["merge", "merge"]
     stock_writes = [report_line(logs / f"workload-lakesoul-stock-00{n}-write.log") for n in (1, 2)]
     assert [[b["version"] for b in w["batches"]] for w in stock_writes] == [[0], [1, 2]]
     page = out.with_suffix(".md").read_text()
-    assert "| delta-merge |" in page and "skipped: peer format delta" in page
+    assert f"| {PEER} |" in page and "skipped: peer format delta" in page
 
     # The peer table's batch ledger refuses, before any Spark starts, batch 2 again and
     # batch 1 after it (each would be counted twice); the table's log is untouched.
     (table,) = (work / "eval" / "tables").glob("ccf_delta_merge_*")
     (data,) = (work / "data").glob("*scale-1-seed-*")
     log = sorted((table / "_delta_log").glob("*.json"))
-    config = work / "eval" / "delta-merge.toml"
+    config = work / "eval" / "delta-merge_defaults.toml"
     for again, why in (("2", "version 2 (base-2.parquet) is already applied"),
                        ("1", "version 1 (base-1.parquet) is already applied")):  # fmt: skip
         argv = ["write", "--config", str(config), "--data", str(data), "--table", str(table)]
