@@ -229,15 +229,10 @@ STRATEGY_LIST = Option(
     valid=is_strategy,
     rule="one of " + ", ".join(strategy_names(variants=True)),
 )
-ONCE = Option(
-    "--once",
-    "strategies run in the first round only, their rows labelled single runs (the slow "
-    "merge-at-write peers at scale 1)",
-    str,
-    None,
-    many=True,
-    valid=is_strategy,
-    rule="one of " + ", ".join(strategy_names(variants=True)),
+ONCE = STRATEGY_LIST.but(
+    flag="--once",
+    help="strategies run in the first round only, their rows labelled single runs (the "
+    "slow merge-at-write peers at scale 1)",
 )
 ROUNDS = Option("--rounds", "interleaved rounds", int, 5, **at_least(1))
 CODEC = Option(
