@@ -332,13 +332,20 @@ def verdict(summaries: list[CaseSummary]) -> Verdict:
     if not rivals:
         only = "the only case" if len(summaries) == 1 else "the only case with a correct result"
         return Verdict(top, top, f"best: {top.label} ({med}; {only})")
-    if top.n < 2 or any(r.n < 2 for r in rivals):
+    single = [s for s in ranked if s.n < 2]
+    if single:
+        # A case may have run three times and kept one quiet run: say which it was.
+        why = (
+            "repeat the sweep on a quiet machine (busy runs are left out)"
+            if any(s.correct > s.n for s in single)
+            else "repeat the sweep (repeat = 3 or more)"
+        )
         return Verdict(
             None,
             top,
             f"no significant difference: {top.label} has the highest median "
-            f"({top.median:,.0f} rows/core/s) but some case has a single run: "
-            "repeat the sweep (repeat = 3 or more)",
+            f"({top.median:,.0f} rows/core/s) but {_which(single, ranked)} a single "
+            f"counted run: {why}",
         )
     close = [r.label for r in rivals if top.spread.overlaps(r.spread)]
     if close:
@@ -351,6 +358,15 @@ def verdict(summaries: list[CaseSummary]) -> Verdict:
     return Verdict(
         top, top, f"best: {top.label} ({med}; its min–max range is above every other case's)"
     )
+
+
+def _which(single: list[CaseSummary], ranked: list[CaseSummary]) -> str:
+    """Names the cases short enough to read: labels carry commas of their own."""
+    if len(single) == len(ranked):
+        return "every case has"
+    if len(single) == 1:
+        return f"{single[0].label} has"
+    return f"{len(single)} cases have"
 
 
 def best_case(summaries: list[CaseSummary]) -> CaseSummary | None:

@@ -1,6 +1,7 @@
 """Sweeps: invalid files are refused naming the key; a two-case sweep runs end to end
 (real evaluations) and resumes after an interruption."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -164,7 +165,13 @@ def test_best_case_only_beyond_the_spread_of_the_runs():
     assert v.text.startswith("no significant difference") and "overlaps b" in v.text
     single = [_summary("a", [104.0]), _summary("b", [100.0])]  # a 4% single-run difference
     v = verdict(single)
-    assert v.best is None and "single run" in v.text
+    assert v.best is None and "every case has a single counted run" in v.text
+    assert "repeat = 3 or more" in v.text
+    # Three runs, two busy: the one quiet run is all the median counts; say so.
+    kept = dataclasses.replace(_summary("b", [100.0]), runs=3, correct=3, busy=2, counted=1)
+    v = verdict([_summary("a", [104.0, 103.0, 105.0]), kept])
+    assert v.best is None and "b has a single counted run" in v.text
+    assert "on a quiet machine (busy runs are left out)" in v.text
     assert verdict([_summary("a", [])]).text == "no case gave a correct result"
 
 
