@@ -46,7 +46,7 @@ from contest.evaluation.strategies import (
 )
 from contest.results.intervals import geometric_mean
 from contest.results.runs import RunRecord
-from contest.results.sittings import REFERENCE, SittingSummary, groups, summarize
+from contest.results.sittings import REFERENCE, SittingSummary, groups, newest, summarize
 
 # --codec: each strategy's own preset, or one codec for every strategy's files.
 CODEC_CHOICES = ("preset", "none", "snappy", "zstd")
@@ -89,6 +89,7 @@ def render_summary(s: SittingSummary) -> list[str]:
         + (f" ({', '.join(s.once)} in the first round only)" if s.once else "")
         + f"; commit {', '.join(s.commits)}"
         + ("; resumed on the same commit and machine" if s.resumed else "")
+        + f"; CPU: {s.cpu}"
         + f". Full disclosure: [{disclosure_name(s.sitting)}]({disclosure_name(s.sitting)}).",
         "",
         f"| strategy | n | rows/core/s: median [interval] | write s | read s | peak tree GB "
@@ -370,15 +371,21 @@ class PeersBench(Benchmark):
             "Each section is one sitting at one scale on one data shape: every strategy "
             "ran the contest's procedure in interleaved rounds (rotated each round), "
             "every run checked by the oracle, its noise measured during each job. Ratios "
-            "are taken round by round within the sitting. Newest sitting first.",
+            "are taken round by round within the sitting. Newest sitting first; the "
+            "sittings a newer one of the same scale, shape and codec replaced follow, "
+            "kept whole (another machine's ratios are evidence too, not to be pooled).",
             "",
         ]
-        newest: dict[tuple[float | None, str, str], list[RunRecord]] = {}
-        for g in groups(runs):
-            codec = g[0].sitting_settings.codec
-            newest[(g[0].scale, g[0].data_shape, codec)] = g
-        for g in sorted(newest.values(), key=lambda g: g[0].sitting or "", reverse=True):
+        latest = sorted(newest(runs).values(), key=lambda g: g[0].sitting or "", reverse=True)
+        for g in latest:
             lines += render_summary(summarize(g))
+        shown = {id(g[0]) for g in latest}
+        earlier = [g for g in groups(runs) if id(g[0]) not in shown]
+        if earlier:
+            lines += ["# Earlier sittings", ""]
+        for g in sorted(earlier, key=lambda g: g[0].sitting or "", reverse=True):
+            head, *rest = render_summary(summarize(g))
+            lines += ["#" + head, *rest]
         return "\n".join(lines)
 
     def extras(self, records: Sequence[RunRecord], folder: Path) -> None:

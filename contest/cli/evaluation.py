@@ -365,9 +365,11 @@ def _run_line(r: RunRecord) -> str:
     return f"{r.run_id or '(no id)'} {r.when} {r.strategy} {scale} {state} {score}{flags}"
 
 
-def at_scale(sweep: Sweep, args: argparse.Namespace) -> Sweep:
+def sized(sweep: Sweep, args: argparse.Namespace) -> Sweep:
     """The sweep at the command line's --scale and --repeat, when given: a preset tuned
     at scale 0.1 checked where it is compared (scale 1, three runs a case)."""
+    from contest.evaluation.sweep import at_scale
+
     if args.repeat is not None:
         if args.repeat < 1:
             raise UsageError(f"--repeat must be at least 1, got {args.repeat}")
@@ -378,7 +380,7 @@ def at_scale(sweep: Sweep, args: argparse.Namespace) -> Sweep:
         raise UsageError(f"--scale must be positive, got {args.scale}")
     if sweep.data:
         raise UsageError(f"--scale: sweep {sweep.name} runs on its file's data ({sweep.data})")
-    return dataclasses.replace(sweep, scale=args.scale, name=f"{sweep.name}-scale-{args.scale:g}")
+    return at_scale(sweep, args.scale)
 
 
 def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
@@ -392,7 +394,7 @@ def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
     )
 
     source = config_source(args)
-    sweep = at_scale(load_sweep(Path(args.file), source.env, source.overrides), args)
+    sweep = sized(load_sweep(Path(args.file), source.env, source.overrides), args)
     runs = len(sweep.cases) * sweep.repeat
     if args.check:
         result(
@@ -414,7 +416,7 @@ def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
     out = Path(args.results) if args.results else local / "sweeps" / sweep.name
     records = run_sweep(sweep, out, source.env, work_dir=args.work, say=say, master=args.master)
     summaries = summarize(sweep, records)
-    paths = write_outputs(sweep, summaries, out, source.env)
+    paths = write_outputs(sweep, summaries, out, source.env, records)
     print(render_table(summaries))
     answer = verdict(summaries)
     print(answer.text + (f"; its settings: {paths['best']}" if answer.best else ""))

@@ -29,15 +29,22 @@ def _runs(root: Path, path: Path) -> list[Path]:
 def _sweep(root: Path, path: Path) -> list[Path]:
     """A sweep's README from its records and its definition (`sweeps/<name>.toml` beside
     the results folder); without the definition, the page is left as it is."""
-    from contest.evaluation.sweep import load_sweep, summarize, write_outputs
+    from contest.evaluation.sweep import (
+        as_recorded,
+        load_sweep,
+        split_name,
+        summarize,
+        write_outputs,
+    )
 
-    toml = root.parent / "sweeps" / f"{path.parent.name}.toml"
+    stem, scale = split_name(path.parent.name)
+    toml = root.parent / "sweeps" / f"{stem}.toml"
     if not toml.is_file():
         return []
-    sweep = load_sweep(toml, {})
-    kind = registry.file_of(root, path)
-    summaries = summarize(sweep, kind.read(path))
-    written = write_outputs(sweep, summaries, path.parent, {})
+    records = list(registry.file_of(root, path).read(path))
+    sweep = as_recorded(load_sweep(toml, {}), scale, records)
+    summaries = summarize(sweep, records)
+    written = write_outputs(sweep, summaries, path.parent, {}, records)
     return list(written.values())
 
 

@@ -194,7 +194,9 @@ def write_report(runs_path: Path) -> tuple[Path, Path]:
         "quiet, correct rounds with its distribution-free interval, and its ratio to the "
         "fastest peer of the same sitting (a format's own merge or LakeSoul's stock "
         "libraries, not the harness's own baselines), taken round by round (page: "
-        "`peer_sittings.md`, each sitting's full disclosure beside it).",
+        "`peer_sittings.md`, each sitting's full disclosure beside it). Each line names "
+        "its sitting's CPU: absolute figures differ between machines (and between hosts "
+        "under one VM id), so only a sitting's own ratios compare.",
         "",
         *sitting_headlines(sittings),
         "",
@@ -269,7 +271,7 @@ def sitting_headlines(records: Sequence[RunRecord]) -> list[str]:
             if peer is not None and peer.ratio is not None
             else ""
         )
-        lines.append(f"- {where}: {_score(ref.score)}{versus} (sitting `{s.sitting}`)")
+        lines.append(f"- {where}: {_score(ref.score)}{versus} (sitting `{s.sitting}`, {s.cpu})")
     return lines
 
 

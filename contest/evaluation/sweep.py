@@ -412,8 +412,52 @@ def best_toml(sweep: Sweep, best: CaseSummary) -> str:
     )
 
 
+SCALE_SUFFIX = "-scale-"
+
+
+def at_scale(sweep: Sweep, scale: float) -> Sweep:
+    """The sweep at another scale: its folder and name say so (`peer-paimon-scale-1`)."""
+    return dataclasses.replace(sweep, scale=scale, name=f"{sweep.name}{SCALE_SUFFIX}{scale:g}")
+
+
+def split_name(folder: str) -> tuple[str, float | None]:
+    """A results folder's sweep file stem and the scale it ran at, when not the file's."""
+    stem, sep, scale = folder.rpartition(SCALE_SUFFIX)
+    try:
+        return (stem, float(scale)) if sep and stem else (folder, None)
+    except ValueError:
+        return folder, None
+
+
+def as_recorded(sweep: Sweep, scale: float | None, records: list[RunRecord]) -> Sweep:
+    """The sweep as its records ran it (`--scale`, `--repeat` are not in its file): a
+    page rebuilt from them must count every run."""
+    if scale is not None:
+        sweep = at_scale(sweep, scale)
+    reps = [r.rep + 1 for r in records if r.rep is not None]
+    return dataclasses.replace(sweep, repeat=max([sweep.repeat, *reps]))
+
+
+def provenance(records: list[RunRecord]) -> str:
+    """Where and when the runs were taken: a sweep compares only within its own runs."""
+    if not records:
+        return "No run recorded yet."
+    whens = sorted(r.when for r in records if r.when)
+    commits = sorted({r.git_commit for r in records if r.git_commit})
+    cpus = sorted({r.machine.cpu_model for r in records} - {"", "?"})
+    span = f"{whens[0]} to {whens[-1]}" if whens else "times not recorded"
+    return (
+        f"Runs {span}; commit {', '.join(commits) or '?'}; "
+        f"machine `{records[0].machine_id or '?'}`, CPU: {' / '.join(cpus) or 'not recorded'}."
+    )
+
+
 def write_outputs(
-    sweep: Sweep, summaries: list[CaseSummary], out_dir: Path, env: Mapping[str, str]
+    sweep: Sweep,
+    summaries: list[CaseSummary],
+    out_dir: Path,
+    env: Mapping[str, str],
+    records: list[RunRecord] | None = None,
 ) -> dict[str, Path]:
     paths = {"table": out_dir / "README.md"}
     answer = verdict(summaries)
@@ -423,6 +467,7 @@ def write_outputs(
         "",
         f"Strategy `{sweep.strategy}`, scale {sweep.scale:g}, {sweep.repeat} run(s) a case;"
         " rows/core/s of correct runs only.",
+        *([] if records is None else ["", provenance(records)]),
         "",
         render_table(summaries),
         "",

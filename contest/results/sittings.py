@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from contest.results.intervals import Interval, Ratio, median_interval, paired_ratio
 from contest.results.runs import RunRecord
@@ -60,6 +60,13 @@ class SittingSummary:
     excluded: list[str]
     commits: list[str]
     resumed: bool
+    # The CPU models the sitting ran on (one, as resume enforces): a VM may keep its id
+    # while its host changes, so figures compare only within a sitting.
+    cpus: list[str] = field(default_factory=list)
+
+    @property
+    def cpu(self) -> str:
+        return " / ".join(self.cpus) or "CPU not recorded"
 
     @property
     def peer_ratios(self) -> list[float]:
@@ -134,6 +141,7 @@ def summarize(records: Sequence[RunRecord]) -> SittingSummary:
         excluded=excluded,
         commits=sorted({r.git_commit + ("+dirty" if r.git_dirty else "") for r in records}),
         resumed=any(r.sitting_settings.resumed for r in records),
+        cpus=sorted({r.machine.cpu_model for r in records} - {"", "?"}),
     )
 
 

@@ -83,6 +83,12 @@ def test_a_sitting_with_once_strategies_labels_their_single_runs() -> None:
     assert "(hudi-mor in the first round only)" in page
     assert "| hudi-mor | 1 of 1 | 50 (single run) |" in page
     assert "6.02x (single run)" in page and "n=3" in page
+    assert "; CPU: CPU not recorded." in page  # these records name no CPU model
+    env = {"machine": {"cpu_model": "Test CPU 9000"}}
+    page = "\n".join(
+        render_summary(summarize([dataclasses.replace(r, environment=env) for r in recs]))
+    )
+    assert "; CPU: Test CPU 9000." in page
 
 
 def test_once_must_name_the_sittings_peers(cfg) -> None:
@@ -168,6 +174,22 @@ def test_busy_and_wrong_runs_leave_the_medians_and_are_named() -> None:
     page = PeersBench().render(records)
     assert "| paimon-agg | 2 of 3 |" in page and "3.00x [3.00-3.00] n=2 (50%)" in page
     assert "Left out of the medians" in page and disclosure_name(s.sitting) in page
+
+
+def test_a_newer_sitting_leads_and_the_one_it_replaced_is_kept_whole() -> None:
+    """A sitting on another host (one VM id, another CPU) is not pooled with the newer
+    one, nor dropped: the page shows it under "Earlier sittings", its own ratios."""
+    old = [run("optimized", 1, 300.0), run("paimon-agg", 1, 100.0)]
+    new = [
+        run(r.strategy, 1, r.rows_per_core_s or 0.0, sitting="2026-11-29T00:00:00Z") for r in old
+    ]
+    new[1] = dataclasses.replace(new[1], rows_per_core_s=60.0)
+    page = PeersBench().render([*old, *new])
+    head, earlier = page.split("# Earlier sittings")
+    assert "2026-11-29T00:00:00Z" in head and "5.00x (single run)" in head
+    assert "2026-11-27T10:00:00Z" not in head
+    assert "### Scale 0.1" in earlier and "2026-11-27T10:00:00Z" in earlier
+    assert "3.00x (single run)" in earlier
 
 
 def test_a_single_round_says_so() -> None:

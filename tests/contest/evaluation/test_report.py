@@ -133,6 +133,7 @@ def sitting_run(strategy, rnd, score, sitting="2026-11-27T10:00:00Z", **kw):
         "compare_round": rnd,
         "attempt": 1,
         "settings": settings,
+        "environment": {"machine": {"cpu_model": "Test CPU 9000"}},
     }
 
 
@@ -174,4 +175,4 @@ def test_the_headline_comes_only_from_sittings(tmp_path):
         in head
     )
     assert "optimized / the fastest peer (paimon-agg): 3.00x [3.00-3.00] n=2" in head
-    assert "(sitting `2026-11-27T10:00:00Z`)" in head
+    assert "(sitting `2026-11-27T10:00:00Z`, Test CPU 9000)" in head  # the sitting's CPU

@@ -252,3 +252,33 @@ def test_sweep_chart_plots_the_preset_and_cuts_no_title_or_legend():
     legend = ax.get_legend().get_window_extent()
     assert legend.x0 >= ax.get_window_extent().x1 and legend.x1 <= whole.x1
     plt.close(fig)
+
+
+def test_a_scaled_sweeps_page_is_rebuilt_as_it_ran() -> None:
+    """`--scale 1 --repeat 3` is not in the file: the folder's name and the records say
+    it, so `contest report` counts every run at the scale it ran."""
+    from contest.evaluation.sweep import Sweep, as_recorded, provenance, split_name
+    from contest.results.runs import RunRecord
+
+    assert split_name("peer-paimon-scale-1") == ("peer-paimon", 1.0)
+    assert split_name("peer-paimon-scale-0.1") == ("peer-paimon", 0.1)
+    assert split_name("peer-paimon") == ("peer-paimon", None)
+    assert split_name("odd-scale-x") == ("odd-scale-x", None)
+    sweep = Sweep("peer-paimon", 0.1, 1, "paimon-agg", 2022, 2, None, {}, cases=[{}])
+    env = {"machine": {"cpu_model": "Test CPU 9000"}}
+    recs = [
+        RunRecord(
+            "paimon-agg",
+            rep=n,
+            when=f"2026-11-29T0{n}:00:00Z",
+            git_commit="abc1234",
+            machine_id="m-1",
+            environment=env,
+        )
+        for n in (0, 1, 2)
+    ]
+    again = as_recorded(sweep, 1.0, recs)
+    assert (again.name, again.scale, again.repeat) == ("peer-paimon-scale-1", 1.0, 3)
+    line = provenance(recs)
+    assert "2026-11-29T00:00:00Z to 2026-11-29T02:00:00Z" in line
+    assert "commit abc1234" in line and "CPU: Test CPU 9000" in line
