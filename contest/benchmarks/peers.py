@@ -45,7 +45,7 @@ from contest.evaluation.strategies import (
     strategy_names,
 )
 from contest.results.intervals import geometric_mean
-from contest.results.runs import RunRecord
+from contest.results.runs import RunRecord, cpu_models
 from contest.results.sittings import REFERENCE, SittingSummary, groups, newest, summarize
 
 # --codec: each strategy's own preset, or one codec for every strategy's files.
@@ -342,11 +342,11 @@ class PeersBench(Benchmark):
             raise UsageError(f"--resume: sitting {sitting_id} ran on another machine")
         # A VM keeps its id when it moves to other hardware (this one did, AMD to Intel,
         # between two sittings): the CPU must be the one the sitting ran on too.
-        cpus = {r.machine.cpu_model for r in mine} - {"", "?"}
+        cpus = cpu_models(mine)
         here = machine_facts(sitting.cfg.work_path).get("cpu_model")
-        if cpus and cpus != {here}:
+        if cpus and cpus != [here]:
             raise UsageError(
-                f"--resume: sitting {sitting_id} ran on {', '.join(sorted(cpus))}; this "
+                f"--resume: sitting {sitting_id} ran on {', '.join(cpus)}; this "
                 f"machine now has {here}: start a new sitting"
             )
         plan = mine[0].sitting_settings
@@ -379,8 +379,10 @@ class PeersBench(Benchmark):
         latest = sorted(newest(runs).values(), key=lambda g: g[0].sitting or "", reverse=True)
         for g in latest:
             lines += render_summary(summarize(g))
-        shown = {id(g[0]) for g in latest}
-        earlier = [g for g in groups(runs) if id(g[0]) not in shown]
+        shown = {(g[0].sitting, g[0].scale, g[0].data_shape) for g in latest}
+        earlier = [
+            g for g in groups(runs) if (g[0].sitting, g[0].scale, g[0].data_shape) not in shown
+        ]
         if earlier:
             lines += ["# Earlier sittings", ""]
         for g in sorted(earlier, key=lambda g: g[0].sitting or "", reverse=True):

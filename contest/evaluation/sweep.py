@@ -27,7 +27,7 @@ from contest.errors import ConfigError, toml_error
 from contest.evaluation.progress import is_terminal
 from contest.evaluation.report import Spread
 from contest.infra.machine import check_local_cores, machine_id
-from contest.results.runs import RunRecord, append_records, load_records
+from contest.results.runs import RunRecord, append_records, cpu_models, load_records
 
 TOP_KEYS = {"name", "scale", "repeat", "strategy", "seed", "cores", "data", "grid", "case", "base"}
 
@@ -444,7 +444,7 @@ def provenance(records: list[RunRecord]) -> str:
         return "No run recorded yet."
     whens = sorted(r.when for r in records if r.when)
     commits = sorted({r.git_commit for r in records if r.git_commit})
-    cpus = sorted({r.machine.cpu_model for r in records} - {"", "?"})
+    cpus = cpu_models(records)
     span = f"{whens[0]} to {whens[-1]}" if whens else "times not recorded"
     return (
         f"Runs {span}; commit {', '.join(commits) or '?'}; "

@@ -382,3 +382,9 @@ def append_records(path: Path, records: Iterable[RunRecord]) -> None:
     with path.open("a") as fh:
         for r in records:
             fh.write(json.dumps(r.to_dict(), sort_keys=True, default=str) + "\n")
+
+
+def cpu_models(records: Iterable[RunRecord]) -> list[str]:
+    """The CPU models records ran on, those recorded: a VM may keep its id while its
+    host changes, so a figure names its CPU and compares only with its own."""
+    return sorted({r.machine.cpu_model for r in records} - {"", "?"})

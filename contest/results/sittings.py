@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from contest.results.intervals import Interval, Ratio, median_interval, paired_ratio
-from contest.results.runs import RunRecord
+from contest.results.runs import RunRecord, cpu_models
 
 REFERENCE = "optimized"
 # This harness's own strategies: the reference and the contest's baselines (the design
@@ -141,7 +141,7 @@ def summarize(records: Sequence[RunRecord]) -> SittingSummary:
         excluded=excluded,
         commits=sorted({r.git_commit + ("+dirty" if r.git_dirty else "") for r in records}),
         resumed=any(r.sitting_settings.resumed for r in records),
-        cpus=sorted({r.machine.cpu_model for r in records} - {"", "?"}),
+        cpus=cpu_models(records),
     )
 
 
