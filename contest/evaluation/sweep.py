@@ -459,7 +459,8 @@ def write_outputs(
     env: Mapping[str, str],
     records: list[RunRecord] | None = None,
 ) -> dict[str, Path]:
-    paths = {"table": out_dir / "README.md"}
+    page = out_dir / "README.md"
+    paths = {"table": page}
     answer = verdict(summaries)
     best = answer.best
     lines = [
@@ -489,7 +490,7 @@ def write_outputs(
         if _plot(summaries, key, png):
             paths[key] = png
             lines += ["", f"![{key}]({png.name})"]
-    paths["table"].write_text("\n".join(lines) + "\n")
+    page.write_text("\n".join(lines) + "\n")
     return paths
 
 
