@@ -64,8 +64,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--format",
         choices=STREAM_FORMATS,
         help="the table's format: lakesoul (this harness's sink) or a peer format through "
-        "its own exactly-once sink; hudi runs hudi-merger's (default: peer.format, "
+        "the sink --sink picks; hudi runs hudi-merger's (default: peer.format, "
         "empty = lakesoul)",
+    )
+    r.add_argument(
+        "--sink",
+        help="a peer format's sink: own (the format's documented sink) or foreach-batch "
+        "(the harness's); default: the format's first (stream.sink)",
     )
     r.add_argument("--name", help="table name (default: the path's last folder)")
     r.add_argument(
@@ -106,6 +111,7 @@ def _stream_config(args: argparse.Namespace, cfg: Config) -> Config:
         "idle_stop": "stream.idle_stop_s",
         "timeout": "stream.timeout_s",
         "pause_after_commit": "stream.pause_after_commit_s",
+        "sink": "stream.sink",
         "files": "stream.feed_files",
         "rows": "stream.feed_rows",
     }

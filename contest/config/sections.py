@@ -326,6 +326,10 @@ class StreamConfig:
     idle_stop_s: float = 0.0
     # processing-time: stop after this many seconds in all (0 = never).
     timeout_s: float = 0.0
+    # A peer format's sink: "" = its default, "own" = the format's own documented sink,
+    # "foreach-batch" = the harness's (contest/peers/<format>.py, `stream_sinks`); the
+    # LakeSoul stream has the harness's only.
+    sink: str = ""
     # Fault injection: seconds the sink waits after a micro-batch's commit, before Spark
     # records the batch in its checkpoint (the window a crash turns into a replay).
     pause_after_commit_s: float = 0.0

@@ -29,6 +29,26 @@ if TYPE_CHECKING:
 _CODEC_NAMES = {"none": "uncompressed"}
 
 
+# `stream.sink`'s names: the format's own documented streaming sink, or the harness's
+# `foreachBatch` (where the format's own cannot apply the contract exactly once).
+OWN_SINK = "own"
+HARNESS_SINK = "foreach-batch"
+
+StreamWriter = Callable[..., "DataStreamWriter"]
+
+
+@dataclass(frozen=True)
+class StreamSink:
+    """One way a format's stream writes its micro-batches, found by `stream.sink`; a
+    results row names it, so the format's own sink and the harness's wrapper are never
+    one row. `write(spark, cfg, table, rows, checkpoint, on_batch)` gives the query's
+    writer (see `PeerFormat.stream_writer`)."""
+
+    name: str
+    label: str
+    write: StreamWriter
+
+
 def codec_name(name: str) -> str:
     return _CODEC_NAMES.get(name, name)
 
@@ -163,6 +183,22 @@ class PeerFormat:
         `foreachBatch` sink of the harness's tells `on_batch` (batch id, "committed" or
         "replayed", table version, rows, seconds); a format's own sink tells nothing."""
         raise ConfigError(f"peer.format: {self.name} has no streaming sink in this harness")
+
+    def stream_sinks(self) -> tuple[StreamSink, ...]:
+        """The format's streaming sinks, its default (an empty `stream.sink`) first."""
+        return ()
+
+    def stream_sink(self, name: str = "") -> StreamSink:
+        """The sink `stream.sink` names (empty: the default); one line naming the ones
+        the format has otherwise."""
+        sinks = self.stream_sinks()
+        if not sinks:
+            raise ConfigError(f"peer.format: {self.name} has no streaming sink in this harness")
+        found = next((s for s in sinks if s.name == name or not name), None)
+        if found is None:
+            have = ", ".join(s.name for s in sinks)
+            raise ConfigError(f"stream.sink: {self.name} has {have}, not {name!r}")
+        return found
 
     def commit_count(self, table: Path) -> int:
         """Commits in the table's log that added data (a replay committed twice shows

@@ -11,7 +11,7 @@ from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import Batch
 from contest.errors import ReadError, SchemaEvolutionError, unwrap_spark_error
-from contest.peers.base import Layout, PeerFormat, codec_name, quoted
+from contest.peers.base import HARNESS_SINK, Layout, PeerFormat, StreamSink, codec_name, quoted
 from contest.peers.merge import (
     collapsed,
     collapsed_stream,
@@ -253,6 +253,13 @@ class Delta(PeerFormat):
         on_batch: OnBatch | None = None,
     ) -> DataStreamWriter:
         return rows.writeStream.foreachBatch(MergeBatch(cfg, table, checkpoint, on_batch))
+
+    def stream_sinks(self) -> tuple[StreamSink, ...]:
+        # Delta's own sink (`format("delta")`) only appends or overwrites; its documented
+        # upsert from a stream is a foreachBatch MERGE made idempotent by txnAppId and
+        # txnVersion ("Upsert from streaming queries using foreachBatch").
+        label = "foreachBatch MERGE, idempotent by txnAppId/txnVersion (Delta's documented upsert)"
+        return (StreamSink(HARNESS_SINK, label, self.stream_writer),)
 
     def commit_count(self, table: Path) -> int:
         """Commits after the table's creation (version 0) in `_delta_log`."""

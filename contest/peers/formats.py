@@ -18,7 +18,7 @@ from contest.config.validation import register_check
 from contest.errors import ConfigError
 from contest.infra import packages
 from contest.peers import delta, hudi, hudi_merger, iceberg, paimon
-from contest.peers.base import PeerFormat
+from contest.peers.base import HARNESS_SINK, PeerFormat
 
 AVAILABLE_FORMATS: dict[str, PeerFormat] = {
     f.name: f
@@ -59,11 +59,18 @@ def for_stream(name: str) -> PeerFormat:
 
 def validate(cfg: Config) -> None:
     """Each format's checks of the peer.* options it owns, and the selected format's
-    name and codec."""
+    name, codec and streaming sink."""
     for fmt in AVAILABLE_FORMATS.values():
         fmt.validate(cfg.peer)
     if cfg.peer.format:
         of(cfg).check_codec(cfg.peer)
+    if cfg.stream.sink and cfg.peer.format:
+        for_stream(cfg.peer.format).stream_sink(cfg.stream.sink)  # one line naming its sinks
+    elif cfg.stream.sink not in ("", HARNESS_SINK):
+        raise ConfigError(
+            f"stream.sink: the LakeSoul stream has the harness's {HARNESS_SINK} only, "
+            f"not {cfg.stream.sink!r}"
+        )
 
 
 register_check("peer.format", validate)

@@ -12,7 +12,7 @@ on a MOR table cannot read target columns.
 A stream (`contest stream run --format hudi`) writes the same way, a micro-batch at a
 time: the harness's `foreachBatch` (`UpsertBatch`) collapses it by key and upserts it,
 recording the batch id in the commit as Hudi's own streaming sink does, which it checks
-before writing.
+before writing. Hudi's own sink (`--sink own`) is there to be measured beside it.
 
 Hudi 1.0's documentation recommends record mergers over payload classes for new custom
 merge logic ("Going forward, we recommend users to migrate and use the record merger
@@ -33,9 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
 from contest.data import operators as registry
+from contest.data.batches import COLUMNS
 from contest.errors import ConnectorError
+from contest.peers.base import HARNESS_SINK, OWN_SINK, StreamSink
 from contest.peers.hudi import ORDERING, Hudi
-from contest.peers.merge import collapsed_stream, peer_operators
+from contest.peers.merge import collapsed_stream, peer_operators, written
 from contest.peers.microbatch import (
     MicroBatchSink,
     OnBatch,
@@ -140,6 +142,46 @@ class HudiMerger(Hudi):
         key, then one upsert whose commit records the batch id as Hudi's own streaming
         sink records it, so a replayed batch id is found on the timeline and skipped."""
         return rows.writeStream.foreachBatch(UpsertBatch(self, cfg, table, checkpoint, on_batch))
+
+    def own_stream_writer(
+        self,
+        spark: SparkSession,
+        cfg: Config,
+        table: Path,
+        rows: DataFrame,
+        checkpoint: str,
+        on_batch: OnBatch | None = None,
+    ) -> DataStreamWriter:
+        """Hudi's own streaming sink (`format("hudi")`) with the contract's record
+        merger: the rows as they come, ordered by the source file's feed number and the
+        row's index in it; the sink records the batch id in each commit and skips one
+        the timeline holds. Hudi combines a key's rows of one micro-batch before the
+        upsert in no fixed order, which a last-non-NULL column cannot survive (measured
+        by `contest bench stream --sinks all`, not assumed)."""
+        from pyspark.sql import functions as F
+
+        order = (F.col("_ver") * F.lit(2**ROW_BITS) + F.col("_pos")).cast("long")
+        out = written(rows, peer_operators(cfg)).withColumn(ORDERING, order)
+        opts = self.write_options(cfg, table, "upsert") | {
+            # Compaction left to the reads' merge, as in the batch write and the
+            # harness's sink: the stream only appends log files.
+            "hoodie.datasource.compaction.async.enable": "false",
+        }
+        return (
+            out.select(*COLUMNS, ORDERING)
+            .writeStream.format("hudi")
+            .options(**opts)
+            .outputMode("append")
+            .option("path", str(table))
+        )
+
+    def stream_sinks(self) -> tuple[StreamSink, ...]:
+        harness = "foreachBatch: collapsed in source order, Hudi's sink checkpoint in the commit"
+        own = 'its own format("hudi") sink, the contract\'s record merger'
+        return (
+            StreamSink(HARNESS_SINK, harness, self.stream_writer),
+            StreamSink(OWN_SINK, own, self.own_stream_writer),
+        )
 
 
 class UpsertBatch(MicroBatchSink):

@@ -107,3 +107,15 @@ def collapsed_stream(
     aggs = [F.expr(registry.spark_collapse(op, _q(c), "__pos")).alias(c) for c, op in ops.items()]
     aggs += [F.max(c).alias(c) for c in latest]
     return ranked.groupBy(KEY).agg(*aggs).select(KEY, *ops, *latest)
+
+
+def written(df: DataFrame, ops: Mapping[str, str]) -> DataFrame:
+    """The rows as the table stores them when they go in uncollapsed: the string "null"
+    made NULL in a column whose operator skips it, so a merge that skips NULLs (Paimon's
+    last_non_null_value, Hudi's record merger) applies the operator."""
+    from pyspark.sql import functions as F
+
+    for col, name in ops.items():
+        if registry.get(name).null_string:
+            df = df.withColumn(col, F.when(F.col(col) == "null", F.lit(None)).otherwise(F.col(col)))
+    return df

@@ -47,8 +47,8 @@ from contest.data import operators as registry
 from contest.data.batches import COLUMNS, Batch
 from contest.errors import ConfigError
 from contest.peers import paimon_history
-from contest.peers.base import Layout, PeerFormat, codec_name
-from contest.peers.merge import peer_operators, source_operators
+from contest.peers.base import OWN_SINK, Layout, PeerFormat, StreamSink, codec_name
+from contest.peers.merge import peer_operators, source_operators, written
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -81,17 +81,6 @@ def merge_properties(ops: Mapping[str, str] | None = None) -> dict[str, str]:
             raise ConfigError(f"paimon: merge operator {name} (column {col}) has no aggregate")
         props[f"fields.{col}.aggregate-function"] = function
     return props
-
-
-def written(df: DataFrame, ops: Mapping[str, str]) -> DataFrame:
-    """The rows as the table stores them: the string "null" made NULL in a column whose
-    operator skips it (Paimon's last_non_null_value then is its rule)."""
-    from pyspark.sql import functions as F
-
-    for col, name in ops.items():
-        if registry.get(name).null_string:
-            df = df.withColumn(col, F.when(F.col(col) == "null", F.lit(None)).otherwise(F.col(col)))
-    return df
 
 
 class Paimon(PeerFormat):
@@ -257,6 +246,9 @@ class Paimon(PeerFormat):
             .outputMode("append")
             .option("path", str(self.location(table)))
         )
+
+    def stream_sinks(self) -> tuple[StreamSink, ...]:
+        return (StreamSink(OWN_SINK, 'its own format("paimon") sink', self.stream_writer),)
 
     def commit_count(self, table: Path) -> int:
         """APPEND snapshots (a compaction's snapshot adds no data)."""

@@ -29,6 +29,8 @@ class StreamRecord(Record):
     sitting: str | None = None
     problems: list[str] = field(default_factory=list)
     micro_batches: int | None = None
+    # A peer format's sink (`stream.sink`: own, foreach-batch); older lines have none.
+    sink: str | None = None
     load_1m_start: float | None = None
     load_1m_end: float | None = None
     stamp: Stamp | None = None
@@ -114,7 +116,8 @@ STREAM_KINDS: dict[str, type[StreamRecord]] = {
 
 def series_key(r: StreamRecord) -> tuple[str, str, float | None, str | None]:
     """What one row of a format's results stands for: its kind, the feed rate of a
-    freshness record, the case of a kill trial (several per format and kind)."""
+    freshness record, the case of a kill trial (several per format and kind; a peer's
+    sink apart: contest/benchmarks/stream/peers.py, `sink_of`)."""
     rate = r.rate_files_s if isinstance(r, StreamFreshness) else None
     case = r.case if isinstance(r, StreamFault | StreamBoundary) else None
     return r.format, r.kind, rate, case

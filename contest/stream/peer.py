@@ -1,8 +1,9 @@
 """`contest stream run --format delta|paimon|hudi`: the same Structured Streaming query
 over the source folder, into a peer format's table through the sink its module gives
-(contest/peers/<format>.py: `stream_prepare`, `stream_writer`): the format's own, or a
-`foreachBatch` of the harness's made exactly once with what the format documents
-(Delta's idempotent writes, the batch id Hudi's streaming sink records in a commit).
+(contest/peers/<format>.py: `stream_prepare`, `stream_sinks`; `stream.sink` picks one):
+the format's own, or a `foreachBatch` of the harness's made exactly once with what the
+format documents (Delta's idempotent writes, the batch id Hudi's streaming sink records
+in a commit).
 The harness adds only the source's order: each row carries its source file's feed
 number (`_ver`) and its index in the file (`_pos`, Spark's `_metadata.row_index`), so a
 key's rows apply in the oracle's order whatever files a micro-batch holds.
@@ -112,7 +113,8 @@ def run_peer_stream(
         Path(source).mkdir(parents=True, exist_ok=True)
     fmt.stream_prepare(spark, cfg, table)
     log = Batches(lambda: checkpoint_query_id(checkpoint), say)
-    writer = fmt.stream_writer(
+    sink = fmt.stream_sink(cfg.stream.sink)
+    writer = sink.write(
         spark, cfg, table, source_rows(spark, cfg, source), checkpoint, log.on_batch
     )
     writer = writer.option("checkpointLocation", checkpoint)
@@ -129,7 +131,8 @@ def run_peer_stream(
     )
     say(
         f"stream: query {query.id} (run {query.runId}) from {source} into {fmt.name} "
-        f"table {table}, checkpoint {checkpoint}, trigger {cfg.stream.trigger}"
+        f"table {table} through {sink.name} ({sink.label}), checkpoint {checkpoint}, "
+        f"trigger {cfg.stream.trigger}"
     )
     if started is not None:
         started(query)

@@ -42,15 +42,22 @@ from contest.benchmarks.stream.stage import (
     read_text,
     start_live_stream,
 )
-from contest.config import Config, to_toml
+from contest.config import Config, override, to_toml
 from contest.results.streaming import StreamFault, StreamRecord
 
 
 def peer_stage(
-    cfg: Config, root: Path, fmt: str, cores: int, master: str = "", suffix: str = ""
+    cfg: Config,
+    root: Path,
+    fmt: str,
+    cores: int,
+    master: str = "",
+    suffix: str = "",
+    sink: str = "",
 ) -> Stage:
-    """A fresh folder for the format's stream (a previous sitting's, of this bench,
-    replaced); no LakeSoul table. The child runs on `master` when given."""
+    """A fresh folder for the format's stream through `sink` (empty: its default; a
+    previous sitting's folder, of this bench, replaced); no LakeSoul table. The child
+    runs on `master` when given."""
     import shutil
 
     from contest.evaluation.jobs import child_env
@@ -60,7 +67,13 @@ def peer_stage(
     shutil.rmtree(folder, ignore_errors=True)  # this bench's own folder of a sitting before
     folder.mkdir(parents=True)
     config_file = folder / "child.toml"
-    config_file.write_text(to_toml(child_config(cfg, cores, master)))
+    child = child_config(cfg, cores, master)
+    if sink:  # a sink is the format's: checked against it
+        from contest.peers import formats
+
+        chosen = {"peer.format": formats.for_stream(fmt).name, "stream.sink": sink}
+        child = override(child, chosen)
+    config_file.write_text(to_toml(child))
     return Stage(cfg, None, root, name, config_file, child_env(cfg), fmt)
 
 
@@ -370,21 +383,44 @@ def measure_peers(
     rates: Sequence[float] = (),
     rate_files: int = 0,
     master: str = "",
+    all_sinks: bool = False,
 ) -> list[Row]:
-    """Per format: the fault cases, then freshness at each feed rate (a fresh table)."""
+    """Per format and sink (its default, or with `all_sinks` every one it has: its own
+    and the harness's, rows apart): the fault cases, then freshness at each feed rate
+    (a fresh table each)."""
+    from contest.peers import formats
+
     root = (cfg.work_path / "bench" / "stream").absolute()
     rng = random.Random(seed)
     out = []
     for fmt in formats_:
-        if trials:  # 0: the freshness runs alone (a sitting of its own)
-            stage = peer_stage(cfg, root, fmt, cores, master)
-            record = peer_faults(stage, fmt, trials, rows, rng, seed, say)
-            out.append({"kind": "fault", "format": fmt, **record})
-        for i, rate in enumerate(rates if rate_files else ()):
-            st = peer_stage(cfg, root, fmt, cores, master, suffix=f"_rate{i}")
-            fresh = peer_freshness(st, fmt, rate, rate_files, rows, cores, seed, say)
-            out.append({"kind": "freshness", "format": fmt, **fresh})
+        found = formats.for_stream(fmt)
+        default = found.stream_sink()
+        for sink in found.stream_sinks() if all_sinks else (default,):
+            tag = "" if sink == default else "_" + sink.name.replace("-", "_")
+            of = {"format": fmt, "sink": sink.name}
+            if trials:  # 0: the freshness runs alone (a sitting of its own)
+                stage = peer_stage(cfg, root, fmt, cores, master, tag, sink.name)
+                record = peer_faults(stage, fmt, trials, rows, rng, seed, say)
+                out.append({"kind": "fault", **of, **record})
+            for i, rate in enumerate(rates if rate_files else ()):
+                st = peer_stage(cfg, root, fmt, cores, master, f"{tag}_rate{i}", sink.name)
+                fresh = peer_freshness(st, fmt, rate, rate_files, rows, cores, seed, say)
+                out.append({"kind": "freshness", **of, **fresh})
     return out
+
+
+def sink_of(r: StreamRecord) -> str:
+    """The sink a peer format's record was measured through: its own name, or (lines
+    from before sinks were named) the format's default then, which is its default now."""
+    from contest.peers import formats
+
+    return r.sink or formats.for_stream(r.format).stream_sink().name
+
+
+def who(r: StreamRecord) -> str:
+    """A peer record's row label: the format and its sink."""
+    return f"{r.format}, {sink_of(r)}"
 
 
 def _load(r: StreamRecord) -> str:
@@ -399,16 +435,18 @@ def render_peers(rows: Sequence[StreamRecord]) -> list[str]:
         return []
     lines = [
         "",
-        "## Peer formats' own exactly-once sinks",
+        "## Peer formats' sinks: the format's own and the harness's",
         "",
-        "One stream a format: kill -9 at random moments (restart from the checkpoint each "
-        "time), the folder drained, then the checkpoint's last commit-log entry deleted and "
-        "the query run again (Spark replays that batch under its id); the table read "
+        "One stream a format and sink (`own`: the format's documented sink; `foreach-"
+        "batch`: the harness's, made exactly once with what the format documents; see "
+        "'Per format' below): kill -9 at random moments (restart from the checkpoint each"
+        " time), the folder drained, then the checkpoint's last commit-log entry deleted "
+        "and the query run again (Spark replays that batch under its id); the table read "
         "by the format's own merged reader and compared with the oracle over every fed "
         "file. Double commits: the format's commits beyond the micro-batches that read "
         "files; keys counted twice: `requests` above the oracle's.",
         "",
-        "| format | sitting (load) | kills | replayed batch | files fed | micro-batches "
+        "| format, sink | sitting (load) | kills | replayed batch | files fed | micro-batches "
         "| table commits | double commits | keys counted twice | keys lost "
         "| replays skipped (logged) | table = oracle |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -416,7 +454,7 @@ def render_peers(rows: Sequence[StreamRecord]) -> list[str]:
     for r in peers:
         verdict = "yes" if r.exact else "NO: " + "; ".join(r.problems)
         lines.append(
-            f"| {r.format} | {'-' if r.sitting is None else r.sitting} ({_load(r)}) "
+            f"| {who(r)} | {'-' if r.sitting is None else r.sitting} ({_load(r)}) "
             f"| {r.trials} | {r.replayed_batch} | {r.files_fed} "
             f"| {r.micro_batches} | {r.table_commits} | {r.double_commits} "
             f"| {r.double_keys} | {r.lost_keys} | {r.batches_replayed} | {verdict} |"

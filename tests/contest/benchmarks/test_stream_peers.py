@@ -132,7 +132,8 @@ def test_peer_and_metadata_tables_render():
         "window": 100, "exact": True,
     }  # fmt: skip
     text = "\n".join(render_peers([stream_record(peer)]) + render_meta([stream_record(meta)]))
-    assert "| paimon | - (-) | 2 | 3 | 9 | 4 | 5 | 1 | 7 | 0 | 0 | NO: Reproduce: x |" in text
+    # A line from before sinks were named: the format's default sink then and now.
+    assert "| paimon, own | - (-) | 2 | 3 | 9 | 4 | 5 | 1 | 7 | 0 | 0 | NO: Reproduce: x |" in text
     assert "| 0 | 1,000 | 1.0 | 1.1 | 1.1 | 3.0 | 16,020 |" in text
     assert render_peers([]) == [] and render_meta([]) == []
 
@@ -154,8 +155,25 @@ def test_a_peers_freshness_renders_beside_an_older_lakesoul_sitting():
     ]
     text = StreamBench().render([stream_record(r) for r in records])
     assert "| lakesoul (harness) | 2 × 500 | 20 | 9 | 1.1 | 9.0 |" in text
-    assert "| hudi | 2 × 500 | 20 | 9 | 4.4 | 9.0 |" in text
+    assert "| hudi, foreach-batch | 2 × 500 | 20 | 9 | 4.4 | 9.0 |" in text
     assert "7.7" not in text
+
+
+def test_each_sink_of_a_format_is_a_row_of_its_own():
+    """Hudi's own sink and the harness's `foreachBatch` measured in one sitting: two
+    rows, never one replacing the other; a line without a sink is the default's."""
+    fault = {
+        "kind": "fault", "format": "hudi", "sitting": "s1", "case": "kill -9", "trials": 20,
+        "replayed_batch": 9, "files_fed": 50, "micro_batches": 10, "table_commits": 10,
+        "double_commits": 0, "double_keys": 0, "lost_keys": 0, "batches_replayed": 3,
+        "exact": True, "rows": 9, "files_consumed": 50,
+    }  # fmt: skip
+    own = fault | {"sink": "own", "exact": False, "problems": ["134 keys differ"]}
+    old = fault | {"sitting": "s0", "trials": 5}  # an older line: the default sink's
+    text = StreamBench().render([stream_record(r) for r in (old, fault, own)])
+    assert "| hudi, foreach-batch | s1 (-) | 20 | 9 | 50 | 10 | 10 | 0 | 0 | 0 | 3 | yes |" in text
+    assert "| hudi, own | s1 (-) | 20 | 9 | 50 | 10 | 10 | 0 | 0 | 0 | 3 | NO: 134 keys" in text
+    assert "s0" not in text
 
 
 def test_each_part_shows_the_newest_sitting_that_ran_it():

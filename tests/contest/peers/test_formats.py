@@ -131,3 +131,23 @@ def test_the_merge_reads_target_columns_as_the_contract_needs():
 )
 def test_table_files_are_classified_by_name(name, kind):
     assert classify(name) == kind
+
+
+def test_each_stream_sink_is_found_by_name_and_a_wrong_one_is_one_line():
+    from contest.config import override
+    from contest.peers.base import HARNESS_SINK, OWN_SINK
+
+    hudi = formats.for_stream("hudi")
+    assert [s.name for s in hudi.stream_sinks()] == [HARNESS_SINK, OWN_SINK]
+    assert hudi.stream_sink().name == HARNESS_SINK  # the default: the first
+    assert hudi.stream_sink(OWN_SINK).write == hudi.own_stream_writer
+    assert formats.for_stream("paimon").stream_sink().name == OWN_SINK
+    assert formats.for_stream("delta").stream_sink().name == HARNESS_SINK
+    cfg = load_config()
+    with pytest.raises(ConfigError, match="stream.sink: paimon has own, not 'foreach-batch'"):
+        override(cfg, {"peer.format": "paimon", "stream.sink": HARNESS_SINK})
+    with pytest.raises(ConfigError, match="iceberg has no streaming sink"):
+        override(cfg, {"peer.format": "iceberg", "stream.sink": OWN_SINK})
+    with pytest.raises(ConfigError, match="LakeSoul stream has the harness's foreach-batch only"):
+        override(cfg, {"peer.format": "", "stream.sink": OWN_SINK})
+    assert override(cfg, {"peer.format": "hudi", "stream.sink": OWN_SINK}).stream.sink == OWN_SINK
