@@ -44,7 +44,7 @@ from contest.evaluation.strategies import (
     round_order,
     strategy_names,
 )
-from contest.results.intervals import geometric_mean
+from contest.results.intervals import Interval, geometric_mean
 from contest.results.runs import RunRecord, cpu_models
 from contest.results.sittings import REFERENCE, SittingSummary, groups, newest, summarize
 
@@ -117,16 +117,49 @@ def render_summary(s: SittingSummary) -> list[str]:
     lines.append("")
     if ratios:
         lines.append(
-            f"Geometric mean of {REFERENCE} / each other strategy ({len(ratios)}): "
-            f"{geometric_mean(ratios):.2f}x."
+            f"Geometric mean of {REFERENCE} / each other strategy ({len(ratios)}"
+            + ("; `:defaults` rows apart" if s.two_rows else "")
+            + f"): {geometric_mean(ratios):.2f}x."
         )
     lines.append(
         "An interval is distribution-free (order statistics of the per-round ratios) at "
         "the confidence shown; `~` marks one that crosses 1, `single run` one round only."
     )
+    lines += render_two_rows(s)
     if s.excluded:
         lines += ["", "Left out of the medians:", ""] + [f"- {e}" for e in s.excluded]
     return [*lines, ""]
+
+
+def _score(v: Interval | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v.median:,.0f}" + (f" (n={v.n})" if v.n > 1 else " (single run)")
+
+
+def render_two_rows(s: SittingSummary) -> list[str]:
+    """Each peer at its tuned preset and at its format's documented defaults, from the
+    same sitting (ClickBench's two rows); nothing when no `:defaults` row ran."""
+    if not s.two_rows:
+        return []
+    lines = [
+        "",
+        "Two rows per format (ClickBench's): each peer's preset (tuned) and its format's "
+        "documented defaults (`<strategy>:defaults`), from this sitting; `tuned / "
+        "defaults` in the rounds both ran.",
+        "",
+        f"| strategy | tuned rows/core/s | defaults rows/core/s | tuned / defaults "
+        f"| {REFERENCE} / tuned | {REFERENCE} / defaults |",
+        "|---|---|---|---|---|---|",
+    ]
+    for t in s.two_rows:
+        ratio = "-" if t.ratio is None else t.ratio.text()
+        ref = ["-" if r.ratio is None else r.ratio.text() for r in (t.tuned, t.defaults)]
+        lines.append(
+            f"| {t.strategy} | {_score(t.tuned.score)} | {_score(t.defaults.score)} "
+            f"| {ratio} | {ref[0]} | {ref[1]} |"
+        )
+    return lines
 
 
 def render_disclosure(records: Sequence[RunRecord]) -> str:

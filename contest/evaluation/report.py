@@ -12,7 +12,7 @@ from typing import Any
 
 from contest.results.intervals import Interval
 from contest.results.runs import RunRecord, load_records
-from contest.results.sittings import REFERENCE, kept, newest, summarize
+from contest.results.sittings import REFERENCE, is_defaults, kept, newest, summarize
 
 Metric = Callable[[RunRecord], float | None]
 METRICS: dict[str, Metric] = {
@@ -277,7 +277,8 @@ def sitting_headlines(records: Sequence[RunRecord]) -> list[str]:
 
 def chart_groups(records: Sequence[RunRecord]) -> dict[tuple[float, str], list[RunRecord]]:
     """Per scale, the kept runs of its newest sitting on the harness's own data shape
-    with each strategy's preset codec (else its newest sitting of any shape)."""
+    with each strategy's preset codec (else its newest sitting of any shape); each
+    strategy's preset only (`:defaults` rows are on the sitting's page)."""
     by_scale: dict[float, list[RunRecord]] = {}
     for (scale, shape, codec), recs in sorted(
         newest(records).items(), key=lambda kv: kv[1][0].sitting or ""
@@ -290,7 +291,8 @@ def chart_groups(records: Sequence[RunRecord]) -> dict[tuple[float, str], list[R
     out: dict[tuple[float, str], list[RunRecord]] = defaultdict(list)
     for scale, recs in by_scale.items():
         for strategy, runs in kept(recs).items():
-            out[(scale, strategy)] = list(runs.values())
+            if not is_defaults(strategy):  # a peer's second row: the sitting page's table
+                out[(scale, strategy)] = list(runs.values())
     return out
 
 

@@ -20,6 +20,13 @@ REFERENCE = "optimized"
 # instead (a format's own merge, LakeSoul's stock libraries), and only a peer is the one
 # to beat; a `:defaults` row is its peer's.
 OWN = frozenset({REFERENCE, "baseline-mor", "baseline-cow"})
+# A peer's row at its format's documented defaults: `<strategy>:defaults`
+# (contest/evaluation/strategies.py, `variant_name`).
+DEFAULTS_ROW = ":defaults"
+
+
+def is_defaults(strategy: str) -> bool:
+    return strategy.endswith(DEFAULTS_ROW)
 
 
 def kept(records: Sequence[RunRecord]) -> dict[str, dict[int, RunRecord]]:
@@ -47,6 +54,17 @@ class Row:
 
 
 @dataclass(frozen=True)
+class TwoRows:
+    """A peer at its tuned preset and at its format's documented defaults in one sitting
+    (ClickBench's two rows): `ratio` is tuned over defaults in the rounds both ran."""
+
+    strategy: str
+    tuned: Row
+    defaults: Row
+    ratio: Ratio | None
+
+
+@dataclass(frozen=True)
 class SittingSummary:
     sitting: str
     scale: float | None
@@ -63,6 +81,8 @@ class SittingSummary:
     # The CPU models the sitting ran on (one, as resume enforces): a VM may keep its id
     # while its host changes, so figures compare only within a sitting.
     cpus: list[str] = field(default_factory=list)
+    # Each peer that ran with its `:defaults` row too.
+    two_rows: list[TwoRows] = field(default_factory=list)
 
     @property
     def cpu(self) -> str:
@@ -70,10 +90,12 @@ class SittingSummary:
 
     @property
     def peer_ratios(self) -> list[float]:
+        """The reference over each other strategy's preset (a `:defaults` row is its
+        peer's second row, not another strategy: ClickBench's summary counts it apart)."""
         return [
             r.ratio.interval.median
             for r in self.rows
-            if r.strategy != REFERENCE and r.ratio is not None
+            if r.strategy != REFERENCE and r.ratio is not None and not is_defaults(r.strategy)
         ]
 
     def row(self, strategy: str) -> Row | None:
@@ -118,6 +140,16 @@ def summarize(records: Sequence[RunRecord]) -> SittingSummary:
                 ratio=None if name == REFERENCE else paired_ratio(REFERENCE, name, ref, mine),
             )
         )
+    two_rows = []
+    for row in rows:
+        tuned = next((t for t in rows if row.strategy == t.strategy + DEFAULTS_ROW), None)
+        if tuned is not None:
+            per_round = {
+                name: {n: r.rows_per_core_s or 0.0 for n, r in by_round.get(name, {}).items()}
+                for name in (tuned.strategy, row.strategy)
+            }
+            ratio = paired_ratio(tuned.strategy, row.strategy, *per_round.values())
+            two_rows.append(TwoRows(tuned.strategy, tuned, row, ratio))
     excluded = []
     for r in records:
         if not r.correct:
@@ -142,6 +174,7 @@ def summarize(records: Sequence[RunRecord]) -> SittingSummary:
         commits=sorted({r.git_commit + ("+dirty" if r.git_dirty else "") for r in records}),
         resumed=any(r.sitting_settings.resumed for r in records),
         cpus=cpu_models(records),
+        two_rows=two_rows,
     )
 
 

@@ -91,6 +91,29 @@ def test_a_sitting_with_once_strategies_labels_their_single_runs() -> None:
     assert "; CPU: Test CPU 9000." in page
 
 
+def test_a_peers_defaults_row_is_its_second_row_not_another_strategy() -> None:
+    """`paimon-agg:defaults` beside `paimon-agg`: a two-row table (tuned / defaults in
+    the rounds both ran), left out of the geometric mean of the strategies."""
+    names = ["optimized", "paimon-agg", "paimon-agg:defaults"]
+    settings = {**SETTINGS, "strategies": names, "once": ["paimon-agg:defaults"]}
+    recs = [run("optimized", n, 300.0, settings=settings) for n in (1, 2, 3)]
+    recs += [run("paimon-agg", n, 100.0 + n, settings=settings) for n in (1, 2, 3)]
+    recs.append(run("paimon-agg:defaults", 1, 50.0, settings=settings))
+    s = summarize(recs)
+    [pair] = s.two_rows
+    assert (pair.strategy, pair.tuned.strategy, pair.defaults.strategy) == (
+        "paimon-agg", "paimon-agg", "paimon-agg:defaults"
+    )  # fmt: skip
+    assert pair.ratio is not None and pair.ratio.interval.median == pytest.approx(101.0 / 50.0)
+    assert s.peer_ratios == [pytest.approx(300.0 / 102.0)]
+    page = "\n".join(render_summary(s))
+    assert "each other strategy (1; `:defaults` rows apart): 2.94x" in page
+    assert (
+        "| paimon-agg | 102 (n=3) | 50 (single run) | 2.02x (single run) "
+        "| 2.94x [2.91-2.97] n=3 (75%) | 6.00x (single run) |"
+    ) in page
+
+
 def test_once_must_name_the_sittings_peers(cfg) -> None:
     argv = ["bench", "peers", "--scales", "0.0005", "--strategies", "optimized,paimon-agg"]
     for bad in ("hudi-mor", "optimized"):
