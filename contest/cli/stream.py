@@ -151,20 +151,11 @@ def cmd_feed(args: argparse.Namespace, cfg: Config) -> int:
     return EXIT_OK
 
 
-def stream_preset(name: str) -> dict[str, object]:
-    """The settings of the first strategy preset on the format a stream of `name` runs
-    (delta-merge, paimon-agg, hudi-merger): the peer layout the batch runs measure."""
-    from contest.evaluation.strategies import STRATEGIES
-    from contest.peers import formats
-
-    fmt = formats.for_stream(name).name
-    return next((dict(p) for p in STRATEGIES.values() if p.get("peer.format") == fmt), {})
-
-
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     import logging
 
     from contest.cli.common import config_source
+    from contest.evaluation.strategies import stream_preset
 
     if args.format and args.format != "lakesoul":
         cfg = config_source(args).load(preset=stream_preset(args.format))

@@ -247,3 +247,12 @@ def round_order(strategies: Sequence[T], rnd: int) -> list[T]:
         return []
     k = (rnd - 1) % len(strategies)
     return [*strategies[k:], *strategies[:k]]
+
+
+def stream_preset(name: str) -> dict[str, object]:
+    """The settings of the first strategy preset on the format a stream of `name` runs
+    (delta-merge, paimon-agg, hudi-merger): the peer layout the batch runs measure."""
+    from contest.peers import formats
+
+    fmt = formats.for_stream(name).name
+    return next((dict(p) for p in STRATEGIES.values() if p.get("peer.format") == fmt), {})

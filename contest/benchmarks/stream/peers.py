@@ -61,19 +61,18 @@ def peer_stage(
     import shutil
 
     from contest.evaluation.jobs import child_env
+    from contest.evaluation.strategies import stream_preset
 
     name = f"stream_bench_{fmt.replace('-', '_')}{suffix}"
     folder = root / name
     shutil.rmtree(folder, ignore_errors=True)  # this bench's own folder of a sitting before
     folder.mkdir(parents=True)
     config_file = folder / "child.toml"
-    child = child_config(cfg, cores, master)
-    if sink:  # a sink is the format's: checked against it
-        from contest.peers import formats
-
-        chosen = {"peer.format": formats.for_stream(fmt).name, "stream.sink": sink}
-        child = override(child, chosen)
-    config_file.write_text(to_toml(child))
+    # The child's config file holds every key, so it carries the format's strategy
+    # preset itself (a preset the child applied under it would lose to the file's
+    # defaults), and the sink, checked against the format.
+    chosen = stream_preset(fmt) | ({"stream.sink": sink} if sink else {})
+    config_file.write_text(to_toml(override(child_config(cfg, cores, master), chosen)))
     return Stage(cfg, None, root, name, config_file, child_env(cfg), fmt)
 
 

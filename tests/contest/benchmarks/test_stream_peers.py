@@ -235,3 +235,22 @@ def test_boundary_kills_are_classified_by_what_they_left_and_rendered(tmp_path):
     text = StreamBench().render([stream_record(r) for r in records])
     assert f"{EMPTY_INSTANT}: 2, {TABLE_ONLY}: 3" in text
     assert "| hudi | symlink | s1 | 5 | - | 40 | 3 | NO: exit 0 |" in text
+
+
+def test_a_peer_streams_child_runs_its_formats_preset_and_sink(tmp_path):
+    """The child's config file holds every key: the format's strategy preset must be in
+    it (a preset applied under the file would lose to its defaults), and the sink."""
+    import dataclasses
+
+    from contest.benchmarks.stream.peers import peer_stage
+    from contest.config import load_config
+
+    cfg = dataclasses.replace(load_config(), work_dir=str(tmp_path))
+    stage = peer_stage(cfg, tmp_path / "bench", "hudi", cores=1, sink="own")
+    child = load_config(config_file=stage.config_file)
+    assert (child.peer.format, child.peer.hudi_index, child.peer.buckets) == (
+        "hudi-merger", "BUCKET", 8
+    )  # fmt: skip
+    assert child.stream.sink == "own" and child.spark.master == "local[1]"
+    paimon = load_config(config_file=peer_stage(cfg, tmp_path / "b", "paimon", 1).config_file)
+    assert (paimon.peer.buckets, paimon.stream.sink) == (8, "")
