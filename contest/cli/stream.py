@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument(
         "--sink",
         help="a peer format's sink: own (the format's documented sink) or foreach-batch "
-        "(the harness's); default: the format's first (stream.sink)",
+        f"(the harness's); none = the format's first ({config_default('stream.sink')})",
     )
     r.add_argument("--name", help="table name (default: the path's last folder)")
     r.add_argument(
