@@ -505,7 +505,7 @@ class StreamBench(Benchmark):
     def render(self, records: Sequence[StreamRecord]) -> str:
         from contest.benchmarks.stream.boundary import render_boundary
         from contest.benchmarks.stream.meta import render_meta
-        from contest.benchmarks.stream.peers import render_peers, sink_of, who
+        from contest.benchmarks.stream.peers import render_peers, render_per_format, sink_of, who
 
         own = [r for r in records if not is_peer(r)]
         newest = own[-1].sitting if own else None  # a peers-only sitting aside
@@ -579,33 +579,5 @@ class StreamBench(Benchmark):
                 f"| {_or_dash(r.rows_per_core_s)} | {r.cores} "
                 f"| {'yes' if r.exact else 'NO'} |"
             )
-        lines += [
-            "",
-            "## Per format",
-            "",
-            "| format | what it needs for exactly once | measured here |",
-            "|---|---|---|",
-            "| LakeSoul (this harness) | (query id, batch id) recorded in the commit's "
-            "PostgreSQL transaction; the checkpoint's query id, not the run id | yes (above) |",
-            "| Delta Lake 3.3.2 | `foreach-batch`, Delta's documented upsert from a stream "
-            '(its own `format("delta")` sink only appends): the micro-batch collapsed, then '
-            "MERGE with the checkpoint's query id and the batch id as the session settings "
-            "`spark.databricks.delta.write.txnAppId` / `txnVersion` (delta-io/delta#1555: the "
-            "write options reach DataFrame writes only) | yes (peer table above) |",
-            '| Apache Paimon 0.9.0 | `own`, its `format("paimon")` sink; nothing recognises a '
-            "replayed batch id (apache/paimon#9666): the aggregation engine sums it again | "
-            "yes (peer table above) |",
-            "| Apache Hudi 1.0.2 | `foreach-batch`, the harness's: the micro-batch collapsed "
-            "by key in source order, then upserted with hudi-merger's record merger; the "
-            "checkpoint's query id and the batch id in the commit's extra metadata as Hudi's "
-            "own streaming sink records them (`_hudi_streaming_sink_checkpoint`), and before "
-            "writing the timeline's latest completed commit holding the query id read as "
-            "that sink reads it (`CommitUtils.getValidCheckpointForCurrentWriter`): a batch "
-            'id not above it is skipped. `own`, Hudi\'s `format("hudi")` sink with the same '
-            "merger: it records and checks the batch id itself, but its dedup before an "
-            "upsert combines a key's rows of one micro-batch in no particular order, and a "
-            "last-non-NULL column cannot be merged out of order with one ordering value per "
-            "row | both (`--sinks all`: rows apart in the peer table above) |",
-            "",
-        ]
+        lines += render_per_format()
         return "\n".join(lines)

@@ -459,3 +459,36 @@ def render_peers(rows: Sequence[StreamRecord]) -> list[str]:
             f"| {r.double_keys} | {r.lost_keys} | {r.batches_replayed} | {verdict} |"
         )
     return lines
+
+
+def render_per_format() -> list[str]:
+    """What each format's sinks need for exactly once, and which are measured."""
+    return [
+        "",
+        "## Per format",
+        "",
+        "| format | what it needs for exactly once | measured here |",
+        "|---|---|---|",
+        "| LakeSoul (this harness) | (query id, batch id) recorded in the commit's "
+        "PostgreSQL transaction; the checkpoint's query id, not the run id | yes (above) |",
+        "| Delta Lake 3.3.2 | `foreach-batch`, Delta's documented upsert from a stream "
+        '(its own `format("delta")` sink only appends): the micro-batch collapsed, then '
+        "MERGE with the checkpoint's query id and the batch id as the session settings "
+        "`spark.databricks.delta.write.txnAppId` / `txnVersion` (delta-io/delta#1555: the "
+        "write options reach DataFrame writes only) | yes (peer table above) |",
+        '| Apache Paimon 0.9.0 | `own`, its `format("paimon")` sink; nothing recognises a '
+        "replayed batch id (apache/paimon#9666): the aggregation engine sums it again | "
+        "yes (peer table above) |",
+        "| Apache Hudi 1.0.2 | `foreach-batch`, the harness's: the micro-batch collapsed "
+        "by key in source order, then upserted with hudi-merger's record merger; the "
+        "checkpoint's query id and the batch id in the commit's extra metadata as Hudi's "
+        "own streaming sink records them (`_hudi_streaming_sink_checkpoint`), and before "
+        "writing the timeline's latest completed commit holding the query id read as "
+        "that sink reads it (`CommitUtils.getValidCheckpointForCurrentWriter`): a batch "
+        'id not above it is skipped. `own`, Hudi\'s `format("hudi")` sink with the same '
+        "merger: it records and checks the batch id itself, but its dedup before an "
+        "upsert combines a key's rows of one micro-batch in no particular order, and a "
+        "last-non-NULL column cannot be merged out of order with one ordering value per "
+        "row | both (`--sinks all`: rows apart in the peer table above) |",
+        "",
+    ]
