@@ -13,6 +13,7 @@ from typing import Any
 
 from contest.errors import DataError
 from contest.infra.machine import machine_id
+from contest.infra.noise import busy_reason
 
 SCHEMA = 1
 
@@ -58,7 +59,22 @@ class PhaseRecord:
     machine_id: str = ""
     git_commit: str = ""
     load1: float | None = None  # the machine's 1-minute load after the phase
+    # Measured during the phase's job (contest/infra/noise.py): other work's share of
+    # all CPUs (mean, and the highest over any 2 s) and the steal; None for a phase
+    # that ran no job (the metadata merge, a skipped phase) and in older lines.
+    outside_share: float | None = None
+    peak_outside_share: float | None = None
+    steal_share: float | None = None
     schema: int = SCHEMA
+
+    @property
+    def busy(self) -> str | None:
+        """Why the phase's timing is suspect (the evaluation's busy rule), or None."""
+        if self.outside_share is None:
+            return None
+        return busy_reason(
+            self.outside_share, self.peak_outside_share or 0.0, self.steal_share or 0.0
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

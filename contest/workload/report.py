@@ -61,6 +61,25 @@ def _n(v: float | int | None, fmt: str = "{:,.3f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
+def noise_lines(records: Sequence[PhaseRecord]) -> list[str]:
+    """What else the machine did during the phases' jobs, and which were busy (none
+    for lines from before noise was measured)."""
+    measured = [r for r in records if r.outside_share is not None]
+    if not measured:
+        return []
+    busy = [r for r in measured if r.busy]
+    mean = max(r.outside_share or 0.0 for r in measured)
+    peak = max(r.peak_outside_share or 0.0 for r in measured)
+    steal = max(r.steal_share or 0.0 for r in measured)
+    return [
+        f"Noise measured during {len(measured)} phases' jobs (other work's share of the "
+        f"CPUs, contest/infra/noise.py): mean at most {mean:.1%}, 2-s peak at most "
+        f"{peak:.0%}, steal at most {steal:.1%}; {len(busy)} busy "
+        "(marked in the phases table).",
+        "",
+    ]
+
+
 def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str]) -> str:
     runs = by_run(records)
     lines = [f"# Workload `{workload}`", ""]
@@ -73,6 +92,7 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
             "timings indicative only).",
             "",
         ]
+        lines += noise_lines(records)
     lines += [
         "## Degradation rate",
         "",
@@ -122,6 +142,8 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
                 state = f"refused: {p.refused}"
             if not p.ok:
                 state = f"FAILED: {p.error}"
+            if p.busy:
+                state = f"{state}; busy: {p.busy}".lstrip("; ")
             lines.append(
                 f"| {run_id} | {strategy} | {p.step} | {p.phase} | {span} | {p.batches_applied}"
                 f" | {_n(p.seconds)} | {_n(p.job_seconds)} | {_n(p.rows, '{:,}')}"

@@ -39,6 +39,7 @@ from contest.evaluation import jobs
 from contest.evaluation.progress import heartbeat
 from contest.evaluation.strategies import file_stem, round_order
 from contest.infra.machine import git_state, load1, machine_id
+from contest.infra.postgres import local_server_pids
 from contest.infra.proc import ProcResult, run_timed
 from contest.results.workloads import PhaseRecord
 from contest.workload.plan import Step
@@ -176,7 +177,17 @@ class Runner:
         self.commit = git_state(Path(__file__).resolve().parent)[0]
         self.batch_rows: dict[int, int] = {}
 
-    def record(self, lane: Lane, n: int, step: Step, phase: str, **values: object) -> PhaseRecord:
+    def record(
+        self,
+        lane: Lane,
+        n: int,
+        step: Step,
+        phase: str,
+        job: ProcResult | None = None,
+        **values: object,
+    ) -> PhaseRecord:
+        """One phase's record; `job`, the process it ran in, gives its seconds and
+        the noise measured while it ran."""
         rec = PhaseRecord(
             workload=self.workload,
             run_id=self.run_id,
@@ -193,6 +204,14 @@ class Runner:
             git_commit=self.commit,
             load1=load1(),
         )
+        if job is not None:
+            rec.seconds = round(job.seconds, 3)
+            # A concurrent step's jobs run beside each other by design: each would
+            # read the other as noise, so theirs is not recorded.
+            if job.noise is not None and not phase.startswith("concurrent"):
+                rec.outside_share = job.noise.outside_share
+                rec.peak_outside_share = job.noise.peak_outside_share
+                rec.steal_share = job.noise.steal_share
         for key, value in values.items():
             setattr(rec, key, value)
         rec.batches_applied = lane.applied
@@ -251,7 +270,7 @@ class Runner:
             # is scored against batches the table lacks.
             why = jobs.failure_cause(job)
             self.say(f"{lane.run.strategy}: step {n}: refused: {why}")
-            return self.record(lane, n, step, phase, seconds=round(job.seconds, 3), refused=why)
+            return self.record(lane, n, step, phase, job=job, refused=why)
         if not job.ok:
             raise PhaseError(jobs.job_failure("write", job))
         lane.applied += len(step.batches)
@@ -263,7 +282,7 @@ class Runner:
             n,
             step,
             phase,
-            seconds=round(job.seconds, 3),
+            job=job,
             rows=rows,
             peak_rss_bytes=job.peak_rss_bytes,
         )
@@ -283,7 +302,7 @@ class Runner:
             # as refused, never scored, and the lane goes on.
             why = jobs.failure_cause(job)
             self.say(f"{run.strategy}: step {n}: refused: {why}")
-            return self.record(lane, n, step, phase, seconds=round(job.seconds, 3), refused=why)
+            return self.record(lane, n, step, phase, job=job, refused=why)
         if not job.ok:
             raise PhaseError(jobs.job_failure("read", job))
         report = report_line(job.log)
@@ -303,7 +322,7 @@ class Runner:
             n,
             step,
             phase,
-            seconds=round(job.seconds, 3),
+            job=job,
             job_seconds=report.get("seconds"),
             rows=report.get("rows"),
             peak_rss_bytes=job.peak_rss_bytes,
@@ -331,7 +350,13 @@ class Runner:
         assert run.config_file is not None
         log = run.eval_dir / "logs" / f"workload-{file_stem(run.strategy)}-{n:03d}-compact.log"
         cmd = jobs.cli_command(run.config_file, "compact", "--table", table_arg(run))
-        job = run_timed(cmd, log, env=run.env, cwd=run.config_file.parent)
+        job = run_timed(
+            cmd,
+            log,
+            env=run.env,
+            cwd=run.config_file.parent,
+            servers=local_server_pids(run.cfg),
+        )
         if not job.ok:
             raise PhaseError(
                 f"compact exited {job.returncode}: {jobs.failure_cause(job)} (log {log})"
@@ -342,7 +367,7 @@ class Runner:
             n,
             step,
             "compact",
-            seconds=round(job.seconds, 3),
+            job=job,
             rows=report.get("rows"),
             peak_rss_bytes=job.peak_rss_bytes,
             # A peer's files per bucket after it, from its own metadata (the job's
@@ -359,12 +384,18 @@ class Runner:
         cmd = jobs.cli_command(
             run.config_file, "vacuum", "--table", table_arg(run), "--retain", "0", "--json"
         )
-        job = run_timed(cmd, log, env=run.env, cwd=run.config_file.parent)
+        job = run_timed(
+            cmd,
+            log,
+            env=run.env,
+            cwd=run.config_file.parent,
+            servers=local_server_pids(run.cfg),
+        )
         if not job.ok:
             raise PhaseError(
                 f"vacuum exited {job.returncode}: {jobs.failure_cause(job)} (log {log})"
             )
-        return self.record(lane, n, step, "vacuum", seconds=round(job.seconds, 3))
+        return self.record(lane, n, step, "vacuum", job=job)
 
     def concurrent(self, lane: Lane, n: int, step: Step) -> None:
         """The upsert job in a thread; `reads` reads of the newest complete version

@@ -149,3 +149,18 @@ def test_reads_by_kind_count_exact_refused_and_wrong_reads():
     assert "| r1 | a | head | 0 | 0 | 1 |" in page
     assert "| r1 | b | every | - | all: head only | - |" in page
     assert "refused: start vacuumed: from 8 on" in page and "| 1..4 |" in page
+
+
+def test_noise_measured_during_the_jobs_is_summed_up_and_busy_phases_marked():
+    recs = _run("r1", "optimized", [1.0, 1.0])
+    assert "Noise measured" not in markdown("w", recs, [])  # lines from before it
+    reads = [r for r in recs if r.phase == "read"]
+    reads[0].outside_share, reads[0].peak_outside_share, reads[0].steal_share = 0.02, 0.2, 0.0
+    reads[1].outside_share, reads[1].peak_outside_share, reads[1].steal_share = 0.03, 0.6, 0.001
+    assert reads[0].busy is None and "60%" in str(reads[1].busy)
+    again = PhaseRecord.from_dict(reads[1].to_dict())
+    assert again.busy == reads[1].busy  # the shares survive the JSON line
+    page = markdown("w", recs, [])
+    assert "during 2 phases' jobs" in page and "mean at most 3.0%" in page
+    assert "2-s peak at most 60%" in page and "1 busy" in page
+    assert "| yes; busy: other work held 60% of the CPUs at a peak during the job |" in page

@@ -97,8 +97,14 @@ def test_phase_runner_on_a_tiny_workload(cfg, pg, tmp_path, capsys):
     assert compact.files_per_bucket == 1.0 and compact.seconds and compact.seconds > 0
     assert all(r.stored_bytes and r.stored_bytes > 0 for r in recs)
     assert all(r.peak_rss_bytes for r in recs if r.phase in ("upsert", "read", "compact"))
+    # Noise measured during every job that runs alone; a concurrent step's jobs would
+    # read each other as noise, and the merge runs no job.
+    jobs = [r for r in recs if r.phase in ("upsert", "read", "compact")]
+    assert all(r.outside_share is not None and r.steal_share is not None for r in jobs)
+    assert all(r.outside_share is None for r in recs if r.phase.startswith(("concurrent", "merge")))
     page = out.with_suffix(".md").read_text()
     assert "Degradation rate" in page and "| optimized |" in page
+    assert f"Noise measured during {len(jobs)} phases' jobs" in page
 
 
 HEADS = """
