@@ -358,7 +358,7 @@ class PeersBench(Benchmark):
     ) -> tuple[str, set[tuple[float, int, str]]]:
         """The resumed sitting's id and what it has done; refused on another commit or
         machine, or with other strategies (the rotation would change)."""
-        from contest.infra.machine import git_state, machine_facts, machine_id
+        from contest.infra.machine import cpu_model, git_state, machine_id
 
         mine = [r for r in sitting.results.load() if r.sitting == sitting_id]
         if not mine:
@@ -376,7 +376,7 @@ class PeersBench(Benchmark):
         # A VM keeps its id when it moves to other hardware (this one did, AMD to Intel,
         # between two sittings): the CPU must be the one the sitting ran on too.
         cpus = cpu_models(mine)
-        here = machine_facts(sitting.cfg.work_path).get("cpu_model")
+        here = cpu_model()
         if cpus and cpus != [here]:
             raise UsageError(
                 f"--resume: sitting {sitting_id} ran on {', '.join(cpus)}; this "

@@ -23,10 +23,10 @@ from typing import Any
 from tqdm import tqdm
 
 from contest.config import Config, load_config, override
-from contest.errors import ConfigError, toml_error
+from contest.errors import ConfigError, UsageError, toml_error
 from contest.evaluation.progress import is_terminal
 from contest.evaluation.report import Spread
-from contest.infra.machine import check_local_cores, machine_id
+from contest.infra.machine import check_local_cores, cpu_model, machine_id
 from contest.results.runs import RunRecord, append_records, cpu_models, load_records
 
 TOP_KEYS = {"name", "scale", "repeat", "strategy", "seed", "cores", "data", "grid", "case", "base"}
@@ -169,6 +169,10 @@ def run_sweep(
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = out_dir / "runs.jsonl"
     done = recorded(runs)
+    keys = {case_key(sweep, c, i) for c in sweep.cases for i in range(sweep.repeat)}
+    why = resume_refusal([r for k, r in done.items() if k in keys], cpu_model())
+    if why:
+        raise UsageError(f"{runs}: {why}")
     todo = [
         (sweep.cases[i], r)
         for i, r in sweep_order(len(sweep.cases), sweep.repeat)
@@ -215,8 +219,20 @@ def run_sweep(
         bar.set_postfix_str(label, refresh=False)
         bar.update(1)
     bar.close()
-    keys = {case_key(sweep, c, i) for c in sweep.cases for i in range(sweep.repeat)}
     return [r for r in recorded(runs).values() if r.case_key in keys]
+
+
+def resume_refusal(done: list[RunRecord], here: str) -> str | None:
+    """Why a sweep cannot resume over the runs it recorded, or None: they ran on
+    another CPU (a VM keeps its id when it moves host), so its cases would compare
+    runs of two machines."""
+    cpus = cpu_models(done)
+    if cpus and here and cpus != [here]:
+        return (
+            f"the sweep's recorded runs ran on {', '.join(cpus)}; this machine has "
+            f"{here}: give another --results folder"
+        )
+    return None
 
 
 def sweep_order(cases: int, repeat: int) -> list[tuple[int, int]]:

@@ -156,6 +156,11 @@ def _field(path: Path, key: str, sep: str) -> str:
 
 
 @functools.cache
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model name: a VM may keep its id while its host changes."""
+    return _field(cpuinfo, "model name", ":")
+
+
 def java_version() -> str:
     """The first line `java -version` prints ("" without a java): the JVM every job runs."""
     try:
@@ -199,7 +204,7 @@ def machine_facts(work: Path) -> dict[str, object]:
     except (OSError, ValueError, IndexError):
         memory = 0
     return {
-        "cpu_model": _field(Path("/proc/cpuinfo"), "model name", ":"),
+        "cpu_model": cpu_model(),
         "cores": os.cpu_count(),
         "memory_bytes": memory,
         "disk": disk_of(work),

@@ -282,3 +282,27 @@ def test_a_scaled_sweeps_page_is_rebuilt_as_it_ran() -> None:
     line = provenance(recs)
     assert "2026-11-29T00:00:00Z to 2026-11-29T02:00:00Z" in line
     assert "commit abc1234" in line and "CPU: Test CPU 9000" in line
+
+
+def test_a_sweep_resumes_only_on_the_cpu_its_recorded_runs_ran_on(tmp_path) -> None:
+    """A VM keeps its id when it moves host: a resumed sweep whose runs ran on another
+    CPU is refused in one line naming both, before any case runs."""
+    from contest.errors import UsageError
+    from contest.evaluation.sweep import Sweep, case_key, resume_refusal, run_sweep
+    from contest.results.runs import RunRecord, append_records
+
+    def ran_on(cpu: str) -> RunRecord:
+        return RunRecord("optimized", environment={"machine": {"cpu_model": cpu}})
+
+    assert resume_refusal([], "CPU-A") is None
+    assert resume_refusal([ran_on("CPU-A")], "CPU-A") is None
+    assert resume_refusal([RunRecord("optimized")], "CPU-A") is None  # no CPU recorded
+    why = resume_refusal([ran_on("CPU-A")], "CPU-B")
+    assert why and "ran on CPU-A" in why and "this machine has CPU-B" in why
+
+    sweep = Sweep("s", 0.001, 1, "optimized", 2022, 1, None, {}, cases=[{}])
+    rec = ran_on("CPU-of-another-host")
+    rec.case_key = case_key(sweep, {}, 0)
+    append_records(tmp_path / "runs.jsonl", [rec])
+    with pytest.raises(UsageError, match="ran on CPU-of-another-host; this machine has"):
+        run_sweep(sweep, tmp_path, {})
