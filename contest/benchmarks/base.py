@@ -29,6 +29,15 @@ from contest.results.record import NotARecord
 Say = Callable[[str], None]
 # A row as a benchmark measures it, before it is read into its typed record.
 Row = dict[str, Any]
+# A part of a benchmark's rows is stamped as it ends (`{"stamp": Sitting.stamp()}`), so
+# its noise is its own part's; `Sitting.record` stamps the rest.
+Stamper = Callable[[], Row]
+
+
+def no_stamp() -> Row:
+    return {}
+
+
 R = TypeVar("R")
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import contest.data.workload  # noqa: F401 (registers the workload columns check)
 import contest.peers.formats  # noqa: F401 (registers each peer format's option checks)
-from contest.config import Config, load_config
+from contest.config import Config, get_key, load_config
 from contest.errors import UsageError
 
 Handler = Callable[[argparse.Namespace, Config], int]
@@ -155,9 +155,7 @@ def alias(p: argparse.ArgumentParser, flag: str, dest: str) -> None:
 def config_default(key: str) -> str:
     """`KEY, default VALUE`: the configuration key an option sets and its built-in
     value (a config file, the environment or --set may change it)."""
-    value: object = Config()
-    for part in key.split("."):
-        value = getattr(value, part)
+    value = get_key(Config(), key)
     shown = (
         "none" if value in ("", None) else str(value).lower() if isinstance(value, bool) else value
     )

@@ -19,11 +19,13 @@ from contest.config.loading import (
     apply_mapping,
     as_dict,
     embedded_s3_settings,
+    get_key,
     lakesoul_home_settings,
     load_config,
     override,
     set_key,
     to_toml,
+    unless_set,
 )
 from contest.config.sections import (
     CODECS,
@@ -76,6 +78,8 @@ __all__ = [
     "LAKESOUL_HOME",
     "LAKESOUL_PROPERTIES",
     "set_key",
+    "get_key",
+    "unless_set",
     "apply_mapping",
     "override",
     "load_config",

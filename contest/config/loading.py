@@ -111,6 +111,28 @@ def set_key(cfg: Any, dotted: str, value: Any) -> None:
         return
 
 
+def get_key(cfg: Any, dotted: str) -> Any:
+    """The value of one dotted key (`peer.buckets`); a dict-valued key takes the rest
+    as one key (`spark.conf.spark.x.y`), None when that entry is not set."""
+    value = cfg
+    parts = dotted.split(".")
+    for i, part in enumerate(parts):
+        if isinstance(value, Mapping):
+            return value.get(".".join(parts[i:]))
+        if not hasattr(value, part):
+            raise ConfigError(f"unknown configuration key: {'.'.join(parts[: i + 1])}")
+        value = getattr(value, part)
+    return value
+
+
+def unless_set(cfg: Config, mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of `mapping` whose key `cfg` still holds at its built-in value: a
+    preset that yields to what a user set (a value set equal to the default cannot be
+    told from it, and takes the preset's)."""
+    default = Config()
+    return {k: v for k, v in mapping.items() if get_key(cfg, k) == get_key(default, k)}
+
+
 def apply_mapping(cfg: Config, mapping: Mapping[str, Any]) -> None:
     for key, value in mapping.items():
         set_key(cfg, key, value)

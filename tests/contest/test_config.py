@@ -196,3 +196,15 @@ def test_a_config_files_errors_name_the_file_and_line(tmp_path):
     inline.write_text("write = { threads = 'x' }\n")
     with pytest.raises(ConfigError, match=r"inline.toml:1: write.threads: expected an integer"):
         load_config(inline)
+
+
+def test_a_preset_yields_to_the_keys_a_user_set():
+    from contest.config import get_key, unless_set
+
+    cfg = override(load_config(), {"peer.buckets": 4, "spark.conf.spark.x.y": "1"})
+    assert get_key(cfg, "peer.buckets") == 4 and get_key(cfg, "spark.conf.spark.x.y") == "1"
+    assert get_key(cfg, "spark.conf.spark.unset") is None
+    preset = {"peer.buckets": 8, "peer.hudi_index": "BUCKET", "spark.conf.spark.x.y": "2"}
+    assert unless_set(cfg, preset) == {"peer.hudi_index": "BUCKET"}
+    with pytest.raises(ConfigError, match="unknown configuration key: peer.nope"):
+        get_key(cfg, "peer.nope")

@@ -42,7 +42,9 @@ from contest.benchmarks.base import (
     Row,
     Say,
     Sitting,
+    Stamper,
     at_least,
+    no_stamp,
     utc_now,
 )
 from contest.benchmarks.stream.stage import (
@@ -312,7 +314,10 @@ def measure(
     master: str = "",
     boundary_kills: int = 0,
     all_sinks: bool = False,
+    stamp: Stamper = no_stamp,
 ) -> list[Row]:
+    """Every part's rows, each stamped (`stamp`) as its part ends: the noise of a row
+    is that of its own part, not of the whole sitting."""
     from contest.benchmarks.stream.boundary import boundary_cases
     from contest.benchmarks.stream.meta import commit_cost
     from contest.benchmarks.stream.peers import measure_peers
@@ -322,12 +327,14 @@ def measure(
     out: list[Row] = []
     if meta_batches:
         record = commit_cost(conn, cfg, meta_batches, 0, say)
-        out.append({"kind": "metadata", "format": "lakesoul (harness)", **record})
+        out.append({"kind": "metadata", "format": "lakesoul (harness)", **record, **stamp()})
         if meta_history:
             record = commit_cost(conn, cfg, min(meta_batches, 100), meta_history, say)
-            out.append({"kind": "metadata", "format": "lakesoul (harness)", **record})
+            out.append({"kind": "metadata", "format": "lakesoul (harness)", **record, **stamp()})
     for fmt in formats if boundary_kills else ():  # each format's own commit boundary
-        out += boundary_cases(cfg, conn, root, fmt, cores, master, boundary_kills, rows, seed, say)
+        cases = boundary_cases(cfg, conn, root, fmt, cores, master, boundary_kills, rows, seed, say)
+        part = stamp()
+        out += [{**r, **part} for r in cases]
     peers = [f for f in formats if f != "lakesoul"]
     if peers:
         out += measure_peers(
@@ -342,6 +349,7 @@ def measure(
             rate_files=rate_files,
             master=master,
             all_sinks=all_sinks,
+            stamp=stamp,
         )
     if "lakesoul" not in formats:
         return out
@@ -350,7 +358,8 @@ def measure(
         faults = [kill_trials(stage, trials, rows, rng, seed, say)]
         faults.append(replay_case(stage, say))
         faults.append(new_checkpoint_case(stage, say))
-        out += [{"kind": "fault", "format": "lakesoul (harness)", **r} for r in faults]
+        part = stamp()
+        out += [{"kind": "fault", "format": "lakesoul (harness)", **r, **part} for r in faults]
     for i, rate in enumerate(rates if rate_files else ()):
         st = make_stage(cfg, conn, root, f"stream_bench_rate{i}", cores, master)
         out.append(
@@ -358,9 +367,23 @@ def measure(
                 "kind": "freshness",
                 "format": "lakesoul (harness)",
                 **freshness(st, rate, rate_files, rows, cores, seed, say),
+                **stamp(),
             }
         )
     return out
+
+
+def noise_cell(r: StreamRecord) -> str:
+    """Other work's share of the CPUs over the row's stamp interval (mean / 2-s peak:
+    its own part's, or in lines from before parts were stamped the whole sitting's),
+    and `busy` by the evaluation's rule; `-` when no noise was measured."""
+    st = r.stamp
+    if st is None or st.outside_share is None:
+        return "-"
+    cell = f"{st.outside_share:.0%} / {(st.peak_outside_share or 0):.0%}"
+    if st.interval_s:
+        cell += f" over {st.interval_s / 60:.1f} min"
+    return cell + (" busy" if st.busy else "")
 
 
 class StreamBench(Benchmark):
@@ -495,6 +518,7 @@ class StreamBench(Benchmark):
             master=opts.master or "",
             boundary_kills=opts.boundary_kills,
             all_sinks=opts.sinks == "all",
+            stamp=lambda: {"stamp": sitting.stamp()},
         )
         when = utc_now()
         load = {"load_1m_start": load_start, "load_1m_end": os.getloadavg()[0]}
@@ -562,21 +586,25 @@ class StreamBench(Benchmark):
             "second from the first landing to the last visible. A warm-up file first (the "
             "first micro-batch of a JVM starts Spark's Python workers), not measured. "
             "The machine is shared by "
-            "several engineers: timings are indicative only.",
+            "several engineers: timings are indicative only. Noise: other work's share of "
+            "the CPUs, mean / highest 2 s, over the interval named (the row's own part; in "
+            "rows stamped before parts were, the whole sitting), `busy` by the "
+            "evaluation's rule; `-`: not measured.",
             "",
-            "| format (, sink) | feed (files/s × rows) | files | micro-batches | freshness p50 s "
-            "| p99 s | max s | rows/s | rows/core/s (batch work) | cores | exact |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            "| format (, sink) | sitting | feed (files/s × rows) | files | micro-batches "
+            "| freshness p50 s | p99 s | max s | rows/s | rows/core/s (batch work) | cores "
+            "| noise | exact |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in rows:
             if not isinstance(r, StreamFreshness):
                 continue
             label = who(r) if is_peer(r) else r.format
             lines.append(
-                f"| {label} | {r.rate_files_s:g} × {r.rows_per_file:,} "
+                f"| {label} | {r.sitting or '-'} | {r.rate_files_s:g} × {r.rows_per_file:,} "
                 f"| {r.files} | {r.micro_batches} | {r.freshness_p50_s} "
                 f"| {r.freshness_p99_s} | {r.freshness_max_s} | {_or_dash(r.rows_per_s)} "
-                f"| {_or_dash(r.rows_per_core_s)} | {r.cores} "
+                f"| {_or_dash(r.rows_per_core_s)} | {r.cores} | {noise_cell(r)} "
                 f"| {'yes' if r.exact else 'NO'} |"
             )
         lines += render_per_format()

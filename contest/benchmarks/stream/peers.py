@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from contest.benchmarks.base import Row, Say
+from contest.benchmarks.base import Row, Say, Stamper, no_stamp
 from contest.benchmarks.stream.stage import (
     CHILD_TIMEOUT_S,
     Feeder,
@@ -42,7 +42,7 @@ from contest.benchmarks.stream.stage import (
     read_text,
     start_live_stream,
 )
-from contest.config import Config, override, to_toml
+from contest.config import Config, override, to_toml, unless_set
 from contest.results.streaming import StreamFault, StreamRecord
 
 
@@ -70,8 +70,9 @@ def peer_stage(
     config_file = folder / "child.toml"
     # The child's config file holds every key, so it carries the format's strategy
     # preset itself (a preset the child applied under it would lose to the file's
-    # defaults), and the sink, checked against the format.
-    chosen = stream_preset(fmt) | ({"stream.sink": sink} if sink else {})
+    # defaults) where the user left a key at its default, and the sink, checked
+    # against the format.
+    chosen = unless_set(cfg, stream_preset(fmt)) | ({"stream.sink": sink} if sink else {})
     config_file.write_text(to_toml(override(child_config(cfg, cores, master), chosen)))
     return Stage(cfg, None, root, name, config_file, child_env(cfg), fmt)
 
@@ -383,10 +384,11 @@ def measure_peers(
     rate_files: int = 0,
     master: str = "",
     all_sinks: bool = False,
+    stamp: Stamper = no_stamp,
 ) -> list[Row]:
     """Per format and sink (its default, or with `all_sinks` every one it has: its own
     and the harness's, rows apart): the fault cases, then freshness at each feed rate
-    (a fresh table each)."""
+    (a fresh table each), each row stamped as it is measured."""
     from contest.peers import formats
 
     root = (cfg.work_path / "bench" / "stream").absolute()
@@ -401,11 +403,11 @@ def measure_peers(
             if trials:  # 0: the freshness runs alone (a sitting of its own)
                 stage = peer_stage(cfg, root, fmt, cores, master, tag, sink.name)
                 record = peer_faults(stage, fmt, trials, rows, rng, seed, say)
-                out.append({"kind": "fault", **of, **record})
+                out.append({"kind": "fault", **of, **record, **stamp()})
             for i, rate in enumerate(rates if rate_files else ()):
                 st = peer_stage(cfg, root, fmt, cores, master, f"{tag}_rate{i}", sink.name)
                 fresh = peer_freshness(st, fmt, rate, rate_files, rows, cores, seed, say)
-                out.append({"kind": "freshness", **of, **fresh})
+                out.append({"kind": "freshness", **of, **fresh, **stamp()})
     return out
 
 

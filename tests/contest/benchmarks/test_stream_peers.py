@@ -153,9 +153,14 @@ def test_a_peers_freshness_renders_beside_an_older_lakesoul_sitting():
         fresh("hudi", "s1", 7.7),
         fresh("hudi", "s2", 4.4),  # a peers-only sitting after: its figures replace s1's
     ]
+    # The noise of the row's part, as its stamp says it (s2's part was busy).
+    stamp = {"machine_id": "m", "interval_s": 90.0, "outside_share": 0.03}
+    records[2]["stamp"] = stamp | {"peak_outside_share": 0.6}
     text = StreamBench().render([stream_record(r) for r in records])
-    assert "| lakesoul (harness) | 2 × 500 | 20 | 9 | 1.1 | 9.0 |" in text
-    assert "| hudi, foreach-batch | 2 × 500 | 20 | 9 | 4.4 | 9.0 |" in text
+    assert "| lakesoul (harness) | s1 | 2 × 500 | 20 | 9 | 1.1 | 9.0 |" in text
+    assert "| hudi, foreach-batch | s2 | 2 × 500 | 20 | 9 | 4.4 | 9.0 |" in text
+    assert "| 1200.0 | 2 | 3% / 60% over 1.5 min busy | yes |" in text
+    assert "| 1200.0 | 2 | - | yes |" in text  # s1: no noise measured
     assert "7.7" not in text
 
 
@@ -194,7 +199,7 @@ def test_each_part_shows_the_newest_sitting_that_ran_it():
     new_fresh = old_fresh | {"sitting": "s2", "freshness_p50_s": 1.1}
     text = StreamBench().render([stream_record(r) for r in (fault, old_fresh, new_fresh)])
     assert "| lakesoul (harness) | kill -9 | 20 | 580 / 580 | 0 | 0 | 15 | yes |" in text
-    assert "| lakesoul (harness) | 2 × 500 | 20 | 9 | 1.1 | 9.0 |" in text
+    assert "| lakesoul (harness) | s2 | 2 × 500 | 20 | 9 | 1.1 | 9.0 |" in text
     assert "7.7" not in text
 
 
@@ -243,7 +248,7 @@ def test_a_peer_streams_child_runs_its_formats_preset_and_sink(tmp_path):
     import dataclasses
 
     from contest.benchmarks.stream.peers import peer_stage
-    from contest.config import load_config
+    from contest.config import load_config, override
 
     cfg = dataclasses.replace(load_config(), work_dir=str(tmp_path))
     stage = peer_stage(cfg, tmp_path / "bench", "hudi", cores=1, sink="own")
@@ -254,3 +259,7 @@ def test_a_peer_streams_child_runs_its_formats_preset_and_sink(tmp_path):
     assert child.stream.sink == "own" and child.spark.master == "local[1]"
     paimon = load_config(config_file=peer_stage(cfg, tmp_path / "b", "paimon", 1).config_file)
     assert (paimon.peer.buckets, paimon.stream.sink) == (8, "")
+    # A key the user set yields nothing to the preset; the rest of the preset stays.
+    mine = override(cfg, {"peer.buckets": 4})
+    child = load_config(config_file=peer_stage(mine, tmp_path / "c", "hudi", 1).config_file)
+    assert (child.peer.buckets, child.peer.hudi_index) == (4, "BUCKET")
