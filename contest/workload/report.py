@@ -83,16 +83,20 @@ def noise_lines(records: Sequence[PhaseRecord]) -> list[str]:
 def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str]) -> str:
     runs = by_run(records)
     lines = [f"# Workload `{workload}`", ""]
-    if records:
-        loads = [r.load1 for r in records if r.load1 is not None]
+    # Each run's own conditions (a page holds every run of the workload).
+    ids = list(dict.fromkeys(r.run_id for r in records))
+    for run_id in ids:
+        mine = [r for r in records if r.run_id == run_id]
+        loads = [r.load1 for r in mine if r.load1 is not None]
         lines += [
-            f"Machine {records[0].machine_id}, scale {records[0].scale}, commit "
-            f"{records[0].git_commit}; 1-minute load during the phases "
+            (f"Run {run_id}: m" if len(ids) > 1 else "M")
+            + f"achine {mine[0].machine_id}, scale {mine[0].scale}, commit "
+            f"{mine[0].git_commit}; 1-minute load during the phases "
             f"{min(loads, default=0):.1f}-{max(loads, default=0):.1f} (a shared machine: "
             "timings indicative only).",
             "",
         ]
-        lines += noise_lines(records)
+        lines += noise_lines(mine)
     lines += [
         "## Degradation rate",
         "",

@@ -164,3 +164,21 @@ def test_noise_measured_during_the_jobs_is_summed_up_and_busy_phases_marked():
     assert "during 2 phases' jobs" in page and "mean at most 3.0%" in page
     assert "2-s peak at most 60%" in page and "1 busy" in page
     assert "| yes; busy: other work held 60% of the CPUs at a peak during the job |" in page
+
+
+def test_a_page_of_several_runs_gives_each_runs_own_conditions():
+    old, new = _run("r1", "optimized", [1.0, 1.0]), _run("r2", "optimized", [1.0, 1.0])
+    for r in old:
+        r.git_commit, r.load1 = "aaa", 20.0
+    for r in new:
+        r.git_commit, r.load1, r.outside_share, r.peak_outside_share = "bbb", 2.0, 0.01, 0.1
+    page = markdown("w", old + new, [])
+    assert (
+        "Run r1: machine" in page
+        and "commit aaa; 1-minute load during the phases 20.0-20.0" in page
+    )
+    assert (
+        "Run r2: machine" in page and "commit bbb; 1-minute load during the phases 2.0-2.0" in page
+    )
+    assert page.count("Noise measured") == 1  # r1's lines had none
+    assert page.index("Run r2") < page.index("Noise measured during 5 phases' jobs")
