@@ -35,3 +35,14 @@ class Stamp(Record):
         return busy_reason(
             self.outside_share, self.peak_outside_share or 0.0, self.steal_share or 0.0
         )
+
+    def summary(self) -> str:
+        """`3% / 60% over 1.5 min busy`: other work's share of the CPUs over the stamp's
+        interval (mean / 2-s peak), and `busy` by the evaluation's rule; `-` when no
+        noise was measured."""
+        if self.outside_share is None:
+            return "-"
+        cell = f"{self.outside_share:.0%} / {(self.peak_outside_share or 0):.0%}"
+        if self.interval_s:
+            cell += f" over {self.interval_s / 60:.1f} min"
+        return cell + (" busy" if self.busy else "")

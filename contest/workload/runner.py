@@ -345,23 +345,26 @@ class Runner:
         merge_table(run.conn, table)
         return self.record(lane, n, step, "merge", seconds=round(time.perf_counter() - t0, 4))
 
-    def compact(self, lane: Lane, n: int, step: Step) -> PhaseRecord:
+    def command(self, lane: Lane, n: int, name: str, *args: str) -> ProcResult:
+        """`contest <name> --table T ...` in a process of its own, timed, the embedded
+        PostgreSQL's work counted as the job's; a failure ends the lane."""
         run = lane.run
         assert run.config_file is not None
-        log = run.eval_dir / "logs" / f"workload-{file_stem(run.strategy)}-{n:03d}-compact.log"
-        cmd = jobs.cli_command(run.config_file, "compact", "--table", table_arg(run))
+        log = run.eval_dir / "logs" / f"workload-{file_stem(run.strategy)}-{n:03d}-{name}.log"
+        cmd = jobs.cli_command(run.config_file, name, "--table", table_arg(run), *args)
         job = run_timed(
-            cmd,
-            log,
-            env=run.env,
-            cwd=run.config_file.parent,
-            servers=local_server_pids(run.cfg),
+            cmd, log, env=run.env, cwd=run.config_file.parent, servers=local_server_pids(run.cfg)
         )
         if not job.ok:
             raise PhaseError(
-                f"compact exited {job.returncode}: {jobs.failure_cause(job)} (log {log})"
+                f"{name} exited {job.returncode}: {jobs.failure_cause(job)} (log {log})"
             )
-        report = report_line(log)
+        return job
+
+    def compact(self, lane: Lane, n: int, step: Step) -> PhaseRecord:
+        run = lane.run
+        job = self.command(lane, n, "compact")
+        report = report_line(job.log)
         return self.record(
             lane,
             n,
@@ -378,23 +381,7 @@ class Runner:
     def vacuum(self, lane: Lane, n: int, step: Step) -> PhaseRecord:
         """`contest vacuum --retain 0` in a process of its own: every file no live
         commit names goes, the start of a history read before a compaction with them."""
-        run = lane.run
-        assert run.config_file is not None
-        log = run.eval_dir / "logs" / f"workload-{file_stem(run.strategy)}-{n:03d}-vacuum.log"
-        cmd = jobs.cli_command(
-            run.config_file, "vacuum", "--table", table_arg(run), "--retain", "0", "--json"
-        )
-        job = run_timed(
-            cmd,
-            log,
-            env=run.env,
-            cwd=run.config_file.parent,
-            servers=local_server_pids(run.cfg),
-        )
-        if not job.ok:
-            raise PhaseError(
-                f"vacuum exited {job.returncode}: {jobs.failure_cause(job)} (log {log})"
-            )
+        job = self.command(lane, n, "vacuum", "--retain", "0", "--json")
         return self.record(lane, n, step, "vacuum", job=job)
 
     def concurrent(self, lane: Lane, n: int, step: Step) -> None:

@@ -373,19 +373,6 @@ def measure(
     return out
 
 
-def noise_cell(r: StreamRecord) -> str:
-    """Other work's share of the CPUs over the row's stamp interval (mean / 2-s peak:
-    its own part's, or in lines from before parts were stamped the whole sitting's),
-    and `busy` by the evaluation's rule; `-` when no noise was measured."""
-    st = r.stamp
-    if st is None or st.outside_share is None:
-        return "-"
-    cell = f"{st.outside_share:.0%} / {(st.peak_outside_share or 0):.0%}"
-    if st.interval_s:
-        cell += f" over {st.interval_s / 60:.1f} min"
-    return cell + (" busy" if st.busy else "")
-
-
 class StreamBench(Benchmark):
     name = "stream"
     stem = "streaming"
@@ -604,8 +591,8 @@ class StreamBench(Benchmark):
                 f"| {label} | {r.sitting or '-'} | {r.rate_files_s:g} × {r.rows_per_file:,} "
                 f"| {r.files} | {r.micro_batches} | {r.freshness_p50_s} "
                 f"| {r.freshness_p99_s} | {r.freshness_max_s} | {_or_dash(r.rows_per_s)} "
-                f"| {_or_dash(r.rows_per_core_s)} | {r.cores} | {noise_cell(r)} "
-                f"| {'yes' if r.exact else 'NO'} |"
+                f"| {_or_dash(r.rows_per_core_s)} | {r.cores} "
+                f"| {r.stamp.summary() if r.stamp else '-'} | {'yes' if r.exact else 'NO'} |"
             )
         lines += render_per_format()
         return "\n".join(lines)
