@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pyarrow.parquet as pq
 
@@ -354,22 +355,21 @@ class DuckDBBench(Benchmark):
             sitting.record({"round": rnd, "engine": "floor", **floor, **where, **ahead})
             return True
 
+        def run_optimized_round(rnd: int, ahead: dict, spec: str | None) -> bool:
+            after = drop_batches if lean else None
+            mine = {**where, **ahead}
+            return self._optimized(sitting, ours[spec], spec, rnd, data, cores, mine, after)
+
+        runners: dict[str, Callable[[int, dict, str | None], bool]] = {
+            "duckdb": lambda rnd, ahead, _spec: run_duckdb_round(rnd, ahead),
+            "floor": lambda rnd, ahead, _spec: run_floor_round(rnd, ahead),
+            "optimized": run_optimized_round,
+        }
         for rnd in range(1, opts.repeat + 1):
             for step in round_steps(list(ours), rnd, lean):
                 # Every engine starts with the batches in the page cache, whatever ran before.
                 ahead = {"read_ahead_bytes": read_ahead(data, say).bytes}
-                if step == "duckdb":
-                    ok = run_duckdb_round(rnd, ahead) and ok
-                elif step == "floor":
-                    ok = run_floor_round(rnd, ahead) and ok
-                else:
-                    spec = step[1]
-                    after = drop_batches if lean else None
-                    mine = {**where, **ahead}
-                    ok = (
-                        self._optimized(sitting, ours[spec], spec, rnd, data, cores, mine, after)
-                        and ok
-                    )
+                ok = runners[step.engine](rnd, ahead, step.spec) and ok
         return ok
 
     @staticmethod
@@ -424,15 +424,19 @@ class DuckDBBench(Benchmark):
         return "\n".join(lines).rstrip("\n") + "\n"
 
 
-RoundStep = str | tuple[str, str | None]
+class RoundStep(NamedTuple):
+    """One engine's run in a round: the record's `engine`, and optimized's variant."""
+
+    engine: str
+    spec: str | None = None
 
 
 def round_steps(specs: Sequence[str | None], rnd: int, lean: bool) -> list[RoundStep]:
-    """Round `rnd`'s engines in the order they run: optimized's default and each variant
-    (`("optimized", spec)`), DuckDB and the floor, rotated each round (round_order) so
-    none always runs first or after the same neighbour. A lean sitting (one round, the
-    batches removed after optimized's write) runs optimized last."""
-    steps: list[RoundStep] = [*(("optimized", s) for s in specs), "duckdb", "floor"]
+    """Round `rnd`'s engines in the order they run: optimized's default and each variant,
+    DuckDB and the floor, rotated each round (round_order) so none always runs first or
+    after the same neighbour. A lean sitting (one round, the batches removed after
+    optimized's write) runs optimized last."""
+    steps = [*(RoundStep("optimized", s) for s in specs), RoundStep("duckdb"), RoundStep("floor")]
     if lean:
         return [*steps[len(specs) :], *steps[: len(specs)]]
     return round_order(steps, rnd)

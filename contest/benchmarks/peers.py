@@ -45,7 +45,7 @@ from contest.evaluation.strategies import (
     strategy_names,
 )
 from contest.results.intervals import Interval, geometric_mean
-from contest.results.runs import RunRecord, cpu_models
+from contest.results.runs import RunRecord, other_cpu
 from contest.results.sittings import REFERENCE, SittingSummary, groups, newest, summarize
 
 # --codec: each strategy's own preset, or one codec for every strategy's files.
@@ -375,13 +375,8 @@ class PeersBench(Benchmark):
             raise UsageError(f"--resume: sitting {sitting_id} ran on another machine")
         # A VM keeps its id when it moves to other hardware (this one did, AMD to Intel,
         # between two sittings): the CPU must be the one the sitting ran on too.
-        cpus = cpu_models(mine)
-        here = cpu_model()
-        if cpus and cpus != [here]:
-            raise UsageError(
-                f"--resume: sitting {sitting_id} ran on {', '.join(cpus)}; this "
-                f"machine now has {here}: start a new sitting"
-            )
+        if where := other_cpu(mine, cpu_model()):
+            raise UsageError(f"--resume: sitting {sitting_id} {where}: start a new sitting")
         plan = mine[0].sitting_settings
         if list(plan.strategies) != names or sorted(plan.once) != sorted(once):
             raise UsageError(

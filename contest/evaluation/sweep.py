@@ -27,7 +27,8 @@ from contest.errors import ConfigError, UsageError, toml_error
 from contest.evaluation.progress import is_terminal
 from contest.evaluation.report import Spread
 from contest.infra.machine import check_local_cores, cpu_model, machine_id
-from contest.results.runs import RunRecord, append_records, cpu_models, load_records
+from contest.infra.pagecache import read_ahead
+from contest.results.runs import RunRecord, append_records, cpu_models, load_records, other_cpu
 
 TOP_KEYS = {"name", "scale", "repeat", "strategy", "seed", "cores", "data", "grid", "case", "base"}
 
@@ -194,10 +195,14 @@ def run_sweep(
             cfg = case_config(sweep, case, env)
             if work_dir:
                 cfg = dataclasses.replace(cfg, work_dir=work_dir)
+            data = case_data(sweep, cfg, say)
+            # Every run starts with the batches in the page cache, as in a peer sitting:
+            # the first case's first run would otherwise read them colder than the rest.
+            read_ahead(data, say)
             rec = evaluate(
                 cfg,
                 sweep.strategy,
-                data=Path(sweep.data) if sweep.data else None,
+                data=data,
                 scale=sweep.scale or None,
                 seed=sweep.seed,
                 cores=sweep.cores,
@@ -222,17 +227,23 @@ def run_sweep(
     return [r for r in recorded(runs).values() if r.case_key in keys]
 
 
+def case_data(sweep: Sweep, cfg: Config, say: Callable[[str], None]) -> Path:
+    """The batches a case's run reads: the sweep's folder, or its workload's generated
+    data (cached, so the cases of one workload share it)."""
+    from contest.evaluation.data_cache import cached_data
+    from contest.evaluation.strategies import DEFAULT_SCALE
+
+    if sweep.data:
+        return Path(sweep.data)
+    return cached_data(cfg, sweep.scale or DEFAULT_SCALE, sweep.seed, say)
+
+
 def resume_refusal(done: list[RunRecord], here: str) -> str | None:
     """Why a sweep cannot resume over the runs it recorded, or None: they ran on
     another CPU (a VM keeps its id when it moves host), so its cases would compare
     runs of two machines."""
-    cpus = cpu_models(done)
-    if cpus and here and cpus != [here]:
-        return (
-            f"the sweep's recorded runs ran on {', '.join(cpus)}; this machine has "
-            f"{here}: give another --results folder"
-        )
-    return None
+    where = other_cpu(done, here)
+    return f"the sweep's recorded runs {where}: give another --results folder" if where else None
 
 
 def sweep_order(cases: int, repeat: int) -> list[tuple[int, int]]:

@@ -63,6 +63,14 @@ def busy_reason(outside: float, peak: float, steal: float) -> str | None:
     return None
 
 
+def measured_busy(outside: float | None, peak: float | None, steal: float | None) -> str | None:
+    """The busy rule over noise a record may lack (older lines, a phase that ran no job):
+    None when nothing was measured; a missing peak or steal counts as none."""
+    if outside is None:
+        return None
+    return busy_reason(outside, peak or 0.0, steal or 0.0)
+
+
 def outside_share(busy_s: float, tree_s: float, own_s: float, wall_s: float, cores: int) -> float:
     """The share of all CPUs busy with neither the job's tree nor this process.
 

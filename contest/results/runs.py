@@ -22,7 +22,7 @@ from typing import Any
 
 from contest.errors import DataError, UsageError
 from contest.infra.machine import Sample, machine_id
-from contest.infra.noise import JobNoise, busy_reason
+from contest.infra.noise import JobNoise, measured_busy
 from contest.results.stamp import Stamp
 
 SCHEMA_VERSION = 2
@@ -102,11 +102,7 @@ class JobLoad:
     @property
     def busy_during(self) -> str | None:
         """The busy rule over the noise measured during the job, when it was."""
-        if self.outside_share is None:
-            return None
-        return busy_reason(
-            self.outside_share, self.peak_outside_share or 0.0, self.steal_during or 0.0
-        )
+        return measured_busy(self.outside_share, self.peak_outside_share, self.steal_during)
 
 
 @dataclass(frozen=True)
@@ -388,3 +384,13 @@ def cpu_models(records: Iterable[RunRecord]) -> list[str]:
     """The CPU models records ran on, those recorded: a VM may keep its id while its
     host changes, so a figure names its CPU and compares only with its own."""
     return sorted({r.machine.cpu_model for r in records} - {"", "?"})
+
+
+def other_cpu(records: Iterable[RunRecord], here: str) -> str | None:
+    """`ran on A; this machine has B` when records ran on a CPU other than `here`, the
+    reason a sweep or sitting is not resumed over them (its runs would compare two
+    machines); None when they ran here or recorded no CPU."""
+    cpus = cpu_models(records)
+    if cpus and here and cpus != [here]:
+        return f"ran on {', '.join(cpus)}; this machine has {here}"
+    return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from contest.infra.noise import busy_reason
+from contest.infra.noise import measured_busy
 from contest.results.record import Record
 
 
@@ -30,11 +30,7 @@ class Stamp(Record):
     def busy(self) -> str | None:
         """Why the interval's timings are suspect (the evaluation's busy rule), or None;
         None too when no noise was measured."""
-        if self.outside_share is None:
-            return None
-        return busy_reason(
-            self.outside_share, self.peak_outside_share or 0.0, self.steal_share or 0.0
-        )
+        return measured_busy(self.outside_share, self.peak_outside_share, self.steal_share)
 
     def summary(self) -> str:
         """`3% / 60% over 1.5 min busy`: other work's share of the CPUs over the stamp's

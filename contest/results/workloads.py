@@ -13,7 +13,7 @@ from typing import Any
 
 from contest.errors import DataError
 from contest.infra.machine import machine_id
-from contest.infra.noise import busy_reason
+from contest.infra.noise import measured_busy
 
 SCHEMA = 1
 
@@ -70,11 +70,7 @@ class PhaseRecord:
     @property
     def busy(self) -> str | None:
         """Why the phase's timing is suspect (the evaluation's busy rule), or None."""
-        if self.outside_share is None:
-            return None
-        return busy_reason(
-            self.outside_share, self.peak_outside_share or 0.0, self.steal_share or 0.0
-        )
+        return measured_busy(self.outside_share, self.peak_outside_share, self.steal_share)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

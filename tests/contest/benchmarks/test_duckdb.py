@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from contest.benchmarks.duckdb import disk_plan, round_steps
+from contest.benchmarks.duckdb import RoundStep, disk_plan, round_steps
 from contest.cli.main import main
 from contest.config import load_config
 from contest.errors import UsageError
@@ -105,10 +105,17 @@ def test_a_tiny_lean_sitting_drops_each_engines_output_once_checked(
 def test_each_round_rotates_the_engines_and_a_lean_sitting_runs_optimized_last() -> None:
     specs = [None, "write.batch_piece_rows=0"]
     first = round_steps(specs, 1, lean=False)
-    assert first == [("optimized", None), ("optimized", specs[1]), "duckdb", "floor"]
+    assert first == [
+        RoundStep("optimized"),
+        RoundStep("optimized", specs[1]),
+        RoundStep("duckdb"),
+        RoundStep("floor"),
+    ]
     # Every engine takes every place once over as many rounds as there are engines.
     orders = [round_steps(specs, rnd, lean=False) for rnd in range(1, 5)]
     for place in range(4):
         assert sorted(map(str, (o[place] for o in orders))) == sorted(map(str, first))
-    assert orders[1][0] == ("optimized", specs[1]) and orders[1][-1] == ("optimized", None)
-    assert round_steps([None], 1, lean=True) == ["duckdb", "floor", ("optimized", None)]
+    assert orders[1][0] == RoundStep("optimized", specs[1])
+    assert orders[1][-1] == RoundStep("optimized")
+    steps = round_steps([None], 1, lean=True)
+    assert steps == [RoundStep("duckdb"), RoundStep("floor"), RoundStep("optimized")]

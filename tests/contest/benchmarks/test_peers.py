@@ -292,7 +292,7 @@ def test_resume_only_on_the_same_commit_machine_and_strategies(tmp_path: Path) -
         [run("optimized", 1, 1.0, git_commit=commit, machine_id=me, environment=moved)],
     )
     sitting = Sitting(PeersBench(), argparse.Namespace(), make_config(tmp_path), elsewhere)
-    with pytest.raises(UsageError, match="ran on CPU-of-another-host; this machine now has"):
+    with pytest.raises(UsageError, match="ran on CPU-of-another-host; this machine has"):
         bench.resumable(sitting, "2026-11-27T10:00:00Z", names, [])
     other = write_sitting(tmp_path / "other", [run("optimized", 1, 1.0, machine_id=me)])
     sitting = Sitting(PeersBench(), argparse.Namespace(), make_config(tmp_path), other)

@@ -133,6 +133,7 @@ def test_two_case_sweep_end_to_end_and_resume(cfg, pg, tmp_path, capsys):
     assert main(cli(cfg, "sweep", str(f), "--out", str(out))) == 0  # the old spelling
     err = capsys.readouterr().err
     assert "1 run(s) already recorded" in err
+    assert "page cache: scale-0.0005-seed-2022 read ahead" in err  # each run starts cached
     assert "case write.codec=zstd" in err and "case write.codec=none" not in err
     again = [json.loads(x) for x in runs.read_text().splitlines()]
     assert again[0] == records[0] and len(again) == 2

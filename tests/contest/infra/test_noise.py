@@ -20,6 +20,7 @@ from contest.infra.noise import (
     Background,
     JobNoise,
     NoiseMeter,
+    measured_busy,
     outside_share,
 )
 from contest.infra.proc import run_timed
@@ -95,6 +96,13 @@ def test_busy_rule_names_the_reason() -> None:
     assert "at a peak" in (noise(peak_outside_share=BUSY_PEAK_SHARE).busy or "")
     assert "steal" in (noise(steal_share=BUSY_STEAL_SHARE).busy or "")
     assert noise(outside_share=BUSY_OUTSIDE_SHARE * 0.9).busy is None
+
+
+def test_a_record_without_noise_is_not_called_busy_and_missing_parts_count_as_none() -> None:
+    assert measured_busy(None, 0.9, 0.5) is None  # nothing measured: no verdict
+    assert measured_busy(0.0, None, None) is None
+    assert "at a peak" in (measured_busy(0.0, BUSY_PEAK_SHARE, None) or "")
+    assert "steal" in (measured_busy(0.0, None, BUSY_STEAL_SHARE) or "")
 
 
 def wait_for(flag: Path) -> str:
