@@ -384,14 +384,8 @@ def sized(sweep: Sweep, args: argparse.Namespace) -> Sweep:
 
 
 def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.evaluation.sweep import (
-        load_sweep,
-        render_table,
-        run_sweep,
-        summarize,
-        verdict,
-        write_outputs,
-    )
+    from contest.evaluation.sweep import load_sweep, run_sweep
+    from contest.evaluation.sweep_page import render_table, summarize, verdict, write_outputs
 
     source = config_source(args)
     sweep = sized(load_sweep(Path(args.file), source.env, source.overrides), args)

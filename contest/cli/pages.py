@@ -29,13 +29,8 @@ def _runs(root: Path, path: Path) -> list[Path]:
 def _sweep(root: Path, path: Path) -> list[Path]:
     """A sweep's README from its records and its definition (`sweeps/<name>.toml` beside
     the results folder); without the definition, the page is left as it is."""
-    from contest.evaluation.sweep import (
-        as_recorded,
-        load_sweep,
-        split_name,
-        summarize,
-        write_outputs,
-    )
+    from contest.evaluation.sweep import as_recorded, load_sweep, split_name
+    from contest.evaluation.sweep_page import summarize, write_outputs
 
     stem, scale = split_name(path.parent.name)
     toml = root.parent / "sweeps" / f"{stem}.toml"

@@ -60,7 +60,8 @@ def test_runs_interleave_case_by_case_rotated_each_time() -> None:
 
 
 def test_busy_runs_leave_the_median_unless_no_run_was_quiet(tmp_path) -> None:
-    from contest.evaluation.sweep import case_key, load_sweep, render_table, summarize
+    from contest.evaluation.sweep import case_key, load_sweep
+    from contest.evaluation.sweep_page import render_table, summarize
     from contest.results.runs import JobLoad, RunRecord
 
     text = 'scale = 0.1\nrepeat = 3\n[grid]\n"write.threads" = [1, 2]\n'
@@ -140,7 +141,7 @@ def test_two_case_sweep_end_to_end_and_resume(cfg, pg, tmp_path, capsys):
 
 
 def _summary(label, scores, **settings):
-    from contest.evaluation.sweep import CaseSummary
+    from contest.evaluation.sweep_page import CaseSummary
 
     return CaseSummary(
         label,
@@ -155,7 +156,7 @@ def _summary(label, scores, **settings):
 
 
 def test_best_case_only_beyond_the_spread_of_the_runs():
-    from contest.evaluation.sweep import verdict
+    from contest.evaluation.sweep_page import verdict
 
     apart = [_summary("a", [100.0, 104.0, 102.0]), _summary("b", [90.0, 95.0, 93.0])]
     v = verdict(apart)
@@ -181,7 +182,8 @@ def test_best_toml_holds_only_the_settings_over_the_base(tmp_path):
 
     from contest.config import load_config
     from contest.evaluation.strategies import STRATEGIES
-    from contest.evaluation.sweep import best_toml, load_sweep
+    from contest.evaluation.sweep import load_sweep
+    from contest.evaluation.sweep_page import best_toml
 
     f = _file(
         tmp_path,
@@ -206,7 +208,7 @@ def test_best_toml_holds_only_the_settings_over_the_base(tmp_path):
 def test_sweep_chart_starts_at_zero_with_whiskers_and_n():
     import matplotlib.pyplot as plt
 
-    from contest.evaluation.sweep import sweep_figure
+    from contest.evaluation.sweep_page import sweep_figure
 
     fig = sweep_figure(
         [
@@ -236,7 +238,7 @@ def test_sweep_chart_plots_the_preset_and_cuts_no_title_or_legend():
     and a series' legend stay inside the figure, the legend outside the data."""
     import matplotlib.pyplot as plt
 
-    from contest.evaluation.sweep import sweep_figure
+    from contest.evaluation.sweep_page import sweep_figure
 
     key = "peer.table.hoodie.compact.inline.max.delta.commits"
     other = {"peer.table.hoodie.compact.inline": "true"}
@@ -258,7 +260,8 @@ def test_sweep_chart_plots_the_preset_and_cuts_no_title_or_legend():
 def test_a_scaled_sweeps_page_is_rebuilt_as_it_ran() -> None:
     """`--scale 1 --repeat 3` is not in the file: the folder's name and the records say
     it, so `contest report` counts every run at the scale it ran."""
-    from contest.evaluation.sweep import Sweep, as_recorded, provenance, split_name
+    from contest.evaluation.sweep import Sweep, as_recorded, split_name
+    from contest.evaluation.sweep_page import provenance
     from contest.results.runs import RunRecord
 
     assert split_name("peer-paimon-scale-1") == ("peer-paimon", 1.0)
