@@ -206,6 +206,24 @@ def provenance(records: list[RunRecord]) -> str:
     )
 
 
+def runs_a_case(repeat: int, summaries: list[CaseSummary]) -> str:
+    """`3 run(s) a case`, or, while a sweep is still being run (its cases hold unequal
+    runs), how many it has, and which of the file's cases (added since) never ran: a
+    page rebuilt from records must not read as a finished sweep of its file."""
+    counts = [s.runs for s in summaries]
+    ran = [c for c in counts if c]
+    text = f"{repeat} run(s) a case"
+    if ran and (min(ran) != max(ran) or max(ran) != repeat):
+        done = sum(ran)
+        text = (
+            f"in progress: {done} of {repeat * len(ran)} runs recorded "
+            f"({min(ran)}-{max(ran)} a case), so far"
+        )
+    if unrun := len(counts) - len(ran):
+        text += f"; {unrun} case(s) of the file not run"
+    return text
+
+
 def write_outputs(
     sweep: Sweep,
     summaries: list[CaseSummary],
@@ -220,8 +238,8 @@ def write_outputs(
     lines = [
         f"# Sweep {sweep.name}",
         "",
-        f"Strategy `{sweep.strategy}`, scale {sweep.scale:g}, {sweep.repeat} run(s) a case;"
-        " rows/core/s of correct runs only.",
+        f"Strategy `{sweep.strategy}`, scale {sweep.scale:g}, "
+        f"{runs_a_case(sweep.repeat, summaries)}; rows/core/s of correct runs only.",
         *([] if records is None else ["", provenance(records)]),
         "",
         render_table(summaries),

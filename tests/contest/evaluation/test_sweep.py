@@ -310,3 +310,17 @@ def test_a_sweep_resumes_only_on_the_cpu_its_recorded_runs_ran_on(tmp_path) -> N
     append_records(tmp_path / "runs.jsonl", [rec])
     with pytest.raises(UsageError, match="ran on CPU-of-another-host; this machine has"):
         run_sweep(sweep, tmp_path, {})
+
+
+def test_a_sweep_page_rebuilt_mid_sweep_says_it_is_in_progress() -> None:
+    from contest.evaluation.sweep_page import runs_a_case
+
+    done = [_summary("a", [1.0, 2.0, 3.0]), _summary("b", [1.0, 2.0, 3.0])]
+    assert runs_a_case(3, done) == "3 run(s) a case"
+    # Stopped after 4 runs of a 3-case, 2-runs-recorded-at-most sweep: not "2 runs a case".
+    partial = [_summary("a", [1.0]), _summary("b", [1.0, 2.0]), _summary("c", [1.0])]
+    line = runs_a_case(2, partial)
+    assert line.startswith("in progress: 4 of 6 runs recorded") and "(1-2 a case)" in line
+    # Cases added to the file after its runs: not "in progress", but named.
+    added = [_summary("a", [1.0]), _summary("b", [1.0]), _summary("c", [])]
+    assert runs_a_case(1, added) == "1 run(s) a case; 1 case(s) of the file not run"
