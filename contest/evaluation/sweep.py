@@ -105,8 +105,14 @@ def load_sweep(
             raise ConfigError(f"{path}: each [[case]] must be a table")
         sweep.cases.append(dict(case))
     sweep.varied = sorted({k for c in sweep.cases for k in c if k != "label"})
+    from contest.engines import operator_refusal
+
     for case in sweep.cases:
-        case_config(sweep, case, env)  # raises naming the key
+        # A bad key, or an operator the strategy's format cannot merge: refused here,
+        # before any data is generated, not as a failed run at the end of each case.
+        why = operator_refusal(case_config(sweep, case, env))  # raises naming the key
+        if why:
+            raise ConfigError(f"{path}: sweep case {case_label(case)}: {why}")
     return sweep
 
 

@@ -97,6 +97,7 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
             "",
         ]
         lines += noise_lines(mine)
+    lines += summary_table(runs)
     lines += [
         "## Degradation rate",
         "",
@@ -159,6 +160,93 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
     lines += history_table(runs)
     lines += ["", *(f"![{c}]({c})" for c in charts), ""]
     return "\n".join(lines)
+
+
+def summary_cells(phases: Sequence[PhaseRecord]) -> list[str]:
+    """One strategy's run in a row: its reads (how many exact), the first and the last
+    plain read and their ratio (the process's and the job's own seconds), the write per
+    batch, the mean compaction, the most files per bucket, what it stored at the end,
+    its peak memory, and what else the machine did during its jobs (busy: the
+    evaluation's rule, `PhaseRecord.busy`)."""
+    reads = [p for p in phases if p.correct is not None]
+    plain = [
+        p
+        for p in phases
+        if read_kind(p) == "head" and p.ok and not p.refused and p.seconds is not None
+    ]
+    first, last = (plain[0], plain[-1]) if plain else (None, None)
+    ups = [
+        p
+        for p in phases
+        # The base (batch 0) apart: its size is not an update batch's.
+        if "upsert" in p.phase and p.ok and p.batch_first and p.seconds is not None
+    ]
+    batches = sum((p.batch_last or 0) - (p.batch_first or 0) + 1 for p in ups)
+    compactions = [
+        p.seconds for p in phases if p.phase == "compact" and p.ok and not p.skipped and p.seconds
+    ]
+    files = [p.files_per_bucket for p in phases if p.files_per_bucket is not None]
+    stored = next((p.stored_bytes for p in reversed(phases) if p.stored_bytes is not None), None)
+    rss = [p.peak_rss_bytes for p in phases if p.peak_rss_bytes is not None]
+    measured = [p for p in phases if p.outside_share is not None]
+
+    def read(p: PhaseRecord | None) -> str:
+        return "-" if p is None else f"{p.seconds:.2f} ({p.batches_applied})"
+
+    own = "-"
+    if first is not None and last is not None and first.job_seconds and last.job_seconds:
+        own = f"{first.job_seconds:.2f} -> {last.job_seconds:.2f}"
+    ratio = "-"
+    if first is not None and last is not None and first.seconds and last.seconds:
+        ratio = f"{last.seconds / first.seconds:.2f}"
+    exact = "-"
+    if reads:
+        exact = f"{'yes' if all(p.correct for p in reads) else 'NO'} ({len(reads)})"
+    refused = sum(1 for p in phases if p.refused or p.phase == "refused")
+    if refused:
+        exact += f"; {refused} refused"
+    noise = "-"
+    if measured:
+        mean = max(p.outside_share or 0.0 for p in measured)
+        peak = max(p.peak_outside_share or 0.0 for p in measured)
+        noise = f"{mean:.1%} / {peak:.0%}"
+    return [
+        exact,
+        read(first),
+        read(last),
+        ratio,
+        own,
+        _n(sum(p.seconds or 0.0 for p in ups) / batches if batches else None, "{:.2f}"),
+        _n(sum(compactions) / len(compactions) if compactions else None, "{:.1f}"),
+        _n(max(files, default=None), "{:g}"),
+        _n(None if stored is None else stored / 1e6, "{:,.0f}"),
+        _n(max(rss) / 1e9 if rss else None, "{:.1f}"),
+        noise,
+        f"{sum(1 for p in measured if p.busy)} of {len(measured)}" if measured else "-",
+    ]
+
+
+def summary_table(runs: dict[tuple[str, str], list[PhaseRecord]]) -> list[str]:
+    """Every strategy's run in one row (the table results/workloads/README.md quotes)."""
+    return [
+        "## Summary",
+        "",
+        "The first and last read are reads of the head that answered (a history read, "
+        "or a refused one, is in the phases table); write per batch over the upserts "
+        "after the base (batch 0); "
+        "`-`: not measured.",
+        "",
+        "| run | strategy | reads exact | first read s (batches) | last read s (batches) "
+        "| last / first | own read s, first -> last | write s per update batch | compaction s "
+        "| files per bucket, most | stored MB at the end | peak RSS GB "
+        "| other work during its jobs, mean / 2-s peak (most) | busy phases |",
+        "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|",
+        *(
+            f"| {run_id} | {strategy} | " + " | ".join(summary_cells(phases)) + " |"
+            for (run_id, strategy), phases in runs.items()
+        ),
+        "",
+    ]
 
 
 def version_span(p: PhaseRecord) -> str:

@@ -32,6 +32,11 @@ def _file(tmp_path: Path, text: str) -> Path:
             'strategy = "optimized:defaults"\nscale = 0.1\n[grid]\n"write.threads" = [1]\n',
             "'optimized:defaults'",
         ),
+        (  # an operator the strategy's format cannot merge: before any data is made
+            'strategy = "lakesoul-stock"\nscale = 0.1\n[grid]\n'
+            '"workload.columns" = [{peak_01 = "Max"}]\n',
+            "merge operator Max (column peak_01) is not expressible",
+        ),
     ],
 )
 def test_invalid_sweep_is_refused_naming_the_key(tmp_path, capsys, text, named):

@@ -182,3 +182,38 @@ def test_a_page_of_several_runs_gives_each_runs_own_conditions():
     )
     assert page.count("Noise measured") == 1  # r1's lines had none
     assert page.index("Run r2") < page.index("Noise measured during 5 phases' jobs")
+
+
+def test_the_summary_gives_each_strategys_run_one_row():
+    """First and last plain read with their ratio, write per batch over the upserts, the
+    mean compaction, the most files per bucket, what was stored at the end; `-` where
+    nothing was measured."""
+    recs = _run("r1", "optimized", [1.0, 2.0, 1.0, 1.5])
+    page = markdown("w", recs, [])
+    # upserts after the base (batches 0-1): 2+3+4 s over 6 batches; the one compaction
+    # 0.5 s; 4 files at most.
+    row = (
+        "| r1 | optimized | yes (4) | 1.00 (2) | 1.50 (8) | 1.50 | - | 1.50 | 0.5 | 4 | 0 "
+        "| - | - | - |"
+    )
+    assert row in page
+    assert page.index("## Summary") < page.index("## Degradation rate")
+
+
+def test_the_summary_says_no_for_a_wrong_read_and_counts_refused_and_busy_phases():
+    recs = _run("r1", "b", [2.0, 3.0, 4.0])
+    reads = [r for r in recs if r.phase == "read"]
+    reads[1].correct = False
+    reads[0].job_seconds, reads[1].job_seconds = 1.0, 3.0
+    reads[2].refused, reads[2].correct = "no time travel", None
+    for r in recs:
+        r.outside_share, r.peak_outside_share, r.steal_share = 0.01, 0.1, 0.0
+        r.peak_rss_bytes = 2_000_000_000
+    reads[0].peak_outside_share = 0.7  # busy: a 70% peak
+    page = markdown("w", recs, [])
+    row = next(line for line in page.splitlines() if line.startswith("| r1 | b | NO"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "NO (2); 1 refused"
+    # The refused read is not the last read: the last that answered is the second.
+    assert cells[3:7] == ["2.00 (2)", "3.00 (4)", "1.50", "1.00 -> 3.00"]
+    assert cells[11:] == ["2.0", "1.0% / 70%", "1 of 7"]
