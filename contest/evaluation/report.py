@@ -267,7 +267,8 @@ def sitting_headlines(records: Sequence[RunRecord]) -> list[str]:
             continue
         peer = s.fastest_peer
         versus = (
-            f"; {REFERENCE} / the fastest peer ({peer.strategy}): {peer.ratio.text()}"
+            f"; {REFERENCE} / the fastest of the sitting's {s.peers} peers ({peer.strategy}):"
+            f" {peer.ratio.text()}"
             if peer is not None and peer.ratio is not None
             else ""
         )

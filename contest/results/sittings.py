@@ -102,6 +102,12 @@ class SittingSummary:
         return next((r for r in self.rows if r.strategy == strategy), None)
 
     @property
+    def peers(self) -> int:
+        """How many peers' presets the sitting ran (a sitting may leave some out)."""
+        rows = [r.strategy for r in self.rows]
+        return len({s for s in rows if s not in OWN and not is_defaults(s)})
+
+    @property
     def fastest_peer(self) -> Row | None:
         """The peer (not one of the harness's own strategies) with the highest median
         score: the one to beat."""

@@ -174,5 +174,9 @@ def test_the_headline_comes_only_from_sittings(tmp_path):
         "- scale 1, contest / contest files, codec preset: **330 rows/core/s** [300–360] n=3"
         in head
     )
-    assert "optimized / the fastest peer (paimon-agg): 3.00x [3.00-3.00] n=2" in head
+    # Two peers ran (paimon-agg, delta-dv): the sitting's own, named as such.
+    assert (
+        "optimized / the fastest of the sitting's 2 peers (paimon-agg): 3.00x [3.00-3.00] n=2"
+        in head
+    )
     assert "(sitting `2026-11-27T10:00:00Z`, Test CPU 9000)" in head  # the sitting's CPU
