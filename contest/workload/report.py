@@ -61,6 +61,16 @@ def _n(v: float | int | None, fmt: str = "{:,.3f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
+def most_noise(measured: Sequence[PhaseRecord]) -> tuple[float, float, float]:
+    """The highest other-work mean share, 2-s peak share and steal over phases whose
+    noise was measured."""
+    return (
+        max((r.outside_share or 0.0 for r in measured), default=0.0),
+        max((r.peak_outside_share or 0.0 for r in measured), default=0.0),
+        max((r.steal_share or 0.0 for r in measured), default=0.0),
+    )
+
+
 def noise_lines(records: Sequence[PhaseRecord]) -> list[str]:
     """What else the machine did during the phases' jobs, and which were busy (none
     for lines from before noise was measured)."""
@@ -68,9 +78,7 @@ def noise_lines(records: Sequence[PhaseRecord]) -> list[str]:
     if not measured:
         return []
     busy = [r for r in measured if r.busy]
-    mean = max(r.outside_share or 0.0 for r in measured)
-    peak = max(r.peak_outside_share or 0.0 for r in measured)
-    steal = max(r.steal_share or 0.0 for r in measured)
+    mean, peak, steal = most_noise(measured)
     return [
         f"Noise measured during {len(measured)} phases' jobs (other work's share of the "
         f"CPUs, contest/infra/noise.py): mean at most {mean:.1%}, 2-s peak at most "
@@ -207,8 +215,7 @@ def summary_cells(phases: Sequence[PhaseRecord]) -> list[str]:
         exact += f"; {refused} refused"
     noise = "-"
     if measured:
-        mean = max(p.outside_share or 0.0 for p in measured)
-        peak = max(p.peak_outside_share or 0.0 for p in measured)
+        mean, peak, _ = most_noise(measured)
         noise = f"{mean:.1%} / {peak:.0%}"
     return [
         exact,
