@@ -267,7 +267,7 @@ class Stock:
 
 
 class Peer:
-    """A peer table format (peer.format, contest/peers/formats.py): the batches (all, or
+    """A peer table format (peer.format, contest/peers/registry.py): the batches (all, or
     those --only names; --append: into the table there) merged in version order, read
     by the format's own reader at its head, as of a version or the changes of a range
     (the table's batch ledger maps versions to the format's commits); --table is the

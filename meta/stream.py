@@ -207,3 +207,15 @@ def visible(conn: PgConnection, table: TableRef, desc: str = NO_PARTITION) -> li
             (table.table_id, desc, head[1]),
         )
         return [_batch(r) for r in cur.fetchall()]
+
+
+def committed_count(conn: PgConnection, name: str, namespace: str = "default") -> int:
+    """How many micro-batches the named table has committed (0 before it exists): one
+    query, as a kill trial polls it every few milliseconds."""
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            "SELECT count(*) FROM contest_stream_batch b JOIN table_info t "
+            "ON b.table_id = t.table_id WHERE t.table_name = %s AND t.table_namespace = %s",
+            (name, namespace),
+        )
+        return int(cur.fetchone()[0])

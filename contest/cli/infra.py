@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from contest.cli.common import ListAction, command, group, result
 from contest.config import Config
-from contest.errors import EXIT_FAILED, EXIT_OK, HarnessError
+from contest.errors import EXIT_FAILED, EXIT_OK, HarnessError, UsageError
+from contest.peers import registry
 
 if TYPE_CHECKING:
     from meta.connection import PgConnection
@@ -268,13 +269,14 @@ def cmd_packages(args: argparse.Namespace, cfg: Config) -> int:
     from contest.infra import maven, packages
 
     ivy = packages.ivy_home(cfg)
+    known = registry.package_sets()  # the harness's own and every format's
     if args.packages_command == "list":
-        states = {n: _state(packages.problems(c, ivy)) for n, c in packages.PACKAGES.items()}
+        states = {n: _state(packages.problems(c, ivy)) for n, c in known.items()}
         states |= {
             n: _state({a.coordinate: r} if (r := maven.problem(n)) else {})
             for n, a in maven.ARTIFACTS.items()
         }
-        listed = {n: list(c) for n, c in packages.PACKAGES.items()}
+        listed = {n: list(c) for n, c in known.items()}
         listed |= {n: [a.coordinate] for n, a in maven.ARTIFACTS.items()}
         if args.json:
             shown = [
@@ -295,9 +297,15 @@ def cmd_packages(args: argparse.Namespace, cfg: Config) -> int:
         sets = {"given": tuple(args.coordinates)}
         artifacts: list[str] = []
     else:
-        names = args.sets or [*packages.PACKAGES, *maven.ARTIFACTS]
+        names = args.sets or [*known, *maven.ARTIFACTS]
         artifacts = [n for n in names if n in maven.ARTIFACTS]
-        sets = {n: packages.coordinates([n]) for n in names if n not in maven.ARTIFACTS}
+        unknown = [n for n in names if n not in known and n not in maven.ARTIFACTS]
+        if unknown:
+            raise UsageError(
+                f"--name: unknown package set {unknown[0]!r} "
+                f"(known: {', '.join([*known, *maven.ARTIFACTS])})"
+            )
+        sets = {n: known[n] for n in names if n not in maven.ARTIFACTS}
     if args.missing:
         sets = {n: c for n, c in sets.items() if packages.missing(c, ivy)}
         artifacts = [n for n in artifacts if maven.problem(n)]
@@ -306,7 +314,8 @@ def cmd_packages(args: argparse.Namespace, cfg: Config) -> int:
             return EXIT_OK
     for name, coords in sets.items():
         print(f"{name}: resolving {', '.join(coords)}", file=sys.stderr, flush=True)
-        packages.fetch(coords, packages.EXCLUDES.get(name, ()), ivy, only_missing=args.missing)
+        excludes = registry.package_excludes().get(name, ())
+        packages.fetch(coords, excludes, ivy, only_missing=args.missing)
     for name in artifacts:
         print(f"{name}: fetching {maven.ARTIFACTS[name].coordinate}", file=sys.stderr, flush=True)
         maven.ensure(name, ivy=ivy)

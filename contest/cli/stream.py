@@ -9,10 +9,7 @@ import sys
 from contest.cli.common import absolute, command, config_default, group, say
 from contest.config import Config, override
 from contest.errors import EXIT_OK
-
-# lakesoul, then the peer formats of contest/peers/formats.py (a format without a
-# streaming sink is refused in one line naming it).
-STREAM_FORMATS = ("lakesoul", "delta", "paimon", "hudi", "hudi-merger", "iceberg")
+from contest.peers import formats, registry
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -62,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--table", required=True, help="table path (its folder name is its name)")
     r.add_argument(
         "--format",
-        choices=STREAM_FORMATS,
+        choices=registry.stream_names(),
         help="the table's format: lakesoul (this harness's sink) or a peer format through "
         "the sink --sink picks; hudi runs hudi-merger's (default: peer.format, "
         "empty = lakesoul)",
@@ -121,14 +118,18 @@ def _stream_config(args: argparse.Namespace, cfg: Config) -> Config:
         if value is not None:
             values[key] = absolute(value) if attr in ("source", "checkpoint") else value
     if getattr(args, "format", None):
-        from contest.peers import formats
-
-        name = args.format
-        values["peer.format"] = "" if name == "lakesoul" else formats.for_stream(name).name
+        values["peer.format"] = _peer_format(args.format)
     if args.stream_command == "feed" and args.interval is not None:
         values.pop("stream.interval_s", None)
         values["stream.feed_interval_s"] = args.interval
     return override(cfg, values) if values else cfg
+
+
+def _peer_format(stream: str) -> str:
+    """The peer format a stream of `stream` runs ("" for LakeSoul's own stream); a format
+    without a streaming sink is refused in one line naming it when the stream starts."""
+    impl = registry.by_stream(stream)
+    return formats.for_stream(impl.name).name if impl.peer is not None else ""
 
 
 def cmd_feed(args: argparse.Namespace, cfg: Config) -> int:
@@ -157,7 +158,7 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     from contest.cli.common import config_source
     from contest.evaluation.strategies import stream_preset
 
-    if args.format and args.format != "lakesoul":
+    if args.format and _peer_format(args.format):
         cfg = config_source(args).load(preset=stream_preset(args.format))
 
     from contest.infra.postgres import resolve_connection
@@ -179,7 +180,6 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
 def _run_peer(args: argparse.Namespace, cfg: Config) -> int:
     from contest.infra import packages
     from contest.infra.spark import spark_session
-    from contest.peers import formats
     from contest.peers.write import session_config
     from contest.stream.peer import run_peer_stream
 

@@ -220,7 +220,7 @@ class ClusterConfig:
 @dataclass(frozen=True)
 class PeerConfig:
     # The table format the write and read jobs use: "" = this project's LakeSoul tables;
-    # a format of contest/peers/formats.py ("delta", "iceberg", "hudi", ...) = a peer
+    # a format of contest/peers/registry.py ("delta", "iceberg", "hudi", ...) = a peer
     # format through its own Spark library, so the harness measures what users would
     # pick instead on the same data and oracle. Each format checks its own options.
     format: str = ""

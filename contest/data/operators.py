@@ -5,11 +5,13 @@ NULL rule, and how every engine of the harness expresses it: the numpy kernel of
 read (`numpy`), the DuckDB aggregate of the oracle and of read.merge=duckdb (`sql`),
 pyarrow's and polars' group-by aggregates (read.merge=arrow / polars), the Spark SQL
 aggregate that collapses a batch and the expression that merges the collapsed batch into
-a table row (`MERGE INTO`, copy-on-write, Hudi without a merger), Paimon's aggregate
-function, the rule of the Hudi record merger (jvm/.../ContractRecordMerger.java) and
-LakeSoul's native operator. `None` where an engine cannot express it: that engine
-refuses the operator in one line (`refusal`) before any work. Adding an operator is
-one entry here plus its tests; no other module names an operator
+a table row (`MERGE INTO`, copy-on-write, Hudi without a merger) and LakeSoul's native
+operator. `None` where an engine cannot express it: that engine refuses the operator in
+one line (`refusal`) before any work. A format's own merge engine (Paimon's aggregate
+functions, the Hudi record merger's rules) is a `MergeEngine` its folder under
+contest/peers registers, naming the operators by the constants below. Adding an
+operator is one entry here plus its tests (and its name in the merge engines that
+express it); no other module spells an operator's name
 (tests/contest/data/test_operator_registry.py greps the source tree).
 
 Rows reach an operator in application order (batch version, then row position). The
@@ -59,10 +61,6 @@ class Operator:
     # builder (pl, column) -> aggregate; None: that read.merge refuses it.
     arrow: tuple[str, bool, int] | None = None
     polars: Callable[[Any, Any], Any] | None = None
-    # Paimon's aggregate function (aggregation merge engine, `fields.<c>.aggregate-function`).
-    paimon: str | None = None
-    # The Hudi record merger's rule for the column (ContractRecordMerger.java).
-    hudi: str | None = None
     # LakeSoul 2.6.2's native merge operator, or why there is none.
     lakesoul: str | None = None
     lakesoul_why: str = ""
@@ -194,12 +192,24 @@ def _np_first_not_null(arr, order, starts, positions) -> pa.Array:
 
 # -- the registry -------------------------------------------------------------------
 
+# The operators' names, which the format folders' native merge engines map.
+USE_LAST = "UseLast"
+USE_LAST_NOT_NULL = "UseLastNotNull"
+SUM_ALL = "SumAll"
+USE_LAST_NOT_NULL_NOR_NULL_STRING = "UseLastNotNullNorNullString"
+MAX = "Max"
+MIN = "Min"
+FIRST_NOT_NULL = "FirstNotNull"
+JOINED_NOT_NULL_BY_COMMA = "JoinedNotNullByComma"
+PRODUCT = "Product"
+
+
 _SUM_COMBINE = "CASE WHEN {t} IS NULL THEN {s} WHEN {s} IS NULL THEN {t} ELSE {t} + {s} END"
 _LAST_NOT_NULL_COLLAPSE = "max_by({c}, CASE WHEN {c} IS NOT NULL THEN {pos} END)"
 
 _ALL = (
     Operator(
-        "UseLast",
+        USE_LAST,
         (INT64, FLOAT64, STRING),
         "the last row's value, NULL included",
         STRING,
@@ -210,13 +220,11 @@ _ALL = (
         "{s}",
         arrow=("last", False, 0),
         polars=lambda pl, col: col.last(),
-        paimon="last_value",
-        hudi="last",
         lakesoul="UseLast",
         picks_a_row=True,
     ),
     Operator(
-        "UseLastNotNull",
+        USE_LAST_NOT_NULL,
         (INT64, FLOAT64, STRING),
         "the last non-NULL value; NULL when every value is NULL",
         STRING,
@@ -227,13 +235,11 @@ _ALL = (
         "coalesce({s}, {t})",
         arrow=("last", True, 1),
         polars=lambda pl, col: col.last(ignore_nulls=True),
-        paimon="last_non_null_value",
-        hudi="last_non_null",
         lakesoul="UseLastNotNull",
         picks_a_row=True,
     ),
     Operator(
-        "SumAll",
+        SUM_ALL,
         (INT64, FLOAT64),
         "the sum of the non-NULL values (integers as int64); NULL when every value is NULL",
         INT64,
@@ -244,8 +250,6 @@ _ALL = (
         _SUM_COMBINE,
         arrow=("sum", True, 1),
         polars=lambda pl, col: pl.when(col.count() > 0).then(col.sum()),
-        paimon="sum",
-        hudi="sum",
         # LakeSoul's SumAll is NULL as soon as one value is: the stock engine writes a
         # count column beside it (contest/write/stock.py).
         lakesoul="SumAll",
@@ -253,7 +257,7 @@ _ALL = (
         widens=True,
     ),
     Operator(
-        "UseLastNotNullNorNullString",
+        USE_LAST_NOT_NULL_NOR_NULL_STRING,
         (STRING,),
         'the last value that is neither NULL nor the string "null"; NULL when there is none',
         STRING,
@@ -264,14 +268,12 @@ _ALL = (
         "coalesce({s}, {t})",
         arrow=("last", True, 1),
         polars=lambda pl, col: col.filter(col != "null").last(),
-        paimon="last_non_null_value",
-        hudi="last_non_null_nor_null_string",
         lakesoul="UseLastNotNull",
         null_string=True,
         picks_a_row=True,
     ),
     Operator(
-        "Max",
+        MAX,
         (INT64, FLOAT64, STRING),
         "the greatest non-NULL value (strings by their bytes); NULL when every value is NULL",
         INT64,
@@ -282,12 +284,10 @@ _ALL = (
         "greatest({t}, {s})",
         arrow=("max", True, 1),
         polars=lambda pl, col: col.max(),
-        paimon="max",
-        hudi="max",
         lakesoul_why="LakeSoul 2.6.2 has no max operator",
     ),
     Operator(
-        "Min",
+        MIN,
         (INT64, FLOAT64, STRING),
         "the least non-NULL value (strings by their bytes); NULL when every value is NULL",
         STRING,
@@ -298,12 +298,10 @@ _ALL = (
         "least({t}, {s})",
         arrow=("min", True, 1),
         polars=lambda pl, col: col.min(),
-        paimon="min",
-        hudi="min",
         lakesoul_why="LakeSoul 2.6.2 has no min operator",
     ),
     Operator(
-        "FirstNotNull",
+        FIRST_NOT_NULL,
         (INT64, FLOAT64, STRING),
         "the first non-NULL value; NULL when every value is NULL",
         STRING,
@@ -314,13 +312,11 @@ _ALL = (
         "coalesce({t}, {s})",
         arrow=("first", True, 1),
         polars=lambda pl, col: col.drop_nulls().first(),
-        paimon="first_non_null_value",
-        hudi="first_non_null",
         lakesoul_why="LakeSoul 2.6.2 has no first-value operator",
         picks_a_row=True,
     ),
     Operator(
-        "JoinedNotNullByComma",
+        JOINED_NOT_NULL_BY_COMMA,
         (STRING,),
         'the non-NULL values in order joined by ","; NULL when every value is NULL',
         STRING,
@@ -333,15 +329,13 @@ _ALL = (
         ),
         "CASE WHEN {t} IS NULL THEN {s} WHEN {s} IS NULL THEN {t} ELSE concat({t}, ',', {s}) END",
         polars=lambda pl, col: pl.when(col.count() > 0).then(col.drop_nulls().str.join(",")),
-        paimon="listagg",
-        hudi="join_comma",
         lakesoul_why=(
             "LakeSoul 2.6.2's JoinedAllByComma is NULL as soon as one value is NULL and "
             "joins without the comma"
         ),
     ),
     Operator(
-        "Product",
+        PRODUCT,
         (INT64,),
         "the product of the non-NULL values (wrapping on int64 overflow; the oracle computes "
         "it in DOUBLE, exact below 2^53); NULL when every value is NULL",
@@ -356,8 +350,6 @@ _ALL = (
         "CASE WHEN {t} IS NULL THEN {s} WHEN {s} IS NULL THEN {t} ELSE {t} * {s} END",
         arrow=("product", True, 1),
         polars=lambda pl, col: pl.when(col.count() > 0).then(col.product()),
-        paimon="product",
-        hudi="product",
         lakesoul_why="LakeSoul 2.6.2 has no product operator",
         widens=True,
     ),
@@ -450,27 +442,63 @@ def result_schema(schema: pa.Schema, ops: Mapping[str, str]) -> pa.Schema:
 
 # -- which engine expresses what ------------------------------------------------------
 
-# The engines a format or strategy merges with, and what an operator holds for each.
-ENGINES: dict[str, Callable[[Operator], bool]] = {
-    "numpy": lambda op: True,
-    "duckdb": lambda op: True,
-    "arrow": lambda op: op.arrow is not None,
-    "polars": lambda op: op.polars is not None,
-    "spark": lambda op: True,
-    "paimon": lambda op: op.paimon is not None,
-    "hudi": lambda op: op.hudi is not None,
-    "lakesoul": lambda op: op.lakesoul is not None,
+
+@dataclass(frozen=True)
+class MergeEngine:
+    """An engine a format or strategy merges with, and which operators it expresses:
+    `native` maps an operator's name to the engine's own name for it (an operator it
+    does not map is refused), or, for the harness's engines, `expresses` says which."""
+
+    name: str
+    label: str
+    native: Mapping[str, str] | None = None
+    expresses: Callable[[Operator], bool] = lambda op: True
+
+    def has(self, op: Operator) -> bool:
+        return op.name in self.native if self.native is not None else self.expresses(op)
+
+    def name_of(self, operator: str) -> str | None:
+        return (self.native or {}).get(operator)
+
+
+ENGINES: dict[str, MergeEngine] = {
+    e.name: e
+    for e in (
+        MergeEngine("numpy", "read.merge=numpy"),
+        MergeEngine("duckdb", "read.merge=duckdb"),
+        MergeEngine("arrow", "read.merge=arrow", expresses=lambda op: op.arrow is not None),
+        MergeEngine("polars", "read.merge=polars", expresses=lambda op: op.polars is not None),
+        MergeEngine("spark", "Spark SQL"),
+        MergeEngine(
+            "lakesoul",
+            "LakeSoul 2.6.2's merge operators",
+            expresses=lambda op: op.lakesoul is not None,
+        ),
+    )
 }
-ENGINE_LABELS = {
-    "numpy": "read.merge=numpy",
-    "duckdb": "read.merge=duckdb",
-    "arrow": "read.merge=arrow",
-    "polars": "read.merge=polars",
-    "spark": "Spark SQL",
-    "paimon": "Paimon 0.9's aggregation merge engine",
-    "hudi": "the Hudi record merger",
-    "lakesoul": "LakeSoul 2.6.2's merge operators",
-}
+
+
+def register_engine(engine: MergeEngine) -> None:
+    """A format's own merge engine (its folder registers it with its implementation)."""
+    if ENGINES.get(engine.name, engine) != engine:
+        raise MergeOperatorError(f"merge engine {engine.name!r} is registered already")
+    unknown = sorted(set(engine.native or ()) - set(OPERATORS))
+    if unknown:
+        raise MergeOperatorError(f"merge engine {engine.name}: unknown operators {unknown}")
+    ENGINES[engine.name] = engine
+
+
+def unregister_engine(name: str) -> None:
+    ENGINES.pop(name)
+
+
+def engine(name: str) -> MergeEngine:
+    try:
+        return ENGINES[name]
+    except KeyError:
+        raise MergeOperatorError(
+            f"unknown merge engine {name!r} (known: {', '.join(ENGINES)})"
+        ) from None
 
 
 def refusal(ops: Mapping[str, str], engines: tuple[str, ...], who: str) -> str | None:
@@ -478,12 +506,13 @@ def refusal(ops: Mapping[str, str], engines: tuple[str, ...], who: str) -> str |
     one line naming the operator and the format, or None."""
     for col, name in ops.items():
         op = get(name)
-        for engine in engines:
-            if not ENGINES[engine](op):
-                why = op.lakesoul_why if engine == "lakesoul" and op.lakesoul_why else ""
+        for name_ in engines:
+            merger = engine(name_)
+            if not merger.has(op):
+                why = op.lakesoul_why if name_ == "lakesoul" and op.lakesoul_why else ""
                 return (
                     f"{who}: merge operator {name} (column {col}) is not expressible in "
-                    f"{ENGINE_LABELS[engine]}" + (f" ({why})" if why else "")
+                    f"{merger.label}" + (f" ({why})" if why else "")
                 )
     return None
 
@@ -491,7 +520,7 @@ def refusal(ops: Mapping[str, str], engines: tuple[str, ...], who: str) -> str |
 def expressed_by(name: str) -> list[str]:
     """The engines that express operator `name` (the README's table)."""
     op = get(name)
-    return [e for e, has in ENGINES.items() if has(op)]
+    return [e.name for e in ENGINES.values() if e.has(op)]
 
 
 # -- the expressions, filled in -------------------------------------------------------
@@ -514,14 +543,16 @@ def spark_combine(name: str, table: str, source: str) -> str:
     return get(name).spark_combine.format(t=table, s=source)
 
 
-def hudi_spec(ops: Mapping[str, str]) -> str:
-    """The Hudi merger's column-to-rule map as one option value ("col:rule;...")."""
-    rules = []
+def native_names(engine_name: str, ops: Mapping[str, str]) -> dict[str, str]:
+    """Each column's operator in a format's own merge engine's words; an operator it has
+    no name for is refused in one line naming the engine."""
+    merger = engine(engine_name)
+    out = {}
     for col, name in ops.items():
-        rule = get(name).hudi
-        if rule is None:
+        native = merger.name_of(get(name).name)
+        if native is None:
             raise MergeOperatorError(
-                f"hudi-merger: merge operator {name} (column {col}) has no rule"
+                f"merge operator {name} (column {col}) is not expressible in {merger.label}"
             )
-        rules.append(f"{col}:{rule}")
-    return ";".join(rules)
+        out[col] = native
+    return out

@@ -61,7 +61,7 @@ def environment(work: Path | None = None) -> dict:
     import pyspark
 
     from contest.infra.machine import machine_facts
-    from contest.infra.packages import PACKAGES
+    from contest.peers.registry import package_sets
 
     try:
         from importlib.metadata import version
@@ -85,7 +85,7 @@ def environment(work: Path | None = None) -> dict:
         "machine_memory_bytes": mem,
         "git_commit": commit,
         "machine": machine_facts(work or Path.cwd()),
-        "jvm_packages": {name: list(coords) for name, coords in PACKAGES.items()},
+        "jvm_packages": {name: list(coords) for name, coords in package_sets().items()},
     }
 
 

@@ -20,9 +20,12 @@ from contest.errors import ConnectorError
 from contest.infra import jarcache, maven, packages
 
 LAKESOUL_VERSION = "2.6.2"
-PACKAGE_SET = "lakesoul"  # in contest/infra/packages.py, with its excludes
-COORDINATES = packages.PACKAGES[PACKAGE_SET]
-EXCLUDES = packages.EXCLUDES[PACKAGE_SET]
+# LakeSoul's own released libraries (lakesoul-io-java brings lakesoul-common), with
+# jcasbin pinned (lakesoul-common's casbin adapter asks for "LATEST"), and the artifact the
+# set must not pull in (it clashes with Spark's own).
+PACKAGE_SET = "lakesoul"
+COORDINATES = (f"com.dmetasoul:lakesoul-io-java:{LAKESOUL_VERSION}", "org.casbin:jcasbin:1.81.0")
+EXCLUDES = ("org.apache.spark:spark-catalyst_2.12",)
 # Resolved jars that must precede Spark's own on the driver's and executors' class path.
 CLASSPATH_FIRST = (
     "org.apache.arrow:arrow-vector:15.0.2",

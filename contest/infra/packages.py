@@ -21,30 +21,15 @@ from meta.distributed import JDBC_PACKAGE
 
 S3A_PACKAGE = "org.apache.hadoop:hadoop-aws:3.3.4"
 
-# Named sets of coordinates; each feature asks for its set by name.
+# The harness's own named sets of coordinates; LakeSoul's libraries are in lakesoul_jvm.py,
+# each table format's in its folder under contest/peers (contest/peers/registry.py lists
+# them all for `contest packages fetch`).
 PACKAGES: dict[str, tuple[str, ...]] = {
     # PostgreSQL's JDBC driver: the distributed metadata replay reads commits through it.
     "jdbc": (JDBC_PACKAGE,),
     # Hadoop's s3a (the version of pyspark's Hadoop client jars, 3.3.4; brings the AWS
     # SDK bundle): Spark's own readers and writers on s3:// paths.
     "s3": (S3A_PACKAGE,),
-    # LakeSoul's own released libraries (lakesoul-io-java brings lakesoul-common), with
-    # jcasbin pinned (lakesoul-common's casbin adapter asks for "LATEST"): the
-    # lakesoul-stock engine, contest/infra/lakesoul_jvm.py.
-    "lakesoul": ("com.dmetasoul:lakesoul-io-java:2.6.2", "org.casbin:jcasbin:1.81.0"),
-    # The peer table formats (contest/peers), as their users load them into Spark 3.5:
-    # Delta pulls delta-storage 3.3.2 and antlr4-runtime 4.9.3; Iceberg's runtime jar is
-    # self-contained; Hudi's bundle pulls hive-storage-api 2.8.1 and slf4j-api 1.7.36.
-    "delta": ("io.delta:delta-spark_2.12:3.3.2",),
-    "iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.0",),
-    "hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.0.2",),
-    # Apache Paimon's Spark 3.5 connector (a self-contained jar); the newest release of
-    # it the Maven repository here serves (contest/peers/paimon.py).
-    "paimon": ("org.apache.paimon:paimon-spark-3.5:0.9.0",),
-}
-# Artifacts a set must not pull in (they clash with Spark's own jars).
-EXCLUDES: dict[str, tuple[str, ...]] = {
-    "lakesoul": ("org.apache.spark:spark-catalyst_2.12",),
 }
 
 

@@ -1,8 +1,8 @@
-"""What a peer table format is to the harness: one object per format, registered in
-`contest/peers/formats.py`, implementing `PeerFormat`.
+"""What a peer table format is to the harness: one object per format, implementing
+`PeerFormat`, registered by its folder under contest/peers (contest/peers/registry.py)
+with its JVM libraries, presets and streaming name.
 
-A format says which JVM libraries it needs (a named set of `contest/infra/packages.py`),
-the Spark settings that must be in place when the session starts and those a running
+A format says the Spark settings that must be in place when the session starts and those a running
 session takes, the properties its table is created with, how one batch is applied, how
 the table is read merged, its commit's own numbers, how it compacts and which files a
 read of it opens, and which of the `peer.*` options it accepts. The write, read and
@@ -94,8 +94,6 @@ class PeerFormat:
 
     # The value of peer.format that selects it.
     name: ClassVar[str] = ""
-    # Its set of Maven coordinates in contest/infra/packages.py.
-    package_set: ClassVar[str] = ""
     # Parquet codecs peer.codec may name for it ("" = the format's own default).
     codecs: ClassVar[tuple[str, ...]] = ("",)
     # The entry that marks a folder as one of its tables (a replaced folder must have it).
@@ -205,7 +203,17 @@ class PeerFormat:
         as one more commit than micro-batches)."""
         raise NotImplementedError
 
-    # -- history (issue 40, seed 004; /work/helpers/hist-interface.md) -----------------
+    def commit_records(self, table: Path) -> int:
+        """The table's own commit records, counted from its folder (a kill trial kills
+        the stream the moment a new one appears): every commit, creation included."""
+        raise ConfigError(f"peer.format: {self.name} has no commit record in this harness")
+
+    def commit_half_written(self, table: Path) -> bool:
+        """Whether the table's newest commit record exists but is not written whole yet
+        (what a kill at the boundary can leave)."""
+        return False
+
+    # -- history: reads as of a commit and of a range, under the newest schema ---------
     # Defaults refuse in one line naming the format: a refused read is recorded as
     # refused by the workload runner, never scored.
 

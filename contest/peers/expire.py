@@ -15,7 +15,8 @@ from pathlib import Path
 from contest.config import Config
 from contest.errors import ReadError
 from contest.peers import formats
-from contest.peers.write import data_listing, folder_bytes, session_config
+from contest.peers.files import data_listing, folder_bytes
+from contest.peers.write import session_config
 
 
 @dataclass
@@ -67,7 +68,7 @@ def run_peer_expire(cfg: Config, table_path: str | Path) -> PeerExpireReport:
     with spark_session(session_config(cfg), name, coords) as spark:
         for key, value in fmt.runtime_conf(cfg, table).items():
             spark.conf.set(key, value)
-        before = len(data_listing(table))
+        before = len(data_listing(table, fmt.metadata_dirs))
         started = time.perf_counter()
         metrics = fmt.expire(spark, cfg, table)
         seconds = time.perf_counter() - started
@@ -76,7 +77,7 @@ def run_peer_expire(cfg: Config, table_path: str | Path) -> PeerExpireReport:
             str(table),
             seconds,
             before,
-            len(data_listing(table)),
+            len(data_listing(table, fmt.metadata_dirs)),
             metrics,
             folder_bytes(table),
             granted_cores(spark),

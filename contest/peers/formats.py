@@ -1,12 +1,8 @@
-"""The registry of peer table formats: `peer.format` names one of `AVAILABLE_FORMATS`
-(as pyiceberg's `AVAILABLE_CATALOGS` names catalog types), and everything else asks the
-format it finds here. Adding a format is one module implementing
-`contest.peers.base.PeerFormat`, one line below, its package set in
-`contest/infra/packages.py` and a strategy preset.
-
-Looked up from the config alone (no Spark): what spark-submit must be given, the
-settings of a running session, the table's properties; each format's own option checks
-run whenever a config is validated (registered with `contest.config`).
+"""The configured peer format, looked up from the config alone (no Spark): `peer.format`
+names one of the registry's formats (contest/peers/registry.py), and everything else
+asks the format it finds here: what spark-submit must be given, the settings of a
+running session, the table's properties. Each format's own option checks run whenever a
+config is validated (registered with `contest.config`).
 """
 
 from __future__ import annotations
@@ -16,32 +12,18 @@ from pathlib import Path
 from contest.config import Config
 from contest.config.validation import register_check
 from contest.errors import ConfigError
-from contest.infra import packages
-from contest.peers import delta, hudi, hudi_merger, iceberg, paimon
+from contest.peers import registry
 from contest.peers.base import HARNESS_SINK, PeerFormat
-
-AVAILABLE_FORMATS: dict[str, PeerFormat] = {
-    f.name: f
-    for f in (delta.FORMAT, iceberg.FORMAT, hudi.FORMAT, paimon.FORMAT, hudi_merger.FORMAT)
-}
-
-# Names other modules have used since before the registry (contest/peers/hudi.py and
-# iceberg.py own them).
-HUDI_ORDERING = hudi.ORDERING
-ICEBERG_CATALOG = iceberg.CATALOG
-iceberg_location = iceberg.location
-iceberg_identifier = iceberg.identifier
-hudi_table_name = hudi.table_name
 
 
 def lookup(name: str) -> PeerFormat:
     """The format called `name`; an unknown one is a one-line error listing the known."""
+    found = registry.peer_formats()
     try:
-        return AVAILABLE_FORMATS[name]
+        return found[name]
     except KeyError:
         raise ConfigError(
-            f"peer.format: {name!r} is not one of {', '.join(AVAILABLE_FORMATS)} "
-            "(or empty for LakeSoul)"
+            f"peer.format: {name!r} is not one of {', '.join(found)} (or empty for LakeSoul)"
         ) from None
 
 
@@ -60,7 +42,7 @@ def for_stream(name: str) -> PeerFormat:
 def validate(cfg: Config) -> None:
     """Each format's checks of the peer.* options it owns, and the selected format's
     name, codec and streaming sink."""
-    for fmt in AVAILABLE_FORMATS.values():
+    for fmt in registry.peer_formats().values():
         fmt.validate(cfg.peer)
     if cfg.peer.format:
         of(cfg).check_codec(cfg.peer)
@@ -84,7 +66,9 @@ def coordinates(cfg: Config) -> tuple[str, ...]:
     """Maven coordinates of the configured format (peer.packages overrides the pin)."""
     if cfg.peer.packages:
         return tuple(c.strip() for c in cfg.peer.packages.split(",") if c.strip())
-    return packages.coordinates([of(cfg).package_set])
+    of(cfg)  # one line naming an unknown format
+    impl = registry.IMPLEMENTATIONS[cfg.peer.format]
+    return tuple(dict.fromkeys(c for coords in impl.packages.values() for c in coords))
 
 
 def start_conf(cfg: Config) -> dict[str, str]:
@@ -108,15 +92,3 @@ def runtime_conf(cfg: Config, table_path: Path) -> dict[str, str]:
 
 def table_properties(cfg: Config) -> dict[str, str]:
     return of(cfg).table_properties(cfg)
-
-
-def hudi_options(cfg: Config, table_path: Path, operation: str) -> dict[str, str]:
-    fmt = of(cfg)
-    if not isinstance(fmt, hudi.Hudi):
-        raise ConfigError(f"peer.format: {cfg.peer.format!r} is not a Hudi format")
-    return fmt.write_options(cfg, table_path, operation)
-
-
-def metadata_dirs() -> tuple[str, ...]:
-    """Every format's log and metadata folders (never counted as table data)."""
-    return tuple(d for f in AVAILABLE_FORMATS.values() for d in f.metadata_dirs)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import time
 from collections.abc import Sequence
@@ -32,6 +31,8 @@ from contest.config import Config
 from contest.data.batches import Batch, discover
 from contest.errors import HarnessError, SchemaEvolutionError, UsageError, unwrap_spark_error
 from contest.peers import formats, ledger, schema
+from contest.peers.files import classify as classify  # where callers found it
+from contest.peers.files import data_listing, folder_bytes
 from contest.peers.merge import merge_sql as merge_sql  # where callers found it
 from contest.peers.schema import Fields
 
@@ -125,40 +126,6 @@ class PeerWriteReport:
         }
 
 
-def classify(name: str) -> str:
-    """data, delete (Iceberg position deletes and v3 deletion vectors, Delta deletion
-    vectors) or log (Hudi)."""
-    if name.startswith(".") and ".log." in name:
-        return "log"
-    if name.startswith("deletion_vector_") or name.endswith(("-deletes.parquet", ".puffin")):
-        return "delete"
-    return "data" if name.endswith(".parquet") else "other"
-
-
-def data_listing(root: Path) -> dict[str, tuple[str, int]]:
-    """Files of the table's data area: path -> (kind, bytes); log/metadata folders and
-    checksum files left out."""
-    out: dict[str, tuple[str, int]] = {}
-    skip = formats.metadata_dirs()
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in skip]
-        for name in files:
-            kind = classify(name)
-            if kind != "other":
-                path = os.path.join(folder, name)
-                out[path] = (kind, os.path.getsize(path))
-    return out
-
-
-def folder_bytes(root: Path) -> int:
-    """Bytes stored under the table's folder: data, logs, metadata (the size rule)."""
-    return sum(
-        os.path.getsize(os.path.join(folder, name))
-        for folder, _, files in os.walk(root)
-        for name in files
-    )
-
-
 def record_files(res: PeerBatch, before: dict, after: dict, root: Path) -> None:
     new = [after[p] for p in after if p not in before]
     res.data_files_added = sum(1 for kind, _ in new if kind == "data")
@@ -239,7 +206,7 @@ def apply_one(
     spark.sparkContext.setLocalProperty(
         "spark.job.description", f"{cfg.peer.format} {batch.name} v{batch.version}"
     )
-    before = data_listing(table) if alone and table.exists() else {}
+    before = data_listing(table, fmt.metadata_dirs) if alone and table.exists() else {}
     if not first:  # the first creates the table: its folder is not there to hold a ledger
         ledger.mark(table, batch, ledger.PENDING)
     t0 = time.perf_counter()
@@ -263,7 +230,7 @@ def apply_one(
     elif res.refused:  # nothing of it written: the ledger says so, and why
         ledger.mark(table, batch, ledger.REFUSED, why=res.error)
     if res.error is None and alone:
-        record_files(res, before, data_listing(table), table)
+        record_files(res, before, data_listing(table, fmt.metadata_dirs), table)
     if res.evolved:
         log.info("%s v%d: schema %s", res.batch, res.version, ", ".join(res.evolved))
     log.info(
@@ -329,7 +296,7 @@ def write_peer(
             together = [r.version for r in report.batches[1:] if r.error is None]
             if head is not None and together:
                 ledger.set_commit(table, together, head)
-            files, stored = len(data_listing(table)), folder_bytes(table)
+            files, stored = len(data_listing(table, fmt.metadata_dirs)), folder_bytes(table)
             for res in report.batches[1:]:
                 res.table_files, res.table_bytes = files, stored
                 res.commit = head if res.error is None else None

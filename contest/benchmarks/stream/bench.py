@@ -62,6 +62,7 @@ from contest.benchmarks.stream.stage import (
 )
 from contest.config import Config
 from contest.errors import RunError
+from contest.peers import registry
 from contest.results.streaming import StreamFault, StreamFreshness, StreamRecord, series_key
 
 
@@ -423,7 +424,8 @@ class StreamBench(Benchmark):
         ),
         Option(
             "--formats",
-            "table formats: lakesoul and/or delta, paimon, hudi (contest/stream/peer.py)",
+            "table formats: " + ", ".join(registry.stream_names()) + " (lakesoul: the "
+            "harness's sink; the others each a peer format's)",
             str,
             ["lakesoul"],
             many=True,
@@ -469,11 +471,8 @@ class StreamBench(Benchmark):
 
     def check(self, options: Any) -> None:
         super().check(options)
-        from contest.peers import formats
-
         for name in options.formats:
-            if name != "lakesoul":
-                formats.for_stream(name)  # one line naming an unknown format
+            registry.by_stream(name)  # one line naming an unknown format
         if any(r <= 0 for r in options.rates):
             from contest.errors import UsageError
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,9 @@ from contest.benchmarks.stream.stage import (
     read_text,
 )
 from contest.config import Config
+from contest.errors import UsageError
+from contest.peers import registry
+from contest.peers.registry import StreamTable
 from contest.results.streaming import StreamBoundary, StreamRecord
 
 # The windows a kill can land in (what it left behind).
@@ -43,58 +46,19 @@ BOTH = "after Spark's commit"
 EMPTY_INSTANT = "Hudi completed instant empty"
 
 
-def _count(folder: Path, keep: Callable[[str], bool]) -> int:
-    try:
-        return sum(1 for e in os.scandir(folder) if keep(e.name))
-    except FileNotFoundError:
-        return 0
+def commits(stage: Stage, fmt: str) -> int:
+    """The table's own commit records, as the format's folder counts them: the boundary
+    the kill aims at."""
+    count = registry.by_stream(fmt).commit_records
+    if count is None:
+        raise UsageError(f"--formats: {fmt} has no commit record to kill at")
+    table = StreamTable(stage.table_path, stage.conn, stage.name, stage.cfg.table.namespace)
+    return count(table)
 
 
-def _hudi_instants(stage: Stage) -> int:
-    from contest.peers.hudi_merger import COMPLETED
-
-    return _count(stage.table_path / ".hoodie" / "timeline", lambda n: bool(COMPLETED.match(n)))
-
-
-def _paimon_snapshots(stage: Stage) -> int:
-    from contest.peers.paimon import FORMAT
-
-    folder = FORMAT.location(stage.table_path) / "snapshot"
-    return _count(folder, lambda n: n.startswith("snapshot-"))
-
-
-def _delta_versions(stage: Stage) -> int:
-    return _count(
-        stage.table_path / "_delta_log", lambda n: n.endswith(".json") and n[:20].isdigit()
-    )
-
-
-_TABLE_IDS: dict[str, str] = {}
-
-
-def _lakesoul_rows(stage: Stage) -> int:
-    from meta.connection import session
-
-    table_id = _TABLE_IDS.setdefault(stage.name, stage.table().table_id)
-    with session(stage.conn) as pgc, pgc, pgc.cursor() as cur:
-        cur.execute("SELECT count(*) FROM contest_stream_batch WHERE table_id = %s", (table_id,))
-        return int(cur.fetchone()[0])
-
-
-# Each format's own commit record, counted: a new one is the boundary the kill aims at.
-COMMITS: dict[str, Callable[[Stage], int]] = {
-    "lakesoul": _lakesoul_rows,
-    "delta": _delta_versions,
-    "hudi": _hudi_instants,
-    "paimon": _paimon_snapshots,
-}
-
-
-def _newest_instant_empty(stage: Stage) -> bool:
-    from contest.peers.hudi_merger import completed_instants
-
-    instants = completed_instants(stage.table_path)
-    return bool(instants) and instants[-1][1] == 0
+def _half_written(stage: Stage, fmt: str) -> bool:
+    peer = registry.by_stream(fmt).peer
+    return peer is not None and peer.commit_half_written(stage.table_path)
 
 
 def _ids(folder: Path) -> set[int]:
@@ -104,7 +68,7 @@ def _ids(folder: Path) -> set[int]:
 def window(stage: Stage, fmt: str) -> str:
     """What a kill right after a new table commit left: Spark's commit-log entry of the
     batch it planned last (offsets/<n>) missing is the replay window."""
-    if fmt == "hudi" and _newest_instant_empty(stage):
+    if _half_written(stage, fmt):
         return EMPTY_INSTANT
     offsets, commits = _ids(stage.checkpoint / "offsets"), _ids(stage.checkpoint / "commits")
     return TABLE_ONLY if offsets and max(offsets) not in commits else BOTH
@@ -115,14 +79,13 @@ def _kill_at_commit(stage: Stage, fmt: str, log: Path, say: Say) -> str | None:
     window it landed in (None: the child ended or timed out first)."""
     from contest.infra.proc import kill_group, spawn
 
-    count = COMMITS[fmt]
     cmd = stage.command("--trigger", "processing-time", "--interval", "0.25")
     cmd += ["--max-files-per-trigger", "2"]
     proc = spawn(cmd, log, stage.env, stage.root)
-    base, start = count(stage), time.monotonic()
+    base, start = commits(stage, fmt), time.monotonic()
     try:
         while proc.poll() is None and time.monotonic() - start < CHILD_TIMEOUT_S:
-            if count(stage) > base:
+            if commits(stage, fmt) > base:
                 os.killpg(proc.pid, signal.SIGKILL)
                 break
             time.sleep(0.002)
@@ -209,14 +172,14 @@ def symlink_trial(stage: Stage, fmt: str, fed: int, say: Say) -> Row:
     alias = stage.root / stage.name / "incoming-alias"
     if not alias.is_symlink():
         alias.symlink_to(stage.incoming, target_is_directory=True)
-    commits = COMMITS[fmt](stage)
+    before = commits(stage, fmt)
     cmd = stage.command("--trigger", "available-now", checkpoint=stage.checkpoint.with_name("cp-2"))
     cmd[cmd.index("--source") + 1] = str(alias)
     log = logs / "symlink.log"
     code = wait_bounded(spawn(cmd, log, stage.env, stage.root), CHILD_TIMEOUT_S)
     text = read_text(log.with_suffix(".err"))
     refused = code != 0 and "was committed to" in text
-    unchanged = COMMITS[fmt](stage) == commits
+    unchanged = commits(stage, fmt) == before
     say(f"{fmt}: new checkpoint through a symlink: {'refused' if refused else 'NOT refused'}")
     return {
         "case": "new checkpoint over the consumed folder through a symlink: refused",
@@ -230,7 +193,7 @@ def symlink_trial(stage: Stage, fmt: str, fed: int, say: Say) -> Row:
         if refused and unchanged
         else [
             f"exit {code}, {'refused' if refused else 'not refused'}; the table's commits "
-            f"{commits} before, {COMMITS[fmt](stage)} after"
+            f"{before} before, {commits(stage, fmt)} after"
         ],
     }
 

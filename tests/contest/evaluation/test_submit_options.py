@@ -40,7 +40,7 @@ def test_every_strategys_timed_job_resolves_nothing(cfg, tmp_path):
     from contest.config import load_config
     from contest.evaluation.jobs import spark_submit
     from contest.evaluation.strategies import STRATEGIES
-    from contest.infra.packages import PACKAGES
+    from contest.peers.registry import package_sets
 
     for name in ("paimon-agg", "delta-dv", "iceberg-mor", "hudi-merger"):
         strat = load_config(
@@ -52,7 +52,7 @@ def test_every_strategys_timed_job_resolves_nothing(cfg, tmp_path):
         assert "--packages" not in cmd, name
         jars = [Path(j) for j in cmd[cmd.index("--jars") + 1].split(",")]
         assert all(j.is_file() for j in jars), name
-        pinned = PACKAGES[strat.peer.format.removesuffix("-merger")][0]
+        pinned = package_sets()[strat.peer.format.removesuffix("-merger")][0]
         group, artifact, version = pinned.split(":")
         assert any(j.name == f"{group}_{artifact}-{version}.jar" for j in jars), name
         # A jar the format names through spark.jars (hudi-merger's record merger) stays:

@@ -9,12 +9,14 @@ import pytest
 from contest.config import load_config
 from contest.errors import ConfigError
 from contest.evaluation.jobs import spark_submit
-from contest.infra import lakesoul_jvm, packages
+from contest.infra import lakesoul_jvm
+from contest.peers import registry
 from meta.catalog import schema_from_json
 
 
 def test_the_lakesoul_set_is_a_package_set_with_its_excludes():
-    assert packages.coordinates(["lakesoul"]) == lakesoul_jvm.COORDINATES
+    assert registry.package_sets()["lakesoul"] == lakesoul_jvm.COORDINATES
+    assert registry.package_excludes()["lakesoul"] == lakesoul_jvm.EXCLUDES
     assert "com.dmetasoul:lakesoul-io-java:2.6.2" in lakesoul_jvm.COORDINATES
     assert lakesoul_jvm.EXCLUDES == ("org.apache.spark:spark-catalyst_2.12",)
 

@@ -9,10 +9,10 @@ import pytest
 from contest.cli.main import main
 from contest.config import load_config
 from contest.evaluation.strategies import STRATEGIES
-from contest.peers import formats
+from contest.peers import formats, registry
 from contest.peers.base import Layout
-from contest.peers.hudi import Hudi, procedure_options
-from contest.peers.hudi_merger import MERGER_CLASS, STRATEGY_ID
+from contest.peers.hudi.format import Hudi
+from contest.peers.hudi.options import MERGER_CLASS, STRATEGY_ID, procedure_options
 
 
 def test_hudi_merger_compacts_with_its_record_merger():
@@ -54,7 +54,7 @@ def test_a_peer_compaction_of_no_table_is_one_line(tmp_path, capsys):
     assert "no iceberg table there (no metadata)" in err and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("name", sorted(formats.AVAILABLE_FORMATS))
+@pytest.mark.parametrize("name", sorted(registry.peer_formats()))
 def test_every_format_compacts(name):
     """Each registered format implements its compaction and its layout."""
     from contest.peers.base import PeerFormat

@@ -6,7 +6,7 @@ from pathlib import Path
 from contest.config import load_config
 from contest.evaluation.strategies import STRATEGIES
 from contest.peers import formats
-from contest.peers.hudi_merger import MERGER_CLASS, OPERATORS_KEY, STRATEGY_ID
+from contest.peers.hudi.options import MERGER_CLASS, OPERATORS_KEY, STRATEGY_ID
 
 
 def preset(name: str, **overrides: object):
@@ -42,7 +42,7 @@ def test_paimon_submits_its_pinned_connector_and_catalog():
 
 
 def test_hudi_merger_registers_its_merger_through_hudis_options():
-    opts = formats.hudi_options(preset("hudi-merger"), Path("/x/ccf"), "upsert")
+    opts = _hudi_options(preset("hudi-merger"), Path("/x/ccf"), "upsert")
     assert opts["hoodie.write.record.merge.mode"] == "CUSTOM"
     assert opts["hoodie.write.record.merge.strategy.id"] == STRATEGY_ID
     assert opts["hoodie.write.record.merge.custom.implementation.classes"] == MERGER_CLASS
@@ -51,8 +51,8 @@ def test_hudi_merger_registers_its_merger_through_hudis_options():
 
 
 def test_hudi_merger_and_hudi_mor_differ_only_in_the_merge():
-    mor = formats.hudi_options(preset("hudi-mor"), Path("/x/ccf"), "upsert")
-    merger = formats.hudi_options(preset("hudi-merger"), Path("/x/ccf"), "upsert")
+    mor = _hudi_options(preset("hudi-mor"), Path("/x/ccf"), "upsert")
+    merger = _hudi_options(preset("hudi-merger"), Path("/x/ccf"), "upsert")
     assert {k: v for k, v in merger.items() if k not in mor} == {
         "hoodie.write.record.merge.mode": "CUSTOM",
         "hoodie.write.record.merge.strategy.id": STRATEGY_ID,
@@ -69,3 +69,7 @@ def test_hudi_merger_and_hudi_mor_differ_only_in_the_merge():
 def test_the_merger_jar_is_on_the_jobs_class_path():
     confs = formats.start_conf(preset("hudi-merger"))
     assert confs["spark.jars"].endswith("contest-lakesoul-stock.jar")
+
+
+def _hudi_options(cfg, table, operation):
+    return formats.of(cfg).write_options(cfg, table, operation)

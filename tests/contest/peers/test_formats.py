@@ -8,6 +8,8 @@ from contest.config import load_config
 from contest.errors import ConfigError
 from contest.evaluation.strategies import STRATEGIES
 from contest.peers import formats
+from contest.peers.hudi.options import ORDERING
+from contest.peers.iceberg.format import identifier as iceberg_identifier
 from contest.peers.write import classify, merge_sql
 
 PEERS = ("delta-merge", "delta-dv", "iceberg-mor", "hudi-mor")
@@ -68,10 +70,10 @@ def test_iceberg_table_is_v2_merge_on_read_with_the_preset_layout():
 
 
 def test_hudi_is_mor_keyed_by_uuid_ordered_by_version_with_the_preset_index():
-    opts = formats.hudi_options(preset("hudi-mor"), Path("/x/ccf-hudi"), "upsert")
+    opts = _hudi_options(preset("hudi-mor"), Path("/x/ccf-hudi"), "upsert")
     assert opts["hoodie.datasource.write.table.type"] == "MERGE_ON_READ"
     assert opts["hoodie.datasource.write.recordkey.field"] == "uuid"
-    assert opts["hoodie.datasource.write.precombine.field"] == formats.HUDI_ORDERING
+    assert opts["hoodie.datasource.write.precombine.field"] == ORDERING
     assert opts["hoodie.index.type"] == "BUCKET"
     assert opts["hoodie.bucket.index.num.buckets"] == "8"
     assert opts["hoodie.metadata.enable"] == "false"
@@ -90,13 +92,13 @@ def test_iceberg_tables_live_at_warehouse_namespace_table():
     cfg = preset("iceberg-mor")
     conf = formats.runtime_conf(cfg, Path("/w/eval/tables/ccf"))
     assert conf["spark.sql.catalog.peer.warehouse"] == "/w/eval"
-    assert formats.iceberg_identifier(Path("/w/eval/tables/ccf")) == "peer.`tables`.`ccf`"
+    assert iceberg_identifier(Path("/w/eval/tables/ccf")) == "peer.`tables`.`ccf`"
 
 
 @pytest.mark.parametrize(
     ("key", "value", "needle"),
     [
-        ("peer.format", "kudu", "peer.format: 'kudu' is not one of delta, iceberg, hudi, paimon"),
+        ("peer.format", "kudu", "peer.format: 'kudu' is not one of delta, iceberg, hudi"),
         ("peer.codec", "lz4_raw", "peer.codec: 'lz4_raw' is not one of"),  # not Iceberg's
         ("peer.merge_mode", "mor", "peer.merge_mode"),
         ("peer.hudi_index", "bucket", "peer.hudi_index"),
@@ -151,3 +153,7 @@ def test_each_stream_sink_is_found_by_name_and_a_wrong_one_is_one_line():
     with pytest.raises(ConfigError, match="LakeSoul stream has the harness's foreach-batch only"):
         override(cfg, {"peer.format": "", "stream.sink": OWN_SINK})
     assert override(cfg, {"peer.format": "hudi", "stream.sink": OWN_SINK}).stream.sink == OWN_SINK
+
+
+def _hudi_options(cfg, table, operation):
+    return formats.of(cfg).write_options(cfg, table, operation)

@@ -12,14 +12,14 @@ import pytest
 from contest.config import load_config
 from contest.errors import RunError
 from contest.evaluation.strategies import STRATEGIES
-from contest.peers.hudi import ORDERING
-from contest.peers.hudi_merger import (
+from contest.peers.hudi.merger import (
     FORMAT,
     ROW_BITS,
     SINK_CHECKPOINT_KEY,
     UpsertBatch,
     collapsed_rows,
 )
+from contest.peers.hudi.options import ORDERING
 
 QUERY = "6a1f2c3d-0000-4000-8000-000000000001"
 

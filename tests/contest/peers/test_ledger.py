@@ -96,7 +96,7 @@ def test_marks_record_the_commit_its_order_and_a_group(tmp_path):
 
 
 def test_a_batch_brings_added_columns_and_widened_integers_only():
-    from contest.peers.iceberg import first_non_append
+    from contest.peers.iceberg.format import first_non_append
     from contest.peers.schema import changes
 
     table = {"requests": "bigint", "hits": "int", "name": "string"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from contest.errors import DataError, RunError
-from contest.peers.hudi_merger import completed_instants, empty_after
+from contest.peers.hudi.timeline import completed_instants, empty_after
 from contest.peers.microbatch import SourceRecord, SourceRecords, check_batch
 
 

@@ -187,7 +187,7 @@ def test_hudi_an_empty_completed_instant_is_a_committed_micro_batch(cfg, tmp_pat
     Hudi's reads take as committed with no batch id on the timeline. The replayed batch
     is skipped (it was written again: every sum of its file doubled). A plain `hudi` read
     of the table the stream wrote says in one line to read it as hudi-merger."""
-    from contest.peers.hudi_merger import COMPLETED
+    from contest.peers.hudi.timeline import COMPLETED
 
     cfg = dataclasses.replace(cfg, work_dir=str(tmp_path))
     stage = peer_stage(cfg, tmp_path / "bench", "hudi", cores=1)

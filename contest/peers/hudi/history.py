@@ -1,4 +1,4 @@
-"""Hudi's history under the newest schema (issue 40), through Hudi's own mechanisms
+"""Hudi's history under the newest schema, through Hudi's own mechanisms
 (Hudi 1.0.2):
 
 - schema evolution on write ("Schema Evolution" page, "schema evolution on write"): a
@@ -20,19 +20,32 @@ incremental query's instants compare with.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from contest.config import Config
 from contest.data.batches import Batch
 from contest.errors import ReadError, SchemaEvolutionError
 from contest.peers.history import newest_columns, simple_fields
+from contest.peers.hudi.options import ORDERING
 from contest.peers.merge import peer_operators
 from contest.peers.schema import schema_changes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from contest.peers.hudi import Hudi
+
+class Hudi(Protocol):
+    """What the history asks of a Hudi format (format.py's Hudi, merger.py's HudiMerger)."""
+
+    name: ClassVar[str]
+
+    @property
+    def incremental_answer(self) -> str: ...
+
+    def reader_options(self, cfg: Config) -> dict[str, str]: ...
+
+    def write_options(self, cfg: Config, table: Path, operation: str) -> dict[str, str]: ...
+
 
 # Hudi's own columns in a read (`_hoodie_commit_time`, ...) and the ordering field.
 META_PREFIX = "_hoodie_"
@@ -70,8 +83,6 @@ def commit_id(spark: SparkSession, table: Path) -> str:
 
 
 def table_fields(fmt: Hudi, spark: SparkSession, cfg: Config, table: Path) -> list[tuple[str, str]]:
-    from contest.peers.hudi import ORDERING
-
     df = spark.read.format("hudi").options(**fmt.reader_options(cfg)).load(str(table))
     return simple_fields(df, [c for c in df.columns if c.startswith(META_PREFIX)] + [ORDERING])
 

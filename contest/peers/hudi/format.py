@@ -12,41 +12,32 @@ without a compiled record merger would do it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contest.config import Config, PeerConfig
 from contest.data.batches import Batch
 from contest.errors import ConfigError, ReadError
-from contest.peers import hudi_history
 from contest.peers.base import Layout, PeerFormat, codec_name
 from contest.peers.history import batch_operators
+from contest.peers.hudi import history as hudi_history
+from contest.peers.hudi.options import (
+    INDEXES,
+    ORDERING,
+    STRATEGY_ID,
+    procedure_options,
+    table_name,
+)
+from contest.peers.hudi.timeline import COMPLETED, completed_instants
 from contest.peers.merge import collapsed, merged_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-# Hudi's ordering (precombine) field: the batch's version, so that of two writes of a key
-# the newer batch wins whatever order Hudi sees them in.
-ORDERING = "_ver"
-INDEXES = ("", "SIMPLE", "BLOOM", "BUCKET", "RECORD_INDEX")
-
-
-def table_name(table_path: Path) -> str:
-    return "".join(ch if ch.isalnum() else "_" for ch in Path(table_path).name)
-
-
-def procedure_options(opts: dict[str, str]) -> str:
-    """Options as a Hudi procedure's `options` argument ("k=v,k=v", split on "," and
-    "="): those with an empty value, or a comma or "=" in key or value, are left out."""
-    return ",".join(
-        f"{k}={v}" for k, v in opts.items() if v and not any(ch in k + v for ch in ",=")
-    )
-
 
 class Hudi(PeerFormat):
     name = "hudi"
-    package_set = "hudi"
     codecs = ("", "none", "snappy", "zstd", "gzip", "lz4_raw")
     marker = ".hoodie"
     metadata_dirs = (".hoodie",)
@@ -147,8 +138,6 @@ class Hudi(PeerFormat):
         return op
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
-        from contest.peers.hudi_merger import STRATEGY_ID
-
         props = Path(table) / ".hoodie" / "hoodie.properties"
         if props.is_file() and STRATEGY_ID in props.read_text():
             # Its reader needs the merger's class and options: without them a task fails
@@ -164,7 +153,7 @@ class Hudi(PeerFormat):
         """Options every read of the table takes (none; a record merger's own)."""
         return {}
 
-    # -- history (issue 40): contest/peers/hudi_history.py --------------------------------
+    # -- history: history.py ---------------------------------------------------------
 
     def evolve(self, spark: SparkSession, cfg: Config, table: Path, batch: Batch) -> list[str]:
         return hudi_history.evolve(self, spark, cfg, table, batch)
@@ -250,6 +239,20 @@ class Hudi(PeerFormat):
         commit."""
         hoodie = Path(table) / ".hoodie"
         return sum(1 for d in (hoodie, hoodie / "timeline") for _ in d.glob("*.deltacommit"))
+
+    def commit_records(self, table: Path) -> int:
+        """Completed write instants in `.hoodie/timeline/` (Hudi 1.0.2 creates one empty,
+        then fills it)."""
+        try:
+            names = os.listdir(Path(table) / ".hoodie" / "timeline")
+        except FileNotFoundError:
+            return 0
+        return sum(1 for n in names if COMPLETED.match(n))
+
+    def commit_half_written(self, table: Path) -> bool:
+        """The newest completed instant still empty: Hudi 1.0.2 creates it, then fills it."""
+        instants = completed_instants(table)
+        return bool(instants) and instants[-1][1] == 0
 
 
 FORMAT = Hudi()

@@ -6,7 +6,7 @@ made NULL), is upserted as it is: with a bucket index Hudi finds a key's file gr
 hashing it, so an upsert appends log files without reading the table; the merger
 combines a key's versions when the table is read (and in compactions), ordered by the
 batch's version (the ordering field). `hudi-mor` instead reads the current rows of the
-batch's keys and upserts merged rows (contest/peers/hudi.py): Hudi 1.0.2's MERGE INTO
+batch's keys and upserts merged rows (format.py): Hudi 1.0.2's MERGE INTO
 on a MOR table cannot read target columns.
 
 A stream (`contest stream run --format hudi`) writes the same way, a micro-batch at a
@@ -25,18 +25,18 @@ its implementation class, given to every write and read.
 from __future__ import annotations
 
 import json
-import re
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
-from contest.data import operators as registry
 from contest.data.batches import COLUMNS
 from contest.errors import ConnectorError
+from contest.infra import lakesoul_jvm
 from contest.peers.base import HARNESS_SINK, OWN_SINK, StreamSink
-from contest.peers.hudi import ORDERING, Hudi
+from contest.peers.hudi.format import Hudi
+from contest.peers.hudi.options import ORDERING, merger_options
+from contest.peers.hudi.timeline import NO_INSTANT, completed_instants, empty_after
 from contest.peers.merge import collapsed_stream, peer_operators, written
 from contest.peers.microbatch import (
     MicroBatchSink,
@@ -58,34 +58,10 @@ ROW_BITS = 32
 # its value is {identifier: batch id} as JSON (CommitUtils.getCheckpointValueAsString).
 SINK_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"
 
-MERGER_CLASS = "contest.hudi.ContractRecordMerger"
-# ContractRecordMerger.STRATEGY_ID: the merge strategy Hudi persists in the table config.
-STRATEGY_ID = "6f0c3a4e-2b1d-4c55-9a57-3c0e1f8a7b21"
-
-
-# The merger's column-to-rule map ("col:rule;col:rule", the operator registry's `hudi`
-# rules; ContractRecordMerger.OPERATORS_KEY): given with every write, compaction and read,
-# in the props Hudi hands the merger. No "," or "=" in it: a compaction procedure's
-# options cannot carry them (hudi.procedure_options).
-OPERATORS_KEY = "hoodie.contest.merge.operators"
-
-
-def merger_options(ops: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Hudi's documented options registering the record merger, and its operator map
-    (default: the contest's contract)."""
-    return {
-        "hoodie.write.record.merge.mode": "CUSTOM",
-        "hoodie.write.record.merge.strategy.id": STRATEGY_ID,
-        "hoodie.write.record.merge.custom.implementation.classes": MERGER_CLASS,
-        OPERATORS_KEY: registry.hudi_spec(registry.CONTRACT if ops is None else ops),
-    }
-
 
 def helper_jar(cfg: Config) -> Path:
     """The project's jar holding the merger (built by ./build.sh from jvm/)."""
-    from contest.infra.lakesoul_jvm import helper_jar as jar
-
-    path = jar(cfg)
+    path = lakesoul_jvm.helper_jar(cfg)
     if not path.is_file():
         raise ConnectorError(
             f"hudi-merger: the record merger's jar {path} is not built: run ./build.sh"
@@ -258,34 +234,6 @@ class UpsertBatch(MicroBatchSink):
             rows.unpersist()
         _, version = timeline_checkpoint(spark, self.table, qid)
         self.told(batch, "committed", version, count, t0)
-
-
-# A micro-batch's record before the table had a completed instant.
-NO_INSTANT = "-"
-# A completed write instant in Hudi 1.0's timeline: `<requested>_<completed>.<action>`.
-COMPLETED = re.compile(r"^(\d+)_(\d+)\.(deltacommit|commit|replacecommit)$")
-
-
-def completed_instants(table: Path) -> list[tuple[str, int]]:
-    """(requested time, size of the file) of each completed write instant, in order."""
-    folder = Path(table) / ".hoodie" / "timeline"
-    out = []
-    for path in folder.iterdir() if folder.is_dir() else []:
-        if m := COMPLETED.match(path.name):
-            out.append((m.group(1), path.stat().st_size))
-    return sorted(out)
-
-
-def empty_after(instants: list[tuple[str, int]], after: str) -> bool:
-    """Whether the first completed write instant after `after` (a micro-batch's record
-    of the last one before its write) is an empty file: Hudi 1.0.2 creates the completed
-    instant empty and then fills it, and its reads take the instant as committed, so a
-    kill in between left that micro-batch committed with no batch id to find. (One writer
-    a table: the instant after the record is that micro-batch's.)"""
-    if not after:
-        return False
-    later = [size for t, size in instants if t > after]
-    return bool(later) and later[0] == 0
 
 
 def collapsed_rows(df: DataFrame) -> DataFrame:

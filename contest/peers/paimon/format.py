@@ -1,7 +1,7 @@
 """Apache Paimon: a primary-key table whose aggregation merge engine is the contract.
 
 The table is keyed by uuid with `'merge-engine' = 'aggregation'`, each column's
-aggregate function its merge operator's (the operator registry's `paimon`): with the
+aggregate function its merge operator's (table.py's AGGREGATE_FUNCTIONS): with the
 contest's contract `requests` is summed (`sum` skips NULLs and is NULL only when every
 value is), every other column keeps its last non-NULL value (`last_non_null_value`); the
 contract's "null" name is made NULL as the rows are written (an operator whose rule
@@ -38,6 +38,7 @@ database and one table (so its stored bytes are the folder's).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,47 +46,26 @@ from typing import TYPE_CHECKING
 from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import COLUMNS, Batch
-from contest.errors import ConfigError
-from contest.peers import paimon_history
 from contest.peers.base import OWN_SINK, Layout, PeerFormat, StreamSink, codec_name
 from contest.peers.merge import peer_operators, source_operators, written
+from contest.peers.paimon import history as paimon_history
+from contest.peers.paimon.table import (
+    CATALOG,
+    DATABASE,
+    METRICS,
+    SEQUENCE,
+    TABLE,
+    identifier,
+    merge_properties,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import DataStreamWriter
 
-CATALOG = "paimon"
-DATABASE = "contest"
-TABLE = "ccf"
-# The sequence fields: the batch's version, then the row's position in its batch.
-SEQUENCE = ("_ver", "_pos")
-# The snapshot's own numbers kept in the report (its `snapshots` system table).
-METRICS = ("delta_record_count", "changelog_record_count", "total_record_count")
-
-
-def identifier() -> str:
-    return f"{CATALOG}.{DATABASE}.{TABLE}"
-
-
-def merge_properties(ops: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The operators (default: the contest's contract) as Paimon table options (fixed:
-    they are what makes it exact); an operator Paimon has no function for is refused."""
-    props = {
-        "primary-key": "uuid",
-        "merge-engine": "aggregation",
-        "sequence.field": ",".join(SEQUENCE),
-    }
-    for col, name in (registry.CONTRACT if ops is None else ops).items():
-        function = registry.get(name).paimon
-        if function is None:
-            raise ConfigError(f"paimon: merge operator {name} (column {col}) has no aggregate")
-        props[f"fields.{col}.aggregate-function"] = function
-    return props
-
 
 class Paimon(PeerFormat):
     name = "paimon"
-    package_set = "paimon"
     # Paimon's own codec names for file.compression ("" = its default).
     codecs = ("", "none", "snappy", "zstd", "gzip", "lz4")
     marker = f"{DATABASE}.db"
@@ -169,7 +149,7 @@ class Paimon(PeerFormat):
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         return spark.table(identifier())
 
-    # -- history (issue 40): contest/peers/paimon_history.py ------------------------------
+    # -- history: history.py ---------------------------------------------------------
 
     def evolve(self, spark: SparkSession, cfg: Config, table: Path, batch: Batch) -> list[str]:
         return paimon_history.evolve(self, spark, cfg, table, batch)
@@ -212,6 +192,14 @@ class Paimon(PeerFormat):
     def location(self, table: Path) -> Path:
         """The table's own folder in the warehouse the harness names."""
         return Path(table).absolute() / f"{DATABASE}.db" / TABLE
+
+    def commit_records(self, table: Path) -> int:
+        """`snapshot/snapshot-<id>` files, one per commit."""
+        try:
+            names = os.listdir(self.location(table) / "snapshot")
+        except FileNotFoundError:
+            return 0
+        return sum(1 for n in names if n.startswith("snapshot-"))
 
     def stream_prepare(self, spark: SparkSession, cfg: Config, table: Path) -> None:
         from pyspark.sql.types import LongType, StringType, StructField, StructType

@@ -1,4 +1,4 @@
-"""Paimon's history under the newest schema (issue 40), through Paimon's own mechanisms
+"""Paimon's history under the newest schema, through Paimon's own mechanisms
 (Paimon 0.9, "Spark" pages):
 
 - schema evolution by `ALTER TABLE ... ADD COLUMNS` (with the new column's aggregate
@@ -18,7 +18,7 @@ A commit's id is its snapshot id.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from contest.config import Config
 from contest.data import operators as registry
@@ -26,12 +26,17 @@ from contest.data.batches import Batch
 from contest.errors import ReadError, SchemaEvolutionError, unwrap_spark_error
 from contest.peers.history import newest_columns, simple_fields
 from contest.peers.merge import peer_operators
+from contest.peers.paimon.table import CATALOG, DATABASE, MERGE_ENGINE, SEQUENCE, TABLE, identifier
 from contest.peers.schema import schema_changes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from contest.peers.paimon import Paimon
+
+class Paimon(Protocol):
+    """What the history asks of the Paimon format (format.py's Paimon)."""
+
+    def location(self, table: Path) -> Path: ...
 
 
 # The aggregation engine's function of a field without one. A column added with it
@@ -51,8 +56,6 @@ def one_line(exc: BaseException) -> str:
 
 def snapshot_range(spark: SparkSession) -> tuple[int, int]:
     """The table's earliest and latest snapshot ids (its `snapshots` system table)."""
-    from contest.peers.paimon import CATALOG, DATABASE, TABLE
-
     row = spark.sql(
         f"SELECT min(snapshot_id), max(snapshot_id) FROM {CATALOG}.{DATABASE}.`{TABLE}$snapshots`"
     ).collect()[0]
@@ -68,8 +71,6 @@ def commit_id(spark: SparkSession) -> str:
 def evolve(fmt: Paimon, spark: SparkSession, cfg: Config, table: Path, batch: Batch) -> list[str]:
     """ALTER TABLE for each column the batch adds or widens; another type change is
     refused (Paimon's own error when it refuses one)."""
-    from contest.peers.paimon import SEQUENCE, identifier
-
     current = simple_fields(spark.table(identifier()), SEQUENCE)
     changes = schema_changes(current, simple_fields(spark.read.parquet(str(batch.path))))
     ops = peer_operators(cfg)
@@ -77,7 +78,7 @@ def evolve(fmt: Paimon, spark: SparkSession, cfg: Config, table: Path, batch: Ba
     for change in changes:
         col = f"`{change.column}`"
         if change.kind == "added":
-            function = registry.get(ops.get(change.column, registry.DEFAULT)).paimon
+            function = MERGE_ENGINE.name_of(ops.get(change.column, registry.DEFAULT))
             statements = [f"ALTER TABLE {identifier()} ADD COLUMNS ({col} {change.new})"]
             if function != DEFAULT_FUNCTION:  # see DEFAULT_FUNCTION
                 statements.append(
@@ -145,8 +146,6 @@ def read_changes(
 def expire(spark: SparkSession) -> dict[str, int]:
     """`CALL sys.expire_snapshots` keeping only the newest snapshot (retain_min too:
     its default keeps 10); the data files only expired snapshots name are deleted."""
-    from contest.peers.paimon import CATALOG, DATABASE, TABLE
-
     rows = spark.sql(
         f"CALL {CATALOG}.sys.expire_snapshots(table => '{DATABASE}.{TABLE}', "
         "retain_max => 1, retain_min => 1)"

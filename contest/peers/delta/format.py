@@ -12,6 +12,7 @@ from contest.data import operators as registry
 from contest.data.batches import Batch
 from contest.errors import ReadError, SchemaEvolutionError, unwrap_spark_error
 from contest.peers.base import HARNESS_SINK, Layout, PeerFormat, StreamSink, codec_name, quoted
+from contest.peers.files import data_listing
 from contest.peers.merge import (
     collapsed,
     collapsed_stream,
@@ -60,7 +61,6 @@ METRICS = (
 
 class Delta(PeerFormat):
     name = "delta"
-    package_set = "delta"
     codecs = ("", "none", "snappy", "zstd", "gzip", "lz4_raw")
     marker = "_delta_log"
     metadata_dirs = ("_delta_log",)
@@ -113,7 +113,7 @@ class Delta(PeerFormat):
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         return spark.read.format("delta").load(str(table))
 
-    # -- history (issue 40) ---------------------------------------------------------
+    # -- history ----------------------------------------------------------------------
 
     def evolve(self, spark: SparkSession, cfg: Config, table: Path, batch: Batch) -> list[str]:
         """Delta's own schema changes ("Update table schema" page): `ALTER TABLE ADD
@@ -186,12 +186,10 @@ class Delta(PeerFormat):
         no longer referenced" page): every file the current version does not name is
         deleted, so older versions cannot be read. The log (and the batch ledger, a
         hidden file to VACUUM) stays."""
-        from contest.peers.write import data_listing
-
         spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-        before = len(data_listing(table))
+        before = len(data_listing(table, self.metadata_dirs))
         spark.sql(f"VACUUM delta.{quoted(table)} RETAIN 0 HOURS").collect()
-        return {"files_deleted": before - len(data_listing(table))}
+        return {"files_deleted": before - len(data_listing(table, self.metadata_dirs))}
 
     def compact(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
         """`OPTIMIZE` (bin-packing, Delta's "Optimizations" page): the table's small
@@ -263,9 +261,16 @@ class Delta(PeerFormat):
 
     def commit_count(self, table: Path) -> int:
         """Commits after the table's creation (version 0) in `_delta_log`."""
-        log = Path(table) / "_delta_log"
-        versions = [int(p.name[:20]) for p in log.glob("*.json") if p.name[:20].isdigit()]
-        return max(versions, default=0)
+        return max(_versions(table), default=0)
+
+    def commit_records(self, table: Path) -> int:
+        """`_delta_log/<version>.json` files, version 0 (the creation) included."""
+        return len(_versions(table))
+
+
+def _versions(table: Path) -> list[int]:
+    log = Path(table) / "_delta_log"
+    return [int(p.name[:20]) for p in log.glob("*.json") if p.name[:20].isdigit()]
 
 
 # OPTIMIZE's and REORG's history metrics kept in a compaction's report.

@@ -87,7 +87,6 @@ def partitioned(writer: DataFrameWriterV2, cfg: Config) -> DataFrameWriterV2:
 
 class Iceberg(PeerFormat):
     name = "iceberg"
-    package_set = "iceberg"
     codecs = ("", "none", "snappy", "zstd", "gzip")
     marker = "metadata"
     metadata_dirs = ("metadata",)
@@ -154,7 +153,7 @@ class Iceberg(PeerFormat):
         spark.sql(merge_sql(ident, "contest_peer_batch", ops))
         return "merge"
 
-    # -- history (issue 40) ---------------------------------------------------------
+    # -- history ----------------------------------------------------------------------
 
     def evolve(self, spark: SparkSession, cfg: Config, table: Path, batch: Batch) -> list[str]:
         """Iceberg's own schema evolution ("Spark DDL" page): `ALTER TABLE ... ADD

@@ -1,0 +1,67 @@
+"""Delta Lake 3.3.2 on Spark: MERGE INTO a path table, copy-on-write or with deletion
+vectors; its stream a foreachBatch MERGE made idempotent by txnAppId/txnVersion."""
+
+from __future__ import annotations
+
+from contest.peers.delta.format import FORMAT
+from contest.peers.registry import Implementation, Strategy, register
+
+# The delta-spark jar of the same release as the `delta-spark` Python package pinned in
+# pyproject.toml; it pulls delta-storage 3.3.2 and antlr4-runtime 4.9.3.
+PACKAGES = {"delta": ("io.delta:delta-spark_2.12:3.3.2",)}
+
+# Copy-on-write MERGE: every file holding a matched key is rewritten. Keys are uniform,
+# so nearly every file is touched by every batch: few files (8 shuffle partitions: 8
+# files per MERGE) keep the rewrite count and the read's file opens low; the collapsed
+# batch is small next to the table, so it is broadcast (no shuffle of the table in the
+# join; 256 MB covers a scale-1 batch); lz4_raw is the cheapest codec that still
+# compresses, and CPU, not disk, is the limit here; the snapshot of a short log is
+# replayed in 2 partitions, not 50 (the default costs about a second per commit for a
+# dozen log files).
+MERGE = {
+    "peer.format": "delta",
+    "peer.deletion_vectors": False,
+    "peer.codec": "lz4_raw",
+    "peer.broadcast_bytes": 256 * 1024 * 1024,
+    "spark.shuffle_partitions": 8,
+    "spark.conf": {"spark.databricks.delta.snapshotPartitions": "2"},
+}
+# With deletion vectors: MERGE marks the matched rows of a file in a deletion vector and
+# writes only the new versions of the rows (no rewrite of the untouched rows); the read
+# drops marked rows. Same session settings as delta-merge; statistics on uuid only (the
+# one column MERGE's file pruning uses), so each new file's footer statistics cost less.
+DELETION_VECTORS = {
+    "peer.format": "delta",
+    "peer.deletion_vectors": True,
+    "peer.codec": "lz4_raw",
+    "peer.broadcast_bytes": 256 * 1024 * 1024,
+    "peer.table": {"delta.dataSkippingNumIndexedCols": "1"},
+    "spark.shuffle_partitions": 8,
+    "spark.conf": {"spark.databricks.delta.snapshotPartitions": "2"},
+}
+# Delta's documented defaults: copy-on-write MERGE, snappy, Spark's 10 MB broadcast, 50
+# snapshot partitions, statistics on the first 32 columns.
+
+register(
+    Implementation(
+        name=FORMAT.name,
+        table_format="Delta Lake 3.3.2",
+        engine="Spark (MERGE INTO)",
+        peer=FORMAT,
+        packages=PACKAGES,
+        strategies=(
+            Strategy(
+                "delta-merge",
+                MERGE,
+                defaults={"peer.format": "delta", "peer.deletion_vectors": False},
+            ),
+            Strategy(
+                "delta-dv",
+                DELETION_VECTORS,
+                defaults={"peer.format": "delta", "peer.deletion_vectors": True},
+            ),
+        ),
+        stream=FORMAT.name,
+        commit_records=lambda t: FORMAT.commit_records(t.path),
+    )
+)

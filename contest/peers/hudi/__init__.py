@@ -1,0 +1,67 @@
+"""Apache Hudi 1.0.2 on Spark, MERGE_ON_READ keyed by uuid: `hudi` upserts rows merged
+in Spark (Hudi's MOR MERGE INTO cannot read target columns), `hudi-merger` upserts each
+collapsed batch as it is and merges at read with the contract's record merger (jvm/)."""
+
+from __future__ import annotations
+
+from contest.peers.hudi.format import FORMAT
+from contest.peers.hudi.merger import FORMAT as MERGER
+from contest.peers.hudi.options import MERGE_ENGINE
+from contest.peers.registry import Implementation, Strategy, register
+
+# Hudi's Spark 3.5 bundle; it pulls hive-storage-api 2.8.1 and slf4j-api 1.7.36.
+PACKAGES = {"hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.0.2",)}
+
+# The layout both strategies share. uuids are random: a bucket index (hash of uuid into
+# 8 fixed file groups) finds a key's file group without looking anything up (no bloom
+# probe, no key join); no inline compaction (the contest reads once, at the end: the read
+# merges the logs); no metadata table (it speeds up file listing on object stores, costs
+# a second write per commit on a local disk); snappy instead of Hudi's gzip.
+#
+# hudi-mor: Hudi refuses the contract's MERGE INTO on MOR tables (SET may not read target
+# columns), so the contract's expressions run in Spark over the batch's keys' current
+# rows and the result is upserted into log files (format.py).
+MOR = {
+    "peer.format": "hudi",
+    "peer.hudi_index": "BUCKET",
+    "peer.buckets": 8,
+    "peer.codec": "snappy",
+    "peer.table": {"hoodie.compact.inline": "false", "hoodie.metadata.enable": "false"},
+    "spark.shuffle_partitions": 8,
+}
+# hudi-merger: the contract as a record merger compiled into jvm/ (Hudi 1.0's Record
+# Mergers page recommends mergers over payload classes): each collapsed batch is upserted
+# as is, appended to log files without reading the table; the merger merges at read. The
+# layout of hudi-mor, so the two differ only in where the merge runs.
+MERGER_PRESET = {**MOR, "peer.format": MERGER.name}
+# Hudi's documented defaults: its SIMPLE index (a join with the stored keys), gzip,
+# compaction and the metadata table as its Spark datasource sets them (hudi-merger keeps
+# the parquet log blocks its merger needs).
+
+register(
+    Implementation(
+        name=FORMAT.name,
+        table_format="Apache Hudi 1.0.2",
+        engine="Spark (upsert of rows merged in Spark)",
+        peer=FORMAT,
+        packages=PACKAGES,
+        strategies=(Strategy("hudi-mor", MOR, defaults={"peer.format": FORMAT.name}),),
+        # A stream upserts each micro-batch without reading the table: only the record
+        # merger applies the contract then, so a stream of `hudi` runs hudi-merger's.
+        stream=FORMAT.name,
+        commit_records=lambda t: FORMAT.commit_records(t.path),
+    )
+)
+register(
+    Implementation(
+        name=MERGER.name,
+        table_format="Apache Hudi 1.0.2",
+        engine="Spark (the contract's record merger)",
+        peer=MERGER,
+        packages=PACKAGES,
+        strategies=(Strategy("hudi-merger", MERGER_PRESET, defaults={"peer.format": MERGER.name}),),
+        stream=MERGER.name,
+        commit_records=lambda t: MERGER.commit_records(t.path),
+        merge_engine=MERGE_ENGINE,
+    )
+)

@@ -1,0 +1,81 @@
+"""LakeSoul: the harness's own tables (concurrent versioned upserts, the metadata merge,
+merge operators on read; contest/write and contest/read) and LakeSoul's own released
+libraries (write.engine = read.engine = lakesoul-stock). Neither is a `peer.format`: the
+write and read engines choose them."""
+
+from __future__ import annotations
+
+from contest.infra import lakesoul_jvm
+from contest.peers.registry import Implementation, Strategy, StreamTable, register
+from meta.stream import committed_count
+
+# This project: concurrent versioned upserts, big-file-only repartition, uncompressed
+# files, metadata merge, merge operators on read, each bucket's result written by its
+# merge task.
+OPTIMIZED = {"write.mode": "mor"}
+# The contest example's merge-on-read path: sequential upserts with the connector's
+# defaults (every batch shuffled into the buckets; the native writer's codec, zstd), and
+# the result written by Spark (snappy, its default).
+BASELINE_MOR = {
+    "write.mode": "mor",
+    "write.threads": 1,
+    "write.big_file_bytes": 1,
+    "write.repartition": 4,
+    "write.task_rows": 0,  # 4 parts whatever the rows (the connector's 4 buckets)
+    "write.codec": "zstd",
+    "write.reader": "spark",
+    "read.writer": "spark",
+    "read.codec": "snappy",
+}
+# The contest example's main baseline: copy-on-write, a full outer join and an overwrite
+# per batch; read as baseline-mor reads.
+BASELINE_COW = {
+    "write.mode": "cow",
+    "write.threads": 1,
+    "write.codec": "zstd",
+    "write.reader": "spark",
+    "read.writer": "spark",
+    "read.codec": "snappy",
+}
+# Stock LakeSoul as far as this machine allows: tables and commits by LakeSoul's
+# DBManager, rows written and merged by LakeSoul's native IO with its merge operators,
+# sequential upserts in version order (contest/write/stock.py), loaded through
+# spark.jars.packages; the result written by Spark (snappy, its default). Its preset
+# tunes nothing: LakeSoul's libraries as shipped, so it has no `:defaults` row.
+STOCK = {
+    "write.engine": "lakesoul-stock",
+    "read.engine": "lakesoul-stock",
+    "write.threads": 1,
+    "read.codec": "snappy",
+}
+
+
+def stream_commits(table: StreamTable) -> int:
+    """The stream's commit rows in PostgreSQL (`contest_stream_batch`)."""
+    return committed_count(table.conn, table.name, table.namespace)
+
+
+register(
+    Implementation(
+        name="lakesoul",
+        table_format="LakeSoul (the harness's tables)",
+        engine="the harness's writer and merge-on-read",
+        strategies=(
+            Strategy("optimized", OPTIMIZED),
+            Strategy("baseline-mor", BASELINE_MOR),
+            Strategy("baseline-cow", BASELINE_COW),
+        ),
+        stream="lakesoul",
+        commit_records=stream_commits,
+    )
+)
+register(
+    Implementation(
+        name="lakesoul-stock",
+        table_format=f"LakeSoul {lakesoul_jvm.LAKESOUL_VERSION}",
+        engine="LakeSoul's own libraries (DBManager, native IO) in Spark",
+        packages={lakesoul_jvm.PACKAGE_SET: lakesoul_jvm.COORDINATES},
+        excludes={lakesoul_jvm.PACKAGE_SET: lakesoul_jvm.EXCLUDES},
+        strategies=(Strategy("lakesoul-stock", STOCK),),
+    )
+)

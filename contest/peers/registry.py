@@ -1,0 +1,145 @@
+"""The one list of implementations the harness measures: each a table format on an
+engine (LakeSoul on the harness's writer and reader, LakeSoul on its own libraries,
+Delta on Spark, Hudi on Spark with the contract's record merger, ...). A format's folder
+under `contest/peers/` registers its implementations with one `register(...)` call, and
+everything that lists formats or strategies asks here: the CLI's choices, `contest bench
+peers` and `bench stream`, the JVM packages `contest packages fetch` resolves, the
+strategies' presets and `:defaults` rows, the sweeps' checks and the merge engines that
+refuse an operator. Adding a format is its folder plus its line in
+`contest/peers/__init__.py`, as pyiceberg's catalogs are one module each behind one
+registry and ClickBench's systems one folder each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contest.data import operators
+from contest.errors import ConfigError
+from contest.infra import packages
+from contest.peers.base import PeerFormat
+
+# A strategy's preset: configuration keys and their values, over the defaults (a config
+# file and flags still win).
+Preset = Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One configuration of an implementation that the comparisons name: its preset and,
+    for a peer, its row at the format's documented defaults (`<name>:defaults`, what
+    makes the strategy the strategy kept, every tuning setting gone)."""
+
+    name: str
+    preset: Preset
+    defaults: Preset | None = None
+
+
+@dataclass(frozen=True)
+class StreamTable:
+    """A streamed table as a kill trial watches it: its folder, and for a LakeSoul table
+    its metadata's connection and name."""
+
+    path: Path
+    conn: Any = None
+    name: str = ""
+    namespace: str = "default"
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """A table format on an engine. `peer`: the `peer.format` implementation (None for
+    LakeSoul's own engines, chosen by write.engine and read.engine). `packages`: the JVM
+    package sets it loads, by name (`contest packages fetch --name`), and `excludes` the
+    artifacts a set must not pull in. `stream`: the name `contest stream run --format`
+    takes ("" = no stream). `commit_records`: the count of the table's own commit
+    records, the boundary a kill trial aims at. `merge_engine`: its native merge
+    operators' names, registered with the operator registry so that an operator it
+    cannot express is refused before any work."""
+
+    name: str
+    table_format: str
+    engine: str
+    peer: PeerFormat | None = None
+    packages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    excludes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    strategies: tuple[Strategy, ...] = ()
+    stream: str = ""
+    commit_records: Callable[[StreamTable], int] | None = None
+    merge_engine: operators.MergeEngine | None = None
+
+
+IMPLEMENTATIONS: dict[str, Implementation] = {}
+
+
+def register(impl: Implementation) -> Implementation:
+    """Add an implementation; a name, strategy, stream or package set another one holds
+    already is refused (a package set may be shared only with the same coordinates)."""
+    if impl.name in IMPLEMENTATIONS:
+        raise ConfigError(f"implementation {impl.name!r} is registered already")
+    taken = strategies()
+    for s in impl.strategies:
+        if s.name in taken:
+            raise ConfigError(f"strategy {s.name!r} is registered already")
+    if impl.stream and impl.stream in stream_names():
+        raise ConfigError(f"stream format {impl.stream!r} is registered already")
+    sets = package_sets()
+    for name, coords in impl.packages.items():
+        if name in sets and sets[name] != coords:
+            raise ConfigError(f"package set {name!r} is registered with other coordinates")
+    if impl.merge_engine is not None:
+        operators.register_engine(impl.merge_engine)
+    IMPLEMENTATIONS[impl.name] = impl
+    return impl
+
+
+def unregister(name: str) -> None:
+    """Remove an implementation (a test's toy one) and its merge engine."""
+    impl = IMPLEMENTATIONS.pop(name)
+    if impl.merge_engine is not None and not any(
+        i.merge_engine == impl.merge_engine for i in IMPLEMENTATIONS.values()
+    ):
+        operators.unregister_engine(impl.merge_engine.name)
+
+
+def strategies() -> dict[str, Strategy]:
+    """Every implementation's strategies, in registration order."""
+    return {s.name: s for impl in IMPLEMENTATIONS.values() for s in impl.strategies}
+
+
+def implementation_of(strategy: str) -> Implementation:
+    for impl in IMPLEMENTATIONS.values():
+        if any(s.name == strategy for s in impl.strategies):
+            return impl
+    raise KeyError(strategy)
+
+
+def peer_formats() -> dict[str, PeerFormat]:
+    """The values `peer.format` takes, and their implementations."""
+    return {i.name: i.peer for i in IMPLEMENTATIONS.values() if i.peer is not None}
+
+
+def stream_names() -> tuple[str, ...]:
+    """The formats `contest stream run --format` takes."""
+    return tuple(i.stream for i in IMPLEMENTATIONS.values() if i.stream)
+
+
+def by_stream(name: str) -> Implementation:
+    for impl in IMPLEMENTATIONS.values():
+        if impl.stream == name:
+            return impl
+    raise ConfigError(f"--format: {name!r} is not one of {', '.join(stream_names())}")
+
+
+def package_sets() -> dict[str, tuple[str, ...]]:
+    """Every JVM package set by name: the harness's own (contest/infra/packages.py), then
+    every implementation's."""
+    own = dict(packages.PACKAGES)
+    return own | {n: c for impl in IMPLEMENTATIONS.values() for n, c in impl.packages.items()}
+
+
+def package_excludes() -> dict[str, tuple[str, ...]]:
+    return {n: c for impl in IMPLEMENTATIONS.values() for n, c in impl.excludes.items()}
