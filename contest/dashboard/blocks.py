@@ -14,7 +14,7 @@ from typing import Any
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from contest.dashboard.load import DIMENSIONS, UNKNOWN, Loaded
+from contest.dashboard.load import UNKNOWN, Item
 
 GENERATOR = "contest dashboard"
 REFERENCE = "optimized"
@@ -30,7 +30,6 @@ PALETTE = (
     "#bcbd22",
     "#17becf",
 )
-Row = dict[str, Any]
 
 
 # -- numbers, the same way page.js writes them -------------------------------------------
@@ -99,9 +98,9 @@ class Builder:
     figures: dict[str, dict[str, Any]] = field(default_factory=dict)
     colours: dict[str, str] = field(default_factory=dict)
 
-    def key(self, row: Row) -> int:
-        dims = tuple(str(row[d]) for d in DIMENSIONS)
-        return self.keys.setdefault(dims, len(self.keys))
+    def key(self, item: Item) -> int:
+        """The index of the item's filter dimensions in `keys`."""
+        return self.keys.setdefault(item.dims, len(self.keys))
 
     def colour(self, strategy: str) -> str:
         if strategy not in self.colours:
@@ -118,12 +117,6 @@ class Builder:
         )
         self.figures[fig_id] = json.loads(pio.to_json(fig, validate=False))
         return f'<div class="chart" id="{fig_id}"></div>'
-
-
-def rows(loaded: Loaded, sql: str) -> list[Row]:
-    cur = loaded.con.execute(sql)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
 # -- HTML pieces -------------------------------------------------------------------------

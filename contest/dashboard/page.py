@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any
 
@@ -26,14 +26,10 @@ from contest.dashboard.blocks import (
     PALETTE,
     REFERENCE,
     Builder,
-    Row,
     empty,
     esc,
-    fmt,
-    gb,
     plot_time,
     ratio_text,
-    rows,
     scale_order,
     section,
     short_time,
@@ -41,17 +37,45 @@ from contest.dashboard.blocks import (
     summary_cell,
     table,
 )
-from contest.dashboard.load import DIMENSIONS, LOCAL, UNKNOWN, Loaded
+from contest.dashboard.load import DIMENSIONS, LOCAL, UNKNOWN, Item, Loaded
 from contest.dashboard.measured import benchmarks_section, streaming_section, workloads_section
+from contest.dashboard.records import record_table
+from contest.results.benchmarks import FaultRecord, ScaleRecord
+from contest.results.runs import RunRecord
+from contest.results.shown import column
+
+SCORE = column(RunRecord, "score").shown.header
+WRITE = column(RunRecord, "write_s").shown.header
+READ = column(RunRecord, "read_s").shown.header
+
+
+def when_desc(items: list[Item], when: Callable[[Item], str | None]) -> list[Item]:
+    """Newest first, those without a time last (the order kept among equals)."""
+    known = [i for i in items if when(i)]
+    return sorted(known, key=lambda i: when(i) or "", reverse=True) + [
+        i for i in items if not when(i)
+    ]
+
+
+def when_asc(items: list[Item], when: Callable[[Item], str | None]) -> list[Item]:
+    """Oldest first, those without a time last."""
+    return sorted(items, key=lambda i: (not when(i), when(i) or ""))
+
+
+def run(i: Item) -> RunRecord:
+    """The run an item of the runs or sweeps table is."""
+    assert isinstance(i.row, RunRecord)
+    return i.row
+
 
 # -- sections ----------------------------------------------------------------------------
 
 
 def runs_section(b: Builder, loaded: Loaded) -> str:
-    data = rows(loaded, 'SELECT * FROM runs ORDER BY "when" DESC NULLS LAST, source')
+    data = when_desc(sorted(loaded.table("runs"), key=lambda i: i.source), lambda i: run(i).when)
     if not data:
         return section("runs", "Runs", "", empty("No runs yet: runs.jsonl holds none."))
-    scales = sorted({r["scale"] for r in data}, key=scale_order)
+    scales = sorted({i.labels.scale for i in data}, key=scale_order)
     fig = make_subplots(
         rows=len(scales),
         cols=1,
@@ -59,67 +83,37 @@ def runs_section(b: Builder, loaded: Loaded) -> str:
         vertical_spacing=0.08,
         subplot_titles=[f"scale {s}" for s in scales],
     )
-    shown: set[str] = set()
-    for i, scale in enumerate(scales, start=1):
-        at = [r for r in data if r["scale"] == scale and r["correct"] and r["rows_per_core_s"]]
-        for strategy in sorted({r["strategy"] for r in at}, key=strategy_order):
+    for n, scale in enumerate(scales, start=1):
+        at = [i for i in data if i.labels.scale == scale and run(i).score]
+        for strategy in sorted({i.labels.strategy for i in at}, key=strategy_order):
             pts = sorted(
-                (r for r in at if r["strategy"] == strategy), key=lambda r: r["when"] or ""
+                (i for i in at if i.labels.strategy == strategy), key=lambda i: run(i).when or ""
             )
             # A run on a busy machine is an open cross: its timing is suspect; a local
             # (unpublished) run an open circle.
             symbols = [
-                "x-open" if r["busy"] else "circle-open" if r["origin"] == LOCAL else "circle"
-                for r in pts
+                "x-open" if run(i).busy else "circle-open" if i.origin == LOCAL else "circle"
+                for i in pts
             ]
             fig.add_trace(
                 go.Scatter(
-                    x=[plot_time(r["when"]) for r in pts],
-                    y=[r["rows_per_core_s"] for r in pts],
-                    customdata=[b.key(r) for r in pts],
-                    text=[
-                        f"{r['commit']} · {r['source']} · {r['origin']}"
-                        + (f"<br>busy: {r['busy']}" if r["busy"] else "")
-                        + (f"<br>load {r['load1']:.1f}" if r["load1"] is not None else "")
-                        for r in pts
-                    ],
+                    x=[plot_time(run(i).when or None) for i in pts],
+                    y=[run(i).rows_per_core_s for i in pts],
+                    customdata=[b.key(i) for i in pts],
+                    text=[hover(i) for i in pts],
                     mode="markers",
                     name=f"{strategy} (n={len(pts)})",
                     legendgroup=strategy,
                     showlegend=True,
                     marker={"color": b.colour(strategy), "size": 9, "symbol": symbols},
-                    hovertemplate=f"{strategy}<br>%{{y:,.0f}} rows/core/s<br>%{{x}}<br>%{{text}}"
+                    hovertemplate=f"{strategy}<br>%{{y:,.0f}} {SCORE}<br>%{{x}}<br>%{{text}}"
                     "<extra></extra>",
                 ),
-                row=i,
+                row=n,
                 col=1,
             )
-            shown.add(strategy)
-        fig.update_yaxes(title_text="rows/core/s", row=i, col=1, rangemode="tozero")
+        fig.update_yaxes(title_text=SCORE, row=n, col=1, rangemode="tozero")
     chart = b.figure("chart-runs", fig, height=max(320, 230 * len(scales)))
-    body = (
-        (
-            {"data-k": str(b.key(r))},
-            [
-                short_time(r["when"]),
-                esc(r["source"]),
-                esc(r["strategy"]),
-                esc(r["scale"]),
-                esc(r["machine"]),
-                esc(r["commit"]),
-                esc(r["correct"]),
-                fmt(r["rows_per_core_s"], "int") if r["correct"] else "—",
-                fmt(r["write_s"], "s1"),
-                fmt(r["read_s"], "s1"),
-                f'<span class="bad long">{esc(r["busy"])}</span>' if r["busy"] else "",
-                fmt(r["load1"], "s1"),
-                f'<span class="error">{esc(r["error"])}</span>' if r["error"] else "",
-            ],
-        )
-        for r in data
-    )
-    headers = ["when (UTC)", "source", "strategy", "scale", "machine", "commit", "correct"]
-    headers += ["rows/core/s", "write s", "read s", "busy machine", "load", "error"]
     intro = (
         "Every evaluation in <code>runs.jsonl</code> (and the cluster runs under "
         "<code>cluster/</code>), newest first. The chart shows correct runs only, one "
@@ -128,36 +122,52 @@ def runs_section(b: Builder, loaded: Loaded) -> str:
         "suspect), an open circle a local run not yet published; the table says why and "
         "the load before the write."
     )
-    return section(
-        "runs", "Runs", intro, chart + table(headers, body, numeric=(7, 8, 9, 11), what="runs")
+    lead = [("source", lambda i: esc(source(i)), False)]
+    return section("runs", "Runs", intro, chart + record_table(b, data, lead, what="runs"))
+
+
+def source(i: Item) -> str:
+    """The file a run comes from; a cluster's by its folder."""
+    return i.source.removesuffix("/runs.jsonl")
+
+
+def hover(i: Item) -> str:
+    r = run(i)
+    return (
+        f"{i.labels.commit} · {source(i)} · {i.origin}"
+        + (f"<br>busy: {r.busy}" if r.busy else "")
+        + (f"<br>load {r.load1:.1f}" if r.load1 is not None else "")
     )
 
 
 def comparison_section(b: Builder, loaded: Loaded) -> str:
-    data = rows(
-        loaded,
-        "SELECT * FROM runs WHERE source = 'runs.jsonl' AND correct "
-        'AND rows_per_core_s IS NOT NULL ORDER BY "when"',
+    data = when_asc(
+        [
+            i
+            for i in loaded.table("runs")
+            if i.kind == "runs" and run(i).correct and run(i).rows_per_core_s is not None
+        ],
+        lambda i: run(i).when,
     )
     if not data:
         return section("peers", "Peer comparison", "", empty("No correct runs yet."))
-    scales = sorted({r["scale"] for r in data}, key=scale_order)
+    scales = sorted({i.labels.scale for i in data}, key=scale_order)
     fig = make_subplots(
         rows=1,
         cols=len(scales),
         subplot_titles=[f"scale {s}" for s in scales],
         horizontal_spacing=0.06,
     )
-    for i, scale in enumerate(scales, start=1):
-        at = [r for r in data if r["scale"] == scale]
-        for strategy in sorted({r["strategy"] for r in at}, key=strategy_order):
-            pts = [r for r in at if r["strategy"] == strategy]
+    for n, scale in enumerate(scales, start=1):
+        at = [i for i in data if i.labels.scale == scale]
+        for strategy in sorted({i.labels.strategy for i in at}, key=strategy_order):
+            pts = [i for i in at if i.labels.strategy == strategy]
             fig.add_trace(
                 go.Box(
                     x=[f"{strategy} (n={len(pts)})"] * len(pts),
-                    y=[r["rows_per_core_s"] for r in pts],
-                    customdata=[b.key(r) for r in pts],
-                    text=[f"{r['when']} · {r['commit']}" for r in pts],
+                    y=[run(i).rows_per_core_s for i in pts],
+                    customdata=[b.key(i) for i in pts],
+                    text=[f"{run(i).when or None} · {i.labels.commit}" for i in pts],
                     name=strategy,
                     legendgroup=strategy,
                     showlegend=False,
@@ -166,28 +176,29 @@ def comparison_section(b: Builder, loaded: Loaded) -> str:
                     pointpos=0,
                     marker={"color": b.colour(strategy), "size": 6},
                     line={"color": b.colour(strategy)},
-                    hovertemplate=f"{strategy}<br>%{{y:,.0f}} rows/core/s<br>%{{text}}"
-                    "<extra></extra>",
+                    hovertemplate=f"{strategy}<br>%{{y:,.0f}} {SCORE}<br>%{{text}}<extra></extra>",
                 ),
                 row=1,
-                col=i,
+                col=n,
             )
-        fig.update_yaxes(rangemode="tozero", row=1, col=i)
-        fig.update_xaxes(tickangle=-35, row=1, col=i)
-    fig.update_yaxes(title_text="rows/core/s", row=1, col=1)
+        fig.update_yaxes(rangemode="tozero", row=1, col=n)
+        fig.update_xaxes(tickangle=-35, row=1, col=n)
+    fig.update_yaxes(title_text=SCORE, row=1, col=1)
     chart = b.figure("chart-peers", fig, height=420)
 
-    groups: dict[tuple[str, str], list[Row]] = {}
-    for r in data:
-        groups.setdefault((r["scale"], r["strategy"]), []).append(r)
+    groups: dict[tuple[str, str], list[RunRecord]] = {}
+    keys: dict[int, int] = {}
+    for i in data:
+        groups.setdefault((i.labels.scale, i.labels.strategy), []).append(run(i))
+        keys[id(i.row)] = b.key(i)
     order = sorted(groups, key=lambda g: (scale_order(g[0]), strategy_order(g[1])))
 
     def body() -> Iterable[tuple[dict[str, str], list[str]]]:
         for scale, strategy in order:
             members = groups[(scale, strategy)]
-            ref = [r["rows_per_core_s"] for r in groups.get((scale, REFERENCE), [])]
-            own = [r["rows_per_core_s"] for r in members]
-            cols = [[b.key(r), r["rows_per_core_s"], r["write_s"], r["read_s"]] for r in members]
+            ref = [r.rows_per_core_s for r in groups.get((scale, REFERENCE), [])]
+            own = [r.rows_per_core_s for r in members]
+            cols = [[keys[id(r)], r.rows_per_core_s, r.write_s, r.read_s] for r in members]
             attrs = {
                 "data-members": json.dumps(cols),
                 "data-group": f"{scale}|{strategy}",
@@ -201,14 +212,14 @@ def comparison_section(b: Builder, loaded: Loaded) -> str:
                     summary_cell("n", 1, own),
                     summary_cell("median", 1, own),
                     summary_cell("range", 1, own),
-                    summary_cell("median_s", 2, [r["write_s"] for r in members]),
-                    summary_cell("median_s", 3, [r["read_s"] for r in members]),
-                    f'<span data-agg="ratio" data-col="1">{ratio_text(ref, own)}</span>',
+                    summary_cell("median_s", 2, [r.write_s for r in members]),
+                    summary_cell("median_s", 3, [r.read_s for r in members]),
+                    ratio_cell(known(ref), known(own)),
                 ],
             )
 
-    headers = ["scale", "strategy", "n", "median rows/core/s", "min–max", "median write s"]
-    headers += ["median read s", f"{REFERENCE} ×"]
+    headers = ["scale", "strategy", "n", f"median {SCORE}", "min–max", f"median {WRITE}"]
+    headers += [f"median {READ}", f"{REFERENCE} ×"]
     intro = (
         "Correct runs of <code>runs.jsonl</code> per strategy and scale: n, median and "
         f"min–max of rows per core per second, and how many times {REFERENCE}'s median "
@@ -223,31 +234,43 @@ def comparison_section(b: Builder, loaded: Loaded) -> str:
     )
 
 
+def ratio_cell(ref: list[float], own: list[float]) -> str:
+    return f'<span data-agg="ratio" data-col="1">{ratio_text(ref, own)}</span>'
+
+
+def known(values: Iterable[float | None]) -> list[float]:
+    return [v for v in values if v is not None]
+
+
 def scale_section(b: Builder, loaded: Loaded) -> str:
-    data = rows(loaded, 'SELECT * FROM scale ORDER BY scale_value, "when"')
+    data = sorted(loaded.table("scale"), key=lambda i: (scaled(i).scale, scaled(i).when))
     if not data:
         return section("scale", "Scale", "", empty("No scale runs yet: scale.jsonl holds none."))
-    ok = [r for r in data if r["correct"] and r["scale_value"]]
+    ok = [i for i in data if scaled(i).correct and scaled(i).scale]
+    metrics: list[tuple[str, Callable[[ScaleRecord], float | None]]] = [
+        (column(ScaleRecord, "rows_per_core_s").shown.header, lambda r: r.rows_per_core_s),
+        (column(ScaleRecord, "s_per_million_rows").shown.header, lambda r: r.s_per_million_rows),
+    ]
     fig = make_subplots(
         rows=1,
         cols=2,
-        subplot_titles=["rows/core/s", "seconds per million rows"],
+        subplot_titles=[title for title, _ in metrics],
         horizontal_spacing=0.1,
     )
-    for col, metric in ((1, "rows_per_core_s"), (2, "s_per_million_rows")):
+    for col, (_, metric) in enumerate(metrics, start=1):
         # A sitting is a series: scales measured in one invocation are joined, two
         # sittings never (a scale measured twice is two points, not a zigzag).
-        sittings = list(dict.fromkeys(r["sitting"] for r in ok))
+        sittings = list(dict.fromkeys(scaled(i).series for i in ok))
         for n, sitting in enumerate(sittings):
             pts = sorted(
-                (r for r in ok if r["sitting"] == sitting and r[metric] is not None),
-                key=lambda r: r["scale_value"],
+                (i for i in ok if scaled(i).series == sitting and metric(scaled(i)) is not None),
+                key=lambda i: scaled(i).scale,
             )
             fig.add_trace(
                 go.Scatter(
-                    x=[r["scale_value"] for r in pts],
-                    y=[r[metric] for r in pts],
-                    customdata=[b.key(r) for r in pts],
+                    x=[scaled(i).scale for i in pts],
+                    y=[metric(scaled(i)) for i in pts],
+                    customdata=[b.key(i) for i in pts],
                     mode="lines+markers",
                     name=f"sitting {short_time(sitting)} (n=1 a scale)",
                     legendgroup=sitting,
@@ -259,7 +282,7 @@ def scale_section(b: Builder, loaded: Loaded) -> str:
                 row=1,
                 col=col,
             )
-        ticks = sorted({r["scale_value"] for r in ok})
+        ticks = sorted({scaled(i).scale for i in ok})
         fig.update_xaxes(
             type="log",
             title_text="scale",
@@ -270,55 +293,33 @@ def scale_section(b: Builder, loaded: Loaded) -> str:
         )
         fig.update_yaxes(rangemode="tozero", row=1, col=col)
     chart = b.figure("chart-scale", fig, height=360)
-    body = (
-        (
-            {"data-k": str(b.key(r))},
-            [
-                esc(r["scale"]),
-                fmt(r["rows"], "int"),
-                esc(r["correct"]),
-                fmt(r["write_s"], "s1"),
-                fmt(r["read_s"], "s1"),
-                fmt(r["rows_per_core_s"], "int"),
-                f"{r['s_per_million_rows']:.3f}" if r["s_per_million_rows"] is not None else "—",
-                gb(r["peak_rss_bytes"]),
-                gb(r["stored_bytes"]),
-                fmt(r["files_per_bucket"], "s1"),
-                esc(r["commit"]),
-                short_time(r["when"]),
-            ],
-        )
-        for r in data
-    )
-    headers = ["scale", "rows", "correct", "write s", "read s", "rows/core/s", "s / M rows"]
-    headers += ["peak RSS GB", "stored GB", "files/bucket", "commit", "when (UTC)"]
     intro = (
         "<code>contest bench scale</code> (<code>scale.jsonl</code>): the optimized "
         "pipeline at growing scales, one line per sitting (one run a scale each); a flat "
         "cost per row means it scales linearly."
     )
-    return section(
-        "scale",
-        "Scale",
-        intro,
-        chart + table(headers, body, numeric=tuple(range(1, 10)), what="scales"),
-    )
+    return section("scale", "Scale", intro, chart + record_table(b, data, what="scales"))
+
+
+def scaled(i: Item) -> ScaleRecord:
+    assert isinstance(i.row, ScaleRecord)
+    return i.row
 
 
 def sweep_rows(
-    b: Builder, at: list[Row], cases: list[str]
+    b: Builder, at: list[Item], cases: list[str]
 ) -> Iterable[tuple[dict[str, str], list[str]]]:
     """One summary row per case: runs, correct runs, median and min–max of those."""
     for case in cases:
-        members = [r for r in at if r["case_name"] == case]
-        good = [r for r in members if r["correct"] and r["rows_per_core_s"] is not None]
-        values = [r["rows_per_core_s"] for r in good]
-        cols = [[b.key(r), r["rows_per_core_s"] if r in good else None] for r in members]
+        members = [i for i in at if run(i).case_name == case]
+        good = [i for i in members if run(i).score is not None]
+        values = [run(i).rows_per_core_s for i in good]
+        cols = [[b.key(i), run(i).rows_per_core_s if i in good else None] for i in members]
         yield (
             {"data-members": json.dumps(cols)},
             [
                 esc(case),
-                summary_cell("n", 1, [r["rows_per_core_s"] for r in members]),
+                summary_cell("n", 1, [run(i).rows_per_core_s for i in members]),
                 summary_cell("count", 1, values),
                 summary_cell("median", 1, values),
                 summary_cell("range", 1, values),
@@ -327,7 +328,10 @@ def sweep_rows(
 
 
 def sweeps_section(b: Builder, loaded: Loaded) -> str:
-    data = rows(loaded, 'SELECT * FROM sweeps ORDER BY sweep, case_name, rep, "when"')
+    data = sorted(
+        when_asc(loaded.table("sweeps"), lambda i: run(i).when),
+        key=lambda i: (i.part or "", run(i).case_name, run(i).rep is None, run(i).rep or 0),
+    )
     intro = (
         "<code>contest sweep</code> results (<code>sweeps/&lt;name&gt;/runs.jsonl</code>): "
         "rows/core/s per case (n correct runs under each box, its spread the box); a case "
@@ -336,31 +340,29 @@ def sweeps_section(b: Builder, loaded: Loaded) -> str:
     if not data:
         return section("sweeps", "Sweeps", intro, empty("No sweeps yet: sweeps/ holds none."))
     parts: list[str] = []
-    for sweep in sorted({r["sweep"] for r in data}):
-        at = [r for r in data if r["sweep"] == sweep]
-        cases = list(dict.fromkeys(r["case_name"] for r in at))
+    for sweep in sorted({i.part or UNKNOWN for i in data}):
+        at = [i for i in data if (i.part or UNKNOWN) == sweep]
+        cases = list(dict.fromkeys(run(i).case_name for i in at))
         fig = go.Figure()
         for case in cases:
-            pts = [
-                r for r in at if r["case_name"] == case and r["correct"] and r["rows_per_core_s"]
-            ]
+            pts = [i for i in at if run(i).case_name == case and run(i).score]
             fig.add_trace(
                 go.Box(
                     x=[f"{case} (n={len(pts)})"] * len(pts),
-                    y=[r["rows_per_core_s"] for r in pts],
-                    customdata=[b.key(r) for r in pts],
+                    y=[run(i).rows_per_core_s for i in pts],
+                    customdata=[b.key(i) for i in pts],
                     name=case,
                     boxpoints="all",
                     jitter=0.3,
                     pointpos=0,
                     showlegend=False,
-                    hovertemplate="%{x}<br>%{y:,.0f} rows/core/s<extra></extra>",
+                    hovertemplate=f"%{{x}}<br>%{{y:,.0f}} {SCORE}<extra></extra>",
                 )
             )
-        fig.update_yaxes(title_text="rows/core/s", rangemode="tozero")
+        fig.update_yaxes(title_text=SCORE, rangemode="tozero")
         chart = b.figure(f"chart-sweep-{len(parts)}", fig, height=340)
 
-        headers = ["case", "runs", "correct", "median rows/core/s", "min–max"]
+        headers = ["case", "runs", "correct", f"median {SCORE}", "min–max"]
         parts.append(
             f"<h3>{esc(sweep)}</h3>"
             + chart
@@ -369,8 +371,14 @@ def sweeps_section(b: Builder, loaded: Loaded) -> str:
     return section("sweeps", "Sweeps", intro, "".join(parts))
 
 
+def fault(i: Item) -> FaultRecord:
+    assert isinstance(i.row, FaultRecord)
+    return i.row
+
+
 def faults_section(b: Builder, loaded: Loaded) -> str:
-    data = rows(loaded, 'SELECT * FROM faults ORDER BY "when" DESC NULLS LAST, name')
+    data = sorted(loaded.table("faults"), key=lambda i: fault(i).name)
+    data = when_desc(data, lambda i: fault(i).when)
     intro = (
         "<code>contest bench faults</code> (<code>faults.jsonl</code>): each experiment "
         "breaks a run on purpose and checks that nothing committed is lost and nothing "
@@ -378,35 +386,7 @@ def faults_section(b: Builder, loaded: Loaded) -> str:
     )
     if not data:
         return section("faults", "Fault experiments", intro, empty("No fault experiments yet."))
-    body = (
-        (
-            {"data-k": str(b.key(r))},
-            [
-                esc(r["name"]),
-                f'<span class="long">{esc(r["title"])}</span>',
-                esc(r["scale"]),
-                esc(r["trials"]),
-                '<span class="ok">yes</span>' if r["goal_met"] else '<span class="bad">no</span>',
-                esc(r["lost"]),
-                esc(r["destroyed"]),
-                esc(r["half_commits"]),
-                esc(r["orphans_left"]),
-                esc(r["recovered"]),
-                fmt(r["seconds"], "s1"),
-                esc(r["commit"]),
-                short_time(r["when"]),
-            ],
-        )
-        for r in data
-    )
-    headers = ["experiment", "what", "scale", "trials", "goal met", "rows lost", "destroyed"]
-    headers += ["half commits", "orphans left", "recovered", "seconds", "commit", "when (UTC)"]
-    return section(
-        "faults",
-        "Fault experiments",
-        intro,
-        table(headers, body, numeric=tuple(range(3, 11)), what="experiments"),
-    )
+    return section("faults", "Fault experiments", intro, record_table(b, data, what="experiments"))
 
 
 # -- the page ----------------------------------------------------------------------------
@@ -420,10 +400,9 @@ def filters_html(b: Builder, loaded: Loaded) -> str:
     """One group of checkboxes per dimension, every value ticked; commits newest first."""
     latest: dict[str, str] = {}
     for table_name in ("runs", "sweeps", "faults", "workloads"):
-        for commit, when in loaded.con.execute(
-            f'SELECT commit, max("when") FROM {table_name} GROUP BY commit'
-        ).fetchall():
-            latest[commit] = max(latest.get(commit, ""), when or "")
+        for i in loaded.table(table_name):
+            commit = i.labels.commit
+            latest[commit] = max(latest.get(commit, ""), i.labels.when or "")
     values = {d: sorted({k[i] for k in b.keys}) for i, d in enumerate(DIMENSIONS)}
     values["scale"].sort(key=scale_order)
     values["strategy"].sort(key=strategy_order)
@@ -458,10 +437,7 @@ def render(loaded: Loaded, generated: str, plotly_src: str | None = None) -> str
     hands it out separately); None puts it inside the page, which then needs nothing
     else (`--out`)."""
     b = Builder()
-    for strategy in sorted(
-        {r[0] for r in loaded.con.execute("SELECT DISTINCT strategy FROM runs").fetchall()},
-        key=strategy_order,
-    ):
+    for strategy in sorted({i.labels.strategy for i in loaded.table("runs")}, key=strategy_order):
         b.colour(strategy)
     sections = [
         runs_section(b, loaded),

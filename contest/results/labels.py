@@ -1,5 +1,5 @@
-"""The labels a record is filtered and grouped by (its commit, machine, scale), from
-every shape a record has had: what the dashboard shows beside each record.
+"""The labels a record is filtered and grouped by (its strategy, scale, machine,
+commit), from every shape a record has had: what the dashboard shows beside each record.
 
 Older run records kept the commit and the machine only in their `environment` (a
 free-form mapping of the run's surroundings), some with `-dirty` glued to the commit;
@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
-
-from contest.results.runs import RunRecord
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 UNKNOWN = "unknown"
 
@@ -52,24 +51,67 @@ def _env_text(env: Mapping[str, Any], *keys: str) -> str | None:
     return None
 
 
-def run_commit(rec: RunRecord) -> str:
+class RunShape(Protocol):
+    """What a run's labels are read from (contest/results/runs.py's `RunRecord`)."""
+
+    @property
+    def environment(self) -> Mapping[str, Any]: ...
+    @property
+    def git_commit(self) -> str: ...
+    @property
+    def git_dirty(self) -> bool | None: ...
+    @property
+    def machine_id(self) -> str: ...
+    @property
+    def scale(self) -> float | None: ...
+    @property
+    def data(self) -> str | None: ...
+
+
+def run_commit(rec: RunShape) -> str:
     """A run's commit: its own field, or its environment's (schema 1)."""
     env = rec.environment or {}
     dirty = rec.git_dirty or env.get("git_dirty") is True
     return commit_label(rec.git_commit or _env_text(env, "git_commit", "commit"), dirty)
 
 
-def run_machine(rec: RunRecord) -> str:
+def run_machine(rec: RunShape) -> str:
     """A run's machine id, or its environment's name for it, or unknown."""
     env = rec.environment or {}
     return rec.machine_id or _env_text(env, "machine_id", "machine", "host") or UNKNOWN
 
 
-def run_scale(rec: RunRecord) -> str:
+def run_scale(rec: RunShape) -> str:
     return scale_label(rec.scale) if rec.scale is not None else scale_of_data(rec.data)
 
 
-def run_load(rec: RunRecord) -> float | None:
-    """The one-minute load average just before the write (the first timed job)."""
-    write = rec.load.get("write")
-    return write.load1_before if write else None
+@dataclass(frozen=True)
+class Labels:
+    """A record's filter dimensions besides its origin."""
+
+    strategy: str = UNKNOWN
+    scale: str = UNKNOWN
+    machine: str = UNKNOWN
+    commit: str = UNKNOWN
+    when: str | None = None  # when it was measured: orders the commits, newest first
+
+
+def labels_of(row: Any) -> Labels:
+    """A shown row's labels: its own (a `labels` property), or read from the fields every
+    kind of record names alike (strategy, scale, machine_id, git_commit, when)."""
+    own = getattr(row, "labels", None)
+    if isinstance(own, Labels):
+        return own
+    strategy, scale = getattr(row, "strategy", None), getattr(row, "scale", None)
+    machine, when = getattr(row, "machine_id", None), getattr(row, "when", None)
+    return Labels(
+        strategy=strategy if isinstance(strategy, str) and strategy else UNKNOWN,
+        scale=scale_label(scale) if isinstance(scale, int | float) else UNKNOWN,
+        machine=machine if isinstance(machine, str) and machine else UNKNOWN,
+        commit=commit_label(_text(getattr(row, "git_commit", None))),
+        when=when if isinstance(when, str) and when else None,
+    )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

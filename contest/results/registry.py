@@ -1,6 +1,7 @@
 """Which results file holds which record: the one place that says so. Everything that
 reads a results file (the benchmarks' renderers, `contest report`, the dashboard) finds
-its reader here; a new kind of file is a line in `FILES`.
+its reader here; a new kind of file is a line in `FILES`, and the dashboard shows it from
+its record's declared fields (contest/results/shown.py) with no edit of its own.
 
 Paths are globs relative to a results folder (`results/`, or a machine's own store under
 the work folder, which has the same layout).
@@ -28,7 +29,7 @@ from contest.results.benchmarks import (
 )
 from contest.results.record import NotARecord, conforms, read_lenient, read_lines
 from contest.results.runs import RunRecord
-from contest.results.streaming import stream_record
+from contest.results.streaming import STREAM_KINDS, stream_record
 from contest.results.workloads import PhaseRecord
 
 
@@ -41,6 +42,31 @@ class ResultsFile:
     title: str
     parse: Callable[[dict[str, Any]], Any]
     what: str = "record"
+    # The record types a line is read as; by default the class whose `from_dict` is
+    # `parse`.
+    records: tuple[type, ...] = ()
+    # The dashboard's table the records go to (by default `name`): files of one kind of
+    # record shown together share one.
+    table: str = ""
+    # What the pattern's `*` names (a sweep, a workload): a column of the table.
+    part: str = ""
+
+    @property
+    def types(self) -> tuple[type, ...]:
+        bound = getattr(self.parse, "__self__", None)
+        return self.records or ((bound,) if isinstance(bound, type) else ())
+
+    @property
+    def shown_in(self) -> str:
+        return self.table or self.name
+
+    def part_of(self, rel: str) -> str | None:
+        """What the pattern's `*` matched in `rel` (a path relative to the results
+        folder), or None when the pattern has none."""
+        if "*" not in self.pattern:
+            return None
+        head, _, tail = self.pattern.partition("*")
+        return rel.removeprefix(head).removesuffix(tail)
 
     def paths(self, root: Path) -> list[Path]:
         return sorted(p for p in root.glob(self.pattern) if p.is_file())
@@ -71,20 +97,40 @@ FILES: dict[str, ResultsFile] = {
     for f in (
         ResultsFile("runs", "runs.jsonl", "Evaluations (the score)", RunRecord.from_dict, "run"),
         ResultsFile(
-            "cluster", "cluster/*/runs.jsonl", "Evaluations on a cluster", RunRecord.from_dict
+            "cluster",
+            "cluster/*/runs.jsonl",
+            "Evaluations on a cluster",
+            RunRecord.from_dict,
+            table="runs",
+            part="cluster",
         ),
-        ResultsFile("sweeps", "sweeps/*/runs.jsonl", "Sweeps", RunRecord.from_dict, "run"),
+        ResultsFile(
+            "sweeps", "sweeps/*/runs.jsonl", "Sweeps", RunRecord.from_dict, "run", part="sweep"
+        ),
         ResultsFile(
             "peer_sittings",
             "peer_sittings.jsonl",
             "Sittings: every strategy, interleaved rounds",
             RunRecord.from_dict,
             "run",
+            table="runs",
         ),
         ResultsFile(
-            "workloads", "workloads/*.jsonl", "Workloads (phases)", _phase, "workload phase"
+            "workloads",
+            "workloads/*.jsonl",
+            "Workloads (phases)",
+            _phase,
+            "workload phase",
+            records=(PhaseRecord,),
         ),
-        ResultsFile("streaming", "streaming.jsonl", "Streaming", stream_record, "streaming record"),
+        ResultsFile(
+            "streaming",
+            "streaming.jsonl",
+            "Streaming",
+            stream_record,
+            "streaming record",
+            records=tuple(STREAM_KINDS.values()),
+        ),
         ResultsFile("read_bench", "read_bench.jsonl", "Read variants", ReadBenchRecord.from_dict),
         ResultsFile("compact", "compact.jsonl", "Compaction", CompactRecord.from_dict),
         ResultsFile("duckdb", "duckdb.jsonl", "DuckDB against optimized", DuckDBRecord.from_dict),

@@ -23,6 +23,8 @@ from typing import Any
 from contest.errors import DataError, UsageError
 from contest.infra.machine import Sample, machine_id
 from contest.infra.noise import JobNoise, measured_busy
+from contest.results.labels import UNKNOWN, Labels, run_commit, run_machine, run_scale
+from contest.results.shown import shown, shown_property
 from contest.results.stamp import Stamp
 
 SCHEMA_VERSION = 2
@@ -137,10 +139,24 @@ class MachineFacts:
 class RunRecord:
     """One evaluation of one strategy; `None` is "not measured" (the run failed first)."""
 
-    strategy: str
+    strategy: str = field(metadata=shown("strategy"))
     schema: int = SCHEMA_VERSION
     run_id: str = ""
-    when: str = ""
+    when: str = field(default="", metadata=shown("when", unit="(UTC)", fmt="time", place=-1))
+
+    @shown_property("scale")
+    def scale_text(self) -> str:
+        """The scale, or the one its data folder names (older records)."""
+        return run_scale(self)
+
+    @shown_property("machine")
+    def machine_text(self) -> str:
+        return run_machine(self)
+
+    @shown_property("commit")
+    def commit_text(self) -> str:
+        return run_commit(self)
+
     machine_id: str = ""
     machine_cores: int | None = None
     git_commit: str = ""
@@ -152,10 +168,16 @@ class RunRecord:
     data: str | None = None
     table: str | None = None
     result_dir: str | None = None
-    correct: bool = False
+    correct: bool = field(default=False, metadata=shown("correct"))
+
+    @shown_property("rows/core/s", fmt="int")
+    def score(self) -> float | None:
+        """Rows per core per second of a correct run; a wrong one scores nothing."""
+        return self.rows_per_core_s if self.correct else None
+
     size_ok: bool = False
-    write_s: float | None = None
-    read_s: float | None = None
+    write_s: float | None = field(default=None, metadata=shown("write", unit="s", fmt="s1"))
+    read_s: float | None = field(default=None, metadata=shown("read", unit="s", fmt="s1"))
     merge_s: float | None = None
     total_s: float | None = None
     rows_per_core_s: float | None = None
@@ -169,7 +191,7 @@ class RunRecord:
     size_floor_bytes: int | None = None
     spark_cores: dict[str, int | None] | None = None
     check: str | None = None
-    error: str | None = None
+    error: str | None = field(default=None, metadata=shown("error", fmt="error", place=3))
     failed_phase: str | None = None
     phases: list[Phase] = field(default_factory=list)
     load: dict[str, JobLoad] = field(default_factory=dict)
@@ -213,6 +235,25 @@ class RunRecord:
         return any(p.name.startswith(prefix) and p.status == OK for p in self.phases)
 
     @property
+    def labels(self) -> Labels:
+        """What the dashboard filters the run by."""
+        return Labels(
+            self.strategy, self.scale_text, self.machine_text, self.commit_text, self.when or None
+        )
+
+    @property
+    def case_name(self) -> str:
+        """A sweep's case: its name, or its settings."""
+        case = self.case or ", ".join(f"{k}={v}" for k, v in sorted((self.settings or {}).items()))
+        return case or UNKNOWN
+
+    @shown_property("load", fmt="s1", place=2)
+    def load1(self) -> float | None:
+        """The one-minute load average just before the write (the first timed job)."""
+        write = self.load.get("write")
+        return write.load1_before if write else None
+
+    @shown_property("busy machine", fmt="busy", place=1)
     def busy(self) -> str | None:
         """Why this run's timings are suspect (a busy machine), or None."""
         # Measured during the jobs (newer records): what other work did while each ran.

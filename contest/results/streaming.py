@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from contest.results.labels import Labels
 from contest.results.record import NotARecord, Record
+from contest.results.shown import shown, shown_property
 from contest.results.stamp import Stamp
 
 
@@ -21,12 +23,18 @@ class StreamRecord(Record):
     (older lines have none)."""
 
     kind: str
-    format: str
-    exact: bool
+    format: str = field(metadata=shown("format", place=-2))
+    exact: bool = field(metadata=shown("exact", fmt="check", place=1))
     when: str = ""
     host: str = ""
     master: str | None = None
     sitting: str | None = None
+
+    @shown_property("sitting", fmt="time", place=-1)
+    def sitting_text(self) -> str:
+        """The sitting, or when the line was written (older lines)."""
+        return self.sitting or self.when or "unknown"
+
     problems: list[str] = field(default_factory=list)
     micro_batches: int | None = None
     # A peer format's sink (`stream.sink`: own, foreach-batch); older lines have none.
@@ -35,6 +43,15 @@ class StreamRecord(Record):
     load_1m_end: float | None = None
     stamp: Stamp | None = None
 
+    @shown_property("load", fmt="load", place=2)
+    def load_range(self) -> tuple[float | None, float | None]:
+        """The one-minute load average at the sitting's start and end."""
+        return self.load_1m_start, self.load_1m_end
+
+    @property
+    def labels(self) -> Labels:
+        return Labels(machine=self.host or "unknown", when=self.when or None)
+
 
 @dataclass(frozen=True, kw_only=True)
 class StreamFault(StreamRecord):
@@ -42,19 +59,30 @@ class StreamFault(StreamRecord):
     a peer's sink also counts its table's commits and the keys lost or doubled."""
 
     what: ClassVar[str] = "streaming fault record"
+    table: ClassVar[str] = "stream_faults"  # the dashboard's table
     case: str
-    trials: int
+
+    @shown_property("case", fmt="long", place=-2)
+    def case_text(self) -> str:
+        return self.case
+
+    trials: int = field(metadata=shown("trials", fmt="count"))
+
+    @shown_property("files fed / consumed", fmt="pair")
+    def files_fed_consumed(self) -> tuple[int | None, int | None]:
+        return self.files_fed, self.files_consumed
+
     files_consumed: int | None
-    double_commits: int
-    batches_replayed: int
+    double_commits: int = field(metadata=shown("double commits", fmt="count"))
+    batches_replayed: int = field(metadata=shown("replays skipped", fmt="count"))
     rows: int
-    lost_files: int | None = None
+    lost_files: int | None = field(default=None, metadata=shown("lost", fmt="count"))
     files_fed: int | None = None
     kills_after_a_commit: int | None = None
     replayed_batch: int | None = None
-    table_commits: int | None = None
-    lost_keys: int | None = None
-    double_keys: int | None = None
+    table_commits: int | None = field(default=None, metadata=shown("table commits", fmt="count"))
+    lost_keys: int | None = field(default=None, metadata=shown("keys lost", fmt="count"))
+    double_keys: int | None = field(default=None, metadata=shown("keys twice", fmt="count"))
     # How the micro-batches were counted again after a fix (one sitting's note).
     micro_batches_recounted: str | None = None
 
@@ -65,16 +93,23 @@ class StreamFreshness(StreamRecord):
     visible (p50, p99, max), and the throughput."""
 
     what: ClassVar[str] = "streaming freshness record"
+    table: ClassVar[str] = "stream_freshness"  # the dashboard's table
     rate_files_s: float
     rows_per_file: int
+
+    @shown_property("feed (files/s × rows)", fmt="feed")
+    def feed(self) -> tuple[float, int]:
+        return self.rate_files_s, self.rows_per_file
+
     rows_per_s_fed: float
-    files: int
+    files: int = field(metadata=shown("files (n)", fmt="count"))
+    micro_batches: int | None = field(default=None, metadata=shown("micro-batches", fmt="count"))
     visible: int
-    freshness_p50_s: float
-    freshness_p99_s: float
-    freshness_max_s: float | None = None
-    rows_per_s: float | None = None
-    rows_per_core_s: float | None = None
+    freshness_p50_s: float = field(metadata=shown("p50", unit="s", fmt="f2"))
+    freshness_p99_s: float = field(metadata=shown("p99", unit="s", fmt="f2"))
+    freshness_max_s: float | None = field(default=None, metadata=shown("max", unit="s", fmt="f2"))
+    rows_per_s: float | None = field(default=None, metadata=shown("rows/s", fmt="int"))
+    rows_per_core_s: float | None = field(default=None, metadata=shown("rows/core/s", fmt="int"))
     cores: int | None = None
 
 
@@ -83,13 +118,15 @@ class StreamMetadata(StreamRecord):
     """The cost of a micro-batch commit as the table's history grows."""
 
     what: ClassVar[str] = "streaming metadata record"
-    history_commits: int
+    table: ClassVar[str] = "stream_metadata"  # the dashboard's table
+    history_commits: int = field(metadata=shown("commits before", fmt="int"))
+    micro_batches: int | None = field(default=None, metadata=shown("micro-batches", fmt="int"))
     window: int
-    commit_ms_first: float
-    commit_ms_last: float
+    commit_ms_first: float = field(metadata=shown("first window", unit="ms", fmt="f3"))
+    commit_ms_last: float = field(metadata=shown("last window", unit="ms", fmt="f3"))
     last_over_first: float
-    commit_ms_p99: float
-    head_snapshot_bytes: int
+    commit_ms_p99: float = field(metadata=shown("p99", unit="ms", fmt="f3"))
+    head_snapshot_bytes: int = field(metadata=shown("head snapshot bytes", fmt="int"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,12 +135,23 @@ class StreamBoundary(StreamRecord):
     source trial: the windows the kills landed in, files fed, replays skipped."""
 
     what: ClassVar[str] = "streaming boundary record"
+    table: ClassVar[str] = "stream_faults"  # the dashboard's table
     case: str
     trials: int
     windows: dict[str, int]
     files_fed: int
     batches_replayed: int
     rows: int | None = None
+
+    @property
+    def case_text(self) -> str:
+        """The case, with the windows the kills landed in."""
+        windows = ", ".join(f"{k}: {v}" for k, v in sorted(self.windows.items()))
+        return f"{self.case} ({windows})" if windows else self.case
+
+    @property
+    def files_fed_consumed(self) -> tuple[int | None, int | None]:
+        return self.files_fed, None
 
 
 STREAM_KINDS: dict[str, type[StreamRecord]] = {

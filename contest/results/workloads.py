@@ -7,13 +7,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from contest.errors import DataError
 from contest.infra.machine import machine_id
 from contest.infra.noise import measured_busy
+from contest.results.shown import shown, shown_property
 
 SCHEMA = 1
 
@@ -27,25 +28,26 @@ class PhaseRecord:
     `skipped`: why the phase did not run (the strategy has no such operation)."""
 
     workload: str
-    run_id: str
-    strategy: str
+    run_id: str = field(metadata=shown("run"))
+    strategy: str = field(metadata=shown("strategy"))
     step: int  # position in the plan (1-based)
     phase: str  # upsert, read, merge, compact, concurrent-read, concurrent-upsert
     label: str
     round: int = 0  # longevity round (0: an explicit phase)
     batch_first: int | None = None
     batch_last: int | None = None
-    batches_applied: int = 0  # batches upserted when the phase ended
-    seconds: float | None = None
+    # batches upserted when the phase ended
+    batches_applied: int = field(default=0, metadata=shown("batches applied", fmt="int"))
+    seconds: float | None = field(default=None, metadata=shown("seconds", fmt="f2"))
     # A read's own seconds, as its job reports them: JVM and Spark start and stop left
     # out, so what deltas piling up cost stands out of the process's fixed cost.
     job_seconds: float | None = None
     rows: int | None = None
-    files_per_bucket: float | None = None
+    files_per_bucket: float | None = field(default=None, metadata=shown("files/bucket", fmt="s1"))
     stored_bytes: int | None = None
     peak_rss_bytes: int | None = None
     version: int | None = None
-    correct: bool | None = None
+    correct: bool | None = field(default=None, metadata=shown("correct"))
     ok: bool = True
     error: str | None = None
     skipped: str | None = None
@@ -54,11 +56,12 @@ class PhaseRecord:
     refused: str | None = None
     # A change read's start (`changes`: after `from_version` up to `version`).
     from_version: int | None = None
-    scale: float | None = None
+    scale: float | None = field(default=None, metadata=shown("scale", fmt="scale"))
     when: str = ""
     machine_id: str = ""
-    git_commit: str = ""
-    load1: float | None = None  # the machine's 1-minute load after the phase
+    git_commit: str = field(default="", metadata=shown("commit", fmt="commit", place=1))
+    # the machine's 1-minute load after the phase
+    load1: float | None = field(default=None, metadata=shown("load", fmt="s1"))
     # Measured during the phase's job (contest/infra/noise.py): other work's share of
     # all CPUs (mean, and the highest over any 2 s) and the steal; None for a phase
     # that ran no job (the metadata merge, a skipped phase) and in older lines.
@@ -66,6 +69,11 @@ class PhaseRecord:
     peak_outside_share: float | None = None
     steal_share: float | None = None
     schema: int = SCHEMA
+
+    @shown_property("phase", place=-1)
+    def phase_text(self) -> str:
+        """The phase, marked when it did not run (a peer has no such operation)."""
+        return f"{self.phase} (skipped)" if self.skipped else self.phase
 
     @property
     def busy(self) -> str | None:
