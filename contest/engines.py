@@ -11,13 +11,29 @@ score divides by them.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from contest.config import Config
+from contest.data import operators as registry
+from contest.data.batches import discover
+from contest.data.workload import contract_operators
 from contest.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, MergeOperatorError, UsageError
-from contest.write.job import WriteMode
+from contest.infra.lakesoul_jvm import COORDINATES, session_config
+from contest.infra.packages import for_paths
+from contest.infra.postgres import resolve_connection
+from contest.infra.spark import granted_cores, log_note, spark_session
+from contest.peers import formats
+from contest.peers.read import run_peer_read
+from contest.peers.write import run_peer_write
+from contest.read.job import ReadRequest, plan_read, run_read
+from contest.read.stock import run_stock_read
+from contest.write.job import WriteMode, run_write, select_batches
+from contest.write.report import timeline
+from contest.write.stock import run_stock_write
+from meta import catalog
 
 if TYPE_CHECKING:
     from meta.connection import PgConnection
@@ -106,8 +122,6 @@ def _read_line(table: str, rows: int, seconds: float, out: str) -> str:
 
 
 def _connection(cfg: Config) -> PgConnection:
-    from contest.infra.postgres import resolve_connection
-
     return resolve_connection(cfg)
 
 
@@ -120,12 +134,6 @@ class Harness:
         return Abilities(while_writing=True)
 
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
-        from contest.data.batches import discover
-        from contest.infra.packages import for_paths
-        from contest.infra.spark import granted_cores, log_note, spark_session
-        from contest.write.job import run_write, select_batches
-        from contest.write.report import timeline
-
         # Bad input (a data folder, versions, --only naming no batch): before Spark starts.
         batches = discover(job.data, cfg.write.versions or None, schema=None)
         select_batches(batches, job.only, job.data)
@@ -152,13 +160,6 @@ class Harness:
         )
 
     def read(self, cfg: Config, job: ReadJob) -> JobOutcome:
-        import sys
-
-        from contest.infra.packages import for_paths
-        from contest.infra.spark import granted_cores, spark_session
-        from contest.read.job import ReadRequest, plan_read, run_read
-        from meta import catalog
-
         conn = _connection(cfg)
         table = catalog.find_table(conn, job.table, cfg.table.namespace)
         request = ReadRequest(
@@ -203,13 +204,6 @@ class Stock:
         )
 
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
-        from contest.data.batches import discover
-        from contest.infra.lakesoul_jvm import COORDINATES, session_config
-        from contest.infra.packages import for_paths
-        from contest.infra.spark import granted_cores, spark_session
-        from contest.write.job import select_batches
-        from contest.write.stock import run_stock_write
-
         if job.mode is WriteMode.RESUME or job.delays:
             raise UsageError(
                 "write.engine=lakesoul-stock: no --resume or --delay-commit (its upserts "
@@ -236,11 +230,6 @@ class Stock:
         return JobOutcome({**report.to_dict(), "spark_cores": cores}, (summary,), report.exit_code)
 
     def read(self, cfg: Config, job: ReadJob) -> JobOutcome:
-        from contest.infra.lakesoul_jvm import COORDINATES, session_config
-        from contest.infra.packages import for_paths
-        from contest.infra.spark import granted_cores, spark_session
-        from contest.read.stock import run_stock_read
-
         if job.latest_complete or job.allow_gaps:
             raise UsageError(
                 "read.engine=lakesoul-stock: --latest-complete and --allow-gaps are for the "
@@ -284,8 +273,6 @@ class Peer:
         )
 
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
-        from contest.peers.write import run_peer_write
-
         if job.mode is WriteMode.RESUME or job.delays:
             raise UsageError(
                 f"peer.format={cfg.peer.format}: --resume and --delay-commit are for LakeSoul "
@@ -304,8 +291,6 @@ class Peer:
         return JobOutcome(report.to_dict(), (summary,), code)
 
     def read(self, cfg: Config, job: ReadJob) -> JobOutcome:
-        from contest.peers.read import run_peer_read
-
         if job.latest_complete or job.allow_gaps:
             raise UsageError(
                 f"peer.format={cfg.peer.format}: --latest-complete and --allow-gaps are for "
@@ -355,8 +340,6 @@ def merge_engines(cfg: Config) -> tuple[str, ...]:
     merge with: a peer format's own; stock LakeSoul's operators; the harness's read
     merge (read.merge), after Spark's collapse and join for copy-on-write."""
     if cfg.peer.format:
-        from contest.peers import formats
-
         return formats.of(cfg).merge_engines
     out: list[str] = []
     if cfg.write.engine != Harness.name or cfg.read.engine != Harness.name:
@@ -388,8 +371,5 @@ def who(cfg: Config) -> str:
 def operator_refusal(cfg: Config) -> str | None:
     """Why this configuration cannot merge its workload's operators (the contest's and
     the extra columns'), in one line naming the operator and the format, or None."""
-    from contest.data import operators as registry
-    from contest.data.workload import contract_operators
-
     ops = contract_operators(cfg.workload)
     return registry.refusal(ops, merge_engines(cfg), who(cfg))

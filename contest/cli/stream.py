@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 
-from contest.cli.common import absolute, command, config_default, group, say
+from contest.cli.common import absolute, command, config_default, config_source, group, say
 from contest.config import Config, override
 from contest.errors import EXIT_OK
+from contest.evaluation.strategies import stream_preset
+from contest.infra import packages
+from contest.infra.postgres import resolve_connection
+from contest.infra.spark import spark_session
 from contest.peers import formats, registry
+from contest.peers.write import session_config
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -133,8 +139,8 @@ def _peer_format(stream: str) -> str:
 
 
 def cmd_feed(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.stream.feed import feed
-    from contest.stream.run import default_source
+    from contest.stream.feed import feed  # deferred: loads pandas; CLI start-up
+    from contest.stream.run import default_source  # deferred: loads pandas; CLI start-up
 
     cfg = _stream_config(args, cfg)
     s = cfg.stream
@@ -153,17 +159,10 @@ def cmd_feed(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
-    import logging
-
-    from contest.cli.common import config_source
-    from contest.evaluation.strategies import stream_preset
+    from contest.stream.run import run_stream  # deferred: loads pandas; CLI start-up
 
     if args.format and _peer_format(args.format):
         cfg = config_source(args).load(preset=stream_preset(args.format))
-
-    from contest.infra.postgres import resolve_connection
-    from contest.infra.spark import spark_session
-    from contest.stream.run import run_stream
 
     cfg = _stream_config(args, cfg)
     logging.getLogger("py4j").setLevel(logging.WARNING)
@@ -178,10 +177,7 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _run_peer(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.infra import packages
-    from contest.infra.spark import spark_session
-    from contest.peers.write import session_config
-    from contest.stream.peer import run_peer_stream
+    from contest.stream.peer import run_peer_stream  # deferred: loads pandas; CLI start-up
 
     coords = formats.coordinates(cfg)
     packages.require(coords)

@@ -48,7 +48,7 @@ class SparkConfig:
     ui: bool = True
     # Timed jobs' JVMs start from the checkout's class-data archive of Spark's classes
     # while it matches Java and Spark's jars (contest/infra/cds.py; README). On: 1.08x
-    # [1.08-1.10] n=3 for optimized at scale 1 (results/duckdb.md, issue 38's sitting).
+    # [1.08-1.10] n=3 for optimized at scale 1 (results/duckdb.md's sitting).
     cds: bool = True
     # Python processes import pyspark compiled (not from Spark's zip) and the worker
     # daemon loads the tasks' libraries before it forks (contest/infra/pyspark_daemon.py).

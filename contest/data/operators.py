@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -103,22 +104,16 @@ def arrow_type(name: str) -> pa.DataType:
 
 
 def _valid(arr) -> Any:
-    import numpy as np
-
     return np.asarray(pc.is_valid(arr).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _pick_last(arr, order, starts, positions, valid) -> pa.Array:
-    import numpy as np
-
     last = np.maximum.reduceat(np.where(valid, positions, -1), starts)
     pick = pa.array(order[np.maximum(last, 0)], mask=last < 0)
     return arr.take(pick)
 
 
 def _np_sum(arr, order, starts, positions) -> pa.Array:
-    import numpy as np
-
     valid = _valid(arr)[order]
     values = pc.fill_null(arr, 0).to_numpy()[order]
     sums = np.add.reduceat(np.where(valid, values, 0), starts)
@@ -127,8 +122,6 @@ def _np_sum(arr, order, starts, positions) -> pa.Array:
 
 
 def _np_last(arr, order, starts, positions) -> pa.Array:
-    import numpy as np
-
     return _pick_last(arr, order, starts, positions, np.ones(len(order), dtype=bool))
 
 
@@ -137,8 +130,6 @@ def _np_last_not_null(arr, order, starts, positions) -> pa.Array:
 
 
 def _np_last_not_null_nor_null_string(arr, order, starts, positions) -> pa.Array:
-    import numpy as np
-
     real = pc.fill_null(pc.not_equal(arr, "null"), False)
     valid = np.asarray(real.to_numpy(zero_copy_only=False), dtype=bool)[order]
     return _pick_last(arr, order, starts, positions, valid)
@@ -146,8 +137,6 @@ def _np_last_not_null_nor_null_string(arr, order, starts, positions) -> pa.Array
 
 def _grouped(arr, order, starts) -> pa.Table:
     """The column in grouped order beside its group number (for pyarrow's group-by)."""
-    import numpy as np
-
     sizes = np.diff(np.r_[starts, len(order)])
     groups = np.repeat(np.arange(len(starts), dtype=np.int64), sizes)
     return pa.table({"g": groups, "v": pc.take(arr, pa.array(order))})
@@ -167,8 +156,6 @@ def _np_hash(function: str) -> Kernel:
 
 
 def _np_joined(arr, order, starts, positions) -> pa.Array:
-    import numpy as np
-
     valid = _valid(arr)[order]
     counts = np.add.reduceat(valid.astype(np.int64), starts)
     offsets = pa.array(np.r_[0, np.cumsum(counts)].astype(np.int32))
@@ -181,8 +168,6 @@ def _np_joined(arr, order, starts, positions) -> pa.Array:
 
 
 def _np_first_not_null(arr, order, starts, positions) -> pa.Array:
-    import numpy as np
-
     valid = _valid(arr)[order]
     n = len(order)
     first = np.minimum.reduceat(np.where(valid, positions, n), starts)

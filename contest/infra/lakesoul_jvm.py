@@ -15,9 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from contest.config import Config
+from contest.config import Config, override
 from contest.errors import ConnectorError
 from contest.infra import jarcache, maven, packages
+from contest.infra.postgres import resolve_connection
+from contest.infra.spark import log_java_option
+from meta.schema import write_lakesoul_properties
 
 LAKESOUL_VERSION = "2.6.2"
 # LakeSoul's own released libraries (lakesoul-io-java brings lakesoul-common), with
@@ -100,9 +103,6 @@ def properties_file(cfg: Config) -> Path:
     """LakeSoul's properties file (`lakesoul_home`) for the configured PostgreSQL, naming
     the plain PostgreSQL driver: lakesoul-common from Maven is not shaded (the connector's
     file, `.state/lakesoul.properties`, names the shaded one)."""
-    from contest.infra.postgres import resolve_connection
-    from meta.schema import write_lakesoul_properties
-
     path = (cfg.state_path / PROPERTIES).absolute()
     write_lakesoul_properties(path, resolve_connection(cfg))
     text = path.read_text().splitlines()
@@ -123,9 +123,6 @@ def java_options(props: Path) -> str:
 def session_config(cfg: Config) -> Config:
     """The config of a session started from Python (not by spark-submit) with LakeSoul's
     libraries: the settings spark-submit's command line would carry, as Spark settings."""
-    from contest.config import override
-    from contest.infra.spark import log_java_option
-
     ensure(cfg)
     props = properties_file(cfg)
     cp = ":".join(str(p) for p in classpath())

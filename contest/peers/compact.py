@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from contest.config import Config
 from contest.errors import ReadError
+from contest.infra import packages
+from contest.infra.spark import granted_cores, spark_session
 from contest.peers import formats
 from contest.peers.base import Layout
 from contest.peers.write import folder_bytes, session_config
@@ -86,9 +88,6 @@ def compact_peer(
 def run_peer_compact(cfg: Config, table_path: str | Path) -> PeerCompactReport:
     """The whole job: check the folder holds the format's table, load its library,
     compact."""
-    from contest.infra import packages
-    from contest.infra.spark import granted_cores, spark_session
-
     table = Path(str(table_path)).absolute()
     marker = formats.of(cfg).marker
     if not (table / marker).exists():

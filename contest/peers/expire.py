@@ -2,7 +2,7 @@
 (`PeerFormat.expire`: Delta VACUUM, Iceberg expire_snapshots, Hudi's cleaner, Paimon's
 snapshot expiry), keeping only the newest, in a process of its own as `contest
 compact` runs (contest/peers/compact.py). What it leaves is the vacuumed start of a
-workload's history reads (issue 40): a read from an expired version is answered from
+workload's history reads: a read from an expired version is answered from
 what remains or refused naming the oldest version it can start from. The files it
 removes are the format's, of a table this harness wrote; the batch ledger stays."""
 
@@ -14,6 +14,8 @@ from pathlib import Path
 
 from contest.config import Config
 from contest.errors import ReadError
+from contest.infra import packages
+from contest.infra.spark import granted_cores, spark_session
 from contest.peers import formats
 from contest.peers.files import data_listing, folder_bytes
 from contest.peers.write import session_config
@@ -52,9 +54,6 @@ class PeerExpireReport:
 
 def run_peer_expire(cfg: Config, table_path: str | Path) -> PeerExpireReport:
     """Check the folder holds the format's table, load its library, expire."""
-    from contest.infra import packages
-    from contest.infra.spark import granted_cores, spark_session
-
     table = Path(str(table_path)).absolute()
     fmt = formats.of(cfg)
     if not (table / fmt.marker).exists():

@@ -32,10 +32,10 @@ def collapsed(spark: SparkSession, batch: Batch, ops: Mapping[str, str] | None =
     """The batch collapsed by uuid, rows in file order (the copy-on-write baseline's
     `collapse_batch`; with the contract: requests summed, NULLs ignored; name the last
     value neither NULL nor "null"; the other columns the last non-NULL value). In the
-    batch's own schema (a workload that evolves its schema, issue 40): only the columns
+    batch's own schema (a workload that evolves its schema): only the columns
     the batch has, each in the batch file's type (a sum of an int32 column stays int32,
     so a table created from it is narrow until the batch that widens it)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # deferred: slow to import
 
     ops = dict(registry.CONTRACT if ops is None else ops)
     rows = spark.read.parquet(str(batch.path))
@@ -73,7 +73,7 @@ def merged_rows(
     batch left-joined with the current rows of its keys, by the MERGE's expressions.
     The current rows are first cut to the batch's keys (a semi join Spark may broadcast),
     so the outer join shuffles batch-sized data, not the table."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # deferred: slow to import
 
     ops = batch_operators(batch.columns, ops)
     old = current.join(batch.select(KEY), KEY, "left_semi")
@@ -99,7 +99,7 @@ def collapsed_stream(
     `STREAM_ORDER` (a micro-batch of several files has no file order of its own).
     `latest`: columns of `df` kept too, as their largest value over the key's rows (an
     ordering value a format orders the key's collapsed row by)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # deferred: slow to import
 
     ops = dict(registry.CONTRACT if ops is None else ops)
     pos = F.struct(*[F.col(c) for c in STREAM_ORDER])
@@ -113,7 +113,7 @@ def written(df: DataFrame, ops: Mapping[str, str]) -> DataFrame:
     """The rows as the table stores them when they go in uncollapsed: the string "null"
     made NULL in a column whose operator skips it, so a merge that skips NULLs (Paimon's
     last_non_null_value, Hudi's record merger) applies the operator."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # deferred: slow to import
 
     for col, name in ops.items():
         if registry.get(name).null_string:

@@ -14,9 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlparse
 
 from contest.config import Config
 from contest.errors import DataError, RunError
+from contest.infra.storage import filesystem
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -45,8 +47,6 @@ class MicroBatchSink:
         """The query id in `<checkpoint>/metadata` (`{"id": ...}`, Spark writes it when
         the query first starts)."""
         if self._query_id is None:
-            from contest.infra.storage import filesystem
-
             fs, base = filesystem(self.checkpoint)
             try:
                 with fs.open_input_stream(f"{base}/metadata") as fh:
@@ -112,8 +112,6 @@ class SourceRecords:
 def real_path(path: str) -> str:
     """A local source file by its real path (a symlinked folder names the same file), a
     URI as it is."""
-    from urllib.parse import unquote, urlparse
-
     parsed = urlparse(path)
     if parsed.scheme not in ("", "file"):
         return path
@@ -122,7 +120,7 @@ def real_path(path: str) -> str:
 
 def batch_files(df: DataFrame) -> list[str]:
     """The real paths of a micro-batch's source files, in name order (footers only)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # deferred: slow to import
 
     rows = df.select(F.input_file_name().alias("f")).distinct().collect()
     return sorted({real_path(r["f"]) for r in rows if r["f"]}, key=_name_key)

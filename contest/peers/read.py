@@ -7,7 +7,7 @@ project's safe result folder (staged, then published).
 
 Versions are the contest's batch versions; the table's batch ledger (contest/peers/
 ledger.py) maps each to the format's own commit, and the job reports the version it
-read. Every read is in the workload's newest schema (seed 004): a column added after
+read. Every read is in the workload's newest schema: a column added after
 the commit read is NULL, an integer written narrower (before its widening) is int64."""
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 from contest.config import Config
 from contest.errors import ReadError
+from contest.infra import packages
+from contest.infra.spark import granted_cores, spark_session
 from contest.peers import formats, ledger
 from contest.peers.write import session_config
 from contest.read import output
@@ -102,9 +104,6 @@ def run_peer_read(
 ) -> dict:
     """Check the table, the versions and the result folder, read, publish; the job's
     report (with the version read, and the range's start for a change read)."""
-    from contest.infra import packages
-    from contest.infra.spark import granted_cores, spark_session
-
     table = Path(str(table_path)).absolute()
     fmt = formats.of(cfg)
     marker = fmt.marker

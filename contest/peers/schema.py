@@ -1,4 +1,4 @@
-"""A batch's schema against its table's (a workload that evolves its schema, issue 40):
+"""A batch's schema against its table's (a workload that evolves its schema):
 which columns a batch adds and which integers it widens, as (name, Spark simple type)
 maps, pure (contest/data/schema_changes.py); and the two maps read from Spark (a batch
 file's footer, a table's schema as its format reads it). The writer asks `changes`

@@ -17,6 +17,7 @@ vector and log files, bytes), so the write amplification of each format is measu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import shutil
@@ -30,11 +31,14 @@ from typing import TYPE_CHECKING
 from contest.config import Config
 from contest.data.batches import Batch, discover
 from contest.errors import HarnessError, SchemaEvolutionError, UsageError, unwrap_spark_error
+from contest.infra import packages
+from contest.infra.spark import granted_cores, spark_session
 from contest.peers import formats, ledger, schema
 from contest.peers.files import classify as classify  # where callers found it
 from contest.peers.files import data_listing, folder_bytes
 from contest.peers.merge import merge_sql as merge_sql  # where callers found it
 from contest.peers.schema import Fields
+from contest.write.job import select_batches
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -324,10 +328,6 @@ def run_peer_write(
     format's library (one line naming it when it cannot be resolved), write. `only`:
     these batch indices, not the folder's every batch; `append`: into the table the
     folder holds (created by the first batch when there is none)."""
-    from contest.infra import packages
-    from contest.infra.spark import granted_cores, spark_session
-    from contest.write.job import select_batches
-
     found = discover(data_dir, cfg.write.versions or None, schema=None)
     batches = select_batches(found, only, data_dir)
     table = Path(str(table_path)).absolute()
@@ -347,8 +347,6 @@ def run_peer_write(
 def session_config(cfg: Config) -> Config:
     """The config with the format's start settings under the user's spark.conf (they
     reach the session builder when no spark-submit set them on its command line)."""
-    import dataclasses
-
     conf = formats.start_conf(cfg) | dict(cfg.spark.conf)
     return dataclasses.replace(cfg, spark=dataclasses.replace(cfg.spark, conf=conf))
 

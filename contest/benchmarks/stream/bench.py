@@ -47,6 +47,15 @@ from contest.benchmarks.base import (
     no_stamp,
     utc_now,
 )
+from contest.benchmarks.stream.boundary import boundary_cases, render_boundary
+from contest.benchmarks.stream.meta import commit_cost, render_meta
+from contest.benchmarks.stream.peers import (
+    measure_peers,
+    render_peers,
+    render_per_format,
+    sink_of,
+    who,
+)
 from contest.benchmarks.stream.stage import (
     CHILD_TIMEOUT_S,
     Feeder,
@@ -61,16 +70,19 @@ from contest.benchmarks.stream.stage import (
     start_live_stream,
 )
 from contest.config import Config
-from contest.errors import RunError
+from contest.errors import RunError, UsageError
+from contest.infra.cluster import check_master
+from contest.infra.postgres import resolve_connection
+from contest.infra.proc import kill_group, spawn
 from contest.peers import registry
 from contest.results.streaming import StreamFault, StreamFreshness, StreamRecord, series_key
+from contest.stream.feed import write_feed_file
+from meta.stream import batches, visible
 
 
 def kill_trials(
     stage: Stage, trials: int, rows: int, rng: random.Random, seed: int, say: Say
 ) -> Row:
-    from contest.infra.proc import kill_group, spawn
-
     logs = stage.root / stage.name / "logs"
     feeder = Feeder(stage.incoming, rows, 1.0, seed)
     feeder.start()
@@ -153,8 +165,6 @@ def kill_trials(
 
 def replay_case(stage: Stage, say: Say) -> Row:
     """The checkpoint's last commit-log entry deleted, then a restart."""
-    from meta.stream import batches
-
     logs = stage.root / stage.name / "logs"
     before = batches(stage.conn, stage.table())
     commits = stage.checkpoint / "commits"
@@ -195,8 +205,6 @@ def replay_case(stage: Stage, say: Say) -> Row:
 
 def new_checkpoint_case(stage: Stage, say: Say) -> Row:
     """A second query (a new checkpoint, so a new query id) over the consumed folder."""
-    from meta.stream import batches
-
     logs = stage.root / stage.name / "logs"
     before = batches(stage.conn, stage.table())
     other = stage.root / stage.name / "checkpoint-2"
@@ -223,15 +231,11 @@ def freshness(
     stage: Stage, rate: float, files: int, rows: int, cores: int, seed: int, say: Say
 ) -> Row:
     """Feed `files` files at `rate` files/s into a running query; landing -> visible."""
-    from contest.infra.proc import kill_group
-    from meta.stream import visible
-
     logs = stage.root / stage.name / "logs"
     log = logs / "stream.log"
     proc, start = start_live_stream(stage, log)
     # A warm-up file first (the first micro-batch of a JVM starts Spark's Python
     # workers): measured from the next one on, once it is visible.
-    from contest.stream.feed import write_feed_file
 
     table = stage.table()
     warm = str(write_feed_file(stage.incoming, 0, rows, seed))
@@ -319,10 +323,6 @@ def measure(
 ) -> list[Row]:
     """Every part's rows, each stamped (`stamp`) as its part ends: the noise of a row
     is that of its own part, not of the whole sitting."""
-    from contest.benchmarks.stream.boundary import boundary_cases
-    from contest.benchmarks.stream.meta import commit_cost
-    from contest.benchmarks.stream.peers import measure_peers
-
     root = (cfg.work_path / "bench" / "stream").absolute()
     rng = random.Random(seed)
     out: list[Row] = []
@@ -474,17 +474,11 @@ class StreamBench(Benchmark):
         for name in options.formats:
             registry.by_stream(name)  # one line naming an unknown format
         if any(r <= 0 for r in options.rates):
-            from contest.errors import UsageError
-
             raise UsageError(f"--rates must be positive, got {options.rates}")
 
     def run(self, sitting: Sitting) -> bool:
-        from contest.infra.postgres import resolve_connection
-
         cfg, opts = sitting.config(), sitting.options
         if opts.master:
-            from contest.infra.cluster import check_master
-
             check_master(opts.master)
         load_start = os.getloadavg()[0]  # the machine is shared: the load is labelled
         records = measure(
@@ -513,10 +507,6 @@ class StreamBench(Benchmark):
         return all(r.exact for r in typed)
 
     def render(self, records: Sequence[StreamRecord]) -> str:
-        from contest.benchmarks.stream.boundary import render_boundary
-        from contest.benchmarks.stream.meta import render_meta
-        from contest.benchmarks.stream.peers import render_peers, render_per_format, sink_of, who
-
         own = [r for r in records if not is_peer(r)]
         newest = own[-1].sitting if own else None  # a peers-only sitting aside
         # Of each kind, the newest sitting that ran it (a sitting may run some parts only).

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from contest.benchmarks.base import Row, Say
+from contest.benchmarks.stream.peers import compare, peer_stage, read_peer
 from contest.benchmarks.stream.stage import (
     CHILD_TIMEOUT_S,
     Feeder,
@@ -32,10 +33,14 @@ from contest.benchmarks.stream.stage import (
     batch_lines,
     check_table,
     drain,
+    make_stage,
     read_text,
 )
 from contest.config import Config
+from contest.data.batches import Batch
+from contest.data.oracle import expected_rows
 from contest.errors import UsageError
+from contest.infra.proc import kill_group, spawn, wait_bounded
 from contest.peers import registry
 from contest.peers.registry import StreamTable
 from contest.results.streaming import StreamBoundary, StreamRecord
@@ -77,8 +82,6 @@ def window(stage: Stage, fmt: str) -> str:
 def _kill_at_commit(stage: Stage, fmt: str, log: Path, say: Say) -> str | None:
     """One run of the stream, killed the moment the table's commit record grows; the
     window it landed in (None: the child ended or timed out first)."""
-    from contest.infra.proc import kill_group, spawn
-
     cmd = stage.command("--trigger", "processing-time", "--interval", "0.25")
     cmd += ["--max-files-per-trigger", "2"]
     proc = spawn(cmd, log, stage.env, stage.root)
@@ -103,9 +106,6 @@ def _final(stage: Stage, fmt: str, fed: list[Path]) -> tuple[bool, str, int]:
     if fmt == "lakesoul":
         check = check_table(stage, fed)
         return check.exact and check.double == 0, check.detail, check.rows
-    from contest.benchmarks.stream.peers import compare, read_peer
-    from contest.data.batches import Batch
-    from contest.data.oracle import expected_rows
 
     actual = read_peer(stage, fmt, stage.root / stage.name / "result")
     ordered = sorted(fed, key=lambda p: p.name)
@@ -166,8 +166,6 @@ def boundary_trials(stage: Stage, fmt: str, kills: int, rows: int, seed: int, sa
 def symlink_trial(stage: Stage, fmt: str, fed: int, say: Say) -> Row:
     """A second query (a new checkpoint) over the consumed folder reached through a
     symlink: refused (it would count every file again); the table unchanged."""
-    from contest.infra.proc import spawn, wait_bounded
-
     logs = stage.root / stage.name / "logs"
     alias = stage.root / stage.name / "incoming-alias"
     if not alias.is_symlink():
@@ -211,9 +209,6 @@ def boundary_cases(
     say: Say,
 ) -> list[Row]:
     """The format's boundary kills and its symlinked-source trial, on a fresh table."""
-    from contest.benchmarks.stream.peers import peer_stage
-    from contest.benchmarks.stream.stage import make_stage
-
     if fmt == "lakesoul":
         stage = make_stage(cfg, conn, root, "stream_bench_boundary", cores, master)
     else:

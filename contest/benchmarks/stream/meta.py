@@ -24,6 +24,11 @@ from contest.benchmarks.base import Row, Say
 from contest.config import Config
 from contest.data.batches import SCHEMA
 from contest.results.streaming import StreamMetadata, StreamRecord
+from meta import catalog
+from meta.commits import DataFile
+from meta.connection import connect
+from meta.stream import commit_batch
+from meta.synthetic import generate_history
 
 # Commits a window holds (the first and the last are compared).
 WINDOW = 100
@@ -33,10 +38,6 @@ def commit_cost(conn: Any, cfg: Config, batches: int, history: int = 0, say: Say
     """`batches` micro-batch commits of one query into a new table; their timings.
     `history`: commits the table holds before the stream (a synthetic history made
     inside PostgreSQL, meta/synthetic.py), to show a commit's cost does not follow it."""
-    from meta import catalog
-    from meta.stream import commit_batch
-    from meta.synthetic import generate_history
-
     name = f"bench_stream_meta_{uuidlib.uuid4().hex[:8]}"
     where = str(cfg.work_path.absolute() / "bench" / "stream-meta" / name)
     if history:
@@ -78,14 +79,10 @@ def commit_cost(conn: Any, cfg: Config, batches: int, history: int = 0, say: Say
 
 
 def _file(table_path: str, b: int):
-    from meta.commits import DataFile
-
     return DataFile(f"{table_path}/part-{b:08d}_0000.parquet", 1, tuple(SCHEMA.names), 0, 1)
 
 
 def _snapshot_bytes(conn: Any, table_id: str) -> int:
-    from meta.connection import connect
-
     pgc = connect(conn)
     try:
         with pgc, pgc.cursor() as cur:

@@ -24,10 +24,15 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import time
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
+
+import pyarrow.parquet as pq
 
 from contest.benchmarks.base import Row, Say, Stamper, no_stamp
 from contest.benchmarks.stream.stage import (
@@ -43,7 +48,15 @@ from contest.benchmarks.stream.stage import (
     start_live_stream,
 )
 from contest.config import Config, override, to_toml, unless_set
+from contest.data.batches import Batch
+from contest.data.oracle import expected_rows
+from contest.errors import RunError
+from contest.evaluation.jobs import child_env
+from contest.evaluation.strategies import stream_preset
+from contest.infra.proc import kill_group, spawn, wait_bounded
+from contest.peers import formats
 from contest.results.streaming import StreamFault, StreamRecord
+from contest.stream.feed import write_feed_file
 
 
 def peer_stage(
@@ -58,11 +71,6 @@ def peer_stage(
     """A fresh folder for the format's stream through `sink` (empty: its default; a
     previous sitting's folder, of this bench, replaced); no LakeSoul table. The child
     runs on `master` when given."""
-    import shutil
-
-    from contest.evaluation.jobs import child_env
-    from contest.evaluation.strategies import stream_preset
-
     name = f"stream_bench_{fmt.replace('-', '_')}{suffix}"
     folder = root / name
     shutil.rmtree(folder, ignore_errors=True)  # this bench's own folder of a sitting before
@@ -81,8 +89,6 @@ def batch_files(checkpoint: Path) -> dict[int, set[str]]:
     """The file source's batch id -> the names of the files it took: its log in the
     checkpoint (`sources/0/<batch>`, compacted every few batches into `.compact`
     files, one JSON line per file with its path and batchId)."""
-    from urllib.parse import unquote, urlparse
-
     out: dict[int, set[str]] = {}
     folder = checkpoint / "sources" / "0"
     for path in folder.iterdir() if folder.is_dir() else ():
@@ -105,8 +111,6 @@ def micro_batch_files(checkpoint: Path) -> dict[int, set[str]]:
     the next run's micro-batch folds into its own. Spark's offset log (`offsets/<id>`,
     the source's `logOffset` on its last line) says which source batches each
     micro-batch covered: those after the previous micro-batch's offset, up to its own."""
-    from contextlib import suppress
-
     source = batch_files(checkpoint)
     offsets: dict[int, int] = {}
     folder = checkpoint / "offsets"
@@ -132,11 +136,6 @@ def micro_batches_with_files(checkpoint: Path) -> set[int]:
 
 def read_peer(stage: Stage, fmt: str, out: Path) -> list[dict]:
     """The table read merged by the format's own reader (`contest read`), sorted by uuid."""
-    import pyarrow.parquet as pq
-
-    from contest.infra.proc import spawn, wait_bounded
-    from contest.peers import formats
-
     cmd = [
         *stage.command()[:5],  # python -m contest.cli.main --config FILE
         "--set",
@@ -177,11 +176,6 @@ def compare(actual: list[dict], expected: list[dict]) -> dict[str, Any]:
 def peer_faults(
     stage: Stage, fmt: str, trials: int, rows: int, rng: random.Random, seed: int, say: Say
 ) -> Row:
-    from contest.data.batches import Batch
-    from contest.data.oracle import expected_rows
-    from contest.infra.proc import kill_group, spawn
-    from contest.peers import formats
-
     logs = stage.root / stage.name / "logs"
     feeder = Feeder(stage.incoming, rows, 1.0, seed)
     feeder.start()
@@ -285,13 +279,6 @@ def peer_freshness(
     a merged read started then sees. Commits are counted in the format's log
     (`commit_count`); the k-th data commit is the k-th micro-batch that read files (no
     kill and no replay here: one commit a micro-batch, checked at the end)."""
-    from contest.data.batches import Batch
-    from contest.data.oracle import expected_rows
-    from contest.errors import RunError
-    from contest.infra.proc import kill_group
-    from contest.peers import formats
-    from contest.stream.feed import write_feed_file
-
     fmt_obj = formats.for_stream(fmt)
     log = stage.root / stage.name / "logs" / "stream.log"
     proc, start = start_live_stream(stage, log, fmt)
@@ -389,8 +376,6 @@ def measure_peers(
     """Per format and sink (its default, or with `all_sinks` every one it has: its own
     and the harness's, rows apart): the fault cases, then freshness at each feed rate
     (a fresh table each), each row stamped as it is measured."""
-    from contest.peers import formats
-
     root = (cfg.work_path / "bench" / "stream").absolute()
     rng = random.Random(seed)
     out = []
@@ -414,8 +399,6 @@ def measure_peers(
 def sink_of(r: StreamRecord) -> str:
     """The sink a peer format's record was measured through: its own name, or (lines
     from before sinks were named) the format's default then, which is its default now."""
-    from contest.peers import formats
-
     return r.sink or formats.for_stream(r.format).stream_sink().name
 
 

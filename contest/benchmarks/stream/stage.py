@@ -20,7 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from contest.config import Config, absolute_paths, override, to_toml
+from contest.data.oracle import expected_rows
 from contest.errors import RunError
+from contest.evaluation.jobs import child_env, cli_command
+from contest.infra.proc import kill_group, spawn, wait_bounded
+from contest.read.arrow import read_merged
+from contest.stream.feed import existing, write_feed_file
+from contest.stream.run import consumed_batches
+from contest.stream.sink import BATCH_LINE
+from contest.write.job import WriteMode, prepare_table
+from meta import catalog
+from meta.stream import batches
 
 CHILD_TIMEOUT_S = 600.0
 
@@ -51,8 +61,6 @@ class Stage:
         return self.root / self.name / "table"
 
     def command(self, *extra: str, checkpoint: Path | None = None) -> list[str]:
-        from contest.evaluation.jobs import cli_command
-
         return cli_command(
             self.config_file,
             "stream", "run",
@@ -65,8 +73,6 @@ class Stage:
         )  # fmt: skip
 
     def table(self):
-        from meta import catalog
-
         return catalog.get_table(self.conn, self.name, self.cfg.table.namespace)
 
 
@@ -85,9 +91,6 @@ def make_stage(
 ) -> Stage:
     """A fresh table (a previous sitting's, of this bench, replaced) and its folders;
     the child runs on `master` when given (local[cores] otherwise)."""
-    from contest.evaluation.jobs import child_env
-    from contest.write.job import WriteMode, prepare_table
-
     folder = root / name
     shutil.rmtree(folder, ignore_errors=True)  # this bench's own folder of a previous sitting
     folder.mkdir(parents=True)
@@ -100,8 +103,6 @@ def make_stage(
 
 def batch_lines(text: str) -> list[dict]:
     """The `stream-batch` JSON lines a child logged (contest/stream/sink.py)."""
-    from contest.stream.sink import BATCH_LINE
-
     out = []
     for line in text.splitlines():
         if line.startswith(BATCH_LINE):
@@ -131,11 +132,6 @@ class Check:
 def check_table(stage: Stage, fed: Sequence[Path] | None = None) -> Check:
     """The table against the oracle over the files its micro-batches committed (and,
     given `fed`, every fed file consumed)."""
-    from contest.data.oracle import expected_rows
-    from contest.read.arrow import read_merged
-    from contest.stream.run import consumed_batches
-    from meta.stream import batches
-
     table = stage.table()
     recorded = batches(stage.conn, table)
     files = [f for b in recorded for f in b.source_files]
@@ -172,8 +168,6 @@ class Feeder(threading.Thread):
         self.files: list[Path] = []
 
     def run(self) -> None:
-        from contest.stream.feed import existing, write_feed_file
-
         have = existing(self.folder)
         index = have[-1] + 1 if have else 0
         while not self.halt.is_set() and len(self.files) < self.most:
@@ -189,8 +183,6 @@ class Feeder(threading.Thread):
 
 def drain(stage: Stage, log: Path, checkpoint: Path | None = None) -> tuple[int, str]:
     """`contest stream run --trigger available-now`: exit code and stderr."""
-    from contest.infra.proc import spawn, wait_bounded
-
     cmd = stage.command("--trigger", "available-now", checkpoint=checkpoint)
     proc = spawn(cmd, log, stage.env, stage.root)
     code = wait_bounded(proc, CHILD_TIMEOUT_S)
@@ -200,8 +192,6 @@ def drain(stage: Stage, log: Path, checkpoint: Path | None = None) -> tuple[int,
 def start_live_stream(stage: Stage, log: Path, what: str = "") -> tuple[Any, float]:
     """The stage's query on a 0.25 s processing-time trigger, once it has started (its
     log says so): the process and when it was spawned (a freshness run's clock)."""
-    from contest.infra.proc import kill_group, spawn
-
     proc = spawn(
         stage.command("--trigger", "processing-time", "--interval", "0.25"),
         log,

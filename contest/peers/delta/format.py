@@ -6,10 +6,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
 
 from contest.config import Config
 from contest.data import operators as registry
-from contest.data.batches import Batch
+from contest.data.batches import SCHEMA, Batch
 from contest.errors import ReadError, SchemaEvolutionError, unwrap_spark_error
 from contest.peers.base import HARNESS_SINK, Layout, PeerFormat, StreamSink, codec_name, quoted
 from contest.peers.files import data_listing
@@ -27,6 +28,7 @@ from contest.peers.microbatch import (
     batch_files,
     check_batch,
 )
+from contest.peers.schema import batch_changes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -85,7 +87,7 @@ class Delta(PeerFormat):
     def apply_batch(
         self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
     ) -> str:
-        from delta.tables import DeltaTable
+        from delta.tables import DeltaTable  # deferred: slow to import
 
         source = collapsed(spark, batch, peer_operators(cfg))
         if first:
@@ -101,7 +103,7 @@ class Delta(PeerFormat):
         return "merge"
 
     def commit_metrics(self, spark: SparkSession, table: Path) -> dict[str, int]:
-        from delta.tables import DeltaTable
+        from delta.tables import DeltaTable  # deferred: slow to import
 
         last = DeltaTable.forPath(spark, str(table)).history(1).collect()[0]
         return {
@@ -121,8 +123,6 @@ class Delta(PeerFormat):
         (`delta.enableTypeWidening`, a preview in Delta 3.x: the table's protocol gains
         its feature) then `ALTER COLUMN ... TYPE`. Delta's error, one line, when it
         refuses one."""
-        from contest.peers.schema import batch_changes
-
         path = f"delta.{quoted(table)}"
         done = []
         for change in batch_changes(spark, cfg, self.read(spark, cfg, table), batch):
@@ -213,7 +213,7 @@ class Delta(PeerFormat):
     def layout(self, spark: SparkSession, cfg: Config, table: Path) -> Layout:
         """The snapshot's data files, and those of them that have a deletion vector
         (a read loads each vector beside its file)."""
-        from pyspark.sql import DataFrame as PyDataFrame
+        from pyspark.sql import DataFrame as PyDataFrame  # deferred: slow to import
 
         jvm: Any = spark._jvm
         jss: Any = spark._jsparkSession
@@ -226,10 +226,13 @@ class Delta(PeerFormat):
         return Layout(data_files=int(row["n"]), delete_files=int(row["dv"]))
 
     def stream_prepare(self, spark: SparkSession, cfg: Config, table: Path) -> None:
-        from delta.tables import DeltaTable
-        from pyspark.sql.types import LongType, StringType, StructField, StructType
-
-        from contest.data.batches import SCHEMA
+        from delta.tables import DeltaTable  # deferred: slow to import
+        from pyspark.sql.types import (  # deferred: slow to import
+            LongType,
+            StringType,
+            StructField,
+            StructType,
+        )
 
         fields = [
             StructField(f.name, LongType() if str(f.type) == "int64" else StringType())
@@ -288,7 +291,7 @@ def _history_metrics(
     spark: Any, table: Path, after_version: int, keys: tuple[str, ...]
 ) -> dict[str, int]:
     """The named operation metrics of the commits after `after_version`, summed."""
-    from delta.tables import DeltaTable
+    from delta.tables import DeltaTable  # deferred: slow to import
 
     out: dict[str, int] = {}
     for row in DeltaTable.forPath(spark, str(table)).history().collect():
@@ -368,8 +371,6 @@ def _source_only(op: str) -> bool:
 def _missing(df: DataFrame) -> bool:
     """Whether a file a read would open is gone (a local table's; a remote one's are
     taken as there)."""
-    from urllib.parse import unquote, urlparse
-
     for uri in df.inputFiles():
         parsed = urlparse(uri)
         if parsed.scheme in ("", "file") and not Path(unquote(parsed.path)).exists():
@@ -389,7 +390,7 @@ def _oldest_readable(spark: Any, table: Path) -> int:
 
 
 def _version(spark: Any, table: Path) -> int:
-    from delta.tables import DeltaTable
+    from delta.tables import DeltaTable  # deferred: slow to import
 
     return int(DeltaTable.forPath(spark, str(table)).history(1).collect()[0]["version"])
 

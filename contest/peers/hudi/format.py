@@ -100,7 +100,7 @@ class Hudi(PeerFormat):
         batch's columns and types (a column the table lacks yet reads NULL; an int32
         column stays int32 until a batch widens it: Hudi evolves the table's schema to
         the written rows')."""
-        from pyspark.sql import functions as F
+        from pyspark.sql import functions as F  # deferred: slow to import
 
         if first:
             return source
@@ -118,7 +118,7 @@ class Hudi(PeerFormat):
     def apply_batch(
         self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
     ) -> str:
-        from pyspark.sql import functions as F
+        from pyspark.sql import functions as F  # deferred: slow to import
 
         # In the batch file's types: a sum collapses to bigint, and an int column must
         # stay int until a batch widens it (Hudi evolves the table to the written rows).

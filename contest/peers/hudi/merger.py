@@ -134,7 +134,7 @@ class HudiMerger(Hudi):
         the timeline holds. Hudi combines a key's rows of one micro-batch before the
         upsert in no fixed order, which a last-non-NULL column cannot survive (measured
         by `contest bench stream --sinks all`, not assumed)."""
-        from pyspark.sql import functions as F
+        from pyspark.sql import functions as F  # deferred: slow to import
 
         order = (F.col("_ver") * F.lit(2**ROW_BITS) + F.col("_pos")).cast("long")
         out = written(rows, peer_operators(cfg)).withColumn(ORDERING, order)
@@ -239,7 +239,7 @@ class UpsertBatch(MicroBatchSink):
 def collapsed_rows(df: DataFrame) -> DataFrame:
     """A micro-batch (the source's rows with `_ver` and `_pos`) collapsed by key, with
     the ordering field: the key's last row's feed number and index in its file."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # deferred: slow to import
 
     order = (F.col("_ver") * F.lit(2**ROW_BITS) + F.col("_pos")).cast("long")
     out = collapsed_stream(df.withColumn("__order", order), latest=("__order",))

@@ -13,6 +13,7 @@ from contest.data.batches import Batch
 from contest.errors import ConfigError, ReadError, SchemaEvolutionError, unwrap_spark_error
 from contest.peers.base import Layout, PeerFormat, codec_name
 from contest.peers.merge import collapsed, merge_sql, peer_operators, source_operators
+from contest.peers.schema import batch_changes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, DataFrameWriterV2, SparkSession
@@ -78,7 +79,7 @@ def partitioned(writer: DataFrameWriterV2, cfg: Config) -> DataFrameWriterV2:
     """The new table PARTITIONED BY bucket(peer.buckets, uuid) when peer.buckets is set
     ("Partitioning": a bucket transform hashes the key into N partitions, so a MERGE's
     join and its delete files stay within a key's bucket); unpartitioned otherwise."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # deferred: slow to import
 
     if not cfg.peer.buckets:
         return writer
@@ -160,8 +161,6 @@ class Iceberg(PeerFormat):
         COLUMN` for a column the batch adds, `ALTER COLUMN ... TYPE bigint` for an
         int the batch widens (a metadata change: old files keep int and read as long).
         Iceberg's error, one line, when it refuses one."""
-        from contest.peers.schema import batch_changes
-
         ident = identifier(table)
         done = []
         for change in batch_changes(spark, cfg, self.read(spark, cfg, table), batch):

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 
 from contest.config import Config
 from contest.data import operators as registry
-from contest.data.batches import COLUMNS, Batch
+from contest.data.batches import COLUMNS, SCHEMA, Batch
 from contest.peers.base import OWN_SINK, Layout, PeerFormat, StreamSink, codec_name
 from contest.peers.merge import peer_operators, source_operators, written
 from contest.peers.paimon import history as paimon_history
@@ -102,7 +102,7 @@ class Paimon(PeerFormat):
 
     def rows(self, spark: SparkSession, batch: Batch, ops: Mapping[str, str]) -> DataFrame:
         """The batch's rows as written: "null" names made NULL, version and position."""
-        from pyspark.sql import functions as F
+        from pyspark.sql import functions as F  # deferred: slow to import
 
         df = spark.read.parquet(str(batch.path))
         ops = source_operators(ops, df.columns)  # a batch before a column's addition
@@ -202,9 +202,12 @@ class Paimon(PeerFormat):
         return sum(1 for n in names if n.startswith("snapshot-"))
 
     def stream_prepare(self, spark: SparkSession, cfg: Config, table: Path) -> None:
-        from pyspark.sql.types import LongType, StringType, StructField, StructType
-
-        from contest.data.batches import SCHEMA
+        from pyspark.sql.types import (  # deferred: slow to import
+            LongType,
+            StringType,
+            StructField,
+            StructType,
+        )
 
         if (self.location(table) / "schema").exists():
             return
