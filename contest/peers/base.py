@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from contest.config import Config, PeerConfig
 from contest.data.batches import Batch
-from contest.errors import ConfigError, ReadError, SchemaEvolutionError
+from contest.errors import ConfigError, ReadError, SchemaEvolutionError, unwrap_spark_error
+from contest.peers.microbatch import OnBatch
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -47,6 +48,13 @@ class StreamSink:
     name: str
     label: str
     write: StreamWriter
+
+
+def error_line(exc: BaseException) -> str:
+    """A Spark or format failure's own words, in one line (Spark's wrapper unwrapped)."""
+    cause = unwrap_spark_error(exc) or exc
+    lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
+    return lines[0][:500] if lines else type(cause).__name__
 
 
 def codec_name(name: str) -> str:
@@ -173,13 +181,14 @@ class PeerFormat:
         table: Path,
         rows: DataFrame,
         checkpoint: str,
-        on_batch: Callable[[int, str, int, int, float], None] | None = None,
+        on_batch: OnBatch | None = None,
     ) -> DataStreamWriter:
         """The query's sink, made exactly once the way the format's documentation says.
         `rows`: the source's rows with `_ver` (the source file's feed number) and `_pos`
         (the row's index in its file), which order a key's rows as the oracle does. A
-        `foreachBatch` sink of the harness's tells `on_batch` (batch id, "committed" or
-        "replayed", table version, rows, seconds); a format's own sink tells nothing."""
+        `foreachBatch` sink of the harness's tells `on_batch` (batch id, "committed",
+        "replayed" or "repaired", table version, rows, seconds, what a repair did); a
+        format's own sink tells nothing."""
         raise ConfigError(f"peer.format: {self.name} has no streaming sink in this harness")
 
     def stream_sinks(self) -> tuple[StreamSink, ...]:

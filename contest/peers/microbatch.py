@@ -23,9 +23,11 @@ from contest.infra.storage import filesystem
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-# What a sink tells the stream of each micro-batch: (batch id, "committed" | "replayed",
-# table version, rows of the micro-batch, seconds).
-OnBatch = Callable[[int, str, int, int, float], None]
+# What a sink tells the stream of each micro-batch: (batch id, "committed" | "replayed" |
+# "repaired" (recorded as committed, found not readable by the format's own reader,
+# repaired its way and written again), table version, rows of the micro-batch, seconds,
+# what a repair did).
+OnBatch = Callable[[int, str, int, int, float, str], None]
 
 
 class MicroBatchSink:
@@ -58,12 +60,16 @@ class MicroBatchSink:
                 ) from None
         return self._query_id
 
-    def told(self, batch_id: int, status: str, version: int, rows: int, started: float) -> None:
-        """Report the micro-batch (`started`: its `time.perf_counter()`); after a commit,
-        wait `stream.pause_after_commit_s` (a crash then: a replay of the batch)."""
+    def told(
+        self, batch_id: int, status: str, version: int, rows: int, started: float, note: str = ""
+    ) -> None:
+        """Report the micro-batch (`started`: its `time.perf_counter()`; `note`: what a
+        repair did); after a commit, wait `stream.pause_after_commit_s` (a crash then: a
+        replay of the batch)."""
         if self.on_batch is not None:
-            self.on_batch(batch_id, status, version, rows, time.perf_counter() - started)
-        if status == "committed" and self.cfg.stream.pause_after_commit_s:
+            seconds = time.perf_counter() - started
+            self.on_batch(batch_id, status, version, rows, seconds, note)
+        if status != "replayed" and self.cfg.stream.pause_after_commit_s:
             time.sleep(self.cfg.stream.pause_after_commit_s)
 
 

@@ -142,6 +142,8 @@ class StreamBoundary(StreamRecord):
     files_fed: int
     batches_replayed: int
     rows: int | None = None
+    # Replays the format's own reader did not honour, repaired its way and written again.
+    batches_repaired: int = 0
 
     @property
     def case_text(self) -> str:

@@ -67,10 +67,12 @@ class Batches:
         self.seen_progress: set[int] = set()
         self.last_activity = time.monotonic()
 
-    def on_batch(self, batch_id: int, status: str, version: int, rows: int, seconds: float):
+    def on_batch(
+        self, batch_id: int, status: str, version: int, rows: int, seconds: float, note: str = ""
+    ):
         entry = BatchLog(batch_id, self.query_id(), self.run_id, status, version, rows=rows)
         entry.write_s, entry.committed_unix = round(seconds, 4), time.time()
-        self._log(entry)
+        self._log(entry, note)
 
     def progress(self, query: Any) -> None:
         for p in query.recentProgress or []:  # dicts in PySpark 3.5
@@ -85,10 +87,11 @@ class Batches:
                         BatchLog(batch, self.query_id(), self.run_id, "processed", -1, 0, rows)
                     )
 
-    def _log(self, entry: BatchLog) -> None:
+    def _log(self, entry: BatchLog, note: str = "") -> None:
         self.logs.append(entry)
         self.last_activity = time.monotonic()
-        self.say(f"batch {entry.batch_id}: {entry.status} ({entry.rows:,} rows)")
+        said = f"batch {entry.batch_id}: {entry.status} ({entry.rows:,} rows)"
+        self.say(said + (f": {note}" if note else ""))
         self.say(BATCH_LINE + json.dumps(asdict(entry)))
 
 

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 
 from contest.config import Config
 from contest.data.batches import SCHEMA, check_schema
@@ -41,7 +42,7 @@ from contest.write.files import (
     write_token,
 )
 from meta.catalog import TableRef
-from meta.commits import DataFile
+from meta.commits import DataFile, live_files
 from meta.connection import PgConnection
 from meta.stream import BatchRecorded, commit_batch, last_source, recorded
 from meta.tokens import release_tokens
@@ -59,7 +60,9 @@ class BatchLog:
     batch_id: int
     query_id: str
     run_id: str | None
-    status: str  # "committed" | "replayed" (committed before: skipped)
+    # "committed" | "replayed" (committed before, verified, skipped) | "repaired" (a
+    # peer sink: recorded but not readable, repaired and written again)
+    status: str
     version: int
     files: int = 0
     rows: int = 0
@@ -154,6 +157,7 @@ class UpsertSink:
         sources = source_files(df)
         if done is not None:
             check_replay(qid, batch_id, done.source_files, sources)
+            self._verify(done.batch_id, done.version)
             self._replayed(done.batch_id, done.version, run_id)
             return
         check_order(sources, last_source(self.conn, self.table, qid))
@@ -234,6 +238,21 @@ class UpsertSink:
         cols = tuple(table.schema.names)
         return [DataFile(r["path"], r["size"], cols, r["bucket"], r["rows"]) for r in files]
 
+    def _verify(self, batch_id: int, version: int) -> None:
+        """A micro-batch recorded as committed is skipped only when the table a read
+        starts from now holds it whole: every data file its head snapshot names is
+        there (its commit and its record are one PostgreSQL transaction, so a recorded
+        batch's files were committed; a read opens them all). Files gone cannot be
+        written back from the batch alone (later batches merged with them): one line."""
+        gone = [p for p in sorted(live_files(self.conn, self.table)) if not _exists(p)]
+        if gone:
+            raise RunError(
+                f"batch {batch_id} of query {self.query_id} is recorded as committed "
+                f"(version {version}), but {len(gone)} data file(s) the table's snapshot "
+                f"names are gone ({gone[0]}): nothing written; restore them or roll the "
+                f"table back (contest rollback) before restarting"
+            )
+
     def _delete(self, tokens: Sequence[str]) -> None:
         """The files of a micro-batch that did not commit, and then its tokens."""
         _delete(self.table.path, tokens)
@@ -257,6 +276,11 @@ class UpsertSink:
                 f"{entry.write_s:.2f} s, commit {entry.commit_s:.3f} s"
             )
         self.say(BATCH_LINE + json.dumps(asdict(entry)))
+
+
+def _exists(path: str) -> bool:
+    fs, local = filesystem(path)
+    return fs.get_file_info(local).type != pafs.FileType.NotFound
 
 
 def _delete(table_path: str, tokens: Sequence[str]) -> None:

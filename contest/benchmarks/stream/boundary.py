@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +40,12 @@ from contest.config import Config
 from contest.data.batches import Batch
 from contest.data.oracle import expected_rows
 from contest.errors import UsageError
+from contest.evaluation.jobs import cli_command
 from contest.infra.proc import kill_group, spawn, wait_bounded
-from contest.peers import registry
+from contest.peers import formats, registry
 from contest.peers.registry import StreamTable
 from contest.results.streaming import StreamBoundary, StreamRecord
+from contest.stream.feed import write_feed_file
 
 # The windows a kill can land in (what it left behind).
 TABLE_ONLY = "table commit, no Spark commit"
@@ -101,9 +103,14 @@ def _kill_at_commit(stage: Stage, fmt: str, log: Path, say: Say) -> str | None:
     return window(stage, fmt)
 
 
+def _is_peer(fmt: str) -> bool:
+    """A peer format's stream (the others: the harness's LakeSoul sink)."""
+    return registry.by_stream(fmt).peer is not None
+
+
 def _final(stage: Stage, fmt: str, fed: list[Path]) -> tuple[bool, str, int]:
     """(table = oracle over every fed file, what differs, rows)."""
-    if fmt == "lakesoul":
+    if not _is_peer(fmt):
         check = check_table(stage, fed)
         return check.exact and check.double == 0, check.detail, check.rows
 
@@ -196,6 +203,109 @@ def symlink_trial(stage: Stage, fmt: str, fed: int, say: Say) -> Row:
     }
 
 
+def first_commit_trials(
+    new_stage: Callable[[str], Stage], fmt: str, trials: int, rows: int, say: Say
+) -> Row:
+    """`trials` new tables, each stream killed the moment its table's first commit
+    record appears (the table's creation and first commit: LakeSoul's first commit row,
+    Delta's version 0, Hudi's first completed instant, Paimon's snapshot-1), restarted
+    from its checkpoint until the folder is drained, and checked against the oracle: a
+    replay of a first commit is verified by the format's own reader, never assumed."""
+    windows: dict[str, int] = {}
+    replayed = repaired = fed_total = 0
+    problems: list[str] = []
+    for i in range(trials):
+        stage = new_stage(f"_first{i}")
+        logs = stage.root / stage.name / "logs"
+        fed = [write_feed_file(stage.incoming, j, rows) for j in range(2)]
+        fed_total += len(fed)
+        where = _kill_at_commit(stage, fmt, logs / "kill.log", say)
+        if where is None:
+            problems.append(f"table {i + 1}: no first commit to kill at (see {logs}/kill.err)")
+            continue
+        windows[where] = windows.get(where, 0) + 1
+        code, text = drain(stage, logs / "drain.log")
+        statuses = [b["status"] for b in batch_lines(text)]
+        replayed += statuses.count("replayed")
+        repaired += statuses.count("repaired")
+        exact, detail, _ = _final(stage, fmt, fed)
+        if code != 0:
+            problems.append(f"table {i + 1}: restart exit {code}: {text.strip().splitlines()[-1:]}")
+        elif not exact:
+            problems.append(f"table {i + 1}: {detail}")
+        say(f"{fmt} first-commit kill {i + 1}/{trials}: {where}, {statuses or 'no batch'}")
+    return {
+        "case": "kill -9 at a new table's first commit, restart from the checkpoint",
+        "trials": trials,
+        "windows": windows,
+        "files_fed": fed_total,
+        "batches_replayed": replayed,
+        "batches_repaired": repaired,
+        "rows": None,
+        "exact": not problems,
+        "problems": problems[:5],
+    }
+
+
+def after_compact_trial(stage: Stage, fmt: str, kills: int, rows: int, say: Say) -> Row:
+    """A table with commits, compacted by `contest compact` (the format's own
+    compaction), then `kills` streams each killed at the next commit record, restarted,
+    and the table checked against the oracle over every fed file."""
+    logs = stage.root / stage.name / "logs"
+    fed = [write_feed_file(stage.incoming, j, rows) for j in range(2)]
+    problems: list[str] = []
+    code, text = drain(stage, logs / "before-compact.log")
+    if code != 0:
+        problems.append(f"first run: exit {code}: {text.strip().splitlines()[-1:]}")
+    code = compact(stage, fmt, logs / "compact.log")
+    if code != 0:
+        problems.append(f"contest compact: exit {code} (see {logs}/compact.err)")
+    windows: dict[str, int] = {}
+    replayed = repaired = 0
+    for i in range(kills if not problems else 0):
+        fed += [write_feed_file(stage.incoming, len(fed) + j, rows) for j in range(2)]
+        where = _kill_at_commit(stage, fmt, logs / f"after-compact-{i:02d}.log", say)
+        if where is None:
+            problems.append(f"kill {i + 1}: no commit to kill at")
+            continue
+        windows[where] = windows.get(where, 0) + 1
+        code, text = drain(stage, logs / f"after-compact-drain-{i:02d}.log")
+        statuses = [b["status"] for b in batch_lines(text)]
+        replayed += statuses.count("replayed")
+        repaired += statuses.count("repaired")
+        if code != 0:
+            problems.append(f"kill {i + 1}: restart exit {code}: {text.strip().splitlines()[-1:]}")
+    exact, detail, n_rows = _final(stage, fmt, fed)
+    if not exact and not problems:
+        problems.append(detail)
+    verdict = problems[0] if problems else "exact"
+    say(f"{fmt}: {kills} kills after a compaction ({windows}): {verdict}")
+    return {
+        "case": "kill -9 at a commit after contest compact, restart from the checkpoint",
+        "trials": kills,
+        "windows": windows,
+        "files_fed": len(fed),
+        "batches_replayed": replayed,
+        "batches_repaired": repaired,
+        "rows": n_rows,
+        "exact": not problems,
+        "problems": problems[:5],
+    }
+
+
+def compact(stage: Stage, fmt: str, log: Path) -> int:
+    """`contest compact` of the stage's table (a peer format's own compaction, or the
+    harness's of a LakeSoul table), in a child like the stream's."""
+    impl = registry.by_stream(fmt)
+    if impl.peer is not None:
+        peer = formats.for_stream(impl.name).name
+        cmd = cli_command(stage.config_file, "--set", f"peer.format={peer}", "compact")
+    else:
+        cmd = cli_command(stage.config_file, "compact")
+    cmd += ["--table", str(stage.table_path)]
+    return wait_bounded(spawn(cmd, log, stage.env, stage.root), CHILD_TIMEOUT_S)
+
+
 def boundary_cases(
     cfg: Config,
     conn: Any,
@@ -208,15 +318,22 @@ def boundary_cases(
     seed: int,
     say: Say,
 ) -> list[Row]:
-    """The format's boundary kills and its symlinked-source trial, on a fresh table."""
-    if fmt == "lakesoul":
-        stage = make_stage(cfg, conn, root, "stream_bench_boundary", cores, master)
-    else:
-        stage = peer_stage(cfg, root, fmt, cores, master, suffix="_boundary")
-    label = "lakesoul (harness)" if fmt == "lakesoul" else fmt
+    """The format's boundary kills, its symlinked-source trial, its first-commit kills
+    (each on a new table) and its kills after a compaction, each on a fresh table."""
+
+    def new_stage(suffix: str) -> Stage:
+        if _is_peer(fmt):
+            return peer_stage(cfg, root, fmt, cores, master, suffix=suffix)
+        return make_stage(cfg, conn, root, f"stream_bench_{suffix.strip('_')}", cores, master)
+
+    stage = new_stage("_boundary")
+    label = "lakesoul (harness)" if not _is_peer(fmt) else fmt
     first = boundary_trials(stage, fmt, kills, rows, seed, say)
     second = symlink_trial(stage, fmt, first["files_fed"], say)
-    return [{"kind": "boundary", "format": label, **r} for r in (first, second)]
+    new_table = first_commit_trials(new_stage, fmt, kills, rows, say)
+    compacted = after_compact_trial(new_stage("_compacted"), fmt, kills, rows, say)
+    cases = (first, second, new_table, compacted)
+    return [{"kind": "boundary", "format": label, **r} for r in cases]
 
 
 def render_boundary(rows: Sequence[StreamRecord]) -> list[str]:
@@ -236,18 +353,24 @@ def render_boundary(rows: Sequence[StreamRecord]) -> list[str]:
         "compares the table with the oracle over every fed file. Windows: what the kill "
         f"left: `{TABLE_ONLY}` (the replay window), `{BOTH}` (the kill came later), "
         f"`{EMPTY_INSTANT}` (Hudi 1.0.2's completed instant created, not yet filled). "
-        "Then a new checkpoint over the same folder through a symlink. Correctness, not "
-        "timing.",
+        "Then a new checkpoint over the same folder through a symlink; then new tables "
+        "each killed at their first commit record (the table's creation and first "
+        "commit), and a table killed at its commits after `contest compact`. A replay is "
+        "verified, never assumed: before a sink skips a batch as committed, the format's "
+        "own reader reads that commit; one it does not honour is repaired the format's "
+        "way and written again (`replays repaired`), or the stream stops in one line. "
+        "Correctness, not timing.",
         "",
         "| format | case | sitting | kills | windows the kills landed in | files fed "
-        "| replays skipped | table = oracle |",
-        "|---|---|---|---|---|---|---|---|",
+        "| replays skipped | replays repaired | table = oracle |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in cases:
         windows = ", ".join(f"{k}: {v}" for k, v in sorted(r.windows.items()))
         verdict = "yes" if r.exact else "NO: " + "; ".join(r.problems)
         lines.append(
             f"| {r.format} | {r.case} | {r.sitting or '-'} | {r.trials} "
-            f"| {windows or '-'} | {r.files_fed} | {r.batches_replayed} | {verdict} |"
+            f"| {windows or '-'} | {r.files_fed} | {r.batches_replayed} "
+            f"| {r.batches_repaired} | {verdict} |"
         )
     return lines

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,8 +12,16 @@ from urllib.parse import unquote, urlparse
 from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import SCHEMA, Batch
-from contest.errors import ReadError, SchemaEvolutionError, unwrap_spark_error
-from contest.peers.base import HARNESS_SINK, Layout, PeerFormat, StreamSink, codec_name, quoted
+from contest.errors import ReadError, RunError, SchemaEvolutionError
+from contest.peers.base import (
+    HARNESS_SINK,
+    Layout,
+    PeerFormat,
+    StreamSink,
+    codec_name,
+    error_line,
+    quoted,
+)
 from contest.peers.files import data_listing
 from contest.peers.merge import (
     collapsed,
@@ -140,7 +149,7 @@ class Delta(PeerFormat):
                 for command in commands:
                     spark.sql(command)
             except Exception as exc:
-                raise SchemaEvolutionError(f"delta: {change}: {_first_line(exc)}") from None
+                raise SchemaEvolutionError(f"delta: {change}: {error_line(exc)}") from None
             done.append(str(change))
         return done
 
@@ -321,6 +330,7 @@ class MergeBatch(MicroBatchSink):
             files,
             str(self.table),
         ):
+            self.verify(spark, batch)
             self.told(batch, "replayed", _version(spark, self.table), 0, t0)
             return
         self.ledger.write(SourceRecord(self.query_id(), batch, tuple(files)))
@@ -341,6 +351,42 @@ class MergeBatch(MicroBatchSink):
         after = _version(spark, self.table)
         self.told(batch, "replayed" if after == before else "committed", after, rows, t0)
 
+    def verify(self, spark: Any, batch: int) -> None:
+        """A batch Delta's log records as written (its query's transaction) is skipped
+        only when the commit that recorded it is one Delta's reader reads: the commit
+        file found, every file it added present, and the table readable at that version.
+        Delta writes a commit file whole (by rename), so a kill leaves it there or not at
+        all; a commit whose files are gone is refused in one line naming the version
+        (undoing it is RESTORE, the user's call)."""
+        found = _commit_of(self.table, self.query_id(), batch)
+        if found is None:
+            raise RunError(
+                f"delta: batch {batch} is recorded as written to {self.table}, but no commit "
+                "file of the log holds its transaction: nothing written"
+            )
+        version, _ = found
+        df = spark.read.format("delta").option("versionAsOf", version).load(str(self.table))
+        gone = _gone(df)
+        if gone:
+            raise RunError(
+                f"delta: batch {batch}: version {version} of {self.table} names "
+                f"{len(gone)} file(s) that are gone ({gone[0]}): nothing written; "
+                "RESTORE the table to an earlier version, then restart"
+            )
+
+
+def _commit_of(table: Path, app: str, batch: int) -> tuple[int, list[str]] | None:
+    """(version, the paths it added) of the commit file recording transaction (`app`,
+    `batch`), newest first; None when no commit file holds it (the log's JSON files are
+    kept for 30 days by default, and a replay is of the newest commit)."""
+    for version in sorted(_versions(table), reverse=True):
+        path = Path(table) / "_delta_log" / f"{version:020d}.json"
+        actions = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        txns = [a["txn"] for a in actions if "txn" in a]
+        if any(t.get("appId") == app and int(t.get("version", -1)) == batch for t in txns):
+            return version, [a["add"]["path"] for a in actions if "add" in a]
+    return None
+
 
 def _transactions(spark: Any, table: Path) -> dict[str, int]:
     """The table's idempotent-write record: the last batch id (Delta's txn version) of
@@ -356,12 +402,6 @@ def _transactions(spark: Any, table: Path) -> dict[str, int]:
     return out
 
 
-def _first_line(exc: BaseException) -> str:
-    cause = unwrap_spark_error(exc) or exc
-    lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
-    return lines[0][:500] if lines else type(cause).__name__
-
-
 def _source_only(op: str) -> bool:
     """Whether an operator's merged value is the newest row's alone (its combine names
     the source only): then a post-image is the range's own merge."""
@@ -369,13 +409,19 @@ def _source_only(op: str) -> bool:
 
 
 def _missing(df: DataFrame) -> bool:
-    """Whether a file a read would open is gone (a local table's; a remote one's are
+    """Whether a file a read would open is gone."""
+    return bool(_gone(df))
+
+
+def _gone(df: DataFrame) -> list[str]:
+    """The files a read would open that are gone (a local table's; a remote one's are
     taken as there)."""
+    out = []
     for uri in df.inputFiles():
         parsed = urlparse(uri)
         if parsed.scheme in ("", "file") and not Path(unquote(parsed.path)).exists():
-            return True
-    return False
+            out.append(uri)
+    return out
 
 
 def _oldest_readable(spark: Any, table: Path) -> int:

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from contest.config import Config
 from contest.data.batches import Batch
-from contest.errors import ReadError, SchemaEvolutionError
+from contest.errors import ReadError, RunError, SchemaEvolutionError
+from contest.peers.base import error_line
 from contest.peers.history import newest_columns, simple_fields
 from contest.peers.hudi.options import ORDERING
 from contest.peers.merge import peer_operators
@@ -168,6 +169,21 @@ def read_changes(
     raise ReadError(f"{fmt.name}: a change read: {fmt.incremental_answer}")
 
 
+def write_client(fmt: Hudi, spark: SparkSession, cfg: Config, table: Path, extra: dict) -> Any:
+    """A Spark write client of the table with its write options and `extra`, as Hudi's
+    own procedures make one (close it after use)."""
+    jvm: Any = spark._jvm
+    hudi = jvm.org.apache.hudi
+    props = jvm.java.util.Properties()
+    for key, value in (fmt.write_options(cfg, table, "upsert") | extra).items():
+        props.setProperty(key, value)
+    config = (
+        hudi.config.HoodieWriteConfig.newBuilder().withPath(str(table)).withProps(props).build()
+    )
+    context = hudi.client.common.HoodieSparkEngineContext(spark.sparkContext._jsc)
+    return hudi.client.SparkRDDWriteClient(context, config)
+
+
 def expire(fmt: Hudi, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:
     """Hudi's clean keeping one version of each file group (KEEP_LATEST_FILE_VERSIONS,
     1): every file slice but each group's newest is deleted (after a compaction: the
@@ -175,23 +191,57 @@ def expire(fmt: Hudi, spark: SparkSession, cfg: Config, table: Path) -> dict[str
     'KEEP_LATEST_FILE_VERSIONS', file_versions_retained => 1)` runs: a write client's
     clean. (KEEP_LATEST_COMMITS retaining 1 commit deleted nothing after a compaction
     here: the compaction's commit keeps the slices of the commits before it.)"""
-    jvm: Any = spark._jvm
-    hudi = jvm.org.apache.hudi
-    clean = hudi.config.HoodieCleanConfig
-    opts = fmt.write_options(cfg, table, "upsert") | {
-        clean.CLEANER_POLICY.key(): "KEEP_LATEST_FILE_VERSIONS",
-        clean.CLEANER_FILE_VERSIONS_RETAINED.key(): "1",
-    }
-    props = jvm.java.util.Properties()
-    for key, value in opts.items():
-        props.setProperty(key, value)
-    config = (
-        hudi.config.HoodieWriteConfig.newBuilder().withPath(str(table)).withProps(props).build()
+    clean: Any = spark._jvm.org.apache.hudi.config.HoodieCleanConfig  # type: ignore[union-attr]
+    client = write_client(
+        fmt,
+        spark,
+        cfg,
+        table,
+        {
+            clean.CLEANER_POLICY.key(): "KEEP_LATEST_FILE_VERSIONS",
+            clean.CLEANER_FILE_VERSIONS_RETAINED.key(): "1",
+        },
     )
-    context = hudi.client.common.HoodieSparkEngineContext(spark.sparkContext._jsc)
-    client = hudi.client.SparkRDDWriteClient(context, config)
     try:
         md = client.clean()
     finally:
         client.close()
     return {"files_deleted": int(md.getTotalFilesDeleted()) if md is not None else 0}
+
+
+def keys_committed_at(
+    fmt: Hudi, spark: SparkSession, cfg: Config, table: Path, instant: str
+) -> int:
+    """How many keys Hudi's own reader, as of `instant`, reads with `instant` as their
+    commit time: the keys that commit wrote, when the reader honours it; 0 when it does
+    not (a new table's first completed instant left empty reads as no commit at all)."""
+    from pyspark.sql import functions as F  # deferred: slow to import
+
+    df = (
+        spark.read.format("hudi")
+        .options(**fmt.reader_options(cfg))
+        .option("as.of.instant", instant)
+        .load(str(table))
+    )
+    if "_hoodie_commit_time" not in df.columns:  # Hudi's EmptyRelation: no commit it reads
+        return 0
+    return df.where(F.col("_hoodie_commit_time") == instant).select("_hoodie_record_key").count()
+
+
+def roll_back(fmt: Hudi, spark: SparkSession, cfg: Config, table: Path, instant: str) -> None:
+    """Hudi's own rollback of a commit (what `CALL rollback_to_instant` runs: a write
+    client's rollback, listing the commit's files rather than its markers): its files
+    deleted by Hudi and the instant taken off the timeline. One line naming the
+    instant when Hudi cannot."""
+    client = write_client(fmt, spark, cfg, table, {"hoodie.rollback.using.markers": "false"})
+    try:
+        done = bool(client.rollback(instant))
+    except Exception as exc:  # py4j's error around Hudi's
+        raise RunError(
+            f"{fmt.name}: {table}: Hudi could not roll back instant {instant}: "
+            f"{error_line(exc)}; nothing written"
+        ) from None
+    finally:
+        client.close()
+    if not done:
+        raise RunError(f"{fmt.name}: {table}: Hudi did not roll back instant {instant}")

@@ -31,12 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
 from contest.data.batches import COLUMNS
-from contest.errors import ConnectorError
+from contest.errors import ConnectorError, RunError
 from contest.infra import lakesoul_jvm
 from contest.peers.base import HARNESS_SINK, OWN_SINK, StreamSink
 from contest.peers.hudi.format import Hudi
+from contest.peers.hudi.history import keys_committed_at, roll_back
 from contest.peers.hudi.options import ORDERING, merger_options
-from contest.peers.hudi.timeline import NO_INSTANT, completed_instants, empty_after
+from contest.peers.hudi.timeline import NO_INSTANT, completed_instants, empty_after, instant_after
 from contest.peers.merge import collapsed_stream, peer_operators, written
 from contest.peers.microbatch import (
     MicroBatchSink,
@@ -191,6 +192,7 @@ class UpsertBatch(MicroBatchSink):
     ):
         super().__init__(cfg, table, checkpoint, on_batch)
         self.fmt = fmt
+        self.repair = ""  # what a repair of the replayed batch did, said with it
 
     def options(self, batch_id: int) -> dict[str, str]:
         """The upsert's options: the table's, and the batch id in the commit metadata."""
@@ -216,9 +218,15 @@ class UpsertBatch(MicroBatchSink):
             return (done is not None and done >= e.batch) or empty_after(instants, e.after)
 
         qid = self.query_id()
-        if check_batch(self.ledger.entries(), committed, qid, batch, files, str(self.table)):
-            self.told(batch, "replayed", len(instants), 0, t0)
-            return
+        entries = self.ledger.entries()
+        status = "committed"
+        if check_batch(entries, committed, qid, batch, files, str(self.table)):
+            own = next((e for e in entries if e.query == qid and e.batch == batch), None)
+            instant = instant_after(instants, own.after if own else "")
+            if self.verified(df, batch, instant):
+                self.told(batch, "replayed", len(instants), 0, t0)
+                return
+            status, instants = "repaired", completed_instants(self.table)
         after = instants[-1][0] if instants else NO_INSTANT
         self.ledger.write(SourceRecord(qid, batch, tuple(files), after))
         rows = collapsed_rows(df).cache()
@@ -233,7 +241,38 @@ class UpsertBatch(MicroBatchSink):
         finally:
             rows.unpersist()
         _, version = timeline_checkpoint(spark, self.table, qid)
-        self.told(batch, "committed", version, count, t0)
+        self.told(batch, status, version, count, t0, self.repair)
+
+    def verified(self, df: DataFrame, batch: int, instant: str | None) -> bool:
+        """Whether a batch the timeline records as committed is a commit Hudi's own
+        reader honours: every key of the micro-batch read back, as of its instant, with
+        that instant as its commit time. One the reader does not honour at all (a new
+        table's first completed instant left empty by a kill reads as no commit) is
+        rolled back with Hudi's own rollback and False returned: the batch is written
+        again, the repair said with it. One holding only some of the keys is refused in
+        one line naming the instant."""
+        if instant is None:
+            raise RunError(
+                f"{self.fmt.name}: batch {batch} is recorded as committed to {self.table}, "
+                "but no completed instant of it is on the timeline: nothing written"
+            )
+        spark = df.sparkSession
+        keys = df.select("uuid").distinct().count()
+        found = keys_committed_at(self.fmt, spark, self.cfg, self.table, instant)
+        if found == keys:
+            return True
+        if found:
+            raise RunError(
+                f"{self.fmt.name}: batch {batch}: Hudi instant {instant} holds {found} of the "
+                f"micro-batch's {keys} keys (neither committed whole nor absent): nothing "
+                "written; roll it back (CALL rollback_to_instant) and restart"
+            )
+        roll_back(self.fmt, spark, self.cfg, self.table, instant)
+        self.repair = (
+            f"Hudi instant {instant} was recorded complete but its reader reads none of its "
+            "rows: rolled back with Hudi's rollback, the batch written again"
+        )
+        return False
 
 
 def collapsed_rows(df: DataFrame) -> DataFrame:

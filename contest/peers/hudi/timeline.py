@@ -32,3 +32,13 @@ def empty_after(instants: list[tuple[str, int]], after: str) -> bool:
         return False
     later = [size for t, size in instants if t > after]
     return bool(later) and later[0] == 0
+
+
+def instant_after(instants: list[tuple[str, int]], after: str) -> str | None:
+    """The micro-batch's own completed instant: the first after `after` (its record of
+    the last one before its write; one writer a table), or the newest when it has no
+    record; None when there is none."""
+    if not after:
+        return instants[-1][0] if instants else None
+    later = [t for t, _ in instants if t > after]
+    return later[0] if later else None

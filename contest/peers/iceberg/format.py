@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from contest.config import Config, PeerConfig
 from contest.data.batches import Batch
-from contest.errors import ConfigError, ReadError, SchemaEvolutionError, unwrap_spark_error
-from contest.peers.base import Layout, PeerFormat, codec_name
+from contest.errors import ConfigError, ReadError, SchemaEvolutionError
+from contest.peers.base import Layout, PeerFormat, codec_name, error_line
 from contest.peers.merge import collapsed, merge_sql, peer_operators, source_operators
 from contest.peers.schema import batch_changes
 
@@ -172,7 +172,7 @@ class Iceberg(PeerFormat):
             try:
                 spark.sql(command)
             except Exception as exc:
-                raise SchemaEvolutionError(f"iceberg: {change}: {_first_line(exc)}") from None
+                raise SchemaEvolutionError(f"iceberg: {change}: {error_line(exc)}") from None
             done.append(str(change))
         return done
 
@@ -317,12 +317,6 @@ def first_non_append(
             found = (at, operation)
         at = parent
     return found
-
-
-def _first_line(exc: BaseException) -> str:
-    cause = unwrap_spark_error(exc) or exc
-    lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
-    return lines[0][:500] if lines else type(cause).__name__
 
 
 FORMAT = Iceberg()

@@ -39,16 +39,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import COLUMNS, SCHEMA, Batch
-from contest.peers.base import OWN_SINK, Layout, PeerFormat, StreamSink, codec_name
+from contest.peers.base import HARNESS_SINK, OWN_SINK, Layout, PeerFormat, StreamSink, codec_name
 from contest.peers.merge import peer_operators, source_operators, written
+from contest.peers.microbatch import OnBatch
 from contest.peers.paimon import history as paimon_history
+from contest.peers.paimon.stream import AppendBatch
 from contest.peers.paimon.table import (
     CATALOG,
     DATABASE,
@@ -225,7 +227,7 @@ class Paimon(PeerFormat):
         table: Path,
         rows: DataFrame,
         checkpoint: str,
-        on_batch: Callable[[int, str, int, int, float], None] | None = None,
+        on_batch: OnBatch | None = None,
     ) -> DataStreamWriter:
         """Paimon's own streaming sink (`format("paimon")`, the documented way to write
         a stream): the rows as the batch write gives them, the sequence fields the
@@ -238,8 +240,28 @@ class Paimon(PeerFormat):
             .option("path", str(self.location(table)))
         )
 
+    def harness_stream_writer(
+        self,
+        spark: SparkSession,
+        cfg: Config,
+        table: Path,
+        rows: DataFrame,
+        checkpoint: str,
+        on_batch: OnBatch | None = None,
+    ) -> DataStreamWriter:
+        """The harness's `foreachBatch` (stream.py's AppendBatch): each micro-batch one
+        Spark write, exactly once by its record of the APPEND snapshot before it."""
+        sink = AppendBatch(self.location(table), cfg, table, checkpoint, on_batch)
+        return rows.writeStream.foreachBatch(sink)
+
     def stream_sinks(self) -> tuple[StreamSink, ...]:
-        return (StreamSink(OWN_SINK, 'its own format("paimon") sink', self.stream_writer),)
+        # Paimon's own sink first: the one its documentation gives for a stream.
+        own = 'its own format("paimon") sink'
+        harness = "foreachBatch: one append a micro-batch, its APPEND snapshot recorded"
+        return (
+            StreamSink(OWN_SINK, own, self.stream_writer),
+            StreamSink(HARNESS_SINK, harness, self.harness_stream_writer),
+        )
 
     def commit_count(self, table: Path) -> int:
         """APPEND snapshots (a compaction's snapshot adds no data)."""

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Protocol
 from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import Batch
-from contest.errors import ReadError, SchemaEvolutionError, unwrap_spark_error
+from contest.errors import ReadError, SchemaEvolutionError
+from contest.peers.base import error_line
 from contest.peers.history import newest_columns, simple_fields
 from contest.peers.merge import peer_operators
 from contest.peers.paimon.table import CATALOG, DATABASE, MERGE_ENGINE, SEQUENCE, TABLE, identifier
@@ -48,10 +49,7 @@ DEFAULT_FUNCTION = "last_non_null_value"
 
 def one_line(exc: BaseException) -> str:
     """A Spark or Paimon failure's own words, in one line."""
-    cause = unwrap_spark_error(exc) or exc
-    lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
-    line = lines[0][:400] if lines else type(cause).__name__
-    return line.removeprefix("Spark: ")  # the words are Paimon's
+    return error_line(exc)[:400].removeprefix("Spark: ")  # the words are Paimon's
 
 
 def snapshot_range(spark: SparkSession) -> tuple[int, int]:

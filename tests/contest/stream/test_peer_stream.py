@@ -77,7 +77,8 @@ def write_collapse_pair(folder: Path, index: int) -> tuple[list[str], list[Path]
 
 
 @pytest.mark.parametrize(
-    ("fmt", "sink"), [("delta", ""), ("paimon", ""), ("hudi", ""), ("hudi", "own")]
+    ("fmt", "sink"),
+    [("delta", ""), ("paimon", ""), ("paimon", "foreach-batch"), ("hudi", ""), ("hudi", "own")],
 )
 def test_read_during_the_stream_restart_replay_and_source_order(cfg, tmp_path, fmt, sink):
     """A stream of one file a micro-batch, read while it runs (whole micro-batches);
@@ -130,7 +131,7 @@ def test_read_during_the_stream_restart_replay_and_source_order(cfg, tmp_path, f
         k: f"second-{k}" for k in keys
     }
     diff = compare(after, expected)
-    if fmt == "paimon":
+    if fmt == "paimon" and sink != "foreach-batch":
         # Paimon 0.9's sink commits the replayed batch again: its sums count twice.
         assert table_commits == len(batches) + 1
         assert diff["double_keys"] > 0 and diff["lost_keys"] == 0
@@ -146,7 +147,8 @@ def test_read_during_the_stream_restart_replay_and_source_order(cfg, tmp_path, f
     else:
         assert table_commits == len(batches)
         assert after == expected, diff
-    if fmt in ("delta", "hudi") and not sink:  # the harness's foreachBatch says what it did
+    if sink == "foreach-batch" or (fmt in ("delta", "hudi") and not sink):
+        # the harness's foreachBatch says what it did
         assert [b["status"] for b in batch_lines(err)] == ["replayed", "committed"]
 
 
@@ -250,3 +252,60 @@ def test_delta_file_guard_replanned_batch_and_bad_file(cfg, tmp_path):
     assert code == 2, err[-2000:]
     assert said(err).startswith(f"contest: {bad / 'feed-000000.parquet'}: not a parquet file")
     assert "Traceback" not in err
+
+
+def test_hudi_a_new_tables_empty_first_instant_is_repaired_or_refused(cfg, tmp_path):
+    """A kill -9 the instant a new table's first completed instant appears (Hudi 1.0.2
+    creates it empty, then fills it) leaves a commit Hudi's reader does not honour: the
+    restart must not call the batch done. It repairs it the format's way (the batch
+    written again) and ends with every row read back, or refuses in one line with a
+    non-zero exit; never exit 0 with rows missing."""
+    from contest.peers.hudi.timeline import COMPLETED
+
+    cfg = dataclasses.replace(cfg, work_dir=str(tmp_path))
+    stage = peer_stage(cfg, tmp_path / "bench", "hudi", cores=1)
+    files = [write_feed_file(stage.incoming, 0, ROWS)]
+    code, err = run_child(stage, "first.log")
+    assert code == 0, err[-2000:]
+    timeline = stage.table_path / ".hoodie" / "timeline"
+    done = sorted(p for p in timeline.iterdir() if COMPLETED.match(p.name))
+    assert len(done) == 1 and done[0].stat().st_size > 0
+    # The state the kill leaves: the first completed instant empty, no commits/0.
+    done[0].write_bytes(b"")
+    done[0].with_name(f".{done[0].name}.crc").unlink(missing_ok=True)
+    (stage.checkpoint / "commits" / "0").unlink()
+    (stage.checkpoint / "commits" / ".0.crc").unlink(missing_ok=True)
+    code, err = run_child(stage, "restart.log")
+    if code == 0:
+        after = read_peer(stage, "hudi", tmp_path / "after")
+        assert after == oracle(files), compare(after, oracle(files))
+        assert [b["status"] for b in batch_lines(err)] == ["repaired"], err[-2000:]
+    else:
+        assert "instant" in said(err) and "Traceback" not in said(err), err[-2000:]
+
+
+@pytest.mark.parametrize(("fmt", "sink"), [("delta", ""), ("paimon", "foreach-batch")])
+def test_a_first_commits_replay_is_verified_by_the_formats_reader(cfg, tmp_path, fmt, sink):
+    """The state a kill at a new table's first data commit leaves (the format's commit,
+    no commits/0 in the checkpoint): the restart reads that commit with the format's own
+    reader before skipping the replay, and the table ends exact. With the commit's files
+    gone, the replay is refused in one line naming the commit, exit non-zero."""
+    cfg = dataclasses.replace(cfg, work_dir=str(tmp_path))
+    stage = peer_stage(cfg, tmp_path / "bench", fmt, cores=1, sink=sink)
+    files = [write_feed_file(stage.incoming, 0, ROWS)]
+    code, err = run_child(stage, "first.log")
+    assert code == 0, err[-2000:]
+    for _ in range(2):
+        (stage.checkpoint / "commits" / "0").unlink()
+        (stage.checkpoint / "commits" / ".0.crc").unlink(missing_ok=True)
+        code, err = run_child(stage, "restart.log")
+        if _ == 0:
+            assert code == 0, err[-2000:]
+            assert [b["status"] for b in batch_lines(err)] == ["replayed"]
+            after = read_peer(stage, fmt, tmp_path / "after")
+            assert after == oracle(files), compare(after, oracle(files))
+            gone = [p for p in stage.table_path.rglob("*.parquet") if "/." not in str(p)]
+            for path in gone:
+                path.unlink()
+    assert code != 0 and "Traceback" not in said(err), err[-2000:]
+    assert ("version 1" if fmt == "delta" else "snapshot 1") in said(err), said(err)

@@ -364,3 +364,34 @@ def test_ctrl_c_stops_the_stream_and_exits_130(pg, cfg, tmp_path):
     assert code == 130, text[-2000:]
     assert text.strip().splitlines()[-1] == "contest: interrupted"
     assert "Traceback" not in text and "py4j" not in text
+
+
+def test_a_first_commits_replay_is_verified_and_gone_files_are_refused(spark, pg, cfg, tmp_path):
+    """A kill right after a new table's first commit (its commit row, no commits/0 in
+    the checkpoint): the restart checks the table's files before skipping the replay
+    (all there: skipped, the table exact); with a data file of that commit gone, the
+    replay is refused in one line naming it, nothing written."""
+    name = f"stream_{uuid.uuid4().hex[:8]}"
+    root = tmp_path / name
+    scfg = stream_cfg(cfg, root)
+    table_path = str(root / "table")
+    feed(root / "incoming", 1, ROWS, 0)
+    first = run_stream(spark, pg, scfg, table_path, name, say=lambda _m: None)
+    assert first.committed == [0]
+    table = catalog.get_table(pg, name)
+    expected = expected_rows(consumed_batches(pg, table))
+    commits = root / "checkpoint" / "commits"
+    (commits / "0").unlink()
+    (commits / ".0.crc").unlink(missing_ok=True)
+    again = run_stream(spark, pg, scfg, table_path, name, say=lambda _m: None)
+    assert again.replayed == [0] and again.committed == []
+    assert table_rows(scfg, name) == expected
+
+    (commits / "0").unlink()
+    (commits / ".0.crc").unlink(missing_ok=True)
+    data = sorted(Path(table_path).rglob("*.parquet"))
+    data[0].unlink()
+    with pytest.raises(HarnessError, match=r"is recorded as committed .* data file\(s\)") as info:
+        run_stream(spark, pg, scfg, table_path, name, say=lambda _m: None)
+    assert data[0].name in str(info.value) and "\n" not in str(info.value)
+    assert batches(pg, table) == batches(pg, table)[:1]
