@@ -251,17 +251,14 @@ def _with_sources(bad: dict[Path, str], ivy: Path) -> list[Path]:
 def _sources(retrieved: Path, ivy: Path) -> list[Path]:
     """Ivy's cached copy of a retrieved jar (`group_artifact-version.jar` is
     `cache/group/artifact/jars/artifact-version.jar`), and the local Maven repository's."""
-    from contest.infra import maven
-
     group, _, rest = retrieved.name.partition("_")
+    maven = jarcache.maven_repository()
     out = []
     for folder in sorted((ivy / "cache" / group).glob("*/*s")):
         artifact = folder.parent.name
         if rest.startswith(artifact + "-") and (folder / rest).is_file():
             out.append(folder / rest)
-            out.extend(
-                sorted(maven.repository().joinpath(*group.split("."), artifact).glob(f"*/{rest}"))
-            )
+            out.extend(sorted(maven.joinpath(*group.split("."), artifact).glob(f"*/{rest}")))
     return out
 
 
