@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from contest.config import (
+from contest.config.sections import (
     CODECS,
     DISTRIBUTIONS,
     ENGINES,
