@@ -11,9 +11,9 @@ runs of a round share the machine's state), with a distribution-free interval
 is disclosed in full beside its page: machine, OS, JVM, every library's version, each
 strategy's configuration, the commit, the noise of every job, what was left out and why.
 
-The slow merge-at-write peers may run in the first round only (`--once`, the issue's
-budget at scale 1: a hudi-mor run takes twenty minutes there); their rows say `single
-run`, and the later rounds rotate the others.
+The slow merge-at-write peers may run in the first round only (`--once`, to keep a
+sitting at scale 1 within its time: a hudi-mor run takes twenty minutes there); their
+rows say `single run`, and the later rounds rotate the others.
 
 A sitting resumes (`--resume SITTING`) on the same commit and machine, in its rotation,
 and its page says it was resumed.

@@ -54,7 +54,7 @@ _DUCKDB_TYPES = {registry.INT64: "BIGINT", registry.FLOAT64: "DOUBLE", registry.
 
 
 def source_sql(batches: Sequence[Batch], operators: Mapping[str, str] | None = None) -> str:
-    """The rows the aggregates read, every batch under the newest schema (seed 004): the
+    """The rows the aggregates read, every batch under the newest schema: the
     batch files as they are when they share one schema; otherwise (a workload that
     evolved its schema) each column cast to its newest type (an int32 read as int64),
     a column no file has yet as NULL of that type, and DuckDB's `union_by_name` filling

@@ -1,6 +1,6 @@
-"""A read put into the workload's newest schema (seed 004, issue 40): what every engine's
-read of history returns, whichever commit it read (a peer format's, contest/peers/read.py;
-stock LakeSoul's, contest/read/stock.py)."""
+"""A read put into the workload's newest schema: what every engine's read of history
+returns, whichever commit it read (a peer format's, contest/peers/read.py; stock
+LakeSoul's, contest/read/stock.py)."""
 
 from __future__ import annotations
 

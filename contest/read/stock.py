@@ -2,9 +2,9 @@
 it, each bucket's files merged in snapshot order by LakeSoul's NativeIOReader with
 LakeSoul's merge operators, in one Spark task per bucket; the result written by Spark.
 
-History (seed 004, issue 40) through LakeSoul's own partition versions: a read as of a
-batch version reads the partition version its commit made
-(`getSinglePartitionInfo(table, desc, version)`); the changes after version A up to B
+History through LakeSoul's own partition versions: a read as of a batch version reads
+the partition version its commit made (`getSinglePartitionInfo(table, desc, version)`);
+the changes after version A up to B
 are the commits B's partition version holds and A's does not. Both read under the
 table's newest schema: a file written before a column was added reads it as NULL (a
 column no file of the read holds is left out of the native read and added as NULL). Two

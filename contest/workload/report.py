@@ -264,7 +264,7 @@ def version_span(p: PhaseRecord) -> str:
 
 
 def read_kind(p: PhaseRecord) -> str | None:
-    """A history read's kind (issue 40): as of a version, changes between two, the head."""
+    """A history read's kind: as of a version, changes between two, the head."""
     if p.phase == "changes":
         return "changes"
     if p.phase == "read":

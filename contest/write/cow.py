@@ -55,7 +55,7 @@ _SPARK_TYPES = {registry.INT64: "bigint", registry.FLOAT64: "double", registry.S
 
 
 def under_newest_schema(df: DataFrame, ops: Mapping[str, str]) -> DataFrame:
-    """A batch read under the newest schema (seed 004): a column added after it as
+    """A batch read under the newest schema (its workload evolves it): a column added after it as
     NULL, a column written narrower (int32 before its widening) cast to its operator's
     type; the batch's own columns otherwise as they are."""
     from pyspark.sql import functions as F

@@ -10,7 +10,7 @@ committed in its version's turn (`Turnstile`). With `append`,
 the batches (`only` names some) are committed onto the head of the table the name holds
 already, each commit the partition's next version (a workload's phases).
 
-A workload that evolves its schema (issue 40) evolves the table the way LakeSoul's
+A workload that evolves its schema evolves the table the way LakeSoul's
 connector does: the batch that brings a column (or widens an int32 to int64) is
 committed after DBManager's `updateTableSchema` gave the table its new schema, and its
 files hold the columns the batch has (their `file_exist_cols`); older files keep theirs
