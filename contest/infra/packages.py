@@ -17,6 +17,7 @@ from pathlib import Path
 from contest.config import Config
 from contest.errors import ConnectorError
 from contest.infra import jarcache
+from contest.infra.storage import is_object_store
 from meta.distributed import JDBC_PACKAGE
 
 S3A_PACKAGE = "org.apache.hadoop:hadoop-aws:3.3.4"
@@ -327,6 +328,4 @@ def for_paths(*paths: object) -> tuple[str, ...]:
     """What Spark's own readers and writers need for these paths: Hadoop's s3a when one
     of them is in the object store (a batch read with spark.read.parquet, a result
     written by Spark's writer), nothing otherwise."""
-    from contest.infra.storage import is_object_store
-
     return coordinates(["s3"]) if any(is_object_store(p) for p in paths) else ()
