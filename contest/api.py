@@ -30,6 +30,13 @@ import contest.peers.formats  # noqa: F401 (registers each peer format's option 
 from contest.config import Config
 from contest.config import load_config as _load
 from contest.errors import UsageError
+from contest.evaluation.evaluate import evaluate as run
+from contest.evaluation.strategies import STRATEGIES, is_strategy, preset
+from contest.infra.postgres import resolve_connection
+from contest.read.arrow import read_merged
+from contest.read.job import ReadRequest, merged
+from meta import catalog
+from meta.versions import history
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -59,14 +66,10 @@ def load_config(
 
 def strategies() -> list[str]:
     """The strategies `evaluate` runs (each a preset over the defaults)."""
-    from contest.evaluation.strategies import STRATEGIES
-
     return list(STRATEGIES)
 
 
 def _preset(strategy: str) -> Mapping[str, object]:
-    from contest.evaluation.strategies import STRATEGIES, is_strategy, preset
-
     if not is_strategy(strategy):
         raise UsageError(f"unknown strategy {strategy}: choose from {', '.join(STRATEGIES)}")
     return preset(strategy)
@@ -95,8 +98,6 @@ class Table:
     def history(self) -> History:
         """Every commit, newest version first, with the versions missing (as
         `contest history`)."""
-        from meta.versions import history
-
         return history(self.conn, self.ref)
 
     def read_arrow(
@@ -111,9 +112,6 @@ class Table:
         (pyarrow, no Spark), sorted by key: for tables that fit in memory. Refuses what
         `contest read` refuses (an unmerged snapshot, missing versions, a version
         outside the table)."""
-        from contest.read.arrow import read_merged
-        from contest.read.job import ReadRequest
-
         request = ReadRequest(
             out_dir="",
             as_of=as_of_version,
@@ -126,8 +124,6 @@ class Table:
     def read_spark(self, spark: SparkSession, as_of_version: int | None = None) -> DataFrame:
         """The table merged as a Spark DataFrame (one task per bucket), for further
         Spark work; the same checks as `read_arrow`."""
-        from contest.read.job import merged
-
         df, _, _ = merged(spark, self.conn, self.cfg, self.ref, as_of=as_of_version)
         return df
 
@@ -135,9 +131,6 @@ class Table:
 def open_table(name_or_path: str, cfg: Config | None = None) -> Table:
     """A table by name (in `table.namespace`) or by folder; the metadata database
     must be up (`contest db up`, or an external server in the configuration)."""
-    from contest.infra.postgres import resolve_connection
-    from meta import catalog
-
     cfg = cfg or load_config()
     conn = resolve_connection(cfg)
     return Table(cfg, conn, catalog.find_table(conn, name_or_path, cfg.table.namespace))
@@ -160,8 +153,6 @@ def evaluate(
     `cfg` defaults to `load_config(strategy=strategy)`; a `cfg` of your own is taken as
     it is (build it with `load_config(strategy=...)` to keep the preset). The record is
     not appended to any results file: that is the caller's choice."""
-    from contest.evaluation.evaluate import evaluate as run
-
     if data is not None and scale is not None:
         raise UsageError("give data or scale, not both")
     cfg = cfg or load_config(strategy=strategy)

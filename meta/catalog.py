@@ -49,6 +49,7 @@ def native_catalog(
 ):
     """LakeSoul's own catalog and native reader; `object_store_options` (its
     `fs.s3a.*` keys) for tables on an object store."""
+    # deferred: lakesoul's Python package loads native libraries; only its engine needs them
     from lakesoul import LakeSoulCatalog
 
     return LakeSoulCatalog(
@@ -270,6 +271,7 @@ def schema_from_json(text: str) -> pa.Schema:
     one catalog (README, "LakeSoul's JVM libraries")."""
     doc = json.loads(text)
     if doc.get("type") != "struct":
+        # deferred: lakesoul's Python package loads native libraries; only its engine needs them
         from lakesoul._lib._utils import _schema_from_metadata_str
 
         return _schema_from_metadata_str(text)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlparse
 
 import psycopg2
 
@@ -48,8 +49,6 @@ class PgConnection:
 
 def parse_jdbc_url(url: str) -> tuple[str, int, str]:
     """host, port, database of a `jdbc:postgresql://` or `postgresql://` URL."""
-    from urllib.parse import urlparse
-
     raw = url[5:] if url.startswith("jdbc:") else url
     parsed = urlparse(raw)
     if parsed.scheme not in ("postgresql", "postgres") or not parsed.hostname:

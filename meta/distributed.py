@@ -12,6 +12,9 @@ from __future__ import annotations
 import uuid as uuidlib
 from typing import TYPE_CHECKING
 
+import psycopg2
+from psycopg2 import sql
+
 from meta.connection import PgConnection
 from meta.errors import MetaError
 from meta.replay import RESET_OPS, Commit, ReplayError
@@ -34,9 +37,6 @@ class SparkOrderer:
     def _query(self, table_id: str, desc: str, version: int) -> str:
         """The commit rows of one partition version, as a JDBC subquery. Spark's JDBC
         source takes no parameters, so values are quoted by psycopg2's sql.Literal."""
-        import psycopg2
-        from psycopg2 import sql
-
         tid = str(uuidlib.UUID(table_id))
         stmt = sql.SQL(
             # Lateral index lookups per snapshot entry: a plan that stays linear
@@ -58,6 +58,7 @@ class SparkOrderer:
         return text
 
     def order(self, table_id: str, desc: str, version: int, expected: int) -> list[Commit]:
+        # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 

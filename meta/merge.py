@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from meta.catalog import TableRef
 from meta.commits import NO_PARTITION, partition_descs
 from meta.connection import PgConnection, session
+from meta.distributed import SparkOrderer
 from meta.errors import MetaError, ReplayError
 from meta.merge_io import Head, read_head, read_rows, read_snapshot, write_merge
 from meta.replay import (
@@ -212,7 +213,6 @@ def _chooser(conn: PgConnection, spark, threshold: int | None, force: str | None
         return lambda n: None
     if spark is None:
         raise ValueError("the distributed replay needs a Spark session")
-    from meta.distributed import SparkOrderer
 
     orderer = SparkOrderer(spark, conn)
     if force == "distributed":

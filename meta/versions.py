@@ -22,6 +22,7 @@ from meta.commits import (
 )
 from meta.connection import PgConnection, session
 from meta.errors import MetaError, UsageError
+from meta.merge import describe_versions
 
 ROLLBACK_LOCK = "contest.meta.merge"  # the merge's lock: a rollback never interleaves one
 
@@ -210,8 +211,6 @@ def refuse_compacted(cur, table: TableRef, desc: str, live: list[str], to_versio
     """A rollback below a live compaction's newest version is refused, naming it: the
     compaction's one commit holds those versions merged, and undoing only the commits
     above V would leave them all in (the old `nothing to do`)."""
-    from meta.merge import describe_versions
-
     cid, covers = compaction_above(compaction_covers(cur, table.table_id, desc, live), to_version)
     if cid:
         raise UsageError(

@@ -30,6 +30,10 @@ from contest.benchmarks.base import (
 )
 from contest.config import Config
 from contest.data.batches import SCHEMA
+from contest.infra.dbmanager import DBManager
+from contest.infra.lakesoul_jvm import COORDINATES, session_config
+from contest.infra.postgres import resolve_connection
+from contest.infra.spark import spark_session
 from contest.results.benchmarks import CommitPathRecord
 from meta import catalog
 from meta.commits import DataFile, commit_files, head_snapshot
@@ -98,8 +102,6 @@ def bench_path(
                     retries[0] += res.retries
 
     else:
-        from contest.infra.dbmanager import DBManager
-
         db = DBManager(spark)
         stock = db.create_table(
             name, cfg.table.namespace, catalog.table_uri(where), SCHEMA, "uuid", 1
@@ -209,10 +211,6 @@ class CommitsBench(Benchmark):
     )
 
     def run(self, sitting: Sitting) -> bool:
-        from contest.infra.lakesoul_jvm import COORDINATES, session_config
-        from contest.infra.postgres import resolve_connection
-        from contest.infra.spark import spark_session
-
         cfg, opts = sitting.cfg, sitting.options
         note = (
             f"PostgreSQL: {'external' if cfg.pg.external else 'embedded'}"

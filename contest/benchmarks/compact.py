@@ -26,16 +26,23 @@ from contest.benchmarks.base import (
     utc_now,
 )
 from contest.config import Config
+from contest.data.checker import compare
 from contest.errors import RunError
+from contest.infra.postgres import resolve_connection
+from contest.infra.spark import cores_of, spark_session
+from contest.maintenance.compact import compact
+from contest.read.files import mean_files_per_bucket
+from contest.read.job import ReadRequest, plan_read, run_read
 from contest.results.benchmarks import CompactRecord
+from contest.write.job import WriteMode, run_write
+from meta import catalog
+from meta.commits import head_snapshot
+from meta.merge import merge_table
 
 TABLE = "compact_bench"
 
 
 def files_per_bucket(conn, table) -> float:
-    from contest.read.files import mean_files_per_bucket
-    from meta.commits import head_snapshot
-
     return mean_files_per_bucket(head_snapshot(conn, table)[1]) or 0.0
 
 
@@ -43,14 +50,6 @@ def measure(
     spark, conn, cfg: Config, data: Path, expected: Path, repeat: int, say: Say = print
 ) -> Row:
     """The read `repeat` times before and after compacting a table written from `data`."""
-    from contest.data.checker import compare
-    from contest.infra.spark import cores_of
-    from contest.maintenance.compact import compact
-    from contest.read.job import ReadRequest, plan_read, run_read
-    from contest.write.job import WriteMode, run_write
-    from meta import catalog
-    from meta.merge import merge_table
-
     root = (cfg.work_path / "bench" / "compact").absolute()
     say(f"writing the table from {data}")
     report = run_write(spark, conn, cfg, data, str(root / "table"), TABLE, mode=WriteMode.REPLACE)
@@ -117,9 +116,8 @@ class CompactBench(Benchmark):
     options = (SCALE, SEED, REPEAT.but(help="reads before and after"))
 
     def run(self, sitting: Sitting) -> bool:
+        # deferred: pulls in pandas and tqdm; `contest --help` starts without them
         from contest.evaluation.data_cache import cached_data, cached_expected
-        from contest.infra.postgres import resolve_connection
-        from contest.infra.spark import spark_session
 
         cfg, opts, say = sitting.cfg, sitting.options, sitting.say
         conn = resolve_connection(cfg)

@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import pyarrow.parquet as pq
 
+from contest.benchmarks import floor
 from contest.benchmarks.base import (
     CORES,
     DATA,
@@ -46,8 +47,15 @@ from contest.benchmarks.base import (
 )
 from contest.benchmarks.disk import disk_needed, free_bytes, refuse
 from contest.config import Config, override
+from contest.data.checker import SUCCESS_MARKER, compare
+from contest.data.oracle import config_budget
 from contest.errors import RunError, UsageError
+from contest.evaluation.jobs import child_env
 from contest.evaluation.strategies import STRATEGIES, round_order
+from contest.infra import cds
+from contest.infra.pagecache import read_ahead
+from contest.infra.proc import run_timed
+from contest.infra.spark import log_java_option
 from contest.results.benchmarks import DuckDBRecord
 from contest.results.intervals import median_interval, paired_ratio
 from contest.results.runs import RunRecord
@@ -89,10 +97,6 @@ def run_duckdb(
 ) -> dict:
     """One timed DuckDB merge into `out_dir` (a result folder the checker takes), in
     `parts` key ranges (0: as many as its memory limit needs)."""
-    from contest.data.checker import SUCCESS_MARKER
-    from contest.data.oracle import config_budget
-    from contest.infra.proc import run_timed
-
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
     cmd = [
@@ -152,12 +156,6 @@ def disk_plan(cfg: Config, scale: float, folder: Path, repeat: int, variants: in
 
 def run_floor(cfg: Config, data: Path, cores: int, rows: int, folder: Path, rnd: int) -> dict:
     """One timed floor: the I/O process, then a trivial spark-submit twice."""
-    from contest.benchmarks import floor
-    from contest.evaluation.jobs import child_env
-    from contest.infra import cds
-    from contest.infra.proc import run_timed
-    from contest.infra.spark import log_java_option
-
     env = child_env(cfg)  # as the timed jobs run: this Python, no timing-unsafe switches
     env, cds_option = cds.submit_env(cfg, env)  # spark.cds: the starts as the jobs' are
     out = folder / "floor.parquet"
@@ -300,10 +298,8 @@ class DuckDBBench(Benchmark):
             variant_settings(spec)
 
     def run(self, sitting: Sitting) -> bool:
-        from contest.data.checker import compare
-        from contest.data.oracle import config_budget
+        # deferred: pulls in pandas and tqdm; `contest --help` starts without them
         from contest.evaluation.data_cache import cached_data, cached_expected, data_folder
-        from contest.infra.pagecache import read_ahead
 
         opts, say = sitting.options, sitting.say
         cfg = sitting.config(STRATEGIES["optimized"])
@@ -385,6 +381,7 @@ class DuckDBBench(Benchmark):
     ) -> bool:
         """One optimized run (the default's or a variant's), recorded, its table's files
         dropped once read, and its metadata and result once checked."""
+        # deferred: pulls in pandas and tqdm; `contest --help` starts without them
         from contest.evaluation.evaluate import drop_run, evaluate
 
         label = f"optimized [{spec}]" if spec else "optimized"

@@ -22,6 +22,11 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
+from contest.data.batches import discover
+from contest.data.oracle import Budget, connect, data_bytes, key_ranges, range_filter
+
 _LAST = "(v.version::HUGEINT << 40) + p.file_row_number"
 _SOURCE = "read_parquet($files, filename = true, file_row_number = true)"
 
@@ -53,11 +58,6 @@ def merge_sql(
 def run(
     data: Path, out: Path, threads: int, memory_limit: int, versions: str | None, parts: int = 0
 ) -> dict:
-    import pyarrow.parquet as pq
-
-    from contest.data.batches import discover
-    from contest.data.oracle import Budget, connect, data_bytes, key_ranges, range_filter
-
     batches = discover(data, versions)
     files = [str(b.path) for b in batches]
     parts = Budget(memory_limit, parts).parts_for(data_bytes(files))

@@ -24,6 +24,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from contest.data.batches import SCHEMA, discover
+from contest.data.dictionaries import dictionary_columns
+from contest.read.statistics import statistics_setting
+
 
 def io_floor(
     data: Path, out: Path, threads: int, rows: int, statistics: str = "all"
@@ -32,13 +39,6 @@ def io_floor(
     min/max statistics as read.statistics `statistics` says (the contract's key is the
     batches' first column). Columns a file stores as small dictionaries are read and
     written as dictionaries, as the pipeline's write and read do (the least work)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from contest.data.batches import SCHEMA, discover
-    from contest.data.dictionaries import dictionary_columns
-    from contest.read.statistics import statistics_setting
-
     pa.set_cpu_count(threads)
     pa.set_io_thread_count(threads)
     batches = discover(data)
@@ -84,6 +84,7 @@ def io_floor(
 def trivial_job() -> None:
     """What every Spark job of the contest's procedure pays before and after its work:
     the JVM, the Python driver, a session, the first Python task, the stop."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.appName("contest-floor-start").getOrCreate()

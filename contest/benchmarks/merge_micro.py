@@ -19,12 +19,23 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from contest.config import READ_MERGES, load_config
+from contest.infra.postgres import resolve_connection
+from contest.read.files import files_by_bucket, merge_bucket, newest_version
+from contest.read.job import ReadRequest, checked_commits
+from contest.write.order import bucket_key_order
+from contest.write.spark_hash import buckets as bucket_of
+from meta import catalog
+
 
 def _one_thread() -> None:
     """The Spark task's share: one core (pyarrow's pools; polars reads its own setting
     when first imported, set before that)."""
-    import pyarrow as pa
-
     os.environ.setdefault("POLARS_MAX_THREADS", "1")
     pa.set_cpu_count(1)
     pa.set_io_thread_count(1)
@@ -47,15 +58,6 @@ def bench_merge(
     table_name: str, bucket: int, rounds: int, memory: int, methods: list[str]
 ) -> list[dict]:
     """Each read.merge on one bucket's files (read, conform and merge, no writing)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from contest.config import load_config
-    from contest.infra.postgres import resolve_connection
-    from contest.read.files import files_by_bucket, merge_bucket, newest_version
-    from contest.read.job import ReadRequest, checked_commits
-    from meta import catalog
-
     cfg = load_config()
     conn = resolve_connection(cfg)
     table = catalog.find_table(conn, table_name, cfg.table.namespace)
@@ -96,12 +98,6 @@ def bench_merge(
 
 def bench_sort(batch: str, buckets: int, rounds: int) -> list[dict]:
     """Each write.sort on one batch file's keys, bucketed as the write buckets them."""
-    import numpy as np
-    import pyarrow.parquet as pq
-
-    from contest.write.order import bucket_key_order
-    from contest.write.spark_hash import buckets as bucket_of
-
     keys = pq.read_table(batch, columns=["uuid"])
     ids = np.asarray(bucket_of(keys.column("uuid"), buckets))
 
@@ -125,8 +121,6 @@ def bench_sort(batch: str, buckets: int, rounds: int) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from contest.config import READ_MERGES
-
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--table", help="a written table (name or folder)")
     p.add_argument("--bucket", type=int, default=0)

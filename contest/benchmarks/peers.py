@@ -11,9 +11,9 @@ runs of a round share the machine's state), with a distribution-free interval
 is disclosed in full beside its page: machine, OS, JVM, every library's version, each
 strategy's configuration, the commit, the noise of every job, what was left out and why.
 
-The slow merge-at-write peers may run in the first round only (`--once`, the issue's
-budget at scale 1: a hudi-mor run takes twenty minutes there); their rows say `single
-run`, and the later rounds rotate the others.
+The slow merge-at-write peers may run in the first round only (`--once`, to keep a
+sitting at scale 1 within its time: a hudi-mor run takes twenty minutes there); their
+rows say `single run`, and the later rounds rotate the others.
 
 A sitting resumes (`--resume SITTING`) on the same commit and machine, in its rotation,
 and its page says it was resumed.
@@ -44,6 +44,8 @@ from contest.evaluation.strategies import (
     round_order,
     strategy_names,
 )
+from contest.infra.machine import cpu_model, git_state, machine_id
+from contest.infra.pagecache import read_ahead
 from contest.results.intervals import Interval, geometric_mean
 from contest.results.runs import RunRecord, other_cpu
 from contest.results.sittings import REFERENCE, SittingSummary, groups, newest, summarize
@@ -297,9 +299,9 @@ class PeersBench(Benchmark):
     options = (SCALES, STRATEGY_LIST, ROUNDS, ONCE, CODEC, BUSY_RETRIES, RESUME, SEED, CORES, WORK)
 
     def run(self, sitting: Sitting) -> bool:
+        # deferred: pulls in pandas and tqdm; `contest --help` starts without them
         from contest.evaluation.data_cache import cached_data
         from contest.evaluation.evaluate import drop_run, evaluate
-        from contest.infra.pagecache import read_ahead
 
         opts, say = sitting.options, sitting.say
         names = list(opts.strategies or STRATEGIES)
@@ -358,8 +360,6 @@ class PeersBench(Benchmark):
     ) -> tuple[str, set[tuple[float, int, str]]]:
         """The resumed sitting's id and what it has done; refused on another commit or
         machine, or with other strategies (the rotation would change)."""
-        from contest.infra.machine import cpu_model, git_state, machine_id
-
         mine = [r for r in sitting.results.load() if r.sitting == sitting_id]
         if not mine:
             raise UsageError(f"--resume: no sitting {sitting_id!r} in {sitting.results.jsonl}")

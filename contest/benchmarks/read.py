@@ -19,8 +19,14 @@ from contest.benchmarks.base import REPEAT, SCALE, Benchmark, Row, Say, Sitting,
 from contest.config import Config, override
 from contest.data.operators import DEFAULT as DEFAULT_OPERATOR
 from contest.errors import RunError
+from contest.infra.postgres import resolve_connection
+from contest.infra.spark import cores_of, spark_session
+from contest.read.job import merged
 from contest.read.operators import CONTEST_OPERATORS
 from contest.results.benchmarks import ReadBenchRecord
+from contest.write.job import WriteMode, run_write
+from meta import catalog
+from meta.merge import merge_table
 
 DEFAULT = f"default ({DEFAULT_OPERATOR})"
 
@@ -38,12 +44,6 @@ def variants() -> dict[str, dict[str, str]]:
 
 def measure(spark, conn, cfg: Config, data: Path, repeat: int, say: Say = print) -> Row:
     """Every variant's read of one table written from `data`, `repeat` rounds."""
-    from contest.infra.spark import cores_of
-    from contest.read.job import merged
-    from contest.write.job import WriteMode, run_write
-    from meta import catalog
-    from meta.merge import merge_table
-
     table_dir = cfg.work_path / "bench" / "read_bench"
     say(f"writing the table from {data}")
     report = run_write(
@@ -97,9 +97,8 @@ class ReadBench(Benchmark):
     )
 
     def run(self, sitting: Sitting) -> bool:
+        # deferred: pulls in pandas and tqdm; `contest --help` starts without them
         from contest.evaluation.data_cache import cached_data
-        from contest.infra.postgres import resolve_connection
-        from contest.infra.spark import spark_session
 
         cfg, opts = sitting.cfg, sitting.options
         conn = resolve_connection(cfg)

@@ -18,17 +18,19 @@ from pathlib import Path
 
 from contest.benchmarks.base import Benchmark, Option, Row, Say, Sitting, sittings
 from contest.errors import UsageError
+from contest.infra.postgres import resolve_connection
 from contest.infra.proc import own_peak_rss, reset_own_peak_rss
+from contest.infra.spark import spark_session
 from contest.results.benchmarks import ReplayRecord
+from meta import catalog
 from meta.connection import PgConnection
+from meta.distributed import JDBC_PACKAGE
+from meta.merge import merge_table
+from meta.synthetic import generate_history, reset_history
 
 
 def measure(spark, conn: PgConnection, work_dir: Path, commits: int, say: Say = print) -> Row:
     """One history of `commits` commits merged by both paths, then merged again."""
-    from meta import catalog
-    from meta.merge import merge_table
-    from meta.synthetic import generate_history, reset_history
-
     root = work_dir / "meta-bench"
     name = f"meta_bench_{commits}"
     say(f"history of {commits:,} commits")
@@ -86,10 +88,6 @@ class ReplayBench(Benchmark):
         sizes(options.commits)
 
     def run(self, sitting: Sitting) -> bool:
-        from contest.infra.postgres import resolve_connection
-        from contest.infra.spark import spark_session
-        from meta.distributed import JDBC_PACKAGE
-
         cfg = sitting.cfg
         conn = resolve_connection(cfg)
         cores, when = os.cpu_count() or 1, sitting.started

@@ -36,9 +36,13 @@ from contest.benchmarks.disk import check_disk
 from contest.config import Config
 from contest.errors import UsageError
 from contest.evaluation.strategies import STRATEGIES
+from contest.infra.postgres import resolve_connection
 from contest.infra.proc import own_peak_rss, reset_own_peak_rss
+from contest.read.files import mean_files_per_bucket
 from contest.results.benchmarks import ScaleRecord
 from contest.results.runs import RunRecord
+from meta import catalog
+from meta.commits import head_snapshot
 
 
 def job_seconds(log: Path, key: str) -> float | None:
@@ -55,11 +59,6 @@ def job_seconds(log: Path, key: str) -> float | None:
 
 
 def files_per_bucket(cfg: Config, table_name: str) -> float | None:
-    from contest.infra.postgres import resolve_connection
-    from contest.read.files import mean_files_per_bucket
-    from meta import catalog
-    from meta.commits import head_snapshot
-
     conn = resolve_connection(cfg)
     table = catalog.get_table(conn, table_name, cfg.table.namespace)
     return mean_files_per_bucket(head_snapshot(conn, table)[1])
@@ -108,6 +107,7 @@ def measure(
 ) -> list[Row]:
     """Each scale in turn; `on_row` gets each scale's row as soon as it is measured, so
     a later scale that cannot run (its data does not fit) loses none of the earlier."""
+    # deferred: pulls in pandas and tqdm; `contest --help` starts without them
     from contest.evaluation.data_cache import cached_data, data_folder
     from contest.evaluation.evaluate import drop_run, evaluate
 
@@ -192,9 +192,10 @@ def render_table(rows: Sequence[ScaleRecord]) -> str:
 
 
 def chart(rows: Sequence[ScaleRecord], path: Path) -> None:
-    import matplotlib
+    import matplotlib  # deferred: matplotlib is slow to import; only the plots need it
 
     matplotlib.use("Agg")
+    # deferred: matplotlib is slow to import; only the plots need it
     import matplotlib.pyplot as plt
 
     pts = [(r.scale, r.s_per_million_rows) for r in rows if r.s_per_million_rows]

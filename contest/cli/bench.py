@@ -7,17 +7,18 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contest.benchmarks.base import Results, Sitting
+from contest.benchmarks.registry import BENCHMARKS, benchmark
 from contest.cli.common import ListAction, alias, command, config_source, group, result, say
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK
+from contest.results.runs import local_runs
 
 if TYPE_CHECKING:
     from contest.benchmarks.base import Option
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from contest.benchmarks.registry import BENCHMARKS
-
     bench = group(
         sub,
         "bench",
@@ -32,8 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def add_benchmark(sub: argparse._SubParsersAction, name: str, alias: str | None = None) -> None:
     """The benchmark `name` as the command `alias` (default: its own name) of `sub`."""
-    from contest.benchmarks.registry import BENCHMARKS
-
     b = BENCHMARKS[name]
     p = command(sub, alias or name, b.summary, b.description, cmd_bench)
     for option in b.all_options():
@@ -60,10 +59,6 @@ def add_option(p: argparse.ArgumentParser, option: Option) -> None:
 
 
 def cmd_bench(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.benchmarks.base import Results, Sitting
-    from contest.benchmarks.registry import benchmark
-    from contest.results.runs import local_runs
-
     b = benchmark(args.benchmark)
     # This machine's own store by default (as `evaluate` records its runs): publishing
     # into the tracked results/ is on purpose, with --results.

@@ -8,6 +8,8 @@ import argparse
 from contest.cli.common import command, config_default, group, result, say
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
+from contest.infra.cluster import Standalone
+from contest.infra.s3server import EmbeddedS3, fetch_jar
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -80,8 +82,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_cluster(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.infra.cluster import Standalone
-
     cluster = Standalone.of(cfg)
     action = args.cluster_command
     if action == "up":
@@ -117,8 +117,6 @@ def cmd_cluster(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_s3(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.infra.s3server import EmbeddedS3, fetch_jar
-
     server = EmbeddedS3.of(cfg)
     action = args.s3_command
     if action == "fetch":

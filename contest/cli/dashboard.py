@@ -8,6 +8,7 @@ from pathlib import Path
 from contest.cli.common import command, result, say
 from contest.config import Config
 from contest.errors import EXIT_OK
+from contest.results.runs import local_runs
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,8 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_dashboard(args: argparse.Namespace, cfg: Config) -> int:
+    # deferred: pulls in duckdb and plotly; `contest --help` starts without them
     from contest.dashboard import serve, write_page
-    from contest.results.runs import local_runs
 
     results = Path(args.results) if args.results else cfg.results_path
     local = Path(args.local) if args.local else local_runs(cfg.work_path).parent

@@ -7,9 +7,27 @@ import json
 import tempfile
 from pathlib import Path
 
-from contest.cli.common import ListAction, command, joined, workload_option
+from contest.cli.common import ListAction, absolute, command, joined, workload_option
 from contest.config import Config
-from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
+from contest.data.batches import discover, upto
+from contest.data.checker import (
+    SUCCESS_MARKER,
+    check_footers,
+    compare,
+    contest_sha256,
+    result_files,
+)
+from contest.data.oracle import config_budget, expected_result
+from contest.data.workload import contract_operators, schema_of_batch
+from contest.errors import EXIT_FAILED, EXIT_OK, DataError, UsageError
+from contest.infra.folders import upload
+from contest.infra.packages import for_paths
+from contest.infra.postgres import resolve_connection
+from contest.infra.s3server import ensure_bucket
+from contest.infra.spark import spark_session
+from contest.infra.storage import is_object_store
+from contest.stream.run import consumed_batches
+from meta import catalog
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -100,8 +118,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_gen(args: argparse.Namespace, cfg: Config) -> int:
+    # deferred: pulls in pandas and tqdm; `contest --help` starts without them
     from contest.data.generator import generate
-    from contest.infra.storage import is_object_store
 
     if is_object_store(args.out):
         return _gen_remote(args, cfg)
@@ -125,9 +143,8 @@ def cmd_gen(args: argparse.Namespace, cfg: Config) -> int:
 
 def _gen_remote(args: argparse.Namespace, cfg: Config) -> int:
     """`gen --out s3://...`: generated in a local scratch folder, then uploaded."""
+    # deferred: pulls in pandas and tqdm; `contest --help` starts without them
     from contest.data.generator import generate
-    from contest.infra.folders import upload
-    from contest.infra.s3server import ensure_bucket
 
     ensure_bucket(args.out)  # the embedded server starts without buckets
     scratch = cfg.work_path / "tmp"
@@ -153,11 +170,6 @@ def _gen_remote(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_oracle(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.data.batches import discover, upto
-    from contest.data.checker import SUCCESS_MARKER
-    from contest.data.oracle import config_budget, expected_result
-    from contest.data.workload import contract_operators, schema_of_batch
-
     batches = discover(args.data, joined(args.versions), schema_of_batch(cfg.workload))
     batches = upto(batches, args.upto_version)
     out = Path(args.out)
@@ -193,7 +205,6 @@ def cmd_check(args: argparse.Namespace, cfg: Config) -> int:
         raise UsageError(
             "--upto-version goes with --data or --stream-table (the hash is of one whole result)"
         )
-    from contest.data.checker import check_footers, result_files
 
     # A bad, incomplete or truncated result folder: exit 2 before any work.
     check_footers([f for f in result_files(args.result) if "://" not in f])
@@ -203,11 +214,6 @@ def cmd_check(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.data.batches import discover, upto
-    from contest.data.checker import compare
-    from contest.data.oracle import config_budget, expected_result
-    from contest.data.workload import contract_operators, schema_of_batch
-
     if args.stream_table:
         batches = _streamed(cfg, args.stream_table, args.upto_version)
     else:
@@ -234,11 +240,6 @@ def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
 def _streamed(cfg: Config, name: str, upto_version: int | None) -> list:
     """The files a streamed table's micro-batches consumed (up to a micro-batch version),
     in the order it applied them: what its read must equal."""
-    from contest.errors import DataError
-    from contest.infra.postgres import resolve_connection
-    from contest.stream.run import consumed_batches
-    from meta import catalog
-
     conn = resolve_connection(cfg)
     table = catalog.find_table(conn, name, cfg.table.namespace)
     batches = consumed_batches(conn, table, upto_version)
@@ -252,11 +253,6 @@ def _streamed(cfg: Config, name: str, upto_version: int | None) -> list:
 
 
 def _check_sha(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.cli.common import absolute
-    from contest.data.checker import contest_sha256
-    from contest.infra.packages import for_paths
-    from contest.infra.spark import spark_session
-
     with spark_session(cfg, "contest-check", for_paths(args.result)) as spark:
         digest = contest_sha256(
             spark, absolute(args.result), cfg.work_path / "check" / "single_csv"

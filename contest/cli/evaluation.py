@@ -19,8 +19,10 @@ from contest.cli.common import (
 )
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
+from contest.evaluation.report import compare_table, write_report
 from contest.evaluation.strategies import DEFAULT_SCALE, STRATEGIES, is_strategy, preset
-from contest.results.runs import RunRecord
+from contest.peers.analysis import amplification_tables
+from contest.results.runs import RunRecord, append_records, load_records, local_runs, select_runs
 
 if TYPE_CHECKING:
     from contest.evaluation.sweep import Sweep
@@ -165,8 +167,6 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
 
 def _results_file(arg: str | None, cfg: Config) -> Path | None:
     """Where evaluate and compare append: this machine's own store unless told."""
-    from contest.results.runs import local_runs
-
     if arg == "-":
         return None
     return Path(arg) if arg else local_runs(cfg.work_path)
@@ -174,8 +174,6 @@ def _results_file(arg: str | None, cfg: Config) -> Path | None:
 
 def _recorded(record: RunRecord, out: Path | None) -> None:
     """Append the record and say where, and whether its timings can be trusted."""
-    from contest.results.runs import append_records
-
     if out:
         append_records(out, [record])
         say(f"run {record.run_id} recorded in {out}")
@@ -211,6 +209,7 @@ def known_strategies(names: list[str]) -> list[str]:
 
 
 def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
+    # deferred: pulls in pandas and tqdm; `contest --help` starts without them
     from contest.api import evaluate
 
     _check_eval_args(args)
@@ -250,8 +249,8 @@ def score_line(rec: RunRecord) -> str:
 
 
 def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
+    # deferred: pulls in pandas and tqdm; `contest --help` starts without them
     from contest.evaluation.evaluate import evaluate
-    from contest.evaluation.report import compare_table
 
     _check_eval_args(args)
     names = known_strategies(args.strategies)
@@ -282,11 +281,8 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.evaluation.report import write_report
-    from contest.peers.analysis import amplification_tables
-    from contest.results.runs import load_records, local_runs
-
     if not args.local and not args.results:
+        # deferred: pulls in pandas and tqdm; `contest --help` starts without them
         from contest.cli.pages import regenerate
 
         if not (cfg.results_path / "runs.jsonl").exists():
@@ -315,13 +311,6 @@ def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_publish(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.results.runs import (
-        append_records,
-        load_records,
-        local_runs,
-        select_runs,
-    )
-
     source = Path(args.source) if args.source else local_runs(cfg.work_path)
     if not source.exists():
         raise UsageError(f"no local runs at {source}: run `contest evaluate` first")
@@ -368,6 +357,7 @@ def _run_line(r: RunRecord) -> str:
 def sized(sweep: Sweep, args: argparse.Namespace) -> Sweep:
     """The sweep at the command line's --scale and --repeat, when given: a preset tuned
     at scale 0.1 checked where it is compared (scale 1, three runs a case)."""
+    # deferred: pulls in pandas and tqdm; `contest --help` starts without them
     from contest.evaluation.sweep import at_scale
 
     if args.repeat is not None:
@@ -384,6 +374,7 @@ def sized(sweep: Sweep, args: argparse.Namespace) -> Sweep:
 
 
 def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
+    # deferred: pulls in pandas and tqdm; `contest --help` starts without them
     from contest.evaluation.sweep import load_sweep, run_sweep
     from contest.evaluation.sweep_page import render_table, summarize, verdict, write_outputs
 
@@ -404,7 +395,6 @@ def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
             f"strategy {sweep.strategy}, varying {', '.join(sweep.varied)}",
         )
         return EXIT_OK
-    from contest.results.runs import local_runs
 
     local = local_runs(cfg.work_path).parent
     out = Path(args.results) if args.results else local / "sweeps" / sweep.name

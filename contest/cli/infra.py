@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import sys
 from typing import TYPE_CHECKING
 
 from contest.cli.common import ListAction, command, group, result
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK, HarnessError, UsageError
+from contest.infra import cds, maven, packages
+from contest.infra.connector import fetch, local_jar
+from contest.infra.packages import UNCHECKED
+from contest.infra.postgres import EmbeddedCluster, ensure_database, resolve_connection
 from contest.peers import registry
+from contest.smoke import run_smoke
+from meta.connection import connect
 
 if TYPE_CHECKING:
     from meta.connection import PgConnection
@@ -161,8 +169,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_db(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.infra.postgres import EmbeddedCluster, ensure_database, resolve_connection
-
     action = args.db_command
     if cfg.pg.external:
         conn = resolve_connection(cfg)
@@ -213,10 +219,6 @@ def cmd_db(args: argparse.Namespace, cfg: Config) -> int:
 def _no_answer(conn: PgConnection) -> str | None:
     """Why an external server does not take a connection now (one try, no retrying),
     or None when it does."""
-    import dataclasses
-
-    from meta.connection import connect
-
     try:
         connect(dataclasses.replace(conn, retry_s=0.0)).close()
     except HarnessError as exc:
@@ -225,10 +227,6 @@ def _no_answer(conn: PgConnection) -> str | None:
 
 
 def cmd_cds(args: argparse.Namespace, cfg: Config) -> int:
-    import os
-
-    from contest.infra import cds
-
     env = dict(os.environ)
     if args.cds_command == "build":
         archives = cds.build(cfg, env, force=args.force)
@@ -247,8 +245,6 @@ def cmd_cds(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_connector(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.infra.connector import fetch, local_jar
-
     coords = cfg.spark.connector
     if args.connector_command == "check":
         jar = local_jar(coords)
@@ -266,8 +262,6 @@ def cmd_connector(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_packages(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.infra import maven, packages
-
     ivy = packages.ivy_home(cfg)
     known = registry.package_sets()  # the harness's own and every format's
     if args.packages_command == "list":
@@ -327,8 +321,6 @@ def cmd_packages(args: argparse.Namespace, cfg: Config) -> int:
 def _state(problems: dict) -> str:
     """fetched; corrupt (a jar there but broken); missing (a jar absent); unchecked (its
     jars there, its dependencies not yet verified: the next fetch --missing does)."""
-    from contest.infra.packages import UNCHECKED
-
     reasons = set(problems.values())
     if not reasons:
         return "fetched"
@@ -338,8 +330,6 @@ def _state(problems: dict) -> str:
 
 
 def cmd_smoke(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.smoke import run_smoke
-
     result = run_smoke(cfg)
     print(json.dumps(result, default=str))
     return EXIT_OK if result["correct"] and result["native_reader_agrees"] else EXIT_FAILED

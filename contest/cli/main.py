@@ -30,7 +30,11 @@ from contest.cli import (
 )
 from contest.cli.common import ConfigSource, HelpFormatter, pairs, shared_options
 from contest.config import Config
+from contest.data.workload import workload_settings
 from contest.errors import EXIT_USAGE, HarnessError, unwrap_spark_error
+from contest.infra.postgres import database_for
+from contest.infra.proc import sigterm_as_interrupt, stop_spawned
+from contest.infra.spark import log_note
 from contest.infra.storage import configure
 
 EXIT_PIPE = 141  # a closed stdout: the shell's code for a program ended by SIGPIPE
@@ -72,8 +76,6 @@ def config_from(args: argparse.Namespace) -> Config:
     overrides = pairs([*args.overrides, *getattr(args, "overrides_sub", [])], "--set")
     workload = None
     if getattr(args, "workload", None):
-        from contest.data.workload import workload_settings
-
         workload = workload_settings(args.workload)
     args.config_source = ConfigSource(config_file, dict(os.environ), overrides, workload)
     cfg = args.config_source.load()
@@ -87,14 +89,11 @@ def metadata_server(args: argparse.Namespace, cfg: Config) -> AbstractContextMan
     server, started for the run when the embedded one is down; else nothing."""
     if not getattr(args, "needs_metadata", False):
         return nullcontext()
-    from contest.infra.postgres import database_for
 
     return database_for(cfg, lambda line: print(f"contest: {line}", file=sys.stderr))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from contest.infra.proc import sigterm_as_interrupt, stop_spawned
-
     parser = build_parser()
     try:
         try:
@@ -118,8 +117,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         unwrapped = unwrap_spark_error(exc)
         if unwrapped is None:
             raise
-        from contest.infra.spark import log_note
-
         return _fail(unwrapped, log_note())  # Spark's stack traces are in its log file
 
 

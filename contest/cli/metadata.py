@@ -4,12 +4,25 @@ history, rollback, vacuum, compact."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import time
 
 from contest.cli.bench import add_benchmark
-from contest.cli.common import command, group, result, say
+from contest.cli.common import absolute, command, group, result, say
 from contest.config import Config
 from contest.errors import EXIT_OK, UsageError
+from contest.infra.postgres import resolve_connection
+from contest.infra.spark import spark_session
+from contest.maintenance.compact import compact
+from contest.maintenance.vacuum import vacuum
+from contest.peers.compact import run_peer_compact
+from contest.peers.expire import run_peer_expire
+from meta import catalog
+from meta.commits import live_commit_count
+from meta.distributed import JDBC_PACKAGE
+from meta.merge import DISTRIBUTED_THRESHOLD, describe_versions, merge_table
+from meta.versions import gaps_of, history, rollback
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -128,20 +141,11 @@ def add_rollback(sub: argparse._SubParsersAction, summary: str) -> None:
 
 
 def _table(cfg: Config, name: str):
-    from contest.infra.postgres import resolve_connection
-    from meta import catalog
-
     conn = resolve_connection(cfg)
     return conn, catalog.find_table(conn, name, cfg.table.namespace)
 
 
 def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
-    import dataclasses
-    import time
-
-    from meta.merge import describe_versions
-    from meta.versions import history
-
     conn, table = _table(cfg, args.table)
     h = history(conn, table)
     if args.json:
@@ -176,8 +180,6 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_rollback(args: argparse.Namespace, cfg: Config) -> int:
-    from meta.versions import rollback
-
     conn, table = _table(cfg, args.table)
     done = rollback(conn, table, args.to_version, dry_run=args.dry_run)
     if not done.removed:
@@ -205,8 +207,6 @@ def cmd_rollback(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_vacuum(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.maintenance.vacuum import vacuum
-
     if cfg.peer.format:
         return _expire_peer(args, cfg)
     conn, table = _table(cfg, args.table)
@@ -216,9 +216,6 @@ def cmd_vacuum(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_compact(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.infra.spark import spark_session
-    from contest.maintenance.compact import compact
-
     if cfg.peer.format:
         return _compact_peer(args, cfg)
     conn, table = _table(cfg, args.table)
@@ -242,9 +239,6 @@ def cmd_compact(args: argparse.Namespace, cfg: Config) -> int:
 def _compact_peer(args: argparse.Namespace, cfg: Config) -> int:
     """A peer format's table (peer.format set; --table is its folder): the format's own
     compaction (contest/peers/compact.py)."""
-    from contest.cli.common import absolute
-    from contest.peers.compact import run_peer_compact
-
     if args.allow_gaps:
         raise UsageError(
             f"peer.format={cfg.peer.format}: --allow-gaps is for LakeSoul tables (a peer "
@@ -259,9 +253,6 @@ def _compact_peer(args: argparse.Namespace, cfg: Config) -> int:
 def _expire_peer(args: argparse.Namespace, cfg: Config) -> int:
     """A peer format's table (peer.format set; --table is its folder): the format's own
     expiry of old versions, keeping only the newest (contest/peers/expire.py)."""
-    from contest.cli.common import absolute
-    from contest.peers.expire import run_peer_expire
-
     if args.dry_run:
         raise UsageError(f"peer.format={cfg.peer.format}: no --dry-run for a peer table's expiry")
     report = run_peer_expire(cfg, absolute(args.table))
@@ -270,12 +261,6 @@ def _expire_peer(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_meta_merge(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.infra.postgres import resolve_connection
-    from meta import catalog
-    from meta.commits import live_commit_count
-    from meta.merge import DISTRIBUTED_THRESHOLD, merge_table
-    from meta.versions import gaps_of
-
     conn = resolve_connection(cfg)
     table = catalog.find_table(conn, args.table, cfg.table.namespace)
     if args.path == "driver" or (
@@ -283,9 +268,6 @@ def cmd_meta_merge(args: argparse.Namespace, cfg: Config) -> int:
     ):
         report = merge_table(conn, table, dry_run=args.dry_run, force_path="driver")
     else:
-        from contest.infra.spark import spark_session
-        from meta.distributed import JDBC_PACKAGE
-
         with spark_session(cfg, "contest-meta-merge", (JDBC_PACKAGE,)) as spark:
             report = merge_table(
                 conn,

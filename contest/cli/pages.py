@@ -10,13 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from contest.benchmarks.base import Results
+from contest.benchmarks.registry import BENCHMARKS
+from contest.evaluation.report import write_report
+from contest.evaluation.sweep import as_recorded, load_sweep, split_name
+from contest.evaluation.sweep_page import summarize, write_outputs
+from contest.peers.analysis import amplification_tables
 from contest.results import registry
+from contest.workload.report import write_report as write_workload_report
 
 
 def _runs(root: Path, path: Path) -> list[Path]:
-    from contest.evaluation.report import write_report
-    from contest.peers.analysis import amplification_tables
-
     wrote = list(write_report(path))
     records = registry.file_of(root, path).read(path)
     if any(r.peer_write for r in records):  # the peer formats' write amplification
@@ -29,9 +33,6 @@ def _runs(root: Path, path: Path) -> list[Path]:
 def _sweep(root: Path, path: Path) -> list[Path]:
     """A sweep's README from its records and its definition (`sweeps/<name>.toml` beside
     the results folder); without the definition, the page is left as it is."""
-    from contest.evaluation.sweep import as_recorded, load_sweep, split_name
-    from contest.evaluation.sweep_page import summarize, write_outputs
-
     stem, scale = split_name(path.parent.name)
     toml = root.parent / "sweeps" / f"{stem}.toml"
     if not toml.is_file():
@@ -44,18 +45,13 @@ def _sweep(root: Path, path: Path) -> list[Path]:
 
 
 def _workload(root: Path, path: Path) -> list[Path]:
-    from contest.workload.report import write_report
-
     records = registry.file_of(root, path).read(path)
     if not records:
         return []
-    return write_report(path, records[0].workload, records)
+    return write_workload_report(path, records[0].workload, records)
 
 
 def _benchmark(root: Path, path: Path) -> list[Path]:
-    from contest.benchmarks.base import Results
-    from contest.benchmarks.registry import BENCHMARKS
-
     stem = path.stem
     for b in BENCHMARKS.values():
         if b.stem == stem:

@@ -16,7 +16,9 @@ from contest.cli.common import (
     workload_option,
 )
 from contest.config import Config, override
+from contest.engines import ReadJob, WriteJob, WriteMode, engine_for
 from contest.errors import UsageError
+from contest.read.operators import OPERATORS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -150,8 +152,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _operators() -> list[str]:
-    from contest.read.operators import OPERATORS
-
     return sorted(OPERATORS)
 
 
@@ -181,8 +181,6 @@ def _logging() -> None:
 
 
 def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.engines import WriteJob, WriteMode, engine_for
-
     cfg = _write_config(args, cfg)
     delays = {int(k): float(v) for k, v in pairs(args.delay_commit, "--delay-commit").items()}
     only = args.only
@@ -202,8 +200,6 @@ def cmd_write(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_read(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.engines import ReadJob, engine_for
-
     if args.as_of_version is not None and (
         args.from_version is not None or args.to_version is not None
     ):

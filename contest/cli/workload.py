@@ -8,9 +8,14 @@ import os
 from pathlib import Path
 
 from contest.cli.common import ListAction, command, group, result, say
-from contest.config import Config
+from contest.cli.evaluation import known_strategies, strategy_config
+from contest.config import Config, absolute_paths
+from contest.data.batches import discover
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
 from contest.infra.machine import check_local_cores
+from contest.results.workloads import append, load, local_file, published_file
+from contest.workload.plan import load_plan
+from contest.workload.report import write_report
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,20 +80,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _configs(args: argparse.Namespace) -> dict[str, Config]:
-    from contest.cli.evaluation import known_strategies, strategy_config
-    from contest.config import absolute_paths
-
     # The same names as evaluate and bench peers: a peer's `<strategy>:defaults` too.
     names = known_strategies(list(args.strategies or []))
     return {s: absolute_paths(strategy_config(args, s)) for s in names}
 
 
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.data.batches import discover
+    # deferred: pulls in pandas and tqdm; `contest --help` starts without them
     from contest.evaluation.data_cache import cached_data
-    from contest.results.workloads import append, load, local_file, published_file
-    from contest.workload.plan import load_plan
-    from contest.workload.report import write_report
+
+    # deferred: pulls in pandas and tqdm; `contest --help` starts without them
     from contest.workload.runner import run_workload
 
     cores = min(2, os.cpu_count() or 1) if args.cores is None else args.cores
@@ -133,9 +134,6 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_publish(args: argparse.Namespace, cfg: Config) -> int:
-    from contest.results.workloads import append, load, local_file, published_file
-    from contest.workload.report import write_report
-
     source = Path(args.source) if args.source else local_file(cfg.work_path, args.name)
     if not source.exists():
         raise UsageError(f"no local workload runs at {source}: run `contest workload run` first")

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
+import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_type_hints
 
 from contest.config.sections import Config, WorkloadConfig
+from contest.config.validation import validate
 from contest.errors import ConfigError, key_line, toml_error
+from meta.schema import read_lakesoul_properties
 
 # Environment variables and the config key each one sets.
 ENV_KEYS = {
@@ -140,8 +144,6 @@ def apply_mapping(cfg: Config, mapping: Mapping[str, Any]) -> None:
 
 def override(cfg: Config, mapping: Mapping[str, Any]) -> Config:
     """A validated variant of `cfg` with dotted keys set (`cfg` is left as it was)."""
-    from contest.config.validation import validate
-
     out = copy.deepcopy(cfg)
     apply_mapping(out, mapping)
     validate(out)
@@ -188,7 +190,6 @@ def load_config(
             set_key(cfg, key, value)
     if not cfg.s3.configured:
         apply_mapping(cfg, embedded_s3_settings(cfg.state_path))
-    from contest.config.validation import validate
 
     validate(cfg)
     return cfg
@@ -196,9 +197,6 @@ def load_config(
 
 def embedded_s3_settings(state: Path) -> dict[str, str]:
     """The embedded S3 server's settings (s3.*), or none when it was not started."""
-    import json
-    import os
-
     path = state / EMBEDDED_S3_FILE
     if not path.is_file():
         return {}
@@ -214,8 +212,6 @@ def embedded_s3_settings(state: Path) -> dict[str, str]:
 
 def lakesoul_home_settings(path: Path) -> dict[str, str]:
     """PostgreSQL settings from LakeSoul's properties file (the `lakesoul_home` file)."""
-    from meta.schema import read_lakesoul_properties
-
     if not path.is_file():
         raise ConfigError(f"{LAKESOUL_HOME}={path}: no such properties file")
     props = read_lakesoul_properties(path)

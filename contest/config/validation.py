@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from contest.config import (
+from contest.config.sections import (
     CODECS,
     DISTRIBUTIONS,
     ENGINES,
@@ -28,6 +28,8 @@ from contest.config import (
     WorkloadConfig,
 )
 from contest.errors import ConfigError
+from meta.connection import parse_jdbc_url
+from meta.errors import PgError
 
 # The modules that register checks (each calls `register_check` at import): imported by
 # name, as a plugin is found, so this layer names no module above it in its imports.
@@ -124,9 +126,6 @@ def validate(cfg: Config) -> None:
     validate_workload(cfg.workload)
     _validate_stream(cfg.stream)
     if cfg.pg.url:
-        from meta.connection import parse_jdbc_url
-        from meta.errors import PgError
-
         try:
             parse_jdbc_url(cfg.pg.url)
         except PgError as exc:

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from contest.config import WorkloadConfig
 from contest.errors import DataError
+from contest.infra.folders import folder_name, join, kind, list_files, open_input
 
 SCHEMA = pa.schema(
     [
@@ -125,10 +127,6 @@ def discover(
     contiguous base-0..base-N, parquet, and (unless `schema` is None) the contest schema,
     or each batch's own when `schema` is a function of the batch index (a workload that
     evolves its schema). Raises DataError naming the file."""
-    import pyarrow.parquet as pq
-
-    from contest.infra.folders import folder_name, join, kind, list_files, open_input
-
     root = folder_name(data_dir)  # absolute: Spark's JVM may run in another folder
     if kind(root) != "folder":
         raise DataError(f"{data_dir}: no such data folder")

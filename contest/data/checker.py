@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from contest.data.batches import COLUMNS, DataError
 from contest.data.oracle import (
     Budget,
@@ -23,6 +26,8 @@ from contest.data.oracle import (
     range_filter,
     sql_str,
 )
+from contest.infra.folders import join, kind, list_files, localize
+from contest.infra.storage import is_object_store
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -79,9 +84,6 @@ class CheckReport:
 
 def result_files(result_dir: str | Path) -> list[str]:
     """The parquet files of a complete result folder (a local path or s3:// URI)."""
-    from contest.infra.folders import join, kind, list_files
-    from contest.infra.storage import is_object_store
-
     if is_object_store(result_dir):
         uri = str(result_dir).rstrip("/")
         if kind(uri) != "folder":
@@ -124,8 +126,6 @@ def compare(
 ) -> CheckReport:
     """Compare a result folder with the oracle's expected parquet file, key by key, one
     range of keys at a time when both would not fit the memory budget together."""
-    from contest.infra.folders import localize
-
     files = result_files(result_dir)
     with tempfile.TemporaryDirectory(dir=Path(expected).parent, prefix=".result-") as tmp:
         return _compare(result_dir, localize(files, Path(tmp)), expected, samples, budget)
@@ -138,7 +138,7 @@ def _compare(
     samples: int,
     budget: Budget | None,
 ) -> CheckReport:
-    import duckdb
+    import duckdb  # deferred: duckdb is slow to import; `contest --help` starts without it
 
     check_footers(files)
     report = CheckReport()
@@ -156,9 +156,6 @@ def _compare(
 def check_footers(files: list[str]) -> None:
     """Every result file opens as parquet (a truncated one has no footer): an error
     naming the first that does not, before DuckDB reads any."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     for f in files:
         try:
             pq.read_metadata(f)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from tqdm import tqdm
 from contest.config import WorkloadConfig
 from contest.data import operators
 from contest.data.batches import SCHEMA, batch_rows
+from contest.data.workload import batch_schema, workload_schema
 from contest.errors import DataError
 
 CHUNK_ROWS = 1_000_000
@@ -173,7 +175,6 @@ def chunk_table(
         cols = [cols[0]] + [_with_nulls(c, rng, null_share) for c in cols[1:]]
     if not w.columns:
         return pa.Table.from_arrays(cols, schema=SCHEMA)
-    from contest.data.workload import workload_schema
 
     erng = extra_rng or np.random.Generator(np.random.PCG64([seed, n, 2]))
     for col, op in w.columns.items():
@@ -270,10 +271,6 @@ def generate(
 ) -> GenReport:
     """base-0.parquet .. base-<N-1>.parquet of a workload (default: the contest's) into
     `out_dir`; `nulls` puts SQL NULLs in when the workload has none."""
-    import time
-
-    from contest.data.workload import batch_schema
-
     w = workload or WorkloadConfig()
     if nulls and not w.null_share:
         w = dataclasses.replace(w, null_share=SQL_NULL_SHARE)

@@ -31,9 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import psutil
+import pyarrow.parquet as pq
+
 from contest.data import operators as registry
 from contest.data.batches import Batch
 from contest.errors import DataError, MergeOperatorError
+from contest.infra.folders import localize
 
 if TYPE_CHECKING:
     from contest.config import Config
@@ -54,13 +58,11 @@ _DUCKDB_TYPES = {registry.INT64: "BIGINT", registry.FLOAT64: "DOUBLE", registry.
 
 
 def source_sql(batches: Sequence[Batch], operators: Mapping[str, str] | None = None) -> str:
-    """The rows the aggregates read, every batch under the newest schema (seed 004): the
+    """The rows the aggregates read, every batch under the newest schema: the
     batch files as they are when they share one schema; otherwise (a workload that
     evolved its schema) each column cast to its newest type (an int32 read as int64),
     a column no file has yet as NULL of that type, and DuckDB's `union_by_name` filling
     NULL where one file lacks a column others have."""
-    import pyarrow.parquet as pq
-
     schemas = {tuple(pq.read_schema(b.path)) for b in batches}
     if len(schemas) <= 1 and all(
         col in {f.name for f in next(iter(schemas), ())} for col in (operators or registry.CONTRACT)
@@ -139,7 +141,6 @@ def machine_budget(fraction: float = 0.4, fixed: int = 0, parts: int = 0) -> Bud
     cgroup limit), within [MIN_MEMORY_LIMIT, MAX_MEMORY_LIMIT]; `fixed` wins when set."""
     if fixed:
         return Budget(fixed, parts)
-    import psutil
 
     available = psutil.virtual_memory().available
     for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
@@ -161,8 +162,6 @@ def config_budget(cfg: Config) -> Budget:
 
 def data_bytes(paths: Sequence[str | Path]) -> int:
     """Uncompressed bytes of parquet files, from their footers."""
-    import pyarrow.parquet as pq
-
     total = 0
     for path in paths:
         md = pq.ParquetFile(path).metadata
@@ -173,7 +172,7 @@ def data_bytes(paths: Sequence[str | Path]) -> int:
 def connect(memory_limit: str | int = "2GB", threads: int = 2, temp_dir: str | None = None):
     """An in-memory DuckDB with its limits set through its config, not SQL text: a
     temporary folder whose path holds a quote is a path like any other."""
-    import duckdb
+    import duckdb  # deferred: duckdb is slow to import; `contest --help` starts without it
 
     if isinstance(memory_limit, int):
         memory_limit = f"{max(1, memory_limit >> 20)}MiB"
@@ -189,8 +188,6 @@ def connect(memory_limit: str | int = "2GB", threads: int = 2, temp_dir: str | N
 
 def local_batches(batches: Sequence[Batch], dest: Path) -> list[Batch]:
     """The batches with local paths (object-store ones downloaded into `dest`)."""
-    from contest.infra.folders import localize
-
     paths = localize([b.path for b in batches], dest)
     return [dataclasses.replace(b, path=p) for b, p in zip(batches, paths, strict=True)]
 
@@ -290,8 +287,6 @@ def _concat(parts: Sequence[Path], out: Path) -> int:
     """Sorted parts, in order, into one parquet file, a row group at a time; each part
     deleted once copied and the file zstd-compressed, so that at scale 10 the oracle
     holds about half the disk it would (the machine's disk bounds the largest scale)."""
-    import pyarrow.parquet as pq
-
     rows = 0
     writer = None
     try:

@@ -1,5 +1,5 @@
-"""Which schema change a batch brings to a table (a workload that evolves its schema,
-issue 40): the columns a batch adds and the integers it widens, as (name, Spark simple
+"""Which schema change a batch brings to a table (a workload that evolves its
+schema): the columns a batch adds and the integers it widens, as (name, Spark simple
 type) pairs, pure. Every engine that evolves a table asks it: the peer formats
 (contest/peers/schema.py, before their own `evolve`) and stock LakeSoul's writer
 (contest/write/stock.py, before DBManager's `updateTableSchema`)."""

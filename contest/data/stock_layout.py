@@ -1,7 +1,7 @@
 """How a stock LakeSoul table stores a workload's columns: shared by the lakesoul-stock
 engine's Write job, which adds the count columns, and its Read job, which folds them back
 (contest/write/stock.py says why), so neither job imports the other's package; and how
-that schema evolves batch by batch (a workload that adds or widens a column, issue 40)."""
+that schema evolves batch by batch (a workload that adds or widens a column)."""
 
 from __future__ import annotations
 

@@ -10,14 +10,15 @@ from pathlib import Path
 
 from contest.config import Config
 from contest.data.batches import discover
+from contest.data.generator import generate
+from contest.data.oracle import config_budget, expected_result
+from contest.data.workload import cache_label, contract_operators, schema_of_batch
 from contest.infra.storage import is_object_store
 
 
 def data_folder(cfg: Config, scale: float, seed: int) -> Path:
     """Where generated data of the configured workload is cached (the contest's shape keeps
     the folder names it had before workloads)."""
-    from contest.data.workload import cache_label
-
     label = cache_label(cfg.workload)
     return cfg.work_path / "data" / f"{label + '-' if label else ''}scale-{scale:g}-seed-{seed}"
 
@@ -25,8 +26,6 @@ def data_folder(cfg: Config, scale: float, seed: int) -> Path:
 def cached_data(cfg: Config, scale: float, seed: int, say: Callable[[str], None]) -> Path:
     """Generated data of the configured workload, kept per workload, scale and seed (the
     contest's shape keeps the folder names it had before workloads)."""
-    from contest.data.generator import generate
-
     folder = data_folder(cfg, scale, seed)
     marker = folder / ".complete"
     if not marker.exists():
@@ -41,9 +40,6 @@ def cached_expected(
 ) -> Path:
     """The oracle's result for a data folder, kept per folder, files, versions and merge
     operators (a workload's extra columns have theirs)."""
-    from contest.data.oracle import config_budget, expected_result
-    from contest.data.workload import contract_operators, schema_of_batch
-
     batches = discover(data, versions or None, schema_of_batch(cfg.workload))
     ops = contract_operators(cfg.workload)
     where = str(data) if is_object_store(data) else str(Path(data).resolve())

@@ -18,12 +18,19 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import pyarrow
+
 from contest.config import Config, WorkloadConfig, absolute_paths, as_dict, to_toml
 from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discover
+from contest.data.checker import compare
+from contest.data.oracle import config_budget
+from contest.engines import operator_refusal
 from contest.errors import PhaseError, UsageError
+from contest.evaluation import submit
 from contest.evaluation.data_cache import cached_data, cached_expected
 from contest.evaluation.jobs import (
     child_config,
@@ -33,14 +40,22 @@ from contest.evaluation.jobs import (
     submit_options,
 )
 from contest.evaluation.phases import Step, run_phases
+from contest.evaluation.progress import heartbeat
 from contest.evaluation.strategies import DEFAULT_SCALE, file_stem
-from contest.infra.machine import Sample, check_local_cores, git_state, machine_id
+from contest.infra.machine import Sample, check_local_cores, git_state, machine_facts, machine_id
 from contest.infra.packages import require as require_packages
+from contest.infra.postgres import resolve_connection
 from contest.infra.proc import ProcResult
+from contest.infra.s3server import ensure_bucket
 from contest.infra.storage import configure, delete_tree, is_object_store
 from contest.peers.formats import coordinates, is_peer
+from contest.peers.registry import package_sets
 from contest.peers.write import folder_bytes, report_from_log
 from contest.results.runs import JobLoad, RunRecord
+from meta import catalog
+from meta.commits import head_snapshot
+from meta.connection import check_reachable
+from meta.merge import merge_table
 
 SCALE1_ROWS = BASE0_ROWS + (BATCHES - 1) * UPDATE_BATCH_ROWS
 SIZE_RULE_BYTES = 2_000_000_000  # the contest's stored-size floor at scale 1
@@ -57,15 +72,9 @@ def environment(work: Path | None = None) -> dict:
     """What ran a record's jobs: the libraries' versions, the JVM libraries each
     strategy may load (pinned coordinates), the machine (a full disclosure's facts,
     contest/infra/machine.py) and the commit."""
-    import pyarrow
-    import pyspark
-
-    from contest.infra.machine import machine_facts
-    from contest.peers.registry import package_sets
+    import pyspark  # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
 
     try:
-        from importlib.metadata import version
-
         lakesoul = version("lakesoul")
     except Exception:
         lakesoul = "unknown"
@@ -196,8 +205,6 @@ def _evaluate(
     drop_table_after_read: bool,
     say: Callable[[str], None],
 ) -> RunRecord:
-    from contest.evaluation import submit
-
     started = time.perf_counter()
     run = new_run(cfg, strategy, data, scale, seed, cores, after_write, say)
     run.drop_table_after_read = drop_table_after_read
@@ -289,8 +296,6 @@ def phase_data(run: Run) -> None:
 def _check_extra_columns(cfg: Config) -> None:
     """A workload operator the strategy's format cannot express (contest/data/operators.py,
     contest.engines.operator_refusal): refused up front, not found wrong at the end."""
-    from contest.engines import operator_refusal
-
     why = operator_refusal(cfg)
     if why:
         raise PhaseError(f"workload {cfg.workload.name}: {why}")
@@ -299,10 +304,6 @@ def _check_extra_columns(cfg: Config) -> None:
 def phase_clean(run: Run) -> None:
     """The evaluation's table (metadata and folder) and result dropped; the jobs'
     config file and options written."""
-    from contest.infra.postgres import resolve_connection
-    from meta import catalog
-    from meta.connection import check_reachable
-
     cfg = run.cfg
     if not run.peer:  # a peer table has no metadata in PostgreSQL
         run.conn = resolve_connection(cfg)
@@ -310,8 +311,6 @@ def phase_clean(run: Run) -> None:
         catalog.drop_table(run.conn, run.table_name, cfg.table.namespace)
     for where in (run.table_dir, str(run.result_dir)):
         if is_object_store(where):
-            from contest.infra.s3server import ensure_bucket
-
             configure(cfg.s3)
             ensure_bucket(where)
     _drop_outputs(cfg, run.table_dir, run.result_dir)
@@ -338,9 +337,6 @@ def drop_run(cfg: Config, record: RunRecord) -> None:
     result. Other runs' tables in the same work folder are left alone."""
     run = new_run(cfg, record.strategy, None, None, 0, None, None, lambda _: None)
     if not run.peer:
-        from contest.infra.postgres import resolve_connection
-        from meta import catalog
-
         catalog.drop_table(resolve_connection(cfg), run.table_name, cfg.table.namespace)
     _drop_outputs(cfg, run.table_dir, run.result_dir)
 
@@ -363,9 +359,6 @@ def phase_write(run: Run) -> None:
 
 def phase_size(run: Run) -> None:
     """The contest's stored-size rule: more bytes than the floor at this scale."""
-    from meta import catalog
-    from meta.commits import head_snapshot
-
     if run.peer:  # no LakeSoul commits: the table folder (data, logs, metadata)
         stored = folder_bytes(Path(run.table_dir))
     else:
@@ -379,8 +372,6 @@ def phase_size(run: Run) -> None:
 
 def phase_merge(run: Run) -> None:
     """The metadata merge (untimed by the score, recorded apart)."""
-    from meta.merge import merge_table
-
     t0 = time.perf_counter()
     merge_table(run.conn, run.table)
     run.record.merge_s = round(time.perf_counter() - t0, 4)
@@ -398,8 +389,6 @@ def phase_read(run: Run) -> None:
 
 def phase_cores(run: Run) -> None:
     """The cores the jobs were granted: a cluster may give fewer than asked."""
-    from contest.evaluation import submit
-
     assert run.write is not None and run.read is not None
     granted = {"write": submit.job_cores(run.write.log), "read": submit.job_cores(run.read.log)}
     run.record.spark_cores = granted
@@ -407,9 +396,6 @@ def phase_cores(run: Run) -> None:
 
 
 def phase_check(run: Run) -> None:
-    from contest.data.checker import compare
-    from contest.data.oracle import config_budget
-
     assert run.expected is not None
     report = compare(run.result_dir, run.expected, budget=config_budget(run.cfg))
     run.record.check = report.render().splitlines()[0]
@@ -470,8 +456,6 @@ def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
     after it (untimed) and the noise measured during it, its seconds and peak memory
     into the record. Its log's path is
     said first, and its Spark UI's address once the job's session is up."""
-    from contest.evaluation.progress import heartbeat
-
     assert run.config_file is not None
     log = run.eval_dir / "logs" / f"{file_stem(run.strategy)}-{stage}.log"
     run.say(f"{run.strategy}: {stage} job's log (per-batch lines): {log}")

@@ -6,6 +6,7 @@ Write, Read and compaction jobs through here.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import sys
@@ -14,7 +15,19 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from contest.config import Config, absolute_paths
-from contest.infra.proc import ProcResult
+from contest.config.stores import object_store_env
+from contest.evaluation import submit
+from contest.evaluation.submit import merge_options, packages_as_jars
+from contest.infra import cds, lakesoul_jvm
+from contest.infra.archive import build_py_files
+from contest.infra.cluster import check_master
+from contest.infra.lakesoul_jvm import helper_jar
+from contest.infra.packages import ivy_home
+from contest.infra.postgres import local_server_pids
+from contest.infra.proc import ProcResult, run_timed
+from contest.infra.spark import log_java_option
+from contest.infra.storage import is_object_store
+from contest.peers.formats import submit_options as peer_submit_options
 
 
 def job_script(stage: str) -> Path:
@@ -38,14 +51,8 @@ def spark_submit(
     job starts, and handed to it as jars by path: no timed job of any strategy pays
     Ivy's resolution (packages_as_jars)."""
     exe = Path(sys.executable).parent / "spark-submit"
-    from contest.evaluation.submit import merge_options, packages_as_jars
-    from contest.infra.lakesoul_jvm import submit_options
-    from contest.infra.packages import ivy_home
-    from contest.infra.spark import log_java_option
-    from contest.peers.formats import submit_options as peer_submit_options
-
     # A strategy on LakeSoul's JVM libraries: its packages, jars and class path.
-    jvm_args, jvm_options = submit_options(cfg)
+    jvm_args, jvm_options = lakesoul_jvm.submit_options(cfg)
     # A LakeSoul-library strategy's, a peer format's and the cluster's options.
     merged = merge_options(jvm_args, peer_submit_options(cfg), options or [])
     merged, _ = packages_as_jars(merged, ivy_home(cfg))
@@ -88,10 +95,6 @@ def child_config(cfg: Config) -> Config:
     """The config a timed job reads: folders absolute, and the project's jar (stock's
     helper, hudi-merger's record merger) named by path. On a cluster the job runs from a
     zip of the package, where the checkout's jvm/target cannot be found from the code."""
-    import dataclasses
-
-    from contest.infra.lakesoul_jvm import helper_jar
-
     child = absolute_paths(cfg)
     if child.spark.stock_helper_jar:
         return child
@@ -107,8 +110,6 @@ def child_env(cfg: Config) -> dict[str, str]:
     if cfg.pg.external:
         env["LAKESOUL_PG_PASSWORD"] = cfg.pg.password
     if cfg.s3.configured:
-        from contest.config.stores import object_store_env
-
         env.update(object_store_env(cfg.s3))  # keys travel by environment, never by file
     return env
 
@@ -142,10 +143,6 @@ def run_job(
 ):
     """A timed spark-submit process, run in the evaluation's folder (not the checkout).
     The embedded PostgreSQL's work during the job is the job's, not noise."""
-    from contest.infra import cds
-    from contest.infra.postgres import local_server_pids
-    from contest.infra.proc import run_timed
-
     started = time.perf_counter()
     # spark.cds: both JVMs start from the class-data archive when it is current.
     env, cds_option = cds.submit_env(cfg, env)
@@ -167,17 +164,11 @@ def submit_options(
     """Cluster options (a cluster gets the package zip); s3a when Spark reads batches
     from the object store, or may write the result there. Nothing for local runs on
     local data."""
-    from contest.evaluation import submit
-    from contest.infra.storage import is_object_store
-
     s3a = is_object_store(data) or is_object_store(result_dir)
     if submit.is_local(master) and not s3a:
         return []
     py_files = None
     if not submit.is_local(master):
-        from contest.infra.archive import build_py_files
-        from contest.infra.cluster import check_master
-
         check_master(master)
         py_files = build_py_files(eval_dir.absolute())
     return submit.cluster_options(cfg, master, cores, py_files, s3a)

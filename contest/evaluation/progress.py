@@ -72,6 +72,7 @@ def heartbeat(
     started = time.monotonic()
     bar = None
     if tty:
+        # deferred: tqdm is slow to import; only a progress bar on a terminal needs it
         from tqdm import tqdm
 
         bar = tqdm(total=None, desc=what, bar_format="{desc}: {elapsed}", leave=False)

@@ -309,6 +309,7 @@ def _cell(v: float) -> str:
 
 
 def _chart(groups: dict[tuple[float, str], list[RunRecord]], path: Path, title: str) -> None:
+    # deferred: matplotlib is slow to import; only the plots need it
     import matplotlib.pyplot as plt
 
     fig = chart_figure(groups, title)
@@ -322,9 +323,10 @@ def chart_figure(
     """One panel per scale, each with its own axis from zero (a scale-0.01 bar does not
     vanish beside scale 1's): a horizontal bar per strategy (names on the left, never
     over each other), its min–max whisker, and `median (n=N)` beside it."""
-    import matplotlib
+    import matplotlib  # deferred: matplotlib is slow to import; only the plots need it
 
     matplotlib.use("Agg")
+    # deferred: matplotlib is slow to import; only the plots need it
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter
 

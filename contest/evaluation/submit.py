@@ -15,6 +15,7 @@ from pathlib import Path
 
 from contest.config import Config
 from contest.errors import RunError
+from contest.infra.packages import coordinates, local_jars
 
 
 def is_local(master: str) -> bool:
@@ -33,8 +34,6 @@ def cluster_options(
     Spark itself reads or writes the object store. Nothing on local masters but s3a."""
     opts: list[str] = []
     if s3a:
-        from contest.infra.packages import coordinates
-
         opts += ["--packages", ",".join(coordinates(["s3"]))]
     if is_local(master):
         return opts
@@ -113,8 +112,6 @@ def packages_as_jars(options: list[str], ivy: Path) -> tuple[list[str], float]:
     the jars Ivy resolves them to, and the seconds that took: resolved before a timed
     job starts, for every strategy alike, so no timed job pays Ivy's resolution and
     retrieval (a peer's job paid 0.3-5 s of it inside its window before)."""
-    from contest.infra.packages import local_jars
-
     started = time.perf_counter()
     coords: list[str] = []
     excludes: list[str] = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import os
 import time
 import tomllib
 from collections.abc import Callable, Mapping
@@ -22,8 +23,18 @@ from typing import Any
 from tqdm import tqdm
 
 from contest.config import Config, load_config, override
+from contest.engines import operator_refusal
 from contest.errors import ConfigError, UsageError, toml_error
+from contest.evaluation.data_cache import cached_data
+from contest.evaluation.evaluate import evaluate
 from contest.evaluation.progress import is_terminal
+from contest.evaluation.strategies import (
+    DEFAULT_SCALE,
+    is_strategy,
+    preset,
+    round_order,
+    strategy_names,
+)
 from contest.infra.machine import check_local_cores, cpu_model, machine_id
 from contest.infra.pagecache import read_ahead
 from contest.results.runs import RunRecord, append_records, load_records, other_cpu
@@ -51,8 +62,6 @@ def load_sweep(
     path: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None
 ) -> Sweep:
     """Parse and check a sweep file; every case is validated before anything runs."""
-    from contest.evaluation.strategies import is_strategy, strategy_names
-
     try:
         raw = tomllib.loads(path.read_text())
     except OSError as exc:
@@ -105,7 +114,6 @@ def load_sweep(
             raise ConfigError(f"{path}: each [[case]] must be a table")
         sweep.cases.append(dict(case))
     sweep.varied = sorted({k for c in sweep.cases for k in c if k != "label"})
-    from contest.engines import operator_refusal
 
     for case in sweep.cases:
         # A bad key, or an operator the strategy's format cannot merge: refused here,
@@ -121,8 +129,6 @@ def case_settings(sweep: Sweep, case: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def case_config(sweep: Sweep, case: Mapping[str, Any], env: Mapping[str, str]) -> Config:
-    from contest.evaluation.strategies import preset
-
     cfg = load_config(env=env, overrides=sweep.overrides, preset=preset(sweep.strategy))
     try:
         return override(cfg, case_settings(sweep, case))
@@ -166,10 +172,6 @@ def run_sweep(
     say: Callable[[str], None] = print,
     master: str | None = None,
 ) -> list[RunRecord]:
-    import os
-
-    from contest.evaluation.evaluate import evaluate
-
     check_local_cores(sweep.cores, master, os.cpu_count())  # refused once, not per case
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = out_dir / "runs.jsonl"
@@ -234,9 +236,6 @@ def run_sweep(
 def case_data(sweep: Sweep, cfg: Config, say: Callable[[str], None]) -> Path:
     """The batches a case's run reads: the sweep's folder, or its workload's generated
     data (cached, so the cases of one workload share it)."""
-    from contest.evaluation.data_cache import cached_data
-    from contest.evaluation.strategies import DEFAULT_SCALE
-
     if sweep.data:
         return Path(sweep.data)
     return cached_data(cfg, sweep.scale or DEFAULT_SCALE, sweep.seed, say)
@@ -254,8 +253,6 @@ def sweep_order(cases: int, repeat: int) -> list[tuple[int, int]]:
     """(case, run) in the order they run: interleaved, every case's first run before
     any case's second, the cases rotated each time (round_order), so each case sees the
     machine as the others do and none always runs first."""
-    from contest.evaluation.strategies import round_order
-
     return [(i, r) for r in range(repeat) for i in round_order(list(range(cases)), r + 1)]
 
 

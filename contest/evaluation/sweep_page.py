@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,6 +271,7 @@ def _plot(summaries: list[CaseSummary], key: str, path: Path) -> bool:
     fig = sweep_figure(summaries, key)
     if fig is None:
         return False
+    # deferred: matplotlib is slow to import; only the plots need it
     import matplotlib.pyplot as plt
 
     fig.savefig(path, dpi=100)
@@ -284,15 +286,14 @@ def sweep_figure(summaries: list[CaseSummary], key: str) -> Any:
     their own, side by side. The preset (the case that changes no setting) is plotted
     too, at the left, as what each value is compared with; the title and the x label
     are wrapped, never cut, and the legend sits outside the data."""
-    import textwrap
-
     cases = [s for s in summaries if key in s.settings and s.median]
     if not cases:
         return None
     presets = [s for s in summaries if not s.settings and s.median]
-    import matplotlib
+    import matplotlib  # deferred: matplotlib is slow to import; only the plots need it
 
     matplotlib.use("Agg")
+    # deferred: matplotlib is slow to import; only the plots need it
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter
 

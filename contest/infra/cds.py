@@ -57,7 +57,7 @@ def spark_home(env: Mapping[str, str]) -> Path:
     """The Spark a spark-submit with `env` runs: SPARK_HOME, else pyspark's own."""
     if env.get("SPARK_HOME"):
         return Path(env["SPARK_HOME"])
-    import pyspark
+    import pyspark  # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
 
     return Path(pyspark.__file__).resolve().parent
 

@@ -9,6 +9,7 @@ on; a worker that died is started again by the next `up`.
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import time
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ WORKER_OPTS = (
 
 
 def spark_home() -> Path:
-    import pyspark
+    import pyspark  # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
 
     return Path(pyspark.__file__).resolve().parent
 
@@ -209,8 +210,6 @@ class Standalone:
 def check_master(master: str) -> None:
     """A spark:// master must answer before a timed job is submitted to it (one line,
     not a Java trace after the application's registration timeout)."""
-    import socket
-
     if not master.startswith("spark://"):
         return
     host, _, port = master.removeprefix("spark://").partition(":")

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from contest.errors import ConnectorError
+from contest.infra.maven import maven_failure
 
 
 def local_jar(coordinates: str, home: Path | None = None) -> Path | None:
@@ -52,8 +53,6 @@ def fetch(coordinates: str) -> Path:
     proc = subprocess.run(fetch_command(coordinates), capture_output=True, text=True)
     jar = local_jar(coordinates)
     if proc.returncode != 0 or jar is None:
-        from contest.infra.maven import maven_failure
-
         reason = maven_failure(proc.stdout + proc.stderr) if proc.returncode else "no jar after"
         raise ConnectorError(
             f"LakeSoul Spark connector {coordinates} cannot be resolved: {reason}. "

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from contest.errors import RunError
 from contest.infra.lakesoul_jvm import PARTITION_DESC, jlist
+from meta.catalog import schema_from_json
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -72,8 +73,6 @@ def spark_schema_json(schema: pa.Schema) -> str:
 def columns_of(schema_json: str) -> list[str]:
     """`name:type` of each column (the helper's column spec), from a table's schema as
     LakeSoul stores it (Spark's JSON or the PyPI package's Arrow JSON)."""
-    from meta.catalog import schema_from_json
-
     schema = schema_from_json(schema_json)
     spark_schema_json(schema)  # supported types only
     return column_specs(schema)

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from contest.infra.storage import filesystem, is_object_store
+import pyarrow.fs as pafs
+
+from contest.infra.storage import delete_tree, filesystem, is_object_store
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,6 @@ def parent(uri: str) -> str:
 def kind(uri: str) -> str | None:
     """ "file", "folder", or None when nothing is there (an object-store prefix is a
     folder when some object lies under it)."""
-    import pyarrow.fs as pafs
-
     fs, path = filesystem(uri)
     info = fs.get_file_info(path)
     if info.type == pafs.FileType.File:
@@ -62,8 +62,6 @@ def kind(uri: str) -> str | None:
 def list_files(folder: str, recursive: bool = False, folders: bool = False) -> list[Entry]:
     """The files of a folder (none when it does not exist), by name; with `recursive`,
     `name` is the path below the folder; with `folders`, its sub-folders too."""
-    import pyarrow.fs as pafs
-
     fs, base = filesystem(folder)
     try:
         infos = fs.get_file_info(pafs.FileSelector(base, recursive=recursive))
@@ -116,8 +114,6 @@ def remove_tree(uri: str) -> None:
     order: a bulk delete of files with their non-empty folders' markers stalls, and a
     folder emptied of files stays behind as an object no request names but its
     parent folder's delete."""
-    from contest.infra.storage import delete_tree
-
     if is_object_store(uri):
         for entry in list_files(uri, recursive=True):
             if "/" not in entry.name:

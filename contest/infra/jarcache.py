@@ -37,6 +37,12 @@ LOCK_WAIT_S = 3600.0
 _held: dict[Path, int] = {}  # lock files this process holds, with their depth
 
 
+def maven_repository(home: Path | None = None) -> Path:
+    """The local Maven repository (Maven's default place). Here, below maven.py and
+    packages.py, because both read it: Ivy retrieves jars from it too."""
+    return (home or Path.home()) / ".m2" / "repository"
+
+
 def problem(path: Path, memo: Memo | None = None) -> str | None:
     """Why `path` is not a usable jar ("missing", a checksum mismatch, a broken zip), or
     None when it is."""

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from contest.errors import UsageError
 
 STEAL_WINDOW_S = 0.5  # a short sample of CPU steal around a job, untimed
@@ -174,8 +176,6 @@ def java_version() -> str:
 def disk_of(folder: Path) -> dict[str, object]:
     """The filesystem a folder is on: its device, type, size and free space."""
     try:
-        import psutil
-
         target = folder.resolve()
         while not target.exists():
             target = target.parent

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contest.errors import ConnectorError
-from contest.infra import jarcache
+from contest.infra import jarcache, packages
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ ARTIFACTS: dict[str, Artifact] = {
 
 
 def repository(home: Path | None = None) -> Path:
-    return (home or Path.home()) / ".m2" / "repository"
+    return jarcache.maven_repository(home)
 
 
 def jar_path(coordinate: str, repo: Path | None = None) -> Path:
@@ -94,8 +94,6 @@ def ensure(
 def install_from_ivy(art: Artifact, repo: Path, ivy: Path | None = None) -> Path:
     """Install the jar Spark's Ivy holds (fetched and verified first) into the Maven
     repository, atomically, with a minimal POM (what `mvn install:install-file` writes)."""
-    from contest.infra import packages
-
     packages.require([art.coordinate], ivy)
     group, artifact, version = art.coordinate.split(":")[:3]
     source = packages.ivy_jar(art.coordinate, ivy=ivy or packages.ivy_home())

@@ -14,6 +14,8 @@ so counted as noise: the error leans towards calling a job busy, never quiet.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -200,8 +202,6 @@ class Background:
     it (`interval`: since the previous call). `servers`' trees count as its own."""
 
     def __init__(self, servers: tuple[int, ...] = (), period_s: float = 1.0) -> None:
-        import threading
-
         self._servers = servers
         self._period = period_s
         self._lock = threading.Lock()
@@ -210,15 +210,11 @@ class Background:
         self._thread = threading.Thread(target=self._loop, name="noise", daemon=True)
 
     def _new(self) -> NoiseMeter:
-        import time
-
         meter = NoiseMeter(os.getpid(), self._servers, own_apart=False)
         meter.start(time.monotonic())
         return meter
 
     def _loop(self) -> None:
-        import time
-
         while not self._stop.wait(self._period):
             with self._lock:
                 self._meter.sample(time.monotonic())
@@ -233,8 +229,6 @@ class Background:
 
     def interval(self) -> JobNoise | None:
         """The noise since the previous interval (or the start); a new one begins."""
-        import time
-
         with self._lock:
             self._meter.sample(time.monotonic())
             noise = self._meter.result()

@@ -17,6 +17,7 @@ from pathlib import Path
 from contest.config import Config
 from contest.errors import ConnectorError
 from contest.infra import jarcache
+from contest.infra.storage import is_object_store
 from meta.distributed import JDBC_PACKAGE
 
 S3A_PACKAGE = "org.apache.hadoop:hadoop-aws:3.3.4"
@@ -236,17 +237,14 @@ def _with_sources(bad: dict[Path, str], ivy: Path) -> list[Path]:
 def _sources(retrieved: Path, ivy: Path) -> list[Path]:
     """Ivy's cached copy of a retrieved jar (`group_artifact-version.jar` is
     `cache/group/artifact/jars/artifact-version.jar`), and the local Maven repository's."""
-    from contest.infra import maven
-
     group, _, rest = retrieved.name.partition("_")
+    maven = jarcache.maven_repository()
     out = []
     for folder in sorted((ivy / "cache" / group).glob("*/*s")):
         artifact = folder.parent.name
         if rest.startswith(artifact + "-") and (folder / rest).is_file():
             out.append(folder / rest)
-            out.extend(
-                sorted(maven.repository().joinpath(*group.split("."), artifact).glob(f"*/{rest}"))
-            )
+            out.extend(sorted(maven.joinpath(*group.split("."), artifact).glob(f"*/{rest}")))
     return out
 
 
@@ -315,6 +313,4 @@ def for_paths(*paths: object) -> tuple[str, ...]:
     """What Spark's own readers and writers need for these paths: Hadoop's s3a when one
     of them is in the object store (a batch read with spark.read.parquet, a result
     written by Spark's writer), nothing otherwise."""
-    from contest.infra.storage import is_object_store
-
     return coordinates(["s3"]) if any(is_object_store(p) for p in paths) else ()

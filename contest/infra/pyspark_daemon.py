@@ -57,7 +57,7 @@ def main() -> None:
             importlib.import_module(name)
         except ImportError:  # a task that needs it fails as it would have
             pass
-    from pyspark import daemon
+    from pyspark import daemon  # deferred: after prefer_installed_pyspark chose which pyspark
 
     daemon.manager()
 

@@ -14,6 +14,7 @@ reads while the server runs (never printed).
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from pathlib import Path
 from contest.config import EMBEDDED_S3_FILE, Config
 from contest.errors import ConnectorError, RunError
 from contest.infra import daemons, maven
+from contest.infra.storage import current_store, s3_filesystem
 
 S3PROXY = maven.ARTIFACTS["s3proxy"].coordinate
 REGION = "us-east-1"
@@ -126,16 +128,12 @@ class EmbeddedS3:
 
 
 def _java_env() -> dict[str, str]:
-    import os
-
     return {k: v for k, v in os.environ.items() if k in ("JAVA_HOME", "HOME", "LANG")}
 
 
 def ensure_bucket(uri: str) -> None:
     """Create the bucket of an s3:// URI when it does not exist (the embedded server
     starts empty; on a managed store the bucket is usually there)."""
-    from contest.infra.storage import current_store, s3_filesystem
-
     bucket = uri.split("://", 1)[1].split("/", 1)[0]
     if len(bucket) < 3:
         raise RunError(f"{uri}: bucket names have at least 3 characters")

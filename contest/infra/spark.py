@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
+from contest.config.stores import object_store_env
+from contest.infra.connector import ensure_resolvable
+from contest.infra.pyspark_daemon import prefer_installed_pyspark
+from contest.infra.storage import configure, s3a_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -37,9 +43,6 @@ def log_java_option(log_file: Path | None = None) -> str:
 
 def session_log_path(cfg: Config, app_name: str) -> Path:
     """Where a command's session logs: the work folder's logs/, one file per run."""
-    import os
-    import time
-
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     return cfg.work_path / "logs" / f"{app_name}-{stamp}-{os.getpid()}.log"
 
@@ -91,9 +94,6 @@ def session_conf(
 def object_store_conf(cfg: Config) -> dict[str, str]:
     """The object store for Spark: executors' Python tasks get it as the AWS variables
     (contest.infra.storage reads them), Spark's own readers as s3a settings."""
-    from contest.config.stores import object_store_env
-    from contest.infra.storage import s3a_conf
-
     conf = {f"spark.executorEnv.{k}": v for k, v in object_store_env(cfg.s3).items()}
     conf.update(s3a_conf(cfg.s3))
     return conf
@@ -118,10 +118,9 @@ def submitted_conf() -> dict[str, str] | None:
     system properties then hold --master, --conf, --driver-memory... Reading them needs
     the gateway, which only exists under spark-submit (elsewhere it would start a JVM
     before the session's settings are known)."""
-    import os
-
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
         return None
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark import SparkConf, SparkContext
 
     SparkContext._ensure_initialized()
@@ -134,20 +133,14 @@ def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) ->
 
     `packages`: Maven coordinates the session needs besides the configured ones."""
     if cfg.spark.use_connector:
-        from contest.infra.connector import ensure_resolvable
-
         ensure_resolvable(cfg.spark.connector)
-    import os
 
     if cfg.s3.configured:
-        from contest.infra.storage import configure
-
         configure(cfg.s3)
     if cfg.spark.python_preload:  # pyspark compiled, not from Spark's zip
-        from contest.infra.pyspark_daemon import prefer_installed_pyspark
-
         prefer_installed_pyspark()
 
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import SparkSession
 
     # PySpark started from Python takes its worker interpreter from this variable,
@@ -155,6 +148,7 @@ def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) ->
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # Local sessions stay on loopback unless the user says otherwise.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark import SparkContext
 
     global _session_log
@@ -198,6 +192,7 @@ def launched_jars(options: dict[str, str]) -> str:
     their class path: Hudi's Kryo registrator ("ClassNotFoundException:
     org.apache.spark.HoodieSparkKryoRegistrar") and every other class of the packages
     were missing there. Local mode hid it: its executor is the driver."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark import SparkConf, SparkContext
 
     conf = SparkConf(loadDefaults=False)
@@ -232,6 +227,7 @@ def spark_session(
     cfg: Config, app_name: str, packages: tuple[str, ...] = ()
 ) -> Iterator[SparkSession]:
     """A session for one command; stopped afterwards only if this command started it."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import SparkSession
 
     existing = SparkSession.getActiveSession()

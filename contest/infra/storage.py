@@ -10,9 +10,13 @@ told it by `configure`, Spark tasks find it in their environment (the AWS variab
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
+import pyarrow.fs as pafs
+
 from contest.config import ObjectStoreConfig
+from contest.config.stores import object_store_from_env
 
 OBJECT_STORE_SCHEMES = ("s3://", "s3a://")
 
@@ -32,9 +36,6 @@ def configure(store: ObjectStoreConfig) -> None:
 def current_store() -> ObjectStoreConfig:
     if _configured is not None:
         return _configured
-    import os
-
-    from contest.config.stores import object_store_from_env
 
     return object_store_from_env(os.environ)
 
@@ -43,8 +44,6 @@ def current_store() -> ObjectStoreConfig:
 def s3_filesystem(store: ObjectStoreConfig, create_buckets: bool = False) -> Any:
     """pyarrow's S3 filesystem for the store (one per process and store: cheap to reuse);
     only the one asked for with `create_buckets` may create buckets."""
-    import pyarrow.fs as pafs
-
     kwargs: dict[str, Any] = {"region": store.region, "allow_bucket_creation": create_buckets}
     if store.endpoint:
         scheme, _, host = store.endpoint.partition("://")
@@ -60,7 +59,6 @@ def filesystem(uri: str) -> tuple[Any, str]:
     """(pyarrow filesystem, path inside it) for a local path or a URI."""
     if is_object_store(uri):
         return s3_filesystem(current_store()), uri.split("://", 1)[1].rstrip("/")
-    import pyarrow.fs as pafs
 
     return pafs.FileSystem.from_uri(uri)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from contest.config import Config
 from contest.errors import ReadError
@@ -32,6 +33,7 @@ from contest.write.files import (
     claim_tokens,
     delete_files,
     delete_written,
+    file_rows,
     wait_for_tasks,
     write_bucket_files,
 )
@@ -126,10 +128,6 @@ def compact(
     sort = cfg.write.sort
 
     def task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        import pyarrow.compute as pc
-
-        from contest.write.files import file_rows
-
         for batch in batches:
             for bucket, files in zip(
                 batch.column("bucket").to_pylist(), batch.column("files").to_pylist(), strict=True

@@ -13,11 +13,24 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from contest.config import CODECS, ReadConfig
+from contest.data.dictionaries import dictionary_columns, writes_without_arrow_schema
 from contest.data.uuid_keys import WORD_COLUMNS
 from contest.errors import RunError, SchemaEvolutionError
 from contest.infra.storage import filesystem
+from contest.read.merges import merge_parts
+from contest.read.operators import merge_rows, picked_columns, result_schema, validate_operators
+from contest.read.statistics import statistics_setting
+from contest.read.stream import (
+    SortedRun,
+    chunk_rows,
+    declares_sorted,
+    merge_sorted_runs,
+    read_buffer_bytes,
+)
+from contest.read.stream import row_bytes as file_row_bytes
 from meta.catalog import TableRef
 from meta.commits import SnapshotCommit
 
@@ -60,8 +73,6 @@ def read_parts(
     files: Sequence[tuple[str, int | None]], schema: pa.Schema, newest: int | None = None
 ) -> list[pa.Table]:
     """Each file's rows, conformed as in read_bucket, in application order."""
-    import pyarrow.parquet as pq
-
     parts = []
     for path, version in files:
         fs, local = filesystem(path)
@@ -155,8 +166,6 @@ class BucketMerge:
         tuning: MergeTuning,
     ) -> BucketMerge:
         """The merge of `table`'s buckets at `commits`, its operators checked first."""
-        from contest.read.operators import validate_operators
-
         ops = dict(operators or {})
         keys = list(table.primary_keys)
         validate_operators(table.schema, keys, ops)
@@ -197,20 +206,6 @@ def merge_bucket(
     `dictionaries`: the k-way merge by numpy reads the columns whose operator picks a
     row as dictionaries where a file stores them as small ones, and its pieces keep
     them (no string is decoded, hashed or encoded again on the way to a writer)."""
-    import pyarrow.parquet as pq
-
-    from contest.data.dictionaries import dictionary_columns
-    from contest.read.merges import merge_parts
-    from contest.read.operators import merge_rows, picked_columns
-    from contest.read.stream import (
-        SortedRun,
-        chunk_rows,
-        declares_sorted,
-        merge_sorted_runs,
-        read_buffer_bytes,
-    )
-    from contest.read.stream import row_bytes as file_row_bytes
-
     opened: list[tuple[str, int | None, Any]] = []
     if memory_bytes > 0 and len(keys) == 1:
         # Columns a run may read: the table's and the key's two words (counted even when
@@ -339,12 +334,6 @@ def write_merged(
     encoding in the JVM. `out_dir` is a fresh folder; returns the rows written.
     `tuning`: how a bucket is read and merged, see merge_bucket; `statistics`
     (read.statistics): which columns' min/max the files carry (key, all, none)."""
-    import pyarrow.parquet as pq
-
-    from contest.data.dictionaries import writes_without_arrow_schema
-    from contest.read.operators import result_schema
-    from contest.read.statistics import statistics_setting
-
     if codec not in CODECS:
         raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
     merge = BucketMerge.of(table, commits, operators, tuning)
@@ -419,8 +408,6 @@ _ARROW_TO_SPARK = {
 
 
 def _spark_ddl(schema: pa.Schema, ops: Mapping[str, str]) -> str:
-    from contest.read.operators import result_schema
-
     cols = []
     for f in result_schema(schema, ops):
         typ = f.type

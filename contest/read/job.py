@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from contest.config import Config
 from contest.errors import ReadError
+from contest.infra.storage import filesystem
 from contest.read import output
 from contest.read.files import MergeTuning, merged_dataframe, write_merged
 from contest.read.operators import CONTEST_OPERATORS, validate_operators
@@ -172,8 +173,6 @@ def check_replaced_files(
 ) -> None:
     """The files a read needs of the commits a compaction merged still exist; when
     `contest vacuum` removed them, one line saying so and which versions can be read."""
-    from contest.infra.storage import filesystem
-
     needed = [
         f.path
         for c in replaced

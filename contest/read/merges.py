@@ -24,6 +24,7 @@ the contract (the read sorts nothing; the checker compares key by key).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -120,7 +121,7 @@ def _duck_connection() -> Any:
     """One single-threaded connection per thread (a connection is not thread-safe)."""
     con = getattr(_duck, "con", None)
     if con is None:
-        import duckdb
+        import duckdb  # deferred: duckdb is slow to import; `contest --help` starts without it
 
         con = duckdb.connect(config={"threads": 1, "preserve_insertion_order": False})
         _duck.con = con
@@ -162,11 +163,9 @@ def _duckdb(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) 
 def _polars_module() -> Any:
     """polars, with one thread when this process imports it first (the pool is sized
     at import): a Spark task owns one core."""
-    import sys
-
     if "polars" not in sys.modules:
         os.environ.setdefault("POLARS_MAX_THREADS", "1")
-    import polars as pl
+    import polars as pl  # deferred: polars is slow to import; `contest --help` starts without it
 
     return pl
 

@@ -1,12 +1,16 @@
-"""A read put into the workload's newest schema (seed 004, issue 40): what every engine's
-read of history returns, whichever commit it read (a peer format's, contest/peers/read.py;
-stock LakeSoul's, contest/read/stock.py)."""
+"""A read put into the workload's newest schema: what every engine's read of history
+returns, whichever commit it read (a peer format's, contest/peers/read.py; stock
+LakeSoul's, contest/read/stock.py)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+
 from contest.config import Config
+from contest.data.operators import result_schema
+from contest.data.workload import contract_operators, workload_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -16,11 +20,8 @@ def newest_schema(df: DataFrame, cfg: Config) -> DataFrame:
     """A read in the workload's columns and merged types (contest/data/operators.py
     result_schema: a sum as int64): a column the read lacks (added after the commit
     read) as NULL, every integer as int64 (one written int32 before its widening)."""
-    import pyarrow as pa
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import functions as F
-
-    from contest.data.operators import result_schema
-    from contest.data.workload import contract_operators, workload_schema
 
     schema = result_schema(workload_schema(cfg.workload), contract_operators(cfg.workload))
     have = set(df.columns)

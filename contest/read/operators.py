@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from contest.data import operators as registry
+from contest.data.dictionaries import cast_keeping_dictionaries, few_values_as_dictionaries, plain
+from contest.data.uuid_keys import WORD_COLUMNS, uuid_order, uuid_words
 from contest.errors import MergeOperatorError
 
 OPERATORS = registry.OPERATOR_NAMES
@@ -62,15 +65,6 @@ def merge_rows(
     result_schema, its dictionary columns left as they are with `keep_dictionaries`
     (for a writer that stores their indices as they are).
     """
-    import numpy as np
-
-    from contest.data.dictionaries import (
-        cast_keeping_dictionaries,
-        few_values_as_dictionaries,
-        plain,
-    )
-    from contest.data.uuid_keys import WORD_COLUMNS
-
     words = None
     if WORD_COLUMNS[0] in table.column_names:  # the keys' words, stored by the write
         words = tuple(table.column(c).to_numpy().view(np.uint64) for c in WORD_COLUMNS)
@@ -112,10 +106,6 @@ def _groups(table: pa.Table, keys: list[str], words=None):
     by their 128 bits (contest/data/uuid_keys.py: parsing them costs about a third of
     hashing the strings; `words`: those bits as the write stored them); any other key
     by dense codes from a hash of the strings."""
-    import numpy as np
-
-    from contest.data.uuid_keys import uuid_order, uuid_words
-
     if words is None and len(keys) == 1:
         words = uuid_words(table.column(keys[0]))
     if words is not None:
@@ -132,8 +122,6 @@ def _groups(table: pa.Table, keys: list[str], words=None):
 
 def _key_codes(table: pa.Table, keys: list[str]):
     """Dense integer codes, one per distinct key (hashing, no sort of the keys)."""
-    import numpy as np
-
     if len(keys) == 1:
         enc = pc.dictionary_encode(table.column(keys[0])).combine_chunks()
         return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)

@@ -2,9 +2,9 @@
 it, each bucket's files merged in snapshot order by LakeSoul's NativeIOReader with
 LakeSoul's merge operators, in one Spark task per bucket; the result written by Spark.
 
-History (seed 004, issue 40) through LakeSoul's own partition versions: a read as of a
-batch version reads the partition version its commit made
-(`getSinglePartitionInfo(table, desc, version)`); the changes after version A up to B
+History through LakeSoul's own partition versions: a read as of a batch version reads
+the partition version its commit made (`getSinglePartitionInfo(table, desc, version)`);
+the changes after version A up to B
 are the commits B's partition version holds and A's does not. Both read under the
 table's newest schema: a file written before a column was added reads it as NULL (a
 column no file of the read holds is left out of the native read and added as NULL). Two
@@ -21,6 +21,7 @@ project wrote, say) is read with the same operators and no such rule.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -32,8 +33,10 @@ from contest.data.stock_layout import counted
 from contest.data.workload import contract_operators
 from contest.errors import ReadError
 from contest.infra.dbmanager import CommitFiles, DBManager, StockTable, columns_of
+from contest.infra.lakesoul_jvm import jlist, jmap
 from contest.read import output
 from contest.read.job import ReadReport
+from contest.read.newest import newest_schema
 from meta import catalog
 from meta.commits import bucket_of_path, committed_versions
 from meta.connection import PgConnection
@@ -170,8 +173,6 @@ def merge_refusal(exc: BaseException) -> str | None:
     """LakeSoul's own words when its native reader cannot read a bucket's files together
     (2.6.2 merges the files' schemas strictly: a column written int32 before its widening
     and int64 after it fails), in one line; None for any other failure."""
-    import re
-
     found = re.search(r"Fail to merge schema field[^\n]*", str(exc))
     if found is None:
         return None
@@ -203,11 +204,9 @@ def span_commits(db: DBManager, table: StockTable, span: StockSpan) -> list[Comm
 def merged_stock(spark, db: DBManager, cfg: Config, table: StockTable, span: StockSpan):
     """The merged table as a DataFrame (contract columns, count columns applied), in the
     workload's newest schema."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
-
-    from contest.infra.lakesoul_jvm import jlist, jmap
-    from contest.read.newest import newest_schema
 
     commits = span_commits(db, table, span)
     workload = contract_operators(cfg.workload)

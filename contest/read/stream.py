@@ -26,7 +26,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from contest.data.dictionaries import concat_tables
 from contest.errors import RunError
+from contest.read.merges import merge_parts
+from contest.read.operators import merge_rows
 
 # Bytes a buffered row costs at its peak, per uncompressed byte in the file: the buffer,
 # its slice in the window, the window's concatenation, merge_rows's take() of each column.
@@ -192,10 +195,6 @@ def merge_sorted_runs(
     """The merged rows of sorted runs given in application order, window by window
     (`method`: read.merge, contest/read/merges.py; `keep_dictionaries`: see
     merge_rows)."""
-    from contest.data.dictionaries import concat_tables
-    from contest.read.merges import merge_parts
-    from contest.read.operators import merge_rows
-
     while True:
         for run in runs:
             run.fill()

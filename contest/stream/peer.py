@@ -32,7 +32,7 @@ from contest.stream.run import (
     wait_query,
     warn_put_back,
 )
-from contest.stream.sink import BATCH_LINE, BatchLog
+from contest.stream.sink import BATCH_LINE, BatchLog, checkpoint_query_id
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -43,6 +43,7 @@ FEED_NUMBER = r"^feed-(\d+)\.parquet$"
 
 def source_rows(spark: SparkSession, cfg: Config, source: str) -> DataFrame:
     """The source folder as a stream of the contest's rows plus `_ver` and `_pos`."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import functions as F
 
     reader = spark.readStream.schema(spark_ddl())
@@ -104,8 +105,6 @@ def run_peer_stream(
     started: Callable[[Any], None] | None = None,
 ) -> StreamReport:
     """Run the query into the peer table until its trigger or a stop condition ends it."""
-    from contest.stream.sink import checkpoint_query_id
-
     fmt = formats.for_stream(cfg.peer.format)
     table = Path(table_path).absolute()
     for key, value in fmt.runtime_conf(cfg, table).items():

@@ -11,6 +11,7 @@ available-now (what the folder holds, then stop).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -20,6 +21,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from contest.config import Config
 from contest.data.batches import SCHEMA, Batch, check_schema
@@ -260,9 +265,6 @@ def bad_source(source: str) -> DataError | None:
     schema, as the one-line error naming it (a failed query looks here before it reports
     Spark's error, which names the file only in its log). Spark skips names beginning
     with "." or "_"."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     if "://" in source or not Path(source).is_dir():
         return None
     for path in sorted(Path(source).iterdir(), key=lambda p: p.name):
@@ -281,9 +283,6 @@ def put_back(checkpoint: str, source: str) -> list[str]:
     """Files of the source folder under a name Spark's file source consumed, whose
     modification time is not the one it recorded (more than a second apart): a file put
     back under a name already seen, which the file source skips without a word."""
-    import json
-    from urllib.parse import unquote, urlparse
-
     log = Path(checkpoint) / "sources" / "0"
     if "://" in source or not log.is_dir():
         return []
@@ -328,8 +327,6 @@ def consumed_batches(
     the table applies them (micro-batch version, then file order), for the oracle:
     exactly what the stream consumed, each file once; with `upto_version`, those of the
     micro-batches at most that version (a read as of it)."""
-    import pyarrow.parquet as pq
-
     out: list[Batch] = []
     for b in batches(conn, table):
         if upto_version is not None and b.version > upto_version:

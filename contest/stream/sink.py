@@ -24,11 +24,14 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from contest.config import Config
 from contest.data.batches import SCHEMA, check_schema
 from contest.errors import DataError, HarnessError, RunError
+from contest.infra.folders import open_input
 from contest.infra.storage import filesystem
 from contest.peers.microbatch import check_order, check_replay, real_path
 from contest.write.files import (
@@ -41,6 +44,7 @@ from contest.write.files import (
     write_bucket_files,
     write_token,
 )
+from contest.write.spark_hash import buckets
 from meta.catalog import TableRef
 from meta.commits import DataFile, live_files
 from meta.connection import PgConnection
@@ -109,6 +113,7 @@ def source_files(df: DataFrame) -> list[str]:
     symlink names the same files), by name. `foreachBatch` hands over the batch as an RDD
     (Spark 3.5's ForeachBatchSink), so `inputFiles()` is empty: Spark's own
     `input_file_name()` of the rows says (a scan of no columns: footers only)."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import functions as F
 
     rows = df.select(F.input_file_name().alias("f")).distinct().collect()
@@ -207,10 +212,6 @@ class UpsertSink:
         """The batch's source files as bucket files in one Spark job (a task per row
         group), listed in source order: each (file, row group) writes under a token of
         its own, which says where its files go in the list."""
-        import pyarrow.parquet as pq
-
-        from contest.infra.folders import open_input
-
         cfg, table = self.cfg, self.table
         work: list[tuple[str, int]] = []
         for path in sources:
@@ -302,11 +303,6 @@ def _bucket_task(
     )
 
     def task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        import pyarrow.compute as pc
-        import pyarrow.parquet as pq
-
-        from contest.write.spark_hash import buckets
-
         for batch in batches:
             columns = (batch.column(c).to_pylist() for c in ("path", "rg", "token"))
             for path, group, token in zip(*columns, strict=True):

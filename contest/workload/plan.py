@@ -30,7 +30,7 @@ KINDS: dict[str, frozenset[str]] = {
     # --to-version B`): the oracle over the batches with A < version <= B.
     "changes": frozenset({"from", "to"}),
     # `contest vacuum --retain 0`: the files of compacted-away commits removed, so a
-    # history read from before the compaction has lost its start (issue 40).
+    # history read from before the compaction has lost its start.
     "vacuum": frozenset(),
 }
 LONGEVITY_KEYS = frozenset({"upsert", "compact_every", "merge"})

@@ -264,7 +264,7 @@ def version_span(p: PhaseRecord) -> str:
 
 
 def read_kind(p: PhaseRecord) -> str | None:
-    """A history read's kind (issue 40): as of a version, changes between two, the head."""
+    """A history read's kind: as of a version, changes between two, the head."""
     if p.phase == "changes":
         return "changes"
     if p.phase == "read":
@@ -306,9 +306,10 @@ def chart_figure(records: Sequence[PhaseRecord]) -> Any:
     format's are counted at its compactions only, so it has no line there). Each point
     is one phase (n=1: no spread to draw); one legend below the panels, outside the
     data."""
-    import matplotlib
+    import matplotlib  # deferred: matplotlib is slow to import; only the plots need it
 
     matplotlib.use("Agg")
+    # deferred: matplotlib is slow to import; only the plots need it
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 4, figsize=(20, 5.2))
@@ -373,6 +374,7 @@ def write_report(path: Path, workload: str, records: Sequence[PhaseRecord]) -> l
     chart.parent.mkdir(parents=True, exist_ok=True)
     fig = chart_figure(records)
     fig.savefig(chart, dpi=90)
+    # deferred: matplotlib is slow to import; only the plots need it
     import matplotlib.pyplot as plt
 
     plt.close(fig)

@@ -33,6 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contest.config import Config
+from contest.data.batches import discover, upto
+from contest.data.checker import compare
+from contest.data.oracle import config_budget, expected_result
+from contest.data.workload import contract_operators, schema_of_batch
+from contest.engines import abilities, operator_refusal, who
 from contest.errors import EXIT_USAGE, PhaseError
 from contest.evaluation import evaluate as ev
 from contest.evaluation import jobs
@@ -41,8 +46,12 @@ from contest.evaluation.strategies import file_stem, round_order
 from contest.infra.machine import git_state, load1, machine_id
 from contest.infra.postgres import local_server_pids
 from contest.infra.proc import ProcResult, run_timed
+from contest.peers.write import folder_bytes
 from contest.results.workloads import PhaseRecord
 from contest.workload.plan import Step
+from meta import catalog
+from meta.commits import head_snapshot
+from meta.merge import merge_table
 
 Say = Callable[[str], None]
 
@@ -52,8 +61,6 @@ def unsupported(cfg: Config, steps: Sequence[Step] = ()) -> str | None:
     format cannot express (contest.engines.operator_refusal). A history read it cannot
     answer is not this: its read job refuses it in one line, recorded as refused, and
     the lane goes on; a schema change its format refuses is refused by its write job."""
-    from contest.engines import operator_refusal
-
     return operator_refusal(cfg)
 
 
@@ -61,8 +68,6 @@ def concurrent_reads_why(cfg: Config) -> str | None:
     """Why a concurrent step's reads do not run for this strategy (its upserts still
     do), or None: a reader that cannot name the one version it saw while upserts land
     (`Abilities.while_writing`) could not be checked against the oracle."""
-    from contest.engines import abilities, who
-
     if abilities(cfg).while_writing:
         return None
     return f"{who(cfg)}: no read of one known version while upserts land"
@@ -73,8 +78,6 @@ def skipped_why(cfg: Config, kind: str) -> str | None:
     form of (`Abilities.lacks`: a peer's metadata merge, stock LakeSoul's compaction
     and vacuum). Skipped, not refused: the upserts and reads around it still compare,
     and the record says no such operation ran."""
-    from contest.engines import abilities
-
     return abilities(cfg).lacks.get(kind)
 
 
@@ -111,9 +114,6 @@ def report_line(log: Path) -> dict:
 def layout(lane: Lane) -> tuple[float | None, int | None]:
     """Files per bucket (mean over the buckets that have files) and stored bytes of
     the table's live snapshot."""
-    from meta import catalog
-    from meta.commits import head_snapshot
-
     run = lane.run
     table = catalog.get_table(run.conn, run.table_name, run.cfg.table.namespace)
     run.table = table
@@ -126,10 +126,6 @@ def layout(lane: Lane) -> tuple[float | None, int | None]:
 def oracle_at(cfg: Config, data: Path, version: int, say: Say, after: int | None = None) -> Path:
     """The oracle's result for the batches up to `version` (and after version `after`:
     a change read's), under the newest schema, cached in the work folder."""
-    from contest.data.batches import discover, upto
-    from contest.data.oracle import config_budget, expected_result
-    from contest.data.workload import contract_operators, schema_of_batch
-
     batches = upto(
         discover(data, cfg.write.versions or None, schema_of_batch(cfg.workload)), version
     )
@@ -151,8 +147,6 @@ def oracle_at(cfg: Config, data: Path, version: int, say: Say, after: int | None
 def start_lane(cfg: Config, strategy: str, data: Path, cores: int, say: Say) -> Lane:
     """A clean table and the jobs' config for one strategy (as `contest evaluate`); a
     peer's libraries resolved now, untimed."""
-    from contest.data.batches import discover
-
     run = ev.new_run(cfg, strategy, data, None, 0, cores, None, say)
     run.record.master = f"local[{cores}]"
     run.data = data
@@ -218,8 +212,6 @@ class Runner:
         if lane.run.conn is not None and rec.ok:
             rec.files_per_bucket, rec.stored_bytes = layout(lane)
         elif lane.run.peer and rec.ok:  # the table folder: data, logs, metadata
-            from contest.peers.write import folder_bytes
-
             rec.stored_bytes = folder_bytes(Path(lane.run.table_dir))
         lane.records.append(rec)
         return rec
@@ -289,9 +281,6 @@ class Runner:
 
     def read(self, lane: Lane, n: int, step: Step, extra: list[str], tag: str = "") -> PhaseRecord:
         """A Read job, then the oracle's check at the version the job reports."""
-        from contest.data.checker import compare
-        from contest.data.oracle import config_budget
-
         run = lane.run
         out = run.eval_dir / "result" / f"workload-{file_stem(run.strategy)}{tag}"
         args = ["--table", table_arg(run), "--out", str(out), *extra]
@@ -336,9 +325,6 @@ class Runner:
         return rec
 
     def merge(self, lane: Lane, n: int, step: Step) -> PhaseRecord:
-        from meta import catalog
-        from meta.merge import merge_table
-
         run = lane.run
         table = catalog.get_table(run.conn, run.table_name, run.cfg.table.namespace)
         t0 = time.perf_counter()
@@ -464,8 +450,6 @@ def run_workload(
     the records of all phases (a strategy's failure ends its lane, not the run), each
     step's also given to `sink` as soon as it ends (a run stopped early keeps them).
     Holds the work folder's evaluation lock throughout."""
-    from contest.data.batches import discover
-
     first = next(iter(configs.values()))
     runner = Runner(workload, scale, steps, say)
     runner.batch_rows = {b.index: b.rows for b in discover(data, None, None)}

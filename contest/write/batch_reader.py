@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
+from contest.data.dictionaries import dictionary_columns
 from contest.errors import DataError
 from contest.infra.storage import filesystem
+from contest.write.split import groups_of, pieces
 
 # Rows a streamed range decodes at a time, and the read buffer inside a column chunk
 # (unbuffered, pyarrow reads a whole column chunk, a whole row group's worth, at once).
@@ -32,11 +35,6 @@ def read_pieces(
     be read is a DataError naming the row group. Those of `dictionaries` the file stores
     as small dictionaries in every row group come back as dictionary arrays (one
     dictionary a row group), with no string decoded."""
-    import pyarrow.parquet as pq
-
-    from contest.data.dictionaries import dictionary_columns
-    from contest.write.split import groups_of, pieces
-
     overlap = list(groups_of(group_rows, start, stop))
     if not overlap:
         return

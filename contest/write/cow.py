@@ -43,6 +43,7 @@ def _q(name: str) -> str:
 def collapse_batch(df: DataFrame, ops: Mapping[str, str] | None = None) -> DataFrame:
     """One row per key inside a batch, each column by its operator's Spark aggregate
     (the operator registry's `spark_collapse`), rows in file order."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import functions as F
 
     ops = batch_operators(df.columns, ops)
@@ -55,9 +56,10 @@ _SPARK_TYPES = {registry.INT64: "bigint", registry.FLOAT64: "double", registry.S
 
 
 def under_newest_schema(df: DataFrame, ops: Mapping[str, str]) -> DataFrame:
-    """A batch read under the newest schema (seed 004): a column added after it as
+    """A batch read under the newest schema (its workload evolves it): a column added after it as
     NULL, a column written narrower (int32 before its widening) cast to its operator's
     type; the batch's own columns otherwise as they are."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import functions as F
 
     cols = [F.col(KEY)]
@@ -74,6 +76,7 @@ def upsert_cow(
     """The merged table after one batch: full outer join of the table with the collapsed
     batch, each column of a key the batch has by its operator's `spark_combine`; a key
     the batch does not have keeps its row."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import functions as F
 
     ops = batch_operators(batch.columns, ops)

@@ -15,16 +15,29 @@ from __future__ import annotations
 
 import secrets
 import string
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from contest.config import CODECS
+from contest.data.dictionaries import (
+    cast_keeping_dictionaries,
+    few_values_as_dictionaries,
+    writes_without_arrow_schema,
+)
+from contest.data.uuid_keys import WORD_COLUMNS, uuid_words
 from contest.infra.storage import filesystem
 from contest.write.batch_reader import read_pieces
-from contest.write.split import plan_ranges
+from contest.write.order import bucket_key_order
+from contest.write.spark_hash import buckets
+from contest.write.split import pieces, plan_ranges
 from meta.catalog import Neighbours, TableRef
 from meta.commits import DataFile
 from meta.connection import PgConnection
@@ -106,17 +119,6 @@ def write_bucket_files(
     WORD_COLUMNS, for the read to group by. When a file cannot be written (a full
     disk), the files of this call, the partial one too, are deleted before the error
     goes on."""
-    import numpy as np
-    import pyarrow.parquet as pq
-
-    from contest.data.dictionaries import (
-        cast_keeping_dictionaries,
-        few_values_as_dictionaries,
-        writes_without_arrow_schema,
-    )
-    from contest.data.uuid_keys import WORD_COLUMNS, uuid_words
-    from contest.write.order import bucket_key_order
-
     if table.num_rows == 0:
         return []
     # By bucket, then key, then arrival position when rows were shuffled (stably).
@@ -210,6 +212,7 @@ def write_dataframe(
 
     A task that meets NULL keys writes nothing and reports them (unless they are to
     be dropped), so the caller can refuse the whole batch."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import functions as F
 
     if codec not in CODECS:
@@ -234,8 +237,6 @@ def write_dataframe(
     path, schema = table.path, table.schema
 
     def write_task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        import pyarrow.compute as pc
-
         batch_list = list(batches)
         if not batch_list:
             return
@@ -310,8 +311,6 @@ def write_file_direct(
 
 def row_group_rows(path: str) -> list[int]:
     """The rows of each row group of a parquet file, from its footer."""
-    import pyarrow.parquet as pq
-
     fs, local = filesystem(path)
     with fs.open_input_file(local) as fh:
         meta = pq.ParquetFile(fh).metadata
@@ -346,7 +345,6 @@ def write_file_split(
         raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
     if not direct_read_possible(table):
         raise ValueError("a batch is read without the JVM only for one string key")
-    from contest.write.split import pieces
 
     key = table.primary_keys[0]
     schema, table_path, n_buckets = table.schema, table.path, table.hash_buckets
@@ -354,10 +352,6 @@ def write_file_split(
     as_dictionaries = [c for c in schema.names if c != key] if file_dictionaries else []
 
     def task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
-        import pyarrow.compute as pc
-
-        from contest.write.spark_hash import buckets
-
         for batch in batches:
             starts, stops = batch.column("start").to_pylist(), batch.column("stop").to_pylist()
             for start, stop in zip(starts, stops, strict=True):
@@ -407,8 +401,6 @@ def inner_path(uri: str) -> str:
 def table_data_files(table_path: str, others: Neighbours | None = None) -> list:
     """The data files under a table's folder (pyarrow FileInfo), never descending into
     another table's folder nor listing a file another table's commits name."""
-    import pyarrow.fs as pafs
-
     others = others or Neighbours()
     skip = {inner_path(f) for f in others.folders}
     foreign = {inner_path(f) for f in others.files}
@@ -440,8 +432,6 @@ def delete_table_files(
     when it is then empty; never those of `others` (other tables' folders and files) nor
     any file the project did not write. Returns how many were deleted and the files
     that were kept."""
-    import pyarrow.fs as pafs
-
     fs, base = filesystem(table_path)
     removed = 0
     for info in table_data_files(table_path, others):
@@ -469,8 +459,6 @@ def delete_written(table_path: str, token: str) -> int:
     """Delete the files a failed write (its `token`) left in the table's own folder:
     those of its tasks that finished before another failed, or were still running.
     Only names this write generated (`part-<token>...`), never below the folder."""
-    import pyarrow.fs as pafs
-
     if len(token) < 8:
         raise ValueError("a write token has 8 letters")
     fs, base = filesystem(table_path)
@@ -492,8 +480,6 @@ def delete_written(table_path: str, token: str) -> int:
 def wait_for_tasks(spark: SparkSession, group: str, timeout_s: float = 30.0) -> None:
     """Until no task of the Spark job group runs: when one task fails its job, Spark
     kills the others without waiting for them, and they may still be writing."""
-    import time
-
     tracker = spark.sparkContext.statusTracker()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import statistics
 import threading
 import time
@@ -20,6 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from contest.config import Config
 from contest.data.batches import (
@@ -30,6 +34,9 @@ from contest.data.batches import (
 )
 from contest.data.workload import batch_schema, workload_schema
 from contest.errors import DataError
+from contest.infra.folders import open_input
+from contest.infra.spark import cores_of
+from contest.write.cow import write_cow
 from contest.write.files import (
     WriteOutcome,
     claim_tokens,
@@ -213,10 +220,6 @@ def write_batches(
 
 
 def _check_file_schema(batch: Batch, schema: pa.Schema) -> None:
-    import pyarrow.parquet as pq
-
-    from contest.infra.folders import open_input
-
     with open_input(batch.path) as fh:
         check_schema(batch.path, pq.read_schema(fh), schema)
 
@@ -233,10 +236,6 @@ def write_big(
     repartitioned by key through Spark's shuffle, or (write.shuffle = "arrow", one
     string key) contiguous row ranges read by the tasks with pyarrow, no row entering
     the JVM."""
-    import math
-
-    from contest.infra.spark import cores_of
-
     path = str(batch.path)
     cores = cores_of(spark)
     parts = part_count(batch.rows, cfg.write.task_rows, cfg.write.repartition, cores)
@@ -272,8 +271,6 @@ def write_big(
 
 
 def _arrow_schema(df) -> object:
-    import pyarrow as pa
-
     mapping = {
         "string": pa.string(),
         "bigint": pa.int64(),
@@ -368,8 +365,6 @@ def run_write(
             time.sleep(delays[batch.index])
 
     if cfg.write.mode == "cow":
-        from contest.write.cow import write_cow
-
         report = write_cow(spark, conn, cfg, table, batches)
     else:
         report = write_batches(spark, conn, cfg, table, batches, before_commit=delay)

@@ -10,7 +10,7 @@ committed in its version's turn (`Turnstile`). With `append`,
 the batches (`only` names some) are committed onto the head of the table the name holds
 already, each commit the partition's next version (a workload's phases).
 
-A workload that evolves its schema (issue 40) evolves the table the way LakeSoul's
+A workload that evolves its schema evolves the table the way LakeSoul's
 connector does: the batch that brings a column (or widens an int32 to int64) is
 committed after DBManager's `updateTableSchema` gave the table its new schema, and its
 files hold the columns the batch has (their `file_exist_cols`); older files keep theirs
@@ -53,11 +53,16 @@ from contest.data.stock_layout import (
 )
 from contest.data.workload import batch_schema, contract_operators, schema_of_batch, workload_schema
 from contest.errors import DataError, RunError
-from contest.infra.dbmanager import DBManager, StockTable, column_specs
+from contest.infra.dbmanager import DBManager, StockTable, column_specs, columns_of
+from contest.infra.lakesoul_jvm import jlist
+from contest.write.files import delete_table_files
+from contest.write.job import refuse_committed, select_batches
 from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
 from meta import catalog
+from meta.catalog import schema_from_json
 from meta.commits import claim_version, committed_versions, live_commit_count
 from meta.connection import PgConnection
+from meta.tokens import ownership
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -81,6 +86,7 @@ def stock_layout(cfg: Config) -> tuple[pa.Schema, dict[str, str]]:
 
 def stock_rows(df: DataFrame, ops: Mapping[str, str] | None = None) -> DataFrame:
     """A batch as the stock table stores it (module docstring)."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import functions as F
 
     ops = registry.CONTRACT if ops is None else ops
@@ -110,9 +116,8 @@ def write_native(
     """`df` written by LakeSoul's NativeIOWriter in Spark tasks, shuffled into the table's
     buckets first as LakeSoul's connector does (one task, one file per bucket); the
     files' columns and types are `schema`'s (the batch's own columns)."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import functions as F
-
-    from contest.infra.lakesoul_jvm import jlist
 
     jvm: Any = spark._jvm
     typed = df.select(*[F.col(f.name).cast(SIMPLE_TYPES[f.type]) for f in schema])
@@ -144,9 +149,6 @@ def prepare_stock_table(
     """A new table created by DBManager, of `schema` (default: the workload's newest
     stored schema); a taken name or path is an error unless `replace` (then the old
     table is dropped and its data files deleted)."""
-    from contest.write.files import delete_table_files
-    from meta.tokens import ownership
-
     catalog.check_name(name)
     uri = catalog.table_uri(path)
     taken = [
@@ -174,8 +176,6 @@ def stock_table_to_append(db: DBManager, cfg: Config, path: str, name: str) -> S
     """The stock table `name` holds, to append to: None when there is none; one at
     another path, or one not written by this engine (a column the workload's stored
     schema lacks, or a summed column without its count column), is an error."""
-    from contest.infra.dbmanager import columns_of
-
     table = db.table(name, cfg.table.namespace)
     if table is None:
         return None
@@ -196,8 +196,6 @@ def refuse_unversioned(conn: PgConnection, ref: catalog.TableRef, batches: Seque
     count a batch twice or apply one out of order: a version the table holds, one older
     than its newest (stock LakeSoul applies a bucket's files in commit order), or a table
     whose commits carry no versions (written before they were recorded: unknown)."""
-    from contest.write.job import refuse_committed
-
     refuse_committed(conn, ref, batches)
     done = committed_versions(conn, ref)
     where = f"--append: table {ref.namespace}.{ref.name}"
@@ -261,10 +259,8 @@ def run_stock_write(
     after the first are written concurrently and committed in version order
     (`Turnstile`). `only`: these batch indices; `append`: onto the table the name holds
     (created when there is none)."""
+    # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import functions as F
-
-    from contest.write.job import select_batches
-    from meta.catalog import schema_from_json
 
     w = cfg.workload
     found = discover(data_dir, cfg.write.versions or None, schema_of_batch(w))

@@ -1,4 +1,4 @@
-"""A peer format's history methods (issue 40) called directly, in a child process holding
+"""A peer format's history methods called directly, in a child process holding
 one Spark session with the format's jars (fixed when its JVM starts).
 
 usage: python -m tests.support.history_child CONFIG.toml PLANS.json
@@ -48,7 +48,7 @@ def read(fmt, spark, cfg, table: Path, commits: dict[int, str], spec: dict, out:
 
 def run_plan(spark, cfg, plan: dict) -> dict:
     cfg = override(cfg, {"peer.format": plan["format"]})
-    # The history methods are PeerFormat's (contest/peers/base.py, issue 40).
+    # The history methods are PeerFormat's (contest/peers/base.py).
     fmt: Any = formats.of(cfg)
     table, out = Path(plan["table"]), Path(plan["out"])
     report: dict = {"evolved": {}, "commits": {}, "reads": [], "seconds": {}}

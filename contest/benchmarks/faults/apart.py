@@ -18,14 +18,13 @@ from contest.benchmarks.faults.checks import (
 from contest.benchmarks.faults.context import PROC_TIMEOUT_S, Ctx, table_or_none
 from contest.benchmarks.faults.report import Outcome
 from contest.infra.proc import kill_group, spawn
+from meta.commits import committed_versions
 
 STRATEGY = "optimized"
 
 
 def table_state(ctx: Ctx, name: str) -> dict[str, Any] | None:
     """A table's live commits (version -> commit id) and the files under its folder."""
-    from meta.commits import committed_versions
-
     table = table_or_none(ctx, name)
     if table is None:
         return None
@@ -61,6 +60,7 @@ def last_record(text: str) -> dict[str, Any]:
 
 
 def evaluations_apart(ctx: Ctx, pairs: int) -> Outcome:
+    # deferred: pulls in pandas and tqdm; `contest --help` starts without them
     from contest.evaluation.evaluate import table_name_of
 
     o = ctx.outcome(

@@ -27,7 +27,9 @@ from contest.benchmarks.faults.user_folders import user_folders
 from contest.benchmarks.faults.writers import concurrent_writers
 from contest.config import Config
 from contest.errors import UsageError
+from contest.infra.postgres import resolve_connection
 from contest.infra.proc import stop_spawned
+from contest.infra.spark import cores_of, spark_session
 from contest.results.benchmarks import FaultRecord
 
 
@@ -168,9 +170,8 @@ class FaultsBench(Benchmark):
         experiments(options.only)
 
     def run(self, sitting: Sitting) -> bool:
+        # deferred: pulls in pandas and tqdm; `contest --help` starts without them
         from contest.evaluation.evaluate import environment
-        from contest.infra.postgres import resolve_connection
-        from contest.infra.spark import cores_of, spark_session
 
         cfg, opts = sitting.cfg, sitting.options
         fields = FaultPlan.__dataclass_fields__

@@ -12,6 +12,16 @@ from typing import Any
 from contest.benchmarks.base import Say
 from contest.benchmarks.faults.report import Outcome
 from contest.config import Config, absolute_paths, override, to_toml
+from contest.data.checker import compare
+from contest.errors import HarnessError
+from contest.evaluation.jobs import child_env, cli_command
+from contest.maintenance.vacuum import vacuum
+from contest.read.job import ReadRequest, plan_read, run_read
+from contest.write.job import WriteMode, run_write
+from meta import catalog
+from meta.commits import head_snapshot
+from meta.errors import MetaError, TableError
+from meta.merge import merge_table
 
 PROC_TIMEOUT_S = 600.0  # no child process of an experiment runs longer
 
@@ -35,14 +45,12 @@ class Ctx:
         return self.current
 
     def contest(self, *args: str | Path) -> list[str]:
-        from contest.evaluation.jobs import cli_command
-
         return cli_command(self.config_file, *args)
 
 
 def make_context(cfg: Config, spark, conn, scale: float, seed: int, say: Say) -> Ctx:
+    # deferred: pulls in pandas and tqdm; `contest --help` starts without them
     from contest.evaluation.data_cache import cached_data, cached_expected
-    from contest.evaluation.jobs import child_env
 
     root = (cfg.work_path / "faults").absolute()
     root.mkdir(parents=True, exist_ok=True)
@@ -69,9 +77,6 @@ def make_context(cfg: Config, spark, conn, scale: float, seed: int, say: Say) ->
 
 
 def table_or_none(ctx: Ctx, name: str):
-    from meta import catalog
-    from meta.errors import MetaError, TableError
-
     try:
         return catalog.get_table(ctx.conn, name, ctx.cfg.table.namespace)
     except (MetaError, TableError):  # no such table: a TableError (a usage error)
@@ -80,8 +85,6 @@ def table_or_none(ctx: Ctx, name: str):
 
 def half_commits(ctx: Ctx, table) -> list[str]:
     """Live commits missing a file or a version: what a half-done commit would leave."""
-    from meta.commits import head_snapshot
-
     bad = []
     for c in head_snapshot(ctx.conn, table)[1]:
         missing = [f.path for f in c.files if not Path(f.path.removeprefix("file://")).exists()]
@@ -92,8 +95,6 @@ def half_commits(ctx: Ctx, table) -> list[str]:
 
 def sweep_orphans(ctx: Ctx, table) -> tuple[int, int]:
     """`contest vacuum --retain 0`: (orphan files removed, orphans still there after)."""
-    from contest.maintenance.vacuum import vacuum
-
     removed = len(vacuum(ctx.conn, table, retain_hours=0).orphans)
     left = len(vacuum(ctx.conn, table, retain_hours=0, dry_run=True).orphans)
     return removed, left
@@ -101,10 +102,6 @@ def sweep_orphans(ctx: Ctx, table) -> tuple[int, int]:
 
 def merge_read_check(ctx: Ctx, table, out: Path) -> tuple[bool, str]:
     """`contest meta merge`, `contest read`, `contest check` against the oracle."""
-    from contest.data.checker import compare
-    from contest.read.job import ReadRequest, plan_read, run_read
-    from meta.merge import merge_table
-
     merge_table(ctx.conn, table)
     plan = plan_read(ctx.conn, ctx.cfg, table, ReadRequest(out_dir=str(out)))
     run_read(ctx.spark, ctx.cfg, plan)
@@ -113,17 +110,12 @@ def merge_read_check(ctx: Ctx, table, out: Path) -> tuple[bool, str]:
 
 
 def resume(ctx: Ctx, name: str, path: Path):
-    from contest.write.job import WriteMode, run_write
-
     return run_write(ctx.spark, ctx.conn, ctx.cfg, ctx.data, str(path), name, mode=WriteMode.RESUME)
 
 
 def check_refuses(ctx: Ctx, folder: Path) -> bool:
     """What `contest check --result FOLDER --data DATA` answers: refused (a missing or
     incomplete folder before any work, a wrong result by the comparison) or not."""
-    from contest.data.checker import compare
-    from contest.errors import HarnessError
-
     try:
         return not compare(folder, ctx.expected).ok
     except HarnessError:

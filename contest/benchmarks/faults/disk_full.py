@@ -14,15 +14,15 @@ from contest.benchmarks.faults.context import (
     table_or_none,
 )
 from contest.benchmarks.faults.report import Outcome
+from contest.errors import HarnessError
 from contest.infra.proc import spawn, wait_bounded
+from contest.read.job import ReadRequest, plan_read
+from meta import catalog
+from meta.errors import MetaError
+from meta.merge import merge_table
 
 
 def disk_full(ctx: Ctx, runs: int, size: str = "15m", grown: str = "96m") -> Outcome:
-    from contest.errors import HarnessError
-    from contest.read.job import ReadRequest, plan_read
-    from meta.errors import MetaError
-    from meta.merge import merge_table
-
     o = ctx.outcome(
         "disk_full",
         f"disk full (tmpfs of {size})",
@@ -108,8 +108,6 @@ def disk_full(ctx: Ctx, runs: int, size: str = "15m", grown: str = "96m") -> Out
                 }
             )
             ctx.say(f"disk full {i + 1}/{runs}: exit {code}; {line}; read {refusal[:120]}")
-            from meta import catalog
-
             catalog.drop_table(ctx.conn, name, ctx.cfg.table.namespace)
         finally:
             subprocess.run(["umount", str(mount)], capture_output=True, timeout=60)

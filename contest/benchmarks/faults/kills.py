@@ -26,13 +26,15 @@ from contest.benchmarks.faults.context import (
 from contest.benchmarks.faults.report import Outcome
 from contest.errors import RunError
 from contest.infra.proc import kill_group, spawn, wait_bounded
+from contest.read import output
+from meta.commits import committed_versions
+from meta.merge import merge_table
+from meta.synthetic import generate_history, head_commit_ids, unmerge
 
 # -- 1. kill -9 of `contest write` -----------------------------------------------
 
 
 def kill_write(ctx: Ctx, trials: int) -> Outcome:
-    from meta.commits import committed_versions
-
     o = ctx.outcome(
         "kill_write",
         "kill -9 of `contest write`",
@@ -122,9 +124,6 @@ def kill_write(ctx: Ctx, trials: int) -> Outcome:
 
 
 def kill_merge(ctx: Ctx, trials: int, commits: int) -> Outcome:
-    from meta.merge import merge_table
-    from meta.synthetic import generate_history, head_commit_ids, unmerge
-
     o = ctx.outcome(
         "kill_merge",
         f"kill -9 of `contest meta merge` ({commits:,} commits)",
@@ -190,8 +189,6 @@ def kill_merge(ctx: Ctx, trials: int, commits: int) -> Outcome:
 
 
 def kill_read(ctx: Ctx, trials: int) -> Outcome:
-    from contest.read import output
-
     o = ctx.outcome(
         "kill_read",
         "kill -9 of `contest read`",

@@ -22,6 +22,9 @@ from contest.benchmarks.faults.context import (
 )
 from contest.benchmarks.faults.report import Outcome
 from contest.infra.proc import spawn, wait_bounded
+from contest.write.job import WriteMode, run_write
+from meta.commits import committed_versions
+from meta.merge import merge_table
 
 SHARE = "0,1,2"  # the batches of the table that is vacuumed, replaced and compacted
 
@@ -52,10 +55,6 @@ def vacuumed(stdout: str) -> int:
 
 
 def nested_tables(ctx: Ctx, trials: int) -> Outcome:
-    from contest.write.job import WriteMode, run_write
-    from meta.commits import committed_versions
-    from meta.merge import merge_table
-
     ns = ctx.cfg.table.namespace
     o = ctx.outcome(
         "nested_tables",

@@ -12,7 +12,10 @@ from contest.benchmarks.faults.context import PROC_TIMEOUT_S, Ctx
 from contest.benchmarks.faults.report import Outcome
 from contest.config import override
 from contest.errors import RunError
+from contest.infra.postgres import EmbeddedCluster
 from contest.infra.proc import kill_group, spawn_piped, wait_bounded
+from meta import catalog
+from meta.commits import committed_versions
 
 COMMITTER = """
 import json, sys
@@ -36,10 +39,6 @@ for v in range(args["count"]):
 
 
 def pg_crash(ctx: Ctx, runs: int, unsafe: bool, port: int, commits: int = 400) -> Outcome:
-    from contest.infra.postgres import EmbeddedCluster
-    from meta import catalog
-    from meta.commits import committed_versions
-
     mode = "pg.unsafe_no_fsync=true" if unsafe else "durable (default)"
     o = ctx.outcome(
         "pg_crash_unsafe" if unsafe else "pg_crash",

@@ -11,7 +11,10 @@ from pathlib import Path
 from contest.benchmarks.faults.checks import one_line_failure, read_text, tree_state
 from contest.benchmarks.faults.context import Ctx, check_refuses, resume, table_or_none
 from contest.benchmarks.faults.report import Outcome
+from contest.data.checker import compare
 from contest.infra.proc import kill_group, spawn, wait_bounded
+from contest.read import output
+from meta.merge import merge_table
 
 USER_FOLDERS = ("backup-2024", "old-mine", "staging-deadbeef", "old-0badc0de")
 AGED_S = 2 * 86400.0  # the user's folders look two days old: past any age rule
@@ -36,8 +39,6 @@ def make_user_folders(target: Path) -> list[Path]:
 def age_tool_leftovers(folders: list[Path], by_s: float = 1200.0) -> None:
     """Make the tool's own leftovers (and their markers) look `by_s` old, so that the
     next read's clean-up takes them (it spares younger ones: a read may be writing)."""
-    from contest.read import output
-
     old = time.time() - by_s
     for d in folders:
         for p in (d / output.STAGING_MARKER, d):
@@ -46,10 +47,6 @@ def age_tool_leftovers(folders: list[Path], by_s: float = 1200.0) -> None:
 
 
 def user_folders(ctx: Ctx, trials: int) -> Outcome:
-    from contest.data.checker import compare
-    from contest.read import output
-    from meta.merge import merge_table
-
     o = ctx.outcome(
         "user_folders",
         "kill -9 of `contest read` beside a user's `.result.*` folders",

@@ -13,13 +13,12 @@ from contest.benchmarks.faults.context import (
 )
 from contest.benchmarks.faults.report import Outcome
 from contest.infra.proc import spawn, wait_bounded
+from contest.write.job import WriteMode, prepare_table
+from meta import catalog
+from meta.commits import committed_versions
 
 
 def concurrent_writers(ctx: Ctx, rounds: int, create_rounds: int, writers: int = 4) -> Outcome:
-    from contest.write.job import WriteMode, prepare_table
-    from meta import catalog
-    from meta.commits import committed_versions
-
     o = ctx.outcome(
         "concurrent_writers",
         f"{writers} concurrent `contest write --append --only` processes",

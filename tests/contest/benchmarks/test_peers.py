@@ -303,7 +303,7 @@ def test_resume_only_on_the_same_commit_machine_and_strategies(tmp_path: Path) -
 @pytest.mark.slow
 def test_a_tiny_sitting_on_real_spark(cfg, pg, tmp_path: Path) -> None:
     out = tmp_path / "published"
-    # A peer's defaults row (item 4 of issue 37) beside the reference.
+    # A peer's defaults row (the format as it ships, untuned) beside the reference.
     plain = "paimon-agg:defaults"
     argv = ["bench", "peers", "--scales", "0.0005", "--strategies", f"optimized,{plain}"]
     argv += ["--rounds", "2", "--busy-retries", "0", "--results", str(out)]

@@ -333,7 +333,7 @@ PIPED = [
 @pytest.mark.parametrize("argv", PIPED, ids=" ".join)
 def test_a_closed_pipe_ends_a_command_quietly(argv, tmp_path):
     """`contest packages list | grep -q ...`: grep leaves at its first match; contest
-    stops without a BrokenPipeError traceback (issue 35), with SIGPIPE's exit code."""
+    stops without a BrokenPipeError traceback, with SIGPIPE's exit code."""
     import os
     import subprocess
     import sys

@@ -208,7 +208,7 @@ def test_a_page_shows_new_shapes_workloads_and_skipped_lines(tmp_path):
 
 def test_a_workload_line_never_joins_two_scales_or_two_runs(tmp_path):
     """cdc-trickle at scale 0.1 and at 0.01 are two charts; two runs of a strategy at
-    one scale two lines (the zigzag of issue 36)."""
+    one scale two lines (never one line zigzagging between them)."""
     write_jsonl(
         tmp_path / "workloads" / "cdc-trickle.jsonl",
         [

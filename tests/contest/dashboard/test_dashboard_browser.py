@@ -287,7 +287,7 @@ def test_a_scale_filter_keeps_only_that_scale(page):
     assert scales and set(scales) == {"0.1"}
 
 
-# -- issue 36: every results file shown, series within one sitting and scale, busy runs
+# -- every results file shown, series within one sitting and scale, busy runs
 # marked, local runs toggled, tables that fit, n and spread on every chart -------------
 
 

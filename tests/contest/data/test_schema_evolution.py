@@ -1,4 +1,4 @@
-"""Schema evolution (issue 40, seed 004): a workload that adds columns at chosen
+"""Schema evolution: a workload that adds columns at chosen
 batches and widens an int32 column to int64; the oracle reads every batch under the
 newest schema (an added column NULL before it exists, the widened one int64
 throughout), as of a version and for the changes between two versions."""

@@ -73,7 +73,7 @@ def test_evaluate_optimized_end_to_end(cfg, pg, tmp_path, capsys, monkeypatch):
 
     # A second evaluation in another work folder (the advice a second one in the same
     # folder gets) never touches the first's table: its clean phase leaves the first's
-    # commits and files as they were, and its result (issue 21, item 4).
+    # commits and files as they were, and its result.
     commits, files = _table_state(cfg, rec["table"])
     assert len(commits) == 11 and files and all(f.exists() for f in files)
     argv = cli(cfg, "evaluate", "--scale", "0.0005", "--cores", "2", "--results", "-")

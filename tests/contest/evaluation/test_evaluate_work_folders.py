@@ -1,5 +1,5 @@
 """Two evaluations in separate work folders (the advice a second one in the same folder
-gets) never touch each other's tables (issue 21, item 4): each folder names its own
+gets) never touch each other's tables: each folder names its own
 table. That the second's clean phase leaves the first's table, its commits and its
 files as they were is checked on test_evaluate.py's evaluation (one more, not two)."""
 

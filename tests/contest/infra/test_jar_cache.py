@@ -1,4 +1,4 @@
-"""The shared JVM caches (issue 35): every jar verified, installed atomically, fetched
+"""The shared JVM caches: every jar verified, installed atomically, fetched
 under a machine-wide lock, a corrupt one fetched again at the next run, and a failed
 resolution named for what failed.
 

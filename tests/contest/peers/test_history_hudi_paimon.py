@@ -1,4 +1,4 @@
-"""Each deferring-and-merging peer's history under the newest schema (issue 40): the
+"""Each deferring-and-merging peer's history under the newest schema: the
 format's own schema evolution (one added string column, one added summed column, one
 int -> bigint widening of a summed column), reads as of a commit before and after the
 change and change reads between commits, each checked against the oracle under the

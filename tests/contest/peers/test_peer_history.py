@@ -1,4 +1,4 @@
-"""History on a peer format (issue 40, seed 004): a table whose workload adds two
+"""History on a peer format: a table whose workload adds two
 columns and widens an int32 column, written by the format with its own schema changes
 (`PeerFormat.evolve`), read as of versions before and after each change by its own time
 travel and checked against the oracle under the newest schema; the change read answered

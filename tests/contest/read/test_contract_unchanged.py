@@ -1,7 +1,7 @@
 """The contest's contract through the operator registry gives byte-for-byte the result it
 gave before the registry: the read's kernels and the oracle's SQL, against the
 pre-registry code kept here as the reference (contest/read/operators.py and
-contest/data/oracle.py before issue 39)."""
+contest/data/oracle.py before the registry)."""
 
 from __future__ import annotations
 

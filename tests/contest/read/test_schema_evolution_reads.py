@@ -1,4 +1,4 @@
-"""Schema evolution on the harness's LakeSoul tables (issue 40, seed 004), real Spark and
+"""Schema evolution on the harness's LakeSoul tables, real Spark and
 PostgreSQL: batches written each with its own schema (a column added, an int32 column
 widened to int64), read as of versions and as changes under the newest schema, equal
 to the oracle's; and the vacuumed start: once `contest vacuum` removed the files of the

@@ -1,4 +1,4 @@
-"""History on stock LakeSoul (issue 40, seed 004): a table whose workload adds two
+"""History on stock LakeSoul: a table whose workload adds two
 columns and widens an int32 column, evolved by LakeSoul's DBManager (`updateTableSchema`)
 batch by batch, two of the changes in one write and one in an append; read as of versions
 before and after each change through LakeSoul's partition versions and as the changes

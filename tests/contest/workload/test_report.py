@@ -128,7 +128,7 @@ def test_a_run_whose_every_strategy_refused_writes_its_report_in_a_new_folder(tm
 
 
 def test_reads_by_kind_count_exact_refused_and_wrong_reads():
-    """The page's 'Reads by kind' (issue 40): a refused read is counted as refused with
+    """The page's 'Reads by kind': a refused read is counted as refused with
     its one line shown in the phases, never as wrong; a strategy refused whole says so."""
     base = {"workload": "w", "run_id": "r1"}
     recs = [

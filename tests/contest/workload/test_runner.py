@@ -302,7 +302,7 @@ null_string_share = 0.3
 @pytest.mark.slow
 def test_stock_lakesoul_merges_a_workloads_extra_columns_exactly(cfg, pg, tmp_path, capsys):
     """The operators LakeSoul 2.6.2 has, on extra columns with NULLs and "null" strings:
-    a count column beside the sum, "null" written as NULL (issue 39)."""
+    a count column beside the sum, "null" written as NULL."""
     spec = tmp_path / "stock-columns.toml"
     spec.write_text(STOCK_COLUMNS)
     out = tmp_path / "stock.jsonl"
