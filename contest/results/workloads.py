@@ -52,7 +52,7 @@ class PhaseRecord:
     error: str | None = None
     skipped: str | None = None
     # A read the strategy refused, in the format's (or the harness's) own one line: a
-    # history or change read it cannot answer (issue 40), never scored as wrong.
+    # history or change read it cannot answer, never scored as wrong.
     refused: str | None = None
     # A change read's start (`changes`: after `from_version` up to `version`).
     from_version: int | None = None
