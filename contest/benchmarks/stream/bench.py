@@ -333,7 +333,9 @@ def measure(
             record = commit_cost(conn, cfg, min(meta_batches, 100), meta_history, say)
             out.append({"kind": "metadata", "format": "lakesoul (harness)", **record, **stamp()})
     for fmt in formats if boundary_kills else ():  # each format's own commit boundary
-        cases = boundary_cases(cfg, conn, root, fmt, cores, master, boundary_kills, rows, seed, say)
+        cases = boundary_cases(
+            cfg, conn, root, fmt, cores, master, boundary_kills, rows, seed, say, all_sinks
+        )
         part = stamp()
         out += [{**r, **part} for r in cases]
     peers = [f for f in formats if f != "lakesoul"]

@@ -317,23 +317,61 @@ def boundary_cases(
     rows: int,
     seed: int,
     say: Say,
+    all_sinks: bool = False,
 ) -> list[Row]:
     """The format's boundary kills, its symlinked-source trial, its first-commit kills
-    (each on a new table) and its kills after a compaction, each on a fresh table."""
+    (each on a new table) and its kills after a compaction, each on a fresh table; for a
+    peer, through its default sink or (`all_sinks`) each of its sinks, rows apart."""
+    if not _is_peer(fmt):
+        return _cases(
+            lambda suffix: make_stage(
+                cfg, conn, root, f"stream_bench_{suffix.strip('_')}", cores, master
+            ),
+            fmt,
+            {"format": "lakesoul (harness)"},
+            kills,
+            rows,
+            seed,
+            say,
+        )
+    found = formats.for_stream(fmt)
+    default = found.stream_sink()
+    out: list[Row] = []
+    for sink in found.stream_sinks() if all_sinks else (default,):
+        tag = "" if sink == default else "_" + sink.name.replace("-", "_")
 
-    def new_stage(suffix: str) -> Stage:
-        if _is_peer(fmt):
-            return peer_stage(cfg, root, fmt, cores, master, suffix=suffix)
-        return make_stage(cfg, conn, root, f"stream_bench_{suffix.strip('_')}", cores, master)
+        def new_stage(suffix: str, tag: str = tag, sink: str = sink.name) -> Stage:
+            return peer_stage(cfg, root, fmt, cores, master, f"{tag}{suffix}", sink)
 
+        label = {"format": fmt, "sink": sink.name}
+        out += _cases(new_stage, fmt, label, kills, rows, seed, say)
+    return out
+
+
+def _cases(
+    new_stage: Callable[[str], Stage],
+    fmt: str,
+    label: Row,
+    kills: int,
+    rows: int,
+    seed: int,
+    say: Say,
+) -> list[Row]:
     stage = new_stage("_boundary")
-    label = "lakesoul (harness)" if not _is_peer(fmt) else fmt
     first = boundary_trials(stage, fmt, kills, rows, seed, say)
     second = symlink_trial(stage, fmt, first["files_fed"], say)
     new_table = first_commit_trials(new_stage, fmt, kills, rows, say)
     compacted = after_compact_trial(new_stage("_compacted"), fmt, kills, rows, say)
     cases = (first, second, new_table, compacted)
-    return [{"kind": "boundary", "format": label, **r} for r in cases]
+    return [{"kind": "boundary", **label, **r} for r in cases]
+
+
+def _label(r: StreamRecord) -> str:
+    """The row's format, and a peer's sink (older lines name none: the format's default
+    then, the only sink it had)."""
+    if not r.sink or r.format.startswith("lakesoul"):
+        return r.format
+    return f"{r.format}, {r.sink}"
 
 
 def render_boundary(rows: Sequence[StreamRecord]) -> list[str]:
@@ -369,7 +407,7 @@ def render_boundary(rows: Sequence[StreamRecord]) -> list[str]:
         windows = ", ".join(f"{k}: {v}" for k, v in sorted(r.windows.items()))
         verdict = "yes" if r.exact else "NO: " + "; ".join(r.problems)
         lines.append(
-            f"| {r.format} | {r.case} | {r.sitting or '-'} | {r.trials} "
+            f"| {_label(r)} | {r.case} | {r.sitting or '-'} | {r.trials} "
             f"| {windows or '-'} | {r.files_fed} | {r.batches_replayed} "
             f"| {r.batches_repaired} | {verdict} |"
         )

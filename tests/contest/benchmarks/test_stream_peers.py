@@ -239,7 +239,11 @@ def test_boundary_kills_are_classified_by_what_they_left_and_rendered(tmp_path):
     ]  # fmt: skip
     text = StreamBench().render([stream_record(r) for r in records])
     assert f"{EMPTY_INSTANT}: 2, {TABLE_ONLY}: 3" in text
-    assert "| hudi | symlink | s1 | 5 | - | 40 | 3 | NO: exit 0 |" in text
+    assert "| hudi | symlink | s1 | 5 | - | 40 | 3 | 0 | NO: exit 0 |" in text
+    repaired = {**records[0], "case": "first commit", "sink": "foreach-batch"}
+    repaired["batches_repaired"] = 2
+    text = StreamBench().render([stream_record(repaired)])
+    assert "| hudi, foreach-batch | first commit | s1 | 5 |" in text and "| 3 | 2 | yes |" in text
 
 
 def test_a_peer_streams_child_runs_its_formats_preset_and_sink(tmp_path):

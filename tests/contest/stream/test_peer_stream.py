@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from contest.benchmarks.stream.boundary import after_compact_trial, first_commit_trials
 from contest.benchmarks.stream.peers import (
     batch_files,
     compare,
@@ -309,3 +310,23 @@ def test_a_first_commits_replay_is_verified_by_the_formats_reader(cfg, tmp_path,
                 path.unlink()
     assert code != 0 and "Traceback" not in said(err), err[-2000:]
     assert ("version 1" if fmt == "delta" else "snapshot 1") in said(err), said(err)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["hudi", "delta"])
+def test_first_commit_and_after_compact_kills_end_exact(cfg, tmp_path, fmt):
+    """`--boundary-kills`' new trial kinds on real Spark, one kill each: a new table
+    killed at its first commit record, and a table killed at its next commit after
+    `contest compact`; each restarted and drained, and its table read exact."""
+    cfg = dataclasses.replace(cfg, work_dir=str(tmp_path))
+    root = tmp_path / "bench"
+    first = first_commit_trials(
+        lambda suffix: peer_stage(cfg, root, fmt, 1, suffix=suffix), fmt, 1, 40, print
+    )
+    assert first["exact"], first["problems"]
+    assert sum(first["windows"].values()) == 1 and first["files_fed"] == 2
+    compacted = after_compact_trial(
+        peer_stage(cfg, root, fmt, 1, suffix="_compacted"), fmt, 1, 40, print
+    )
+    assert compacted["exact"], compacted["problems"]
+    assert sum(compacted["windows"].values()) == 1 and compacted["files_fed"] == 4
