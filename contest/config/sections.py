@@ -327,7 +327,7 @@ class StreamConfig:
     # processing-time: stop after this many seconds in all (0 = never).
     timeout_s: float = 0.0
     # A peer format's sink: "" = its default, "own" = the format's own documented sink,
-    # "foreach-batch" = the harness's (contest/peers/<format>.py, `stream_sinks`); the
+    # "foreach-batch" = the harness's (contest/peers/<format>/format.py, `stream_sinks`); the
     # LakeSoul stream has the harness's only.
     sink: str = ""
     # Fault injection: seconds the sink waits after a micro-batch's commit, before Spark

@@ -1,5 +1,5 @@
 """The Write job of a peer format: the batches in version order, each applied by the
-format's own `apply_batch` (contest/peers/<format>.py): collapsed by key with the
+format's own `apply_batch` (contest/peers/<format>/format.py): collapsed by key with the
 contract's rules, then merged the way that format's users upsert (MERGE INTO, an upsert
 of merged rows, a primary-key table's merge engine, ...). The first batch creates the
 table; with `append`, batches (`--only` names some) are merged into the table the folder

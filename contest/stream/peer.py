@@ -1,6 +1,6 @@
 """`contest stream run --format delta|paimon|hudi`: the same Structured Streaming query
 over the source folder, into a peer format's table through the sink its module gives
-(contest/peers/<format>.py: `stream_prepare`, `stream_sinks`; `stream.sink` picks one):
+(contest/peers/<format>/format.py: `stream_prepare`, `stream_sinks`; `stream.sink` picks one):
 the format's own, or a `foreachBatch` of the harness's made exactly once with what the
 format documents (Delta's idempotent writes, the batch id Hudi's streaming sink records
 in a commit).
