@@ -17,6 +17,7 @@ from contest.data import operators as registry
 from contest.data.batches import Batch
 from contest.data.oracle import select_sql
 from contest.errors import MergeOperatorError
+from contest.peers import registry as format_registry
 from contest.read.merges import MERGES, merge_parts
 from contest.read.operators import merge_rows
 
@@ -49,6 +50,8 @@ def test_every_operator_says_its_rule_and_types():
 
 
 def test_a_format_that_cannot_express_an_operator_refuses_in_one_line():
+    # Paimon's merge engine comes with its folder, registered with the formats.
+    assert "paimon" in format_registry.peer_formats()
     why = registry.refusal({"m": "Max"}, ("lakesoul",), "lakesoul-stock")
     assert why is not None and "\n" not in why
     assert "Max" in why and "lakesoul-stock" in why and "LakeSoul 2.6.2" in why
