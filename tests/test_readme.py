@@ -130,3 +130,16 @@ def test_workload_example_runs(cfg, pg, tmp_path, capsys):
         ("read", False),
     ]
     assert delta[-1].correct is True and delta[-1].version == 10
+
+
+def test_the_readmes_score_lines_add_up():
+    """Every example of evaluate's score line gives the score its own numbers make:
+    rows / (cores x (write + read))."""
+    line = re.compile(
+        r"write ([\d.]+) s, read ([\d.]+) s: ([\d,.]+) rows/core/s \(([\d,]+) rows, (\d+) cores\)"
+    )
+    found = line.findall((REPO / "README.md").read_text())
+    assert found
+    for write, read, score, rows, cores in found:
+        expected = int(rows.replace(",", "")) / (int(cores) * (float(write) + float(read)))
+        assert float(score.replace(",", "")) == round(expected, 1), (write, read, score)
