@@ -80,7 +80,18 @@ def _coerce(value: Any, typ: Any, key: str) -> Any:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{key}: expected a table of integers, got {value!r}")
         return {str(k): _coerce(v, int, f"{key}.{k}") for k, v in value.items()}
+    if typ == list[str]:
+        return _string_list(value, key)
     raise ConfigError(f"{key}: unsupported type {typ}")
+
+
+def _string_list(value: Any, key: str) -> list[str]:
+    """A list of strings from TOML's list or a flag's `a,b` (no other value is one)."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",")]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{key}: expected a list of strings, got {value!r}")
+    return list(value)
 
 
 def set_key(cfg: Any, dotted: str, value: Any) -> None:
@@ -243,6 +254,8 @@ def to_toml(cfg: Config, *, secrets: bool = False) -> str:
             if isinstance(v, dict):
                 tables.append(f"[{f.name}.{sub.name}]")
                 tables.extend(f"{scalar(k)} = {scalar(x)}" for k, x in v.items())
+            elif isinstance(v, list):
+                lines.append(f"{sub.name} = [{', '.join(scalar(x) for x in v)}]")
             else:
                 lines.append(f"{sub.name} = {scalar(v)}")
         sections.append("\n".join(lines + tables))

@@ -302,6 +302,16 @@ class WorkloadConfig:
     # unasked: snappy, dictionary tried on every column, row groups of 1Mi rows,
     # statistics): a layout the harness's readers were not fitted to.
     file_writer: str = "contest"
+    # Change data: the string column that says each row's kind (insert, update or
+    # delete), so a batch can remove keys as a database's change stream does; "" = no
+    # such column, every row an upsert (the contest's data). Not part of the result.
+    op_column: str = ""
+    # How the op column spells the kinds: "lakesoul" (insert, update, delete: LakeSoul's
+    # CDC column) or "debezium" (c, r, u, d); the spellings are contest/data/changes.py's.
+    op_values: str = "lakesoul"
+    # The primary key: one or two columns (string, int32, int64 or 16-byte binary), in
+    # the order the bucket hash reads them, as LakeSoul's hash partitioning does.
+    key: list[str] = field(default_factory=lambda: ["uuid"])
 
 
 STREAM_TRIGGERS = ("processing-time", "available-now")

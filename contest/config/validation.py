@@ -187,3 +187,22 @@ def validate_workload(w: WorkloadConfig) -> None:
         raise ConfigError(f"workload.zipf_exponent: must be above 1, got {w.zipf_exponent}")
     if w.recent_batches < 1:
         raise ConfigError(f"workload.recent_batches: must be at least 1, got {w.recent_batches}")
+    _validate_key(w)
+
+
+# A key of one or two columns: what LakeSoul's hash partitioning and every peer format's
+# primary key take alike.
+MAX_KEY_COLUMNS = 2
+
+
+def _validate_key(w: WorkloadConfig) -> None:
+    """The key's columns (the op column's spelling is the data layer's check)."""
+    key = w.key
+    if not 1 <= len(key) <= MAX_KEY_COLUMNS:
+        raise ConfigError(f"workload.key: one or two column names, got {len(key)}: {key}")
+    if any(not name.strip() for name in key):
+        raise ConfigError(f"workload.key: a column name is empty: {key}")
+    if len(set(key)) != len(key):
+        raise ConfigError(f"workload.key: a column named twice: {key}")
+    if w.op_column and w.op_column in key:
+        raise ConfigError(f"workload.op_column: {w.op_column!r} is a key column ({key})")

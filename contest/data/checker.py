@@ -7,6 +7,7 @@ file before DuckDB reads it (see contest/data/oracle.py for why), and removed af
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -17,7 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from contest.data.batches import COLUMNS, DataError
+from contest.data.change_sql import quote
 from contest.data.oracle import (
+    KEY_METADATA,
     Budget,
     connect,
     data_bytes,
@@ -46,8 +49,18 @@ class CheckReport:
     column_diffs: dict[str, int] = field(default_factory=dict)
     samples: list[dict] = field(default_factory=list)
     schema_error: str | None = None
-    # The compared columns, key first (the contest's by default).
+    # The compared columns, key first (the contest's by default), and the key's columns.
     columns: list[str] = field(default_factory=lambda: list(COLUMNS))
+    key: list[str] = field(default_factory=lambda: ["uuid"])
+
+    @property
+    def payload(self) -> list[str]:
+        return self.columns[len(self.key) :]
+
+    @property
+    def noun(self) -> str:
+        """What the report calls a key: `uuid` for the contest's, else `key`."""
+        return "uuid" if self.key == ["uuid"] else "key"
 
     @property
     def ok(self) -> bool:
@@ -67,18 +80,19 @@ class CheckReport:
             f"{'OK' if self.ok else 'FAIL'}: expected {self.expected_rows:,} rows, "
             f"result has {self.actual_rows:,}",
         ]
+        k = self.noun
         if self.duplicate_keys:
-            lines.append(f"  {self.duplicate_keys:,} uuid(s) appear more than once in the result")
+            lines.append(f"  {self.duplicate_keys:,} {k}(s) appear more than once in the result")
         if self.missing_keys or self.extra_keys:
             lines.append(
-                f"  {self.missing_keys:,} expected uuid(s) missing, "
-                f"{self.extra_keys:,} unexpected uuid(s)"
+                f"  {self.missing_keys:,} expected {k}(s) missing, "
+                f"{self.extra_keys:,} unexpected {k}(s)"
             )
         if self.differing_keys:
             cols = ", ".join(f"{c} ({n:,})" for c, n in self.column_diffs.items() if n)
-            lines.append(f"  {self.differing_keys:,} uuid(s) differ; by column: {cols}")
+            lines.append(f"  {self.differing_keys:,} {k}(s) differ; by column: {cols}")
         for s in self.samples:
-            lines.append(f"  uuid {s['uuid']}: {s['what']}")
+            lines.append(f"  {k} {s['key']}: {s['what']}")
         return "\n".join(lines)
 
 
@@ -195,65 +209,91 @@ def _compare_in(
         report.schema_error = f"result column types: {', '.join(wrong)} (requests must be int64)"
         return report
     report.columns = names
+    report.key = expected_key(expected)
     report.expected_rows = con.execute("SELECT count(*) FROM exp").fetchone()[0]
     report.actual_rows = con.execute("SELECT count(*) FROM act").fetchone()[0]
-    # Both sides are read per range: the join of a range fits the budget.
+    # Both sides are read per range of the key's first column: the join of a range fits
+    # the budget.
     parts = budget.parts_for(data_bytes([*files, expected]))
-    bounds = key_ranges(con, "exp", parts)
-    report.column_diffs = dict.fromkeys(names[1:], 0)
+    first = quote(report.key[0])
+    bounds = key_ranges(con, "exp", parts, column=first)
+    report.column_diffs = dict.fromkeys(report.payload, 0)
     for i in range(len(bounds) + 1):
-        _compare_range(con, range_filter("uuid", bounds, i), report, samples)
+        _compare_range(con, range_filter(first, bounds, i), report, samples)
     return report
+
+
+def expected_key(expected: str | Path) -> list[str]:
+    """The key's columns the oracle recorded in the expected file (the contest's `uuid`
+    when it recorded none)."""
+    metadata = pq.read_schema(expected).metadata or {}
+    return json.loads(metadata[KEY_METADATA]) if KEY_METADATA in metadata else ["uuid"]
 
 
 def _compare_range(con, where: str, report: CheckReport, samples: int) -> None:
     """Add one key range's duplicates, missing, unexpected and differing keys (and the
-    first samples) to `report`."""
+    first samples) to `report`. Keys compare exactly, a binary one byte for byte."""
+    keys = ", ".join(quote(k) for k in report.key)
     report.duplicate_keys += con.execute(
-        f"SELECT count(*) FROM (SELECT uuid FROM act WHERE {where} "
-        "GROUP BY uuid HAVING count(*) > 1)"
+        f"SELECT count(*) FROM (SELECT {keys} FROM act WHERE {where} "
+        f"GROUP BY {keys} HAVING count(*) > 1)"
     ).fetchone()[0]
-    differs = " OR ".join(f"e.{c} IS DISTINCT FROM a.{c}" for c in report.columns[1:])
+    cols = [quote(c) for c in report.payload]
+    differs = " OR ".join(f"e.{c} IS DISTINCT FROM a.{c}" for c in cols) or "FALSE"
+    on = " AND ".join(f"e.{quote(k)} = a.{quote(k)}" for k in report.key)
     diff = (
-        "SELECT e.uuid AS e_uuid, a.uuid AS a_uuid, "
-        + ", ".join(f"e.{c} AS e_{c}, a.{c} AS a_{c}" for c in report.columns[1:])
-        + f" FROM (SELECT * FROM exp WHERE {where}) e FULL OUTER JOIN "
-        f"(SELECT DISTINCT ON (uuid) * FROM act WHERE {where}) a "
-        f"ON e.uuid = a.uuid WHERE e.uuid IS NULL OR a.uuid IS NULL OR {differs}"
+        "SELECT e.__side AS e_side, a.__side AS a_side, "
+        + ", ".join(
+            f"e.{quote(k)} AS {quote('e_' + k)}, a.{quote(k)} AS {quote('a_' + k)}"
+            for k in report.columns
+        )
+        + f" FROM (SELECT *, TRUE AS __side FROM exp WHERE {where}) e FULL OUTER JOIN "
+        f"(SELECT DISTINCT ON ({keys}) *, TRUE AS __side FROM act WHERE {where}) a "
+        f"ON {on} WHERE e.__side IS NULL OR a.__side IS NULL OR {differs}"
     )
     con.execute(f"CREATE OR REPLACE TEMP TABLE diff AS {diff}")
-    both = "e_uuid IS NOT NULL AND a_uuid IS NOT NULL"
+    both = "e_side AND a_side"
     counts = con.execute(
-        "SELECT count(*) FILTER (WHERE a_uuid IS NULL), count(*) FILTER (WHERE e_uuid IS NULL), "
-        f"count(*) FILTER (WHERE {both}), "
-        + ", ".join(
-            f"count(*) FILTER (WHERE {both} AND e_{c} IS DISTINCT FROM a_{c})"
-            for c in report.columns[1:]
+        "SELECT count(*) FILTER (WHERE a_side IS NULL), count(*) FILTER (WHERE e_side IS NULL), "
+        f"count(*) FILTER (WHERE {both}) "
+        + "".join(
+            f", count(*) FILTER (WHERE {both} AND {quote('e_' + c)} IS DISTINCT FROM "
+            f"{quote('a_' + c)})"
+            for c in report.payload
         )
         + " FROM diff"
     ).fetchone()
     report.missing_keys += counts[0]
     report.extra_keys += counts[1]
     report.differing_keys += counts[2]
-    for c, n in zip(report.columns[1:], counts[3:], strict=True):
+    for c, n in zip(report.payload, counts[3:], strict=True):
         report.column_diffs[c] += n
     wanted = samples - len(report.samples)
     if wanted > 0 and any(counts[:3]):
+        order = ", ".join(f"coalesce({quote('e_' + k)}, {quote('a_' + k)})" for k in report.key)
         rows = con.execute(
-            "SELECT * FROM diff ORDER BY coalesce(e_uuid, a_uuid) LIMIT $n", {"n": wanted}
+            f"SELECT * FROM diff ORDER BY {order} LIMIT $n", {"n": wanted}
         ).fetchall()
         names = [d[0] for d in con.description]
         for row in rows:
             r = dict(zip(names, row, strict=True))
-            what = _describe(r, report.columns[1:])
-            report.samples.append({"uuid": r["e_uuid"] or r["a_uuid"], "what": what})
+            side = "e_" if r["e_side"] else "a_"
+            key = key_text([r[side + k] for k in report.key])
+            report.samples.append({"key": key, "what": _describe(r, report.payload)})
     con.execute("DROP TABLE diff")
 
 
+def key_text(parts: list) -> str:
+    """A key as a report shows it: a value as it is, bytes in hex, two parts in
+    parentheses."""
+    shown = [p.hex() if isinstance(p, bytes) else str(p) for p in parts]
+    return shown[0] if len(shown) == 1 else "(" + ", ".join(shown) + ")"
+
+
 def _describe(r: dict, columns: list[str]) -> str:
-    if r["a_uuid"] is None:
+    if r["a_side"] is None:
         return "missing from the result"
-    if r["e_uuid"] is None:
+    if r["e_side"] is None:
         return "not expected"
     parts = [
         f"{c}: expected {r['e_' + c]!r}, got {r['a_' + c]!r}"

@@ -21,6 +21,7 @@ The memory bound is unchanged; the local disk holds one copy of the batches mean
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import shutil
@@ -34,8 +35,10 @@ from typing import TYPE_CHECKING
 import psutil
 import pyarrow.parquet as pq
 
+from contest.data import change_sql
 from contest.data import operators as registry
 from contest.data.batches import Batch
+from contest.data.changes import Changes
 from contest.errors import DataError, MergeOperatorError
 from contest.infra.folders import localize
 
@@ -112,6 +115,11 @@ MIN_MEMORY_LIMIT = 512 << 20
 SAMPLE_ROWS = 200_000
 
 
+# The expected file's key columns, in its schema's metadata, for the checker (absent:
+# the contest's `uuid`).
+KEY_METADATA = b"contest.key"
+
+
 @dataclass(frozen=True)
 class OracleReport:
     path: Path
@@ -119,6 +127,26 @@ class OracleReport:
     seconds: float
     parts: int = 1
     memory_limit: int = 0
+    # Rows with a NULL key part the oracle left out (write.drop_null_keys).
+    null_keys_dropped: int = 0
+
+
+@dataclass(frozen=True)
+class Query:
+    """One way of computing the expected rows: the aggregate (`{where}` left open for a
+    range of the first key column), where that column's sample comes from, the key
+    columns the rows are sorted by, and what the expected file's schema records."""
+
+    select: str
+    range_column: str
+    sample_source: str
+    sample_column: str
+    order: str
+    metadata: dict[bytes, bytes] = dataclasses.field(default_factory=dict)
+    null_keys_dropped: int = 0
+
+    def sql(self, where: str) -> str:
+        return self.select.replace("{where}", where)
 
 
 @dataclass(frozen=True)
@@ -201,18 +229,20 @@ def register_batches(con, batches: Sequence[Batch]) -> list[str]:
     return files
 
 
-def key_ranges(con, source: str, parts: int, params: dict | None = None) -> list[str]:
-    """Up to parts-1 increasing uuid boundaries splitting a sample of `source`'s keys
-    (a FROM clause) into even ranges."""
+def key_ranges(
+    con, source: str, parts: int, params: dict | None = None, column: str = "uuid"
+) -> list:
+    """Up to parts-1 increasing boundaries of `column` (the first key column) splitting
+    a sample of `source`'s keys (a FROM clause) into even ranges."""
     if parts <= 1:
         return []
     rows = con.execute(
-        f"SELECT uuid FROM (SELECT uuid FROM {source} WHERE uuid IS NOT NULL "
-        f"USING SAMPLE reservoir({SAMPLE_ROWS} ROWS) REPEATABLE (2022)) ORDER BY uuid",
+        f"SELECT {column} FROM (SELECT {column} FROM {source} WHERE {column} IS NOT NULL "
+        f"USING SAMPLE reservoir({SAMPLE_ROWS} ROWS) REPEATABLE (2022)) ORDER BY {column}",
         params or {},
     ).fetchall()
     keys = [r[0] for r in rows]
-    bounds: list[str] = []
+    bounds: list = []
     for i in range(1, parts):
         if keys:
             b = keys[min(len(keys) - 1, i * len(keys) // parts)]
@@ -221,20 +251,69 @@ def key_ranges(con, source: str, parts: int, params: dict | None = None) -> list
     return bounds
 
 
-def range_filter(column: str, bounds: Sequence[str], i: int) -> str:
+def range_filter(column: str, bounds: Sequence, i: int) -> str:
     """The condition of range i of `bounds` (NULL keys go to the last range, where
     ORDER BY puts them)."""
     lo = bounds[i - 1] if i > 0 else None
     hi = bounds[i] if i < len(bounds) else None
     conds = []
     if lo is not None:
-        conds.append(f"{column} >= {_sql_lit(lo)}")
+        conds.append(f"{column} >= {change_sql.literal(lo)}")
     if hi is not None:
-        conds.append(f"{column} < {_sql_lit(hi)}")
+        conds.append(f"{column} < {change_sql.literal(hi)}")
     if not conds:
         return "TRUE"
     cond = " AND ".join(conds)
     return f"(({cond}) OR {column} IS NULL)" if hi is None else f"({cond})"
+
+
+def query(
+    con,
+    batches: Sequence[Batch],
+    files: list[str],
+    operators: Mapping[str, str] | None,
+    rules: Changes,
+    names: Mapping[str, str],
+) -> Query:
+    """The query the data needs: the upsert path when every row upserts a `uuid` and
+    every file holds every column, else the change path (contest/data/change_sql.py),
+    its files' rows checked first (one line naming the file for a NULL key part, an
+    unknown op value, a binary key of another length)."""
+    ops = dict(operators if operators is not None else registry.CONTRACT)
+    ops = {col: op for col, op in ops.items() if col not in rules.key}
+    schemas = [pq.read_schema(b.path) for b in batches]
+    if not change_sql.needed(rules, schemas, ops):
+        register_batches(con, batches)
+        source = source_sql(batches, operators)
+        select = select_sql(operators).replace(_READ, source)
+        return Query(select, "p.uuid", source, "uuid", "uuid")
+    if not batches:
+        raise DataError("the oracle has no batch to read")
+    plan = change_sql.plan(batches, ops, rules, names)
+    con.execute(change_sql.files_table(plan))
+    rows = change_sql.files_rows(plan, batches)
+    marks = ", ".join("?" for _ in rows[0])
+    con.executemany(f"INSERT INTO {change_sql.FILES_TABLE} VALUES ({marks})", rows)
+    cur = con.execute(change_sql.checks_sql(plan), {"files": files})
+    cols = [d[0] for d in cur.description]
+    found = {r[0]: dict(zip(cols, r, strict=True)) for r in cur.fetchall()}
+    dropped = 0
+    for path in files:  # batch order: the first file's problem is the one told
+        if path in found:
+            why = change_sql.refusal(plan, found[path])
+            if why:
+                raise DataError(why)
+            dropped += int(found[path]["nulls"])
+    first = change_sql.quote(plan.key[0])
+    return Query(
+        change_sql.select_sql(plan),
+        f"p.{first}",
+        change_sql.READ,
+        first,
+        change_sql.order_by(plan),
+        {KEY_METADATA: json.dumps(list(plan.key)).encode()},
+        dropped,
+    )
 
 
 def expected_result(
@@ -243,11 +322,12 @@ def expected_result(
     *,
     budget: Budget | None = None,
     operators: Mapping[str, str] | None = None,
+    changes: Changes | None = None,
 ) -> OracleReport:
-    """Write the expected merged table (one parquet file, sorted by uuid), aggregating
+    """Write the expected merged table (one parquet file, sorted by key), aggregating
     one key range at a time when the data needs more memory than the budget.
-    `operators`: every non-key column's, in order (default: the contest's columns)."""
-    select = select_sql(operators)
+    `operators`: every non-key column's, in order (default: the contest's columns);
+    `changes`: the row kinds, key and NULL-key rule (default: upserts of `uuid`)."""
     started = time.perf_counter()
     budget = budget or machine_budget()
     out = Path(out_path)
@@ -256,34 +336,40 @@ def expected_result(
     work = out.with_name(out.name + ".parts")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
-    batches = local_batches(batches, work / "batches")
-    parts = budget.parts_for(data_bytes([b.path for b in batches]))
+    local = local_batches(batches, work / "batches")
+    names = {str(lb.path): str(b.path) for lb, b in zip(local, batches, strict=True)}
+    parts = budget.parts_for(data_bytes([b.path for b in local]))
     con = connect(budget.memory_limit, budget.threads, str(work))
     try:
-        files = register_batches(con, batches)
-        source = source_sql(batches, operators)
-        bounds = key_ranges(con, source, parts, {"files": files})
+        files = [str(b.path) for b in local]
+        q = query(con, local, files, operators, changes or Changes(), names)
+        bounds = key_ranges(con, q.sample_source, parts, {"files": files}, q.sample_column)
         part_files = []
         for i in range(len(bounds) + 1):
             path = work / f"part-{i:05d}.parquet"
-            where = "WHERE " + range_filter("p.uuid", bounds, i)
+            where = range_filter(q.range_column, bounds, i)
             con.execute(
-                f"COPY ({select.replace(_READ, source).format(where=where)} ORDER BY uuid) "
+                f"COPY ({q.sql('WHERE ' + where)} ORDER BY {q.order}) "
                 f"TO '{sql_str(path)}' (FORMAT parquet, COMPRESSION zstd)",
                 {"files": files},
             )
             part_files.append(path)
     finally:
         con.close()
-    rows = _concat(part_files, tmp)
+    rows = _concat(part_files, tmp, q.metadata)
     shutil.rmtree(work, ignore_errors=True)
     tmp.replace(out)
     return OracleReport(
-        out, rows, time.perf_counter() - started, len(part_files), budget.memory_limit
+        out,
+        rows,
+        time.perf_counter() - started,
+        len(part_files),
+        budget.memory_limit,
+        q.null_keys_dropped,
     )
 
 
-def _concat(parts: Sequence[Path], out: Path) -> int:
+def _concat(parts: Sequence[Path], out: Path, metadata: Mapping[bytes, bytes]) -> int:
     """Sorted parts, in order, into one parquet file, a row group at a time; each part
     deleted once copied and the file zstd-compressed, so that at scale 10 the oracle
     holds about half the disk it would (the machine's disk bounds the largest scale)."""
@@ -293,7 +379,10 @@ def _concat(parts: Sequence[Path], out: Path) -> int:
         for path in parts:
             pf = pq.ParquetFile(path)
             if writer is None:
-                writer = pq.ParquetWriter(out, pf.schema_arrow, compression="zstd")
+                schema = pf.schema_arrow
+                if metadata:
+                    schema = schema.with_metadata({**(schema.metadata or {}), **metadata})
+                writer = pq.ParquetWriter(out, schema, compression="zstd")
             for g in range(pf.metadata.num_row_groups):
                 t = pf.read_row_group(g)
                 writer.write_table(t)
@@ -306,26 +395,23 @@ def _concat(parts: Sequence[Path], out: Path) -> int:
 
 
 def expected_rows(
-    batches: Sequence[Batch], operators: Mapping[str, str] | None = None
+    batches: Sequence[Batch],
+    operators: Mapping[str, str] | None = None,
+    changes: Changes | None = None,
 ) -> list[dict]:
-    """The expected result in memory, sorted by uuid (for small data and tests)."""
-    select = select_sql(operators)
+    """The expected result in memory, sorted by key (for small data and tests)."""
     with tempfile.TemporaryDirectory() as tmp:
-        batches = local_batches(batches, Path(tmp))
+        local = local_batches(batches, Path(tmp))
+        names = {str(lb.path): str(b.path) for lb, b in zip(local, batches, strict=True)}
         con = connect()
         try:
-            files = register_batches(con, batches)
-            sql = select.replace(_READ, source_sql(batches, operators)).format(where="")
-            cur = con.execute(f"{sql} ORDER BY uuid", {"files": files})
-            names = [d[0] for d in cur.description]
-            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+            files = [str(b.path) for b in local]
+            q = query(con, local, files, operators, changes or Changes(), names)
+            cur = con.execute(f"{q.sql('')} ORDER BY {q.order}", {"files": files})
+            names_ = [d[0] for d in cur.description]
+            return [dict(zip(names_, row, strict=True)) for row in cur.fetchall()]
         finally:
             con.close()
-
-
-def _sql_lit(text: str) -> str:
-    """A string as a SQL literal."""
-    return "'" + text.replace("'", "''") + "'"
 
 
 def sql_str(path: str | Path) -> str:

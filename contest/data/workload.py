@@ -24,6 +24,7 @@ from contest.config import Config, WorkloadConfig
 from contest.config.validation import register_check
 from contest.data import operators
 from contest.data.batches import COLUMNS, SCHEMA
+from contest.data.changes import check_changes
 from contest.errors import ConfigError, toml_error
 
 DEFAULT = "contest"
@@ -62,6 +63,9 @@ def check_columns(cfg: Config) -> None:
 
 
 register_check("workload.columns", check_columns)
+register_check(
+    "workload.op_values", lambda cfg: check_changes(cfg.workload, contract_operators(cfg.workload))
+)
 
 
 def named() -> list[str]:
@@ -110,10 +114,24 @@ def cache_label(w: WorkloadConfig) -> str:
     workloads existed stay valid), else the name and a digest of every setting."""
     if is_default(w):
         return ""
-    settings = json.dumps(dataclasses.asdict(w), sort_keys=True)
+    settings = json.dumps(_settings(w), sort_keys=True)
     digest = hashlib.sha256(settings.encode()).hexdigest()[:10]
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in w.name)[:40]
     return f"{safe}-{digest}"
+
+
+# Settings added after workloads were cached: left out of a cache's key while they hold
+# their default, so the data cached before them keeps its folder.
+_LATER_SETTINGS = ("op_column", "op_values", "key")
+
+
+def _settings(w: WorkloadConfig) -> dict[str, Any]:
+    default = WorkloadConfig()
+    settings = dataclasses.asdict(w)
+    for name in _LATER_SETTINGS:
+        if settings[name] == getattr(default, name):
+            del settings[name]
+    return settings
 
 
 def column_type(op: str) -> pa.DataType:
@@ -148,5 +166,7 @@ def schema_of_batch(w: WorkloadConfig) -> pa.Schema | Callable[[int], pa.Schema]
 
 
 def contract_operators(w: WorkloadConfig) -> dict[str, str]:
-    """Every non-key column's merge operator: the contest's, then the extra columns'."""
-    return {**CONTRACT_OPERATORS, **w.columns}
+    """Every non-key column's merge operator: the contest's, then the extra columns' (a
+    contest column made a key column, by `workload.key`, is no longer merged)."""
+    ops = {**CONTRACT_OPERATORS, **w.columns}
+    return {col: op for col, op in ops.items() if col not in w.key}

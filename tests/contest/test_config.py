@@ -208,3 +208,41 @@ def test_a_preset_yields_to_the_keys_a_user_set():
     assert unless_set(cfg, preset) == {"peer.hudi_index": "BUCKET"}
     with pytest.raises(ConfigError, match="unknown configuration key: peer.nope"):
         get_key(cfg, "peer.nope")
+
+
+def test_change_data_keys_default_to_the_contests_upserts(tmp_path):
+    from contest.config import to_toml
+    from contest.data.workload import cache_label
+
+    w = load_config().workload
+    assert (w.op_column, w.op_values, w.key) == ("", "lakesoul", ["uuid"])
+    # A shape cached before these settings existed keeps its folder.
+    assert cache_label(dataclasses.replace(w, batches=3)) == "contest-85ae17c96a"
+    f = tmp_path / "c.toml"
+    f.write_text('[workload]\nkey = ["tenant", "id"]\nop_column = "op"\nop_values = "debezium"\n')
+    cfg = load_config(f)
+    assert (cfg.workload.key, cfg.workload.op_column) == (["tenant", "id"], "op")
+    again = tmp_path / "again.toml"
+    again.write_text(to_toml(cfg))
+    assert load_config(again).workload == cfg.workload
+    assert load_config(overrides={"workload.key": "a, b"}).workload.key == ["a", "b"]
+    assert cache_label(cfg.workload) != cache_label(dataclasses.replace(cfg.workload, key=["id"]))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "says"),
+    [
+        ({"workload.op_values": "maxwell"}, "workload.op_values: 'maxwell' is not one of"),
+        ({"workload.key": []}, "workload.key: one or two column names, got 0"),
+        ({"workload.key": ["a", "b", "c"]}, "workload.key: one or two column names, got 3"),
+        ({"workload.key": ["a", " "]}, "workload.key: a column name is empty"),
+        ({"workload.key": ["a", "a"]}, "workload.key: a column named twice"),
+        ({"workload.key": 5}, "workload.key: expected a list of strings, got 5"),
+        ({"workload.key": ["k"], "workload.op_column": "k"}, "workload.op_column: 'k' is a key"),
+        ({"workload.op_column": "city"}, "workload.op_column: 'city' is a payload column"),
+    ],
+)
+def test_change_data_settings_are_refused_in_one_line(overrides, says):
+    with pytest.raises(ConfigError, match=says) as info:
+        load_config(overrides=overrides)
+    assert "\n" not in str(info.value)

@@ -129,3 +129,50 @@ def test_compare_range_by_range_counts_as_one_join(data_and_expected, tmp_path):
         2,
     )
     assert many.__dict__ == one.__dict__
+
+
+def _result_of(table, folder):
+    folder.mkdir()
+    pq.write_table(table, folder / "part-00000.parquet")
+    (folder / "_SUCCESS").touch()
+    return folder
+
+
+def test_composite_and_binary_keys_compare_exactly(tmp_path):
+    """The checker takes the key the oracle recorded: two columns joined on both, a
+    binary key byte for byte (one byte off is a missing and an unexpected key)."""
+    from contest.data.batches import discover
+    from contest.data.changes import Changes
+    from contest.data.checker import compare
+    from contest.data.oracle import expected_result
+    from tests.support.contract_cases import CHANGE_CASES, write_change_case
+
+    def expected(name):
+        case = CHANGE_CASES[name]
+        batches = discover(write_change_case(case, tmp_path / name), schema=None)
+        out = tmp_path / f"{name}.parquet"
+        return expected_result(batches, out, changes=Changes(**case["changes"])).path
+
+    exp = expected("composite_int_and_string_key_in_debeziums_spelling")
+    table = pq.read_table(exp)
+    assert compare(_result_of(table, tmp_path / "same"), exp).ok
+    # The same ids under the other tenant: both keys missing, two unexpected.
+    other = table.set_column(0, "tenant", pa.array(["t0", "t0"]))
+    report = compare(_result_of(other, tmp_path / "other"), exp)
+    assert (report.missing_keys, report.extra_keys, report.key) == (2, 2, ["tenant", "id"])
+    twice = pa.concat_tables([table, table.slice(1)])
+    changed = twice.set_column(4, "requests", pa.array([6, 8, 7]))
+    report = compare(_result_of(changed, tmp_path / "dup"), exp)
+    assert (report.duplicate_keys, report.differing_keys) == (1, 1)
+    text = report.render()
+    assert "1 key(s) appear more than once" in text
+    assert "key (t1, 2): requests: expected 7, got 8" in text
+
+    exp = expected("binary_key_kept_as_binary")
+    table = pq.read_table(exp)
+    fixed = table.set_column(0, "bk", table.column("bk").cast(pa.binary(16)))
+    assert compare(_result_of(fixed, tmp_path / "fixed"), exp).ok
+    off = bytes(range(1, 16)) + b"\x00"
+    report = compare(_result_of(table.set_column(0, "bk", pa.array([off])), tmp_path / "off"), exp)
+    assert (report.missing_keys, report.extra_keys) == (1, 1)
+    assert f"key {bytes(range(1, 17)).hex()}: missing from the result" in report.render()
