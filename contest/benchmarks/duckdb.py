@@ -6,7 +6,9 @@ rows written once, two Spark process starts).
 All in the same run, on the same data, with the same cores (DuckDB's `SET threads`),
 interleaved for `repeat` rounds, their order rotated each round: `optimized` as `contest
 evaluate` times it (write + read, each a whole spark-submit process), DuckDB as a whole
-Python process; both checked by the oracle. Ratio = DuckDB seconds / optimized seconds
+Python process at its defaults, as users run it (contest/benchmarks/duckdb_reference.py:
+no memory limit set, one query), and any DuckDB rows under a memory limit the sitting
+asks for beside it; all checked by the oracle. Ratio = DuckDB seconds / optimized seconds
 (>= 1: optimized is faster); each engine / floor says how far it is from what cannot be
 avoided. One record per engine and round; duckdb.md shows the newest sitting of each
 data set (a scale and a data shape), with intervals and ratios round by round. Each
@@ -20,17 +22,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 import pyarrow.parquet as pq
 
-from contest.benchmarks import floor
+from contest.benchmarks import duckdb_page, floor
 from contest.benchmarks.base import (
     CORES,
     DATA,
@@ -43,11 +43,11 @@ from contest.benchmarks.base import (
     Row,
     Sitting,
     at_least,
-    sittings,
 )
 from contest.benchmarks.disk import disk_needed, free_bytes, refuse
+from contest.benchmarks.duckdb_reference import DEFAULTS, VARIANTS, run_duckdb
 from contest.config import Config, override
-from contest.data.checker import SUCCESS_MARKER, compare
+from contest.data.checker import compare
 from contest.data.oracle import config_budget
 from contest.errors import RunError, UsageError
 from contest.evaluation.jobs import child_env
@@ -57,10 +57,7 @@ from contest.infra.pagecache import read_ahead
 from contest.infra.proc import run_timed
 from contest.infra.spark import log_java_option
 from contest.results.benchmarks import DuckDBRecord
-from contest.results.intervals import median_interval, paired_ratio
 from contest.results.runs import RunRecord
-
-ENGINES = ("optimized", "duckdb", "floor")
 
 VARIANT = Option(
     "--variant",
@@ -73,11 +70,21 @@ VARIANT = Option(
 
 DUCKDB_PARTS = Option(
     "--duckdb-parts",
-    "DuckDB's key ranges, one query each (default 0: as many as its memory limit needs, "
-    "one where the aggregate fits; a sitting of more than one is labelled so)",
+    "DuckDB's key ranges, one query each (default 0: one query at DuckDB's defaults; under "
+    "a memory limit as many as it needs; a row of more than one is labelled so)",
     int,
     0,
     **at_least(0),
+)
+
+DUCKDB_VARIANT = Option(
+    "--duckdb-variant",
+    "one more DuckDB run each round under a memory limit, a row of its own beside the "
+    "defaults row: equal (optimized's peak process-tree memory so far in the sitting), "
+    "oracle (the oracle's budget, as sittings before ran DuckDB); repeatable",
+    many=True,
+    valid=lambda v: v in VARIANTS,
+    rule=f"one of {', '.join(VARIANTS)}",
 )
 
 
@@ -90,43 +97,6 @@ def variant_settings(spec: str) -> dict[str, str]:
             raise UsageError(f"--variant: expected KEY=VALUE[&KEY=VALUE], got {spec!r}")
         out[key.strip()] = value.strip()
     return out
-
-
-def run_duckdb(
-    cfg: Config, data: Path, cores: int, out_dir: Path, log: Path, parts: int = 0
-) -> dict:
-    """One timed DuckDB merge into `out_dir` (a result folder the checker takes), in
-    `parts` key ranges (0: as many as its memory limit needs)."""
-    shutil.rmtree(out_dir, ignore_errors=True)
-    out_dir.mkdir(parents=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "contest.benchmarks.duckdb_merge",
-        "--data",
-        str(data),
-        "--out",
-        str(out_dir),
-        "--threads",
-        str(cores),
-        "--memory-limit",
-        str(config_budget(cfg).memory_limit),
-        "--parts",
-        str(parts),
-    ]
-    if cfg.write.versions:
-        cmd += ["--versions", cfg.write.versions]
-    r = run_timed(cmd, log)
-    shutil.rmtree(out_dir / ".spill", ignore_errors=True)
-    if not r.ok:
-        raise RunError(f"DuckDB merge exited {r.returncode}: {r.last_line} (log {log})")
-    (out_dir / SUCCESS_MARKER).touch()
-    return {
-        "seconds": round(r.seconds, 3),
-        "peak_process_rss_bytes": r.peak_process_rss_bytes,
-        "peak_rss_bytes": r.peak_rss_bytes,
-        **json.loads(r.last_line),
-    }
 
 
 def disk_plan(cfg: Config, scale: float, folder: Path, repeat: int, variants: int) -> bool:
@@ -146,7 +116,10 @@ def disk_plan(cfg: Config, scale: float, folder: Path, repeat: int, variants: in
         hint = f"; the batches cached before ({folder}) are not this sitting's to remove"
         raise refuse(scale, full, free, what, hint)
     if repeat > 1 or variants:
-        hint = ": without the batches beside the table it runs one round, no --variant"
+        hint = (
+            ": without the batches beside the table it runs one round, no --variant or "
+            "--duckdb-variant"
+        )
         raise refuse(scale, full, free, what, hint)
     lean = disk_needed(scale, cached=False, keep_data=False)
     if free < lean:
@@ -211,64 +184,6 @@ def optimized_row(rnd: int, rec: RunRecord, variant: str | None = None) -> Row:
     }
 
 
-@dataclass(frozen=True)
-class Summary:
-    """One sitting: its data and cores, each engine's runs and median, the ratio."""
-
-    data: str | None
-    cores: int | None
-    rounds: int
-    median_s: dict[str, float | None]
-    ratio_duckdb_to_optimized: float | None
-    # Each engine's median over the floor's (None without a floor in the sitting).
-    over_floor: dict[str, float | None]
-    all_correct: bool
-    runs: dict[str, list[DuckDBRecord]]
-
-
-def summarize(records: Sequence[DuckDBRecord]) -> Summary:
-    """Medians per engine (a variant of optimized is an engine of its own, after it)
-    and the ratio, over one sitting's records."""
-    variants = sorted({r.label for r in records if r.variant})
-    runs = {
-        e: [r for r in records if r.label == e] for e in (*ENGINES[:1], *variants, *ENGINES[1:])
-    }
-    med = {e: median_of([r.seconds for r in rs if r.correct]) for e, rs in runs.items()}
-    ratio = med["duckdb"] / med["optimized"] if med["optimized"] and med["duckdb"] else None
-    first = records[0] if records else None
-    floor = med["floor"]
-    over = {e: round(m / floor, 3) if m and floor else None for e, m in med.items()}
-    return Summary(
-        data=first.data if first else None,
-        cores=first.cores if first else None,
-        rounds=len(runs["optimized"]),
-        median_s=med,
-        ratio_duckdb_to_optimized=round(ratio, 3) if ratio else None,
-        over_floor=over,
-        all_correct=all(r.correct for r in records),
-        runs=runs,
-    )
-
-
-def median_of(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
-def run_seconds(r: DuckDBRecord) -> str:
-    """A run's seconds, with the write and read (the floor's I/O and starts) apart; a
-    failed one's error."""
-    if r.error:
-        return f"failed after {r.seconds:.1f} ({r.error})"
-    parts = (r.write_s, r.read_s) if r.io_s is None else (r.io_s, r.starts_s)
-    split = f" ({parts[0]:.1f} + {parts[1]:.1f})" if None not in parts else ""
-    return f"{r.seconds:.1f}{split}"
-
-
-def new_sitting(r: DuckDBRecord) -> bool:
-    """An old record (no `sitting`) begins one when it is round 1 of optimized."""
-    return r.round == 1 and r.engine == "optimized"
-
-
 class DuckDBBench(Benchmark):
     name = "duckdb"
     stem = "duckdb"
@@ -276,8 +191,9 @@ class DuckDBBench(Benchmark):
     description = (
         "In one run on the same data: optimized (contest evaluate) and one DuckDB process "
         "merging the batches into one parquet result with the contract's operators "
-        "(threads = cores), interleaved rounds, both checked by the oracle; medians and "
-        "the ratio DuckDB / optimized to <out>/duckdb.md and duckdb.jsonl."
+        "(DuckDB's defaults: no memory limit set, one query, threads = cores), interleaved "
+        "rounds, both checked by the oracle; medians and the ratio DuckDB / optimized to "
+        "<out>/duckdb.md and duckdb.jsonl."
     )
     options = (
         DATA,
@@ -288,6 +204,7 @@ class DuckDBBench(Benchmark):
         REPEAT,
         VARIANT,
         DUCKDB_PARTS,
+        DUCKDB_VARIANT,
     )
 
     def check(self, options) -> None:
@@ -309,7 +226,8 @@ class DuckDBBench(Benchmark):
         lean = False
         if not opts.data:
             folder = data_folder(cfg, scale, opts.seed)
-            lean = disk_plan(cfg, scale, folder, opts.repeat, len(variants))
+            extra = len(variants) + len(opts.duckdb_variant or [])
+            lean = disk_plan(cfg, scale, folder, opts.repeat, extra)
             if lean:
                 say(
                     f"scale {scale:g}: the disk holds the batches, the oracle's result, the "
@@ -328,20 +246,27 @@ class DuckDBBench(Benchmark):
             shutil.rmtree(data, ignore_errors=True)
 
         ours: dict[str | None, Config] = {None: cfg, **variants}
+        # This sitting's rows so far: an equal-memory DuckDB run is held at optimized's peak.
+        measured: list[DuckDBRecord] = []
 
-        def run_duckdb_round(rnd: int, ahead: dict) -> bool:
-            say(f"== round {rnd}/{opts.repeat}: duckdb (threads={cores})")
-            log = cfg.work_path / "bench" / "duckdb" / f"duckdb-{rnd}.log"
+        def run_duckdb_round(rnd: int, ahead: dict, memory: str) -> bool:
+            label = "duckdb" if memory == DEFAULTS else f"duckdb [{memory} memory]"
+            say(f"== round {rnd}/{opts.repeat}: {label} (threads={cores})")
+            name = "duckdb" if memory == DEFAULTS else f"duckdb-{memory}"
+            log = cfg.work_path / "bench" / "duckdb" / f"{name}-{rnd}.log"
             started = time.monotonic()
             try:
-                merged = run_duckdb(cfg, data, cores, out_dir, log, opts.duckdb_parts)
+                parts = opts.duckdb_parts
+                merged = run_duckdb(cfg, data, cores, out_dir, log, parts, memory, measured)
                 merged["correct"] = compare(out_dir, expected, budget=config_budget(cfg)).ok
             except RunError as e:  # a result of its own (a full disk, say): the rest goes on
-                say(f"duckdb: {e}")
+                say(f"{label}: {e}")
                 merged = {"seconds": round(time.monotonic() - started, 3), "correct": False}
-                merged["error"] = str(e)
+                merged |= {"error": str(e), "duckdb_memory": memory}
             shutil.rmtree(out_dir, ignore_errors=True)
-            (duck,) = sitting.record({"round": rnd, "engine": "duckdb", **merged, **where, **ahead})
+            row = {"round": rnd, "engine": "duckdb", **merged, **where, **ahead}
+            (duck,) = sitting.record(row)
+            measured.append(duck)
             return bool(duck.correct)
 
         def run_floor_round(rnd: int, ahead: dict) -> bool:
@@ -354,15 +279,17 @@ class DuckDBBench(Benchmark):
         def run_optimized_round(rnd: int, ahead: dict, spec: str | None) -> bool:
             after = drop_batches if lean else None
             mine = {**where, **ahead}
-            return self._optimized(sitting, ours[spec], spec, rnd, data, cores, mine, after)
+            row = self._optimized(sitting, ours[spec], spec, rnd, data, cores, mine, after)
+            measured.append(row)
+            return bool(row.correct)
 
         runners: dict[str, Callable[[int, dict, str | None], bool]] = {
-            "duckdb": lambda rnd, ahead, _spec: run_duckdb_round(rnd, ahead),
+            "duckdb": lambda rnd, ahead, spec: run_duckdb_round(rnd, ahead, spec or DEFAULTS),
             "floor": lambda rnd, ahead, _spec: run_floor_round(rnd, ahead),
             "optimized": run_optimized_round,
         }
         for rnd in range(1, opts.repeat + 1):
-            for step in round_steps(list(ours), rnd, lean):
+            for step in round_steps(list(ours), rnd, lean, opts.duckdb_variant or ()):
                 # Every engine starts with the batches in the page cache, whatever ran before.
                 ahead = {"read_ahead_bytes": read_ahead(data, say).bytes}
                 ok = runners[step.engine](rnd, ahead, step.spec) and ok
@@ -378,9 +305,9 @@ class DuckDBBench(Benchmark):
         cores: int,
         where: dict,
         after_write: Callable[[], None] | None = None,
-    ) -> bool:
+    ) -> DuckDBRecord:
         """One optimized run (the default's or a variant's), recorded, its table's files
-        dropped once read, and its metadata and result once checked."""
+        dropped once read, and its metadata and result once checked; its record."""
         # deferred: pulls in pandas and tqdm; `contest --help` starts without them
         from contest.evaluation.evaluate import drop_run, evaluate
 
@@ -398,135 +325,35 @@ class DuckDBBench(Benchmark):
         )
         drop_run(cfg, rec)
         (row,) = sitting.record({**optimized_row(rnd, rec, spec), **where})
-        return bool(row.correct)
+        return row
 
     def render(self, records: Sequence[DuckDBRecord]) -> str:
-        groups = sittings(records, starts=new_sitting)
-        newest = newest_per_data(groups)
-        lines = [
-            "# Optimized pipeline against a single-process DuckDB merge",
-            "",
-            "The newest sitting of each data set (a scale and a data shape: the harness's "
-            "own generator, or pyarrow's defaults), newest first. Seconds are whole "
-            "processes (optimized: write + read spark-submit; DuckDB: one Python process; "
-            "the floor: every batch read once, the result's rows written once, two trivial "
-            "spark-submits). Each median with its distribution-free interval and n; each "
-            "ratio taken round by round inside the sitting (contest/results/intervals.py); "
-            "noise: the highest share of the CPUs other work took during an engine's "
-            "processes.",
-            "",
-        ]
-        for group in reversed(newest):
-            lines += sitting_section(group)
-        return "\n".join(lines).rstrip("\n") + "\n"
+        return duckdb_page.render(records)
 
 
 class RoundStep(NamedTuple):
-    """One engine's run in a round: the record's `engine`, and optimized's variant."""
+    """One engine's run in a round: the record's `engine`, and optimized's variant or
+    DuckDB's memory (None: its defaults)."""
 
     engine: str
     spec: str | None = None
 
 
-def round_steps(specs: Sequence[str | None], rnd: int, lean: bool) -> list[RoundStep]:
+def round_steps(
+    specs: Sequence[str | None], rnd: int, lean: bool, duckdb_variants: Sequence[str] = ()
+) -> list[RoundStep]:
     """Round `rnd`'s engines in the order they run: optimized's default and each variant,
-    DuckDB and the floor, rotated each round (round_order) so none always runs first or
-    after the same neighbour. A lean sitting (one round, the batches removed after
-    optimized's write) runs optimized last."""
-    steps = [*(RoundStep("optimized", s) for s in specs), RoundStep("duckdb"), RoundStep("floor")]
+    DuckDB at its defaults and under each memory variant, and the floor, rotated each
+    round (round_order) so none always runs first or after the same neighbour; round 1
+    starts with optimized's default, so an equal-memory DuckDB run always has its peak. A
+    lean sitting (one round, the batches removed after optimized's write) runs optimized
+    last."""
+    steps = [
+        *(RoundStep("optimized", s) for s in specs),
+        RoundStep("duckdb"),
+        *(RoundStep("duckdb", m) for m in duckdb_variants),
+        RoundStep("floor"),
+    ]
     if lean:
         return [*steps[len(specs) :], *steps[: len(specs)]]
     return round_order(steps, rnd)
-
-
-def newest_per_data(groups: Sequence[Sequence[DuckDBRecord]]) -> list[Sequence[DuckDBRecord]]:
-    """The newest sitting of each data folder, in the order of their sittings."""
-    newest: dict[str | None, Sequence[DuckDBRecord]] = {}
-    for group in groups:
-        if group:
-            newest.pop(group[0].data, None)
-            newest[group[0].data] = group
-    return list(newest.values())
-
-
-def outside_share(r: DuckDBRecord) -> float | None:
-    """Other work's share of the CPUs while the row was measured: the row's own figure
-    (the floor's, per process), else its stamp's (the interval since the last row)."""
-    if r.outside_share is not None:
-        return r.outside_share
-    return r.stamp.outside_share if r.stamp is not None else None
-
-
-def by_round(rs: Sequence[DuckDBRecord]) -> dict[int, float]:
-    """Speed (1 / seconds) per round: what `paired_ratio` compares."""
-    return {r.round: 1 / r.seconds for r in rs if r.seconds > 0 and r.correct}
-
-
-def engine_name(name: str, rs: Sequence[DuckDBRecord]) -> str:
-    """The engine's label on the page: DuckDB split into key ranges is another
-    reference than one query, and says so."""
-    parts = max((r.parts or 1) for r in rs) if rs else 1
-    return f"{name} ({parts} key ranges)" if parts > 1 else name
-
-
-def sitting_section(records: Sequence[DuckDBRecord]) -> list[str]:
-    """One sitting: its engines' medians with intervals, runs and noise, and the ratios
-    round by round."""
-    summary = summarize(records)
-    first = records[0]
-    stamp = first.stamp
-    where = f"sitting {first.sitting}" if first.sitting else "sitting"
-    if stamp is not None and stamp.git_commit:
-        where += f", git {stamp.git_commit}" + (" (dirty)" if stamp.dirty else "")
-    lines = [
-        f"## `{summary.data}`",
-        "",
-        f"{where}; cores: {summary.cores} (local[N] and DuckDB's threads); "
-        f"{summary.rounds} interleaved round(s).",
-        "",
-        "| engine | median s [interval] n | runs (s) | peak RSS (GB): process, tree | noise "
-        "| correct |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, rs in summary.runs.items():
-        if not rs:
-            continue
-        good = [r.seconds for r in rs if r.correct]
-        iv = median_interval(good) if good else None
-        med = "-" if iv is None else f"{iv.median:.1f}"
-        med += f" [{iv.low:.1f}-{iv.high:.1f}] n={iv.n}" if iv is not None and iv.n > 1 else ""
-        secs = ", ".join(run_seconds(r) for r in rs)
-        rss = f"{max((r.peak_process_rss_bytes or 0) for r in rs) / 1e9:.2f}"
-        trees = [r.peak_rss_bytes for r in rs if r.peak_rss_bytes]
-        rss += f", {max(trees) / 1e9:.2f}" if trees else ", -"
-        shares = [x for x in map(outside_share, rs) if x is not None]
-        noise = f"{max(shares):.0%}" if shares else "-"
-        ok = all(r.correct for r in rs)
-        lines.append(f"| {engine_name(name, rs)} | {med} | {secs} | {rss} | {noise} | {ok} |")
-    opt = by_round(summary.runs["optimized"])
-    duck = paired_ratio("optimized", "duckdb", opt, by_round(summary.runs["duckdb"]))
-    lines += [""]
-    if duck is not None:
-        lines += [
-            "DuckDB / optimized, round by round (>= 1.0: optimized is at least as fast): "
-            f"**{duck.text()}**",
-            "",
-        ]
-    for name, rs in summary.runs.items():
-        if "[" in name and rs:
-            r = paired_ratio(name, "optimized", by_round(rs), opt)
-            if r is not None:
-                lines += [
-                    f"{name}: optimized's seconds over its, round by round (> 1: the "
-                    f"variant is faster): **{r.text()}**",
-                    "",
-                ]
-    floor = by_round(summary.runs["floor"])
-    if floor:
-        over = [
-            (label, paired_ratio("floor", e, floor, by_round(summary.runs[e])))
-            for e, label in (("optimized", "optimized"), ("duckdb", "DuckDB"))
-        ]
-        text = ", ".join(f"{label} **{r.text()}**" for label, r in over if r is not None)
-        lines += [f"Over the floor, round by round: {text}. The floor's runs are I/O + starts.", ""]
-    return lines

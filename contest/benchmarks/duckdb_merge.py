@@ -4,14 +4,21 @@ into parquet with the contract's operators, in one whole process
 
 Its own SQL (not the oracle's, which checks it): per key the sum of `requests` and,
 for every other column, the value of the latest row (version, then row position) that
-the column's operator accepts. Prints one JSON line: rows, query_s, parts.
+the column's operator accepts. Prints one JSON line: rows, query_s, parts, and how
+DuckDB ran (its version, threads, memory_limit as it reports it).
 
-Key ranges (`--parts`): one query per range of uuid, each writing its own file, when the
-aggregate would not fit DuckDB's memory limit (0: as many as the data needs for the limit,
-the oracle's rule; 1: one query). At scale 10 and 4 GiB the single query spills more than
-the disk holds; split, every query reads the batches again: a different, slower reference,
-which the page labels with its number of ranges. The ranges' boundaries are the oracle's
-(a sample's quantiles): splitting keys is not merge semantics.
+As users run it by default: no `--memory-limit`, DuckDB's own settings (a memory limit of
+80% of the machine's memory, insertion order kept), but for the threads (the cores the
+sitting gives every engine) and the folder it spills to (under the work folder, as
+DuckDB spills by default). With `--memory-limit`, the connection the oracle makes: that
+limit, insertion order not kept (the older sittings' reference, and an equal-memory
+comparison's).
+
+Key ranges (`--parts`): one query per range of uuid, each writing its own file (0: as
+many as the memory limit needs, the oracle's rule, one without a limit; 1: one query).
+Split, every query reads the batches again: a different, slower reference, which the page
+labels with its number of ranges. The ranges' boundaries are the oracle's (a sample's
+quantiles): splitting keys is not merge semantics.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+import duckdb
 import pyarrow.parquet as pq
 
 from contest.data.batches import discover
@@ -55,17 +63,39 @@ def merge_sql(
     )
 
 
+def connect_as_users_do(threads: int, temp_dir: Path) -> duckdb.DuckDBPyConnection:
+    """DuckDB at its defaults: only the threads (the sitting's cores) and where it spills
+    are set; its memory limit is its own (80% of the machine's memory)."""
+    return duckdb.connect(config={"threads": threads, "temp_directory": str(temp_dir)})
+
+
 def run(
-    data: Path, out: Path, threads: int, memory_limit: int, versions: str | None, parts: int = 0
+    data: Path,
+    out: Path,
+    threads: int,
+    memory_limit: int | None,
+    versions: str | None,
+    parts: int = 0,
 ) -> dict:
+    """Merge `data` into `out`; `memory_limit` None: DuckDB's default limit and settings."""
     batches = discover(data, versions)
     files = [str(b.path) for b in batches]
-    parts = Budget(memory_limit, parts).parts_for(data_bytes(files))
+    if memory_limit is None:
+        # No limit to fit: one query unless ranges are asked for.
+        parts = parts or 1
+    else:
+        parts = Budget(memory_limit, parts).parts_for(data_bytes(files))
     out.mkdir(parents=True, exist_ok=True)
     spill = out / ".spill"
     spill.mkdir(exist_ok=True)
-    # The oracle's connection settings: the same limit, threads and spill folder.
-    con = connect(memory_limit, threads, str(spill))
+    if memory_limit is None:
+        con = connect_as_users_do(threads, spill)
+    else:
+        # The oracle's connection settings: the same limit, threads and spill folder.
+        con = connect(memory_limit, threads, str(spill))
+    setting, used_threads = con.execute(
+        "SELECT current_setting('memory_limit'), current_setting('threads')"
+    ).fetchone() or (None, None)
     con.execute("CREATE TEMP TABLE versions (file VARCHAR, version BIGINT)")
     con.executemany(
         "INSERT INTO versions VALUES (?, ?)",
@@ -87,7 +117,15 @@ def run(
     query_s = time.perf_counter() - started
     con.close()
     rows = sum(pq.ParquetFile(p).metadata.num_rows for p in written)
-    return {"rows": rows, "query_s": round(query_s, 3), "parts": len(written)}
+    return {
+        "rows": rows,
+        "query_s": round(query_s, 3),
+        "parts": len(written),
+        "duckdb_version": duckdb.__version__,
+        "threads": int(used_threads) if used_threads is not None else threads,
+        "memory_limit": memory_limit,
+        "memory_limit_setting": setting,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", required=True, help="result folder (part-NNNNN.parquet files)")
     ap.add_argument("--threads", type=int, required=True)
-    ap.add_argument("--memory-limit", type=int, required=True, help="bytes")
+    ap.add_argument(
+        "--memory-limit", type=int, help="bytes (default: none set, DuckDB's own default)"
+    )
     ap.add_argument("--versions")
     ap.add_argument(
         "--parts", type=int, default=0, help="key ranges, one query each (0: as the data needs)"

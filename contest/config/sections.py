@@ -263,7 +263,7 @@ class PeerConfig:
 # How a later batch picks the earlier keys it updates (README, "Workloads").
 DISTRIBUTIONS = ("uniform", "zipf", "recent")
 # How the batch files are written (contest/data/generator.py, FILE_WRITERS).
-FILE_WRITERS = ("contest", "pyarrow-defaults")
+FILE_WRITERS = ("contest", "pyarrow-defaults", "zstd-128ki")
 
 
 @dataclass(frozen=True)
@@ -298,9 +298,11 @@ class WorkloadConfig:
     widened: dict[str, int] = field(default_factory=dict)
     # How the files are written, the same rows either way: "contest" (uncompressed, one
     # row group up to 10M rows, the low-cardinality columns dictionary-encoded, no
-    # statistics: the contest's files) or "pyarrow-defaults" (what pq.write_table does
+    # statistics: the contest's files), "pyarrow-defaults" (what pq.write_table does
     # unasked: snappy, dictionary tried on every column, row groups of 1Mi rows,
-    # statistics): a layout the harness's readers were not fitted to.
+    # statistics) or "zstd-128ki" (zstd, row groups of 128Ki rows, as Spark and most
+    # writers leave them, dictionary tried on every column, statistics): layouts the
+    # harness's readers were not fitted to.
     file_writer: str = "contest"
     # Change data: the string column that says each row's kind (insert, update or
     # delete), so a batch can remove keys as a database's change stream does; "" = no

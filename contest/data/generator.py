@@ -58,27 +58,56 @@ _JOBS = (
 ).split()
 
 
-def contest_writer(path: Path, schema: pa.Schema, dict_columns: list[str]) -> pq.ParquetWriter:
-    """The contest's files: uncompressed, the low-cardinality columns dictionary-encoded,
-    no statistics; each write is one row group."""
-    return pq.ParquetWriter(
-        path, schema, compression="NONE", use_dictionary=dict_columns, write_statistics=False
-    )
+# FileWriter.row_group_rows: each write one row group.
+ONE_GROUP = 0
 
 
-def pyarrow_defaults_writer(
-    path: Path, schema: pa.Schema, dict_columns: list[str]
-) -> pq.ParquetWriter:
-    """What pyarrow writes unasked (snappy, dictionary tried on every column and given
-    up where it grows too big, statistics, row groups of at most 1Mi rows): a second
-    data shape, so a figure is not fitted to the harness's own files."""
-    return pq.ParquetWriter(path, schema)
+@dataclass(frozen=True)
+class FileWriter:
+    """How the batch files of a data shape are written: the parquet writer's settings
+    that differ from pyarrow's defaults (None: pyarrow's own), the same rows either way."""
+
+    # Column compression (pyarrow's default: snappy).
+    compression: str | None = None
+    # Only the low-cardinality columns dictionary-encoded (pyarrow's default: tried on
+    # every column and given up where it grows too big).
+    small_dictionaries: bool = False
+    # Min/max statistics per column chunk (pyarrow's default: on).
+    statistics: bool = True
+    # Rows a row group: ONE_GROUP, every write of up to MAX_ROW_GROUP_ROWS rows is one;
+    # None, pyarrow's default (at most 1Mi rows).
+    row_group_rows: int | None = None
+
+    def open(self, path: Path, schema: pa.Schema, dict_columns: list[str]) -> pq.ParquetWriter:
+        options: dict[str, object] = {}
+        if self.compression is not None:
+            options["compression"] = self.compression
+        if self.small_dictionaries:
+            options["use_dictionary"] = dict_columns
+        if not self.statistics:
+            options["write_statistics"] = False
+        return pq.ParquetWriter(path, schema, **options)
+
+    def group_rows(self, rows: int) -> int | None:
+        """The row_group_size of a write of `rows` rows."""
+        return rows if self.row_group_rows == ONE_GROUP else self.row_group_rows
 
 
-# workload.file_writer -> (how a file is opened, whether each write is one row group).
+# workload.file_writer -> how its files are written (contest.config.FILE_WRITERS names them).
 FILE_WRITERS = {
-    "contest": (contest_writer, True),
-    "pyarrow-defaults": (pyarrow_defaults_writer, False),
+    # The contest's files: uncompressed, the low-cardinality columns dictionary-encoded,
+    # no statistics; each write one row group (a whole batch up to scale 1).
+    "contest": FileWriter(
+        compression="NONE", small_dictionaries=True, statistics=False, row_group_rows=ONE_GROUP
+    ),
+    # What pyarrow writes unasked (snappy, dictionary tried on every column, statistics,
+    # row groups of at most 1Mi rows): a second data shape, so a figure is not fitted to
+    # the harness's own files.
+    "pyarrow-defaults": FileWriter(),
+    # Compressed files of many row groups, as Spark and most writers leave them (128Ki
+    # rows a row group, zstd, dictionary tried on every column, statistics): a reader
+    # fitted to one big row group a file meets a thousand small ones at scale 1.
+    "zstd-128ki": FileWriter(compression="zstd", row_group_rows=128 * 1024),
 }
 
 
@@ -298,9 +327,10 @@ def generate(
         next_key += key_plan(b, rows, w).new
         path = out / f"base-{b}.parquet"
         tmp = path.with_suffix(".parquet.tmp")
-        opener, one_group = FILE_WRITERS[w.file_writer]
+        file_writer = FILE_WRITERS[w.file_writer]
         schema = batch_schema(w, b)
-        with opener(tmp, schema, [c for c in dict_columns if c in schema.names]) as writer:
+        small = [c for c in dict_columns if c in schema.names]
+        with file_writer.open(tmp, schema, small) as writer:
             for start in range(0, rows, MAX_ROW_GROUP_ROWS):
                 group_keys = keys[start : start + MAX_ROW_GROUP_ROWS]
                 parts = []
@@ -317,7 +347,7 @@ def generate(
                 if w.added or w.widened:  # this batch's schema (schema evolution)
                     group = group.select(schema.names).cast(schema)
                 del parts
-                writer.write_table(group, row_group_size=len(group) if one_group else None)
+                writer.write_table(group, row_group_size=file_writer.group_rows(len(group)))
                 del group
         tmp.replace(path)
         files.append(path)

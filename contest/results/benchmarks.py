@@ -192,11 +192,31 @@ class DuckDBRecord(BenchRecord):
     read_ahead_bytes: int | None = None
     # Why an engine's process failed (then not correct, its seconds those until it did).
     error: str | None = None
+    # How the duckdb engine ran. Its memory: "defaults" (none set: DuckDB's own limit, as
+    # users run it), "equal" (optimized's peak process-tree memory) or "oracle" (the
+    # oracle's budget); older lines have none and ran at the oracle's budget.
+    duckdb_memory: str | None = None
+    # The limit set, in bytes (None: DuckDB's default), and the limit as DuckDB reported it.
+    memory_limit: int | None = None
+    memory_limit_setting: str | None = None
+    threads: int | None = None
+    duckdb_version: str | None = None
 
     @property
     def label(self) -> str:
-        """The engine, with its variant when it ran under one."""
-        return f"{self.engine} [{self.variant}]" if self.variant else self.engine
+        """The engine, with its variant when it ran under one (DuckDB's memory when it
+        is not its defaults: the rows of each stay apart)."""
+        if self.variant:
+            return f"{self.engine} [{self.variant}]"
+        if self.duckdb_memory not in (None, "defaults"):
+            return f"{self.engine} [{self.duckdb_memory} memory]"
+        return self.engine
+
+    @property
+    def at_oracle_budget_before(self) -> bool:
+        """A duckdb line from before DuckDB ran at its defaults: capped at the oracle's
+        memory budget (its lines say nothing of memory)."""
+        return self.engine == "duckdb" and self.duckdb_memory is None
 
     @property
     def labels(self) -> Labels:

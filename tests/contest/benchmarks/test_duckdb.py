@@ -4,6 +4,7 @@ would have to share the disk with (at scale 10 the disk is the limit)."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from pathlib import Path
 
@@ -47,11 +48,17 @@ def test_scale_10_runs_lean_or_is_refused_before_any_work(
         assert disk_plan(cfg, 10, folder, repeat, variants) is lean
 
 
-@pytest.mark.parametrize(("parts", "queries"), [(0, 1), (1, 1), (4, 4)])
-def test_duckdb_reference_is_exact_in_one_query_or_in_key_ranges(tmp_path, parts, queries):
-    """The reference merge, one query or one per key range (scale 10 at 4 GiB), checked
-    by the oracle: every key once, in as many files as ranges; 0 (as the data needs) is
-    one query where the aggregate fits the limit."""
+@pytest.mark.parametrize(
+    ("limit", "parts", "queries"),
+    [(None, 0, 1), (None, 4, 4), (256 << 20, 0, 1), (256 << 20, 1, 1), (256 << 20, 4, 4)],
+)
+def test_duckdb_reference_is_exact_in_one_query_or_in_key_ranges(tmp_path, limit, parts, queries):
+    """The reference merge, one query or one per key range, at DuckDB's defaults (no
+    limit) or under a limit, checked by the oracle: every key once, in as many files as
+    ranges; 0 is one query at the defaults, and under a limit where the aggregate fits
+    it. Its line says how DuckDB ran."""
+    import duckdb
+
     from contest.benchmarks.duckdb_merge import run
     from contest.data.batches import discover
     from contest.data.checker import SUCCESS_MARKER, compare
@@ -61,9 +68,13 @@ def test_duckdb_reference_is_exact_in_one_query_or_in_key_ranges(tmp_path, parts
     generate(tmp_path / "data", 0.0005, seed=7, nulls=True, progress=False)
     expected = expected_result(discover(tmp_path / "data"), tmp_path / "expected.parquet")
     out = tmp_path / "duckdb"
-    got = run(tmp_path / "data", out, threads=2, memory_limit=256 << 20, versions=None, parts=parts)
+    got = run(tmp_path / "data", out, threads=2, memory_limit=limit, versions=None, parts=parts)
     assert (got["parts"], got["rows"]) == (queries, expected.rows)
     assert len(list(out.glob("part-*.parquet"))) == queries
+    assert got["duckdb_version"] == duckdb.__version__ and got["threads"] == 2
+    assert got["memory_limit"] == limit
+    # DuckDB's own limit when none is set (80% of the memory), else the one set.
+    assert got["memory_limit_setting"].endswith("GiB" if limit is None else "256.0 MiB")
     (out / SUCCESS_MARKER).touch()  # as the bench marks a finished merge
     assert compare(out, expected.path).ok
 
@@ -91,6 +102,12 @@ def test_a_tiny_lean_sitting_drops_each_engines_output_once_checked(
     assert [x["engine"] for x in lines] == ["duckdb", "floor", "optimized"]
     assert all(x["correct"] and x["seconds"] > 0 for x in lines)
     assert len({x["sitting"] for x in lines}) == 1
+    # DuckDB at its defaults, as users run it: no limit set, one query, threads = cores.
+    duck = lines[0]
+    assert duck["duckdb_memory"] == "defaults" and duck["memory_limit"] is None
+    assert (duck["parts"], duck["threads"]) == (1, 2)
+    assert duck["duckdb_version"] == importlib.metadata.version("duckdb")
+    assert "| duckdb (defaults) |" in (out / "duckdb.md").read_text()
     # Each engine started with the batches read into the page cache (untimed).
     assert all(x["read_ahead_bytes"] > 0 for x in lines)
     # The batches this sitting generated, the optimized table and result and DuckDB's

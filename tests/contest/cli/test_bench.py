@@ -35,6 +35,10 @@ def test_the_bench_group_is_generated_from_the_registry_and_meta_bench_is_replay
         (["bench", "read", "--repeat", "0"], "--repeat must be at least 1, got 0"),
         (["bench", "compact", "--scale", "-1"], "--scale must be positive, got -1.0"),
         (["bench", "duckdb", "--scale", "1", "--data", "d"], "give --data or --scale"),
+        (
+            ["bench", "duckdb", "--duckdb-variant", "half"],
+            "--duckdb-variant must be one of equal, oracle, got half",
+        ),
         (["bench", "scale", "--scales", "1,x"], "--scales: not a list of numbers"),
         (["bench", "faults", "--only", "kill_all"], "unknown experiment kill_all"),
         (["bench", "faults", "--read-kills", "-1"], "--read-kills must be at least 0"),
