@@ -244,8 +244,9 @@ def duckdb_chart(b: Builder, items: list[Item]) -> str:
     keys = [b.key(i) for i in items if isinstance(i.row, DuckDBRecord)]
     fig = go.Figure()
     sittings = list(dict.fromkeys(r.sitting for r in rounds))
-    for engine in dict.fromkeys(r.engine for r in rounds):  # optimized, duckdb, floor
-        pts = [(r, k) for r, k in zip(rounds, keys, strict=True) if r.engine == engine]
+    # optimized, duckdb, floor, and each labelled variant (DuckDB at equal memory, ...)
+    for engine in dict.fromkeys(r.label for r in rounds):
+        pts = [(r, k) for r, k in zip(rounds, keys, strict=True) if r.label == engine]
         n = {s: sum(1 for r, _ in pts if r.sitting == s) for s in sittings}
         fig.add_trace(
             go.Box(
