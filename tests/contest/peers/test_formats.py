@@ -146,8 +146,10 @@ def test_each_stream_sink_is_found_by_name_and_a_wrong_one_is_one_line():
     assert formats.for_stream("paimon").stream_sink().name == OWN_SINK
     assert formats.for_stream("delta").stream_sink().name == HARNESS_SINK
     cfg = load_config()
-    with pytest.raises(ConfigError, match="stream.sink: paimon has own, not 'foreach-batch'"):
-        override(cfg, {"peer.format": "paimon", "stream.sink": HARNESS_SINK})
+    with pytest.raises(ConfigError, match="stream.sink: delta has foreach-batch, not 'own'"):
+        override(cfg, {"peer.format": "delta", "stream.sink": OWN_SINK})
+    paimon = override(cfg, {"peer.format": "paimon", "stream.sink": HARNESS_SINK})
+    assert paimon.stream.sink == HARNESS_SINK  # the harness's beside Paimon's own
     with pytest.raises(ConfigError, match="iceberg has no streaming sink"):
         override(cfg, {"peer.format": "iceberg", "stream.sink": OWN_SINK})
     with pytest.raises(ConfigError, match="LakeSoul stream has the harness's foreach-batch only"):
