@@ -135,3 +135,64 @@ def check_changes(w: WorkloadConfig, payload: Mapping[str, str]) -> None:
     spelling(w.op_values)
     if w.op_column and w.op_column in payload:
         raise ConfigError(f"workload.op_column: {w.op_column!r} is a payload column")
+
+
+# -- what an engine can express --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChangeSupport:
+    """The change data a format or engine takes, each by the mechanism named (the
+    feature table in the documentation is drawn from these): "" = it cannot, and change
+    data that needs it is refused in one line before any data is written. The default
+    takes nothing beyond the contest's upserts keyed by one string column."""
+
+    # How a delete row reaches the table (e.g. "MERGE ... WHEN MATCHED THEN DELETE").
+    deletes: str = ""
+    # How a batch that holds only some payload columns leaves the others as they were.
+    partial_columns: str = ""
+    # Whether, with partial columns, a NULL that overwrites (UseLast) is told from an
+    # absent column; False: such an operator with partial columns is refused.
+    absent_is_not_null: bool = False
+    # The key types it keys by (`KEY_TYPES` names) and whether a key may have two columns.
+    key_types: tuple[str, ...] = ("string",)
+    composite_keys: bool = False
+
+
+def change_refusal(
+    support: ChangeSupport,
+    rules: Changes,
+    key_types: Mapping[str, str],
+    partial: bool,
+    null_overwriting: tuple[str, ...],
+    who: str,
+) -> str | None:
+    """Why `who` cannot take this change data, in one line naming the mechanism it lacks,
+    or None. `key_types`: each key column's key-type name; `partial`: some batch holds
+    only some payload columns; `null_overwriting`: the columns whose operator lets a
+    NULL overwrite (UseLast)."""
+    if rules.op_column and not support.deletes:
+        return (
+            f"{who}: cannot delete rows (op column {rules.op_column!r}): it has no delete mechanism"
+        )
+    if len(rules.key) > 1 and not support.composite_keys:
+        cols = ", ".join(rules.key)
+        return f"{who}: cannot key by {len(rules.key)} columns ({cols}): it keys by one column"
+    for col, typ in key_types.items():
+        if typ not in support.key_types:
+            return (
+                f"{who}: cannot key by a {typ} column ({col}): it keys by "
+                f"{', '.join(support.key_types)}"
+            )
+    if partial and not support.partial_columns:
+        return (
+            f"{who}: cannot take batches holding only some columns: "
+            "it has no partial-update mechanism"
+        )
+    if partial and null_overwriting and not support.absent_is_not_null:
+        return (
+            f"{who}: cannot tell a NULL from an absent column, which the NULL-overwriting "
+            f"operator of {', '.join(null_overwriting)} needs with partial columns "
+            f"(its partial updates: {support.partial_columns})"
+        )
+    return None

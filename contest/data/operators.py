@@ -77,6 +77,10 @@ class Operator:
     # a constant): it takes a dictionary-encoded column as well, so the read may move a
     # column of few distinct strings as integers (contest/read/operators.py merge_rows).
     picks_a_row: bool = False
+    # A NULL overwrites the merged value (UseLast): with batches that carry only some
+    # columns, a NULL and an absent column differ, and an engine that cannot tell them
+    # apart is refused (contest/data/changes.py ChangeSupport).
+    null_overwrites: bool = False
 
     def accepts(self, typ: pa.DataType) -> bool:
         return type_name(typ) in self.types
@@ -207,6 +211,7 @@ _ALL = (
         polars=lambda pl, col: col.last(),
         lakesoul="UseLast",
         picks_a_row=True,
+        null_overwrites=True,
     ),
     Operator(
         USE_LAST_NOT_NULL,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from contest.data import operators
+from contest.data.changes import ChangeSupport
 from contest.errors import ConfigError
 from contest.infra import packages
 from contest.peers.base import PeerFormat
@@ -70,6 +71,9 @@ class Implementation:
     stream: str = ""
     commit_records: Callable[[StreamTable], int] | None = None
     merge_engine: operators.MergeEngine | None = None
+    # The change data it takes (deletes, partial columns, key shapes) and by which of its
+    # mechanisms; the rest is refused in one line before any work (change_refusal).
+    changes: ChangeSupport = ChangeSupport()
 
 
 IMPLEMENTATIONS: dict[str, Implementation] = {}

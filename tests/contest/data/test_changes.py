@@ -10,6 +10,8 @@ from contest.data.changes import (
     ROW_KINDS,
     UPDATE,
     Changes,
+    ChangeSupport,
+    change_refusal,
     changes_of,
     key_type,
     row_kind,
@@ -73,3 +75,47 @@ def test_a_configs_rules():
     assert rules == Changes(("tenant", "id"), "op", "lakesoul", True)
     assert not rules.upserts_only and not rules.contest_key
     assert changes_of(load_config()) == Changes()
+
+
+FULL = ChangeSupport(
+    deletes="MERGE ... THEN DELETE",
+    partial_columns="UPDATE SET of the batch's columns",
+    absent_is_not_null=True,
+    key_types=("string", "int64"),
+    composite_keys=True,
+)
+
+
+def test_the_default_support_takes_the_contests_upserts_and_nothing_more():
+    none = ChangeSupport()
+    assert change_refusal(none, Changes(), {"uuid": "string"}, False, (), "x") is None
+    deletes = change_refusal(none, Changes(op_column="op"), {"uuid": "string"}, False, (), "x")
+    assert deletes is not None and "delete" in deletes and "'op'" in deletes
+    two = change_refusal(none, Changes(key=("a", "b")), {"a": "string"}, False, (), "x")
+    assert two is not None and "2 columns (a, b)" in two
+
+
+@pytest.mark.parametrize(
+    ("support", "rules", "keys", "partial", "nulls", "needle"),
+    [
+        (FULL, Changes(key=("k",)), {"k": "int32"}, False, (), "int32 column (k)"),
+        (ChangeSupport(deletes="d"), Changes(), {"uuid": "string"}, True, (), "partial-update"),
+        (
+            ChangeSupport(partial_columns="p"),
+            Changes(),
+            {"uuid": "string"},
+            True,
+            ("name",),
+            "NULL-overwriting operator of name",
+        ),
+    ],
+)
+def test_a_refusal_is_one_line_naming_the_mechanism(support, rules, keys, partial, nulls, needle):
+    why = change_refusal(support, rules, keys, partial, nulls, "fmt")
+    assert why is not None and why.startswith("fmt: ") and needle in why and "\n" not in why
+
+
+def test_full_support_takes_deletes_partial_columns_and_a_composite_key():
+    rules = Changes(key=("a", "b"), op_column="op")
+    keys = {"a": "string", "b": "int64"}
+    assert change_refusal(FULL, rules, keys, True, ("name",), "fmt") is None
