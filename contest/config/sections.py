@@ -16,8 +16,8 @@ WRITE_SORTS = ("arrow", "uuid128")
 RESULT_STATISTICS = ("key", "all", "none")
 ENGINES = ("harness", "lakesoul-stock")
 
-# The connector the project would load through spark.jars.packages; see README
-# ("Versions") for why the native engine is the default.
+# The connector the project would load through spark.jars.packages; see
+# docs/concepts/versions.md for why the native engine is the default.
 CONNECTOR_COORDINATES = "com.dmetasoul:lakesoul-spark-3.5_2.12:4.0.0"
 
 
@@ -57,8 +57,9 @@ class SparkConfig:
     # Spark's web UI; every harness session prints its address when on.
     ui: bool = True
     # Timed jobs' JVMs start from the checkout's class-data archive of Spark's classes
-    # while it matches Java and Spark's jars (contest/infra/cds.py; README). On: 1.08x
-    # [1.08-1.10] n=3 for optimized at scale 1 (results/duckdb.md's sitting).
+    # while it matches Java and Spark's jars (contest/infra/cds.py;
+    # docs/concepts/configuration.md). On: 1.08x [1.08-1.10] n=3 for optimized at scale 1
+    # (results/duckdb.md's sitting).
     cds: bool = True
     # Python processes import pyspark compiled (not from Spark's zip) and the worker
     # daemon loads the tasks' libraries before it forks (contest/infra/pyspark_daemon.py).
@@ -137,7 +138,8 @@ class WriteConfig:
     # "arrow" (pyarrow's string sort, the earlier way).
     sort: str = "uuid128"
     # With sort "uuid128", UUID keys' 128 bits (the sort's words) stored in two int64
-    # columns beside the key, for the read to group by without parsing (README).
+    # columns beside the key, for the read to group by without parsing
+    # (docs/concepts/configuration.md).
     key_words: bool = False
     # A batch's string columns that its file stores as small dictionaries (every
     # column but the key) are read as dictionaries and written as they are: no string
@@ -280,7 +282,7 @@ class PeerConfig:
     table: dict[str, str] = field(default_factory=dict)
 
 
-# How a later batch picks the earlier keys it updates (README, "Workloads").
+# How a later batch picks the earlier keys it updates (docs/guides/workloads.md).
 DISTRIBUTIONS = ("uniform", "zipf", "recent")
 # How the batch files are written (contest/data/generator.py, FILE_WRITERS).
 FILE_WRITERS = ("contest", "pyarrow-defaults", "zstd-128ki")
