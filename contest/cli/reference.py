@@ -178,17 +178,17 @@ def configuration_page() -> str:
         "TOML file (`--config FILE`, the key's section as a table), with `--set KEY=VALUE`, "
         "or by a command's own option; [how they combine](../concepts/configuration.md).\n",
     ]
-    section = None
+    # The top-level keys first, together; then each section in the Config's order.
+    grouped: dict[str, list[Key]] = {"": []}
     for key in keys:
-        head = key.name.split(".")[0] if "." in key.name else "top level"
-        if head != section:
-            section = head
-            title = f"`[{head}]`" if head != "top level" else "Top level"
-            out.append(f"\n## {title}\n")
-            out.append("| key | type | default | rule |\n|---|---|---|---|")
-        out.append(
-            f"| `{key.name}` | {_cell(key.type)} | {_cell(key.default)} | {_cell(key.text)} |"
-        )
+        grouped.setdefault(key.name.split(".")[0] if "." in key.name else "", []).append(key)
+    for head, members in grouped.items():
+        out.append(f"\n## {f'`[{head}]`' if head else 'Top level'}\n")
+        out.append("| key | type | default | rule |\n|---|---|---|---|")
+        for key in members:
+            out.append(
+                f"| `{key.name}` | {_cell(key.type)} | {_cell(key.default)} | {_cell(key.text)} |"
+            )
     return "\n".join(out) + "\n"
 
 
