@@ -130,6 +130,7 @@ def workload_commands() -> list[list[str]]:
     return [line[2:].split() for line in block.splitlines() if line.startswith("$ ")]
 
 
+@pytest.mark.slow  # two strategies' whole procedures, a job each: over two minutes
 def test_workload_example_runs(cfg, pg, tmp_path, capsys):
     """The workloads guide's `contest workload run` example: exit 0, every read checked."""
     commands = workload_commands()
