@@ -79,15 +79,20 @@ def test_the_tours_run(tour):
     assert (tour.root / ".work" / "tour" / "as-of-3" / "_SUCCESS").is_file()
 
 
-def test_readme_headline_is_the_reports():
-    """The README's headline figures are the ones `contest report` derives from the
-    published sittings (one line per scale, data shape and codec, the same everywhere)."""
-    text = (REPO / "README.md").read_text()
-    block = text.split("<!-- headline -->\n", 1)[1].split("<!-- /headline -->", 1)[0]
-    assert block.splitlines() == sitting_headlines(load_sittings(REPO / "results")), (
-        "README.md's headline block is not the published sittings' headline: paste "
-        "the 'Headline' lines of `contest report`'s results/README.md"
-    )
+def test_the_headlines_are_the_reports():
+    """The headline figures (README.md's, the score page's) are the ones `contest report`
+    derives from the published sittings (one line per scale, data shape and codec, the
+    same everywhere)."""
+    headline = sitting_headlines(load_sittings(REPO / "results"))
+    shown = [p for p in doc_files() if "<!-- headline -->" in p.read_text()]
+    assert REPO / "README.md" in shown and REPO / "docs" / "concepts" / "score.md" in shown
+    for path in shown:
+        text = path.read_text()
+        block = text.split("<!-- headline -->\n", 1)[1].split("<!-- /headline -->", 1)[0]
+        assert block.splitlines() == headline, (
+            f"{path.relative_to(REPO)}'s headline block is not the published sittings' "
+            "headline: paste the 'Headline' lines of `contest report`'s results/README.md"
+        )
 
 
 def test_python_api_example_reads_what_the_oracle_says(tour, cfg, capsys, monkeypatch):
