@@ -99,5 +99,5 @@ def test_the_site_builds_strict(tmp_path):
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert (tmp_path / "site" / "reference" / "configuration" / "index.html").is_file()
+    assert (tmp_path / "site" / "reference" / "configuration.html").is_file()
     assert (tmp_path / "site" / "results" / "index.html").is_file()
