@@ -8,6 +8,9 @@
 #   ./build.sh lint     set up, then the checks CI runs: ruff, ruff format --check, mypy,
 #                       lint-imports (the layer contracts in pyproject.toml)
 #   ./build.sh format   set up, then ruff format (and ruff's import sorting)
+#   ./build.sh docs     set up, then generate the reference pages (docs/reference/, from
+#                       the code) and build the documentation site into site/ (strict);
+#                       --check: fail if a committed reference page is out of date instead
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$(pwd)
@@ -168,7 +171,16 @@ case "$cmd" in
     log "ruff format --check"; "$VENV/bin/ruff" format --check .
     log "mypy"; "$VENV/bin/mypy"
     log "lint-imports"; "$VENV/bin/lint-imports" --no-cache ;;
+  docs)
+    setup
+    if [ "${1:-}" = "--check" ]; then
+      # CI: the committed reference pages must be what the code generates (never rewritten here)
+      log "reference pages up to date?"; "$VENV/bin/python" -m contest.cli.reference --check docs/reference
+    else
+      log "reference pages"; "$VENV/bin/python" -m contest.cli.reference docs/reference
+    fi
+    log "mkdocs build --strict"; NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict -q ;;
   format) setup; "$VENV/bin/ruff" check --select I --fix -q .; exec "$VENV/bin/ruff" format . ;;
-  -h|--help|help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' ;;
+  -h|--help|help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) die "unknown command '$cmd' (try ./build.sh help)" ;;
 esac

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.config import REPO, cli
-from tests.test_readme import tour_commands
+from tests.support.doc_examples import tour_commands
 
 pytestmark = pytest.mark.slow
 

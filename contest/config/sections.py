@@ -16,8 +16,8 @@ WRITE_SORTS = ("arrow", "uuid128")
 RESULT_STATISTICS = ("key", "all", "none")
 ENGINES = ("harness", "lakesoul-stock")
 
-# The connector the project would load through spark.jars.packages; see README
-# ("Versions") for why the native engine is the default.
+# The connector the project would load through spark.jars.packages; see
+# docs/concepts/versions.md for why the native engine is the default.
 CONNECTOR_COORDINATES = "com.dmetasoul:lakesoul-spark-3.5_2.12:4.0.0"
 
 
@@ -25,9 +25,14 @@ CONNECTOR_COORDINATES = "com.dmetasoul:lakesoul-spark-3.5_2.12:4.0.0"
 class PgConfig:
     # Empty url means: use the embedded cluster started by `contest db up`.
     url: str = ""
+    # The user and password of an external server (LAKESOUL_PG_USERNAME,
+    # LAKESOUL_PG_PASSWORD); the embedded one's password is generated and kept in the
+    # state folder, never printed.
     username: str = ""
     password: str = field(default="", repr=False)
+    # The embedded server's port (another free one when it is taken, and it says so).
     port: int = 54320
+    # The database that holds LakeSoul's metadata tables and the project's own.
     database: str = "lakesoul_contest"
     # The embedded server without fsync: faster commits, but a crash can lose
     # acknowledged commits or corrupt the cluster. For throwaway benchmark runs only.
@@ -42,22 +47,31 @@ class PgConfig:
 
 @dataclass(frozen=True)
 class SparkConfig:
+    # Where Spark runs: local[N], spark://HOST:PORT (a standalone cluster), yarn, k8s://...;
+    # spark-submit's own --master wins when a job runs under it.
     master: str = "local[*]"
+    # spark.sql.shuffle.partitions of the harness's sessions and jobs.
     shuffle_partitions: int = 8
+    # spark.driver.memory of the jobs (Spark refuses a heap under its minimum, ~450 MB).
     driver_memory: str = "4g"
+    # Spark's web UI; every harness session prints its address when on.
     ui: bool = True
     # Timed jobs' JVMs start from the checkout's class-data archive of Spark's classes
-    # while it matches Java and Spark's jars (contest/infra/cds.py; README). On: 1.08x
-    # [1.08-1.10] n=3 for optimized at scale 1 (results/duckdb.md's sitting).
+    # while it matches Java and Spark's jars (contest/infra/cds.py;
+    # docs/concepts/configuration.md). On: 1.08x [1.08-1.10] n=3 for optimized at scale 1
+    # (results/duckdb.md's sitting).
     cds: bool = True
     # Python processes import pyspark compiled (not from Spark's zip) and the worker
     # daemon loads the tasks' libraries before it forks (contest/infra/pyspark_daemon.py).
     # Off: no clear gain alone, round by round (results/duckdb.md).
     python_preload: bool = False
+    # Spark's log level in a command's own session (its lines go to the command's log file).
     log_level: str = "WARN"
     # Loading the JVM connector is opt-in: it is not served by every registry.
     use_connector: bool = False
+    # The connector's Maven coordinates, loaded when use_connector is on.
     connector: str = CONNECTOR_COORDINATES
+    # Any further Spark setting by Spark's own name (spark.conf."spark.sql..." = "...").
     conf: dict[str, str] = field(default_factory=dict)
     # The lakesoul-stock engine's executor-side helper jar; "" = jvm/target of the
     # checkout (built by ./build.sh).
@@ -66,7 +80,10 @@ class SparkConfig:
 
 @dataclass(frozen=True)
 class TableConfig:
+    # LakeSoul's namespace of the tables the harness creates.
     namespace: str = "default"
+    # Hash buckets of a new table: its rows are bucketed by Spark's Murmur3 of the key, as
+    # LakeSoul's hash partitioning does, one file per bucket a write task.
     hash_buckets: int = 4
 
 
@@ -121,7 +138,8 @@ class WriteConfig:
     # "arrow" (pyarrow's string sort, the earlier way).
     sort: str = "uuid128"
     # With sort "uuid128", UUID keys' 128 bits (the sort's words) stored in two int64
-    # columns beside the key, for the read to group by without parsing (README).
+    # columns beside the key, for the read to group by without parsing
+    # (docs/concepts/configuration.md).
     key_words: bool = False
     # A batch's string columns that its file stores as small dictionaries (every
     # column but the key) are read as dictionaries and written as they are: no string
@@ -196,7 +214,10 @@ class ObjectStoreConfig:
 
     # http://HOST:PORT of an S3-compatible server; "" = AWS itself.
     endpoint: str = ""
+    # The store's region (AWS_REGION).
     region: str = "us-east-1"
+    # The store's keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY): never printed, written
+    # to a record or a job's config file; they reach child processes by environment.
     access_key: str = field(default="", repr=False)
     secret_key: str = field(default="", repr=False)
     # Buckets addressed as ENDPOINT/bucket/key: what MinIO and S3Proxy serve.
@@ -211,6 +232,7 @@ class ObjectStoreConfig:
 class ClusterConfig:
     """The Spark standalone cluster `contest cluster up` starts on this machine."""
 
+    # Workers on this machine, and the cores each offers.
     workers: int = 2
     cores_per_worker: int = 1
     # Memory each worker offers its executors (an executor asks spark.executor.memory, 1g).
@@ -260,7 +282,7 @@ class PeerConfig:
     table: dict[str, str] = field(default_factory=dict)
 
 
-# How a later batch picks the earlier keys it updates (README, "Workloads").
+# How a later batch picks the earlier keys it updates (docs/guides/workloads.md).
 DISTRIBUTIONS = ("uniform", "zipf", "recent")
 # How the batch files are written (contest/data/generator.py, FILE_WRITERS).
 FILE_WRITERS = ("contest", "pyarrow-defaults", "zstd-128ki")
@@ -273,6 +295,7 @@ class WorkloadConfig:
 
     # A label: the workload file's name, and part of the data cache's key.
     name: str = "contest"
+    # Batch files: base-0 .. base-(batches - 1).
     batches: int = 11
     # Rows of base-0, and of each later batch.
     first_rows: int = 10_000_000

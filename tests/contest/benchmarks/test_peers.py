@@ -344,16 +344,16 @@ def test_a_tiny_sitting_on_real_spark(cfg, pg, tmp_path: Path) -> None:
     assert any((cfg.work_path / "oracle").rglob("*.parquet"))
 
 
-def test_the_readmes_sitting_commands_parse_and_pass_their_checks() -> None:
-    """The README's examples of `contest bench peers` are real command lines: each
+def test_the_docs_sitting_commands_parse_and_pass_their_checks() -> None:
+    """The compare guide's examples of `contest bench peers` are real command lines: each
     parses, and its options pass the benchmark's checks (running them is a sitting)."""
     import re
     import shlex
 
     from contest.cli.main import build_parser
 
-    text = (REPO / "README.md").read_text()
-    section = text.split("### The comparison: sittings", 1)[1].split("\n## ", 1)[0]
+    text = (REPO / "docs" / "guides" / "compare.md").read_text()
+    section = text.split("## The comparison: sittings", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```sh\n(.*?)```", section, re.S)
     assert block is not None
     lines = [ln.split("  #")[0] for ln in block.group(1).splitlines() if ln.strip()]

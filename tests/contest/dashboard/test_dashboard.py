@@ -265,12 +265,11 @@ def test_cli_writes_a_page_and_refuses_a_missing_folder(tmp_path, capsys):
     )
 
 
-def test_the_readme_example_runs(capsys, monkeypatch):
-    readme = (RESULTS.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Dashboard", 1)[1].split("\n## ", 1)[0]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+def test_the_dashboard_guide_example_runs(capsys, monkeypatch):
+    page = (RESULTS.parent / "docs" / "guides" / "dashboard.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", page, re.S).group(1)
     monkeypatch.chdir(RESULTS.parent)
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/guides/dashboard.md", "exec"), {})
     out = capsys.readouterr().out
     assert "optimized" in out and "median(rows_per_core_s)" in out
 

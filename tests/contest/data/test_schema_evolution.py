@@ -152,12 +152,12 @@ def test_bad_change_phases_are_one_line_errors(phase, message):
         build_plan(data, 4, "my.toml")
 
 
-def test_the_readme_shows_the_workload_file():
-    """The README's Workloads section shows the file's [workload] tables as they are."""
+def test_the_workloads_guide_shows_the_workload_file():
+    """The workloads guide shows the file's [workload] tables as they are."""
     from tests.support.config import REPO
 
-    text = (REPO / "README.md").read_text()
-    section = text.split("### Schema evolution", 1)[1].split("\n### ", 1)[0]
+    text = (REPO / "docs" / "guides" / "workloads.md").read_text()
+    section = text.split("## Schema evolution", 1)[1].split("\n## ", 1)[0]
     shown = section.split("```toml\n", 1)[1].split("```", 1)[0]
     body = (REPO / "workloads" / "schema-evolution.toml").read_text()
     start = body.index("[workload]")
