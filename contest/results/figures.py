@@ -18,7 +18,7 @@ from contest.results import registry
 from contest.results.disclosure import sitting_of
 from contest.results.intervals import Ratio, geometric_mean, paired_ratio
 from contest.results.runs import RunRecord
-from contest.results.sittings import REFERENCE, groups, summarize
+from contest.results.sittings import REFERENCE, groups, kept, summarize
 
 # A figure's name (what over what, which end of its interval) and its value.
 Figures = dict[str, float]
@@ -55,15 +55,28 @@ def runs(records: Sequence[RunRecord]) -> Figures:
     rounds = [r for r in records if r.compare_round is not None]
     for g in groups(rounds):
         s = summarize(g)
+        at = f"scale {s.scale:g}, {s.shape}, codec {s.codec}: " if s.scale else f"{s.shape}: "
         for row in s.rows:
             if row.ratio is not None:
-                _interval(out, f"{REFERENCE} / {row.strategy}", row.ratio)
+                _interval(out, f"{at}{REFERENCE} / {row.strategy}", row.ratio)
                 inverse = Ratio(row.ratio.b, row.ratio.a, _inverted(row.ratio))
-                _interval(out, f"{row.strategy} / {REFERENCE}", inverse)
+                _interval(out, f"{at}{row.strategy} / {REFERENCE}", inverse)
         for t in s.two_rows:
-            _interval(out, f"{t.strategy} tuned / defaults", t.ratio)
+            _interval(out, f"{at}{t.strategy} tuned / defaults", t.ratio)
         if s.peer_ratios:
-            out[f"geometric mean, scale {s.scale}"] = geometric_mean(s.peer_ratios)
+            out[f"{at}geometric mean"] = geometric_mean(s.peer_ratios)
+        # Each round's ratio, the values the interval is taken over.
+        by_round = kept(g)
+        ref = by_round.get(REFERENCE, {})
+        for strategy, mine in by_round.items():
+            for n, r in mine.items():
+                if strategy != REFERENCE and n in ref:
+                    _both_ways(
+                        out,
+                        f"{at}{REFERENCE} / {strategy}, round {n}",
+                        ref[n].rows_per_core_s,
+                        r.rows_per_core_s,
+                    )
     pooled = [r for r in records if r.compare_round is None and r.correct]
     by: dict[tuple[float | None, str], list[RunRecord]] = {}
     for r in pooled:
