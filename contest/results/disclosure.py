@@ -24,6 +24,7 @@ from contest.infra.noise import BUSY_RULE, measured_busy
 from contest.results import registry
 
 NOT_RECORDED = "machine not recorded"
+ID_NOT_RECORDED = "machine id not recorded"
 # Their sittings' pages are written by their own benchmark (`contest bench peers`).
 OWN_PAGES = frozenset({"peer_sittings"})
 # What names a row, the first of these a record has (a strategy, an engine, a path...).
@@ -140,6 +141,8 @@ def disclose(source: str, records: Sequence[Any]) -> list[Disclosed]:
         sitting = sitting_of(r, source)
         d = out.setdefault(sitting, Disclosed(source, sitting))
         machine, cpu, commit, env, config = where(r)
+        if not machine and cpu:  # the CPU recorded without the machine's id
+            machine = ID_NOT_RECORDED
         if machine:
             d.machines[machine] = d.machines.get(machine) or cpu
         if commit:
