@@ -13,6 +13,7 @@ from contest.benchmarks.duckdb_reference import DEFAULTS, MEMORY
 from contest.infra.memory_bound import PROCESS_TREE_BOUND_BYTES, over_bound
 from contest.infra.noise import BUSY_RULE, measured_busy
 from contest.results.benchmarks import DuckDBRecord
+from contest.results.disclosure import disclosure_name
 from contest.results.intervals import median_interval, paired_ratio
 
 ENGINES = ("optimized", "duckdb", "floor")
@@ -188,7 +189,7 @@ def how_duckdb_ran(name: str, rs: Sequence[DuckDBRecord]) -> str:
         memory = f"memory_limit {', '.join(sorted(limits)) or '-'} ({what})"
     parts = max((x.parts or 1) for x in rs)
     queries = f"{parts} key ranges, one query each" if parts > 1 else "one query"
-    version = f"DuckDB {r.duckdb_version}" if r.duckdb_version else "DuckDB"
+    version = f"DuckDB {r.duckdb_version}" if r.duckdb_version else "DuckDB (version not recorded)"
     threads = r.threads or r.cores
     return f"- {engine_name(name, rs)}: {version}, threads {threads or '-'}, {memory}, {queries}."
 
@@ -215,6 +216,11 @@ def sitting_section(records: Sequence[DuckDBRecord]) -> list[str]:
     where = f"sitting {first.sitting}" if first.sitting else "sitting"
     if stamp is not None and stamp.git_commit:
         where += f", git {stamp.git_commit}" + (" (dirty)" if stamp.dirty else "")
+    cpu = stamp.cpu_model if stamp is not None else None
+    where += f", CPU: {cpu or 'not recorded'}"
+    if first.sitting:
+        page = disclosure_name(first.sitting, "duckdb")
+        where += f", full disclosure: [{page}]({page})"
     lines = [
         f"## `{summary.data}`",
         "",
