@@ -122,15 +122,14 @@ def where(r: Any) -> tuple[str, str, str, dict[str, Any] | None, dict[str, Any] 
     """(machine id, CPU model, commit, environment, config) a record discloses: its
     stamp's, else its own (an evaluation's run, a workload's phase)."""
     stamp = getattr(r, "stamp", None)
-    env = getattr(stamp, "environment", None) or getattr(r, "environment", None) or None
+    # A run's own environment, with what its stamp adds (every library's version).
+    env = {**(getattr(r, "environment", None) or {}), **(getattr(stamp, "environment", None) or {})}
     config = getattr(stamp, "config", None) or getattr(r, "config", None) or None
     machine = getattr(stamp, "machine_id", None) or getattr(r, "machine_id", None) or ""
-    cpu = getattr(stamp, "cpu_model", None) or ((env or {}).get("machine") or {}).get(
-        "cpu_model", ""
-    )
+    cpu = getattr(stamp, "cpu_model", None) or (env.get("machine") or {}).get("cpu_model", "")
     commit = getattr(stamp, "git_commit", None) or getattr(r, "git_commit", None) or ""
     dirty = getattr(stamp, "dirty", None) if stamp is not None else getattr(r, "git_dirty", None)
-    return machine, cpu, commit + ("+dirty" if commit and dirty else ""), env, config
+    return machine, cpu, commit + ("+dirty" if commit and dirty else ""), env or None, config
 
 
 def disclose(source: str, records: Sequence[Any]) -> list[Disclosed]:
