@@ -19,11 +19,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from contest.config import Config
+from contest.config import Config, as_dict
 from contest.errors import DataError, UsageError
-from contest.infra.machine import check_local_cores, git_state, load1, machine_id
-from contest.infra.noise import Background
+from contest.infra.machine import (
+    check_local_cores,
+    git_state,
+    library_versions,
+    load1,
+    machine_id,
+)
+from contest.infra.noise import BUSY_RULE, Background
 from contest.results import registry
+from contest.results.disclosure import links
 from contest.results.record import NotARecord
 
 Say = Callable[[str], None]
@@ -142,6 +149,51 @@ def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def disclosure(cfg: Config) -> dict[str, Any]:
+    """What a full disclosure names, recorded as a peer sitting's runs record it (the
+    one mechanism for every benchmark): the CPU model, the environment a run records
+    (`contest.evaluation.evaluate.environment`: machine facts, Spark, pyarrow, the JVM
+    libraries) with every Python library's version beside it, and the effective
+    configuration (passwords left out)."""
+    # deferred: the evaluation pulls in pandas and pyspark; only when a record is made
+    from contest.evaluation.evaluate import environment
+
+    env = environment(Path(cfg.work_dir))
+    env["libraries"] = library_versions()
+    machine = env.get("machine") or {}
+    return {
+        "cpu_model": str(machine.get("cpu_model") or ""),
+        "environment": env,
+        "config": as_dict(cfg),
+    }
+
+
+def where_run() -> tuple[str, str, bool | None]:
+    """(machine id, commit, dirty tree) of this process."""
+    commit, dirty = git_state(Path(__file__).parent)
+    return machine_id(), commit, dirty
+
+
+def stamp_of(
+    where: tuple[str, str, bool | None], disclosed: dict[str, Any], noise: Background | None
+) -> dict[str, Any]:
+    """A record's stamp (contest/results/stamp.py): the machine, the commit, the full
+    disclosure, the load, and the noise since the previous stamp when measured."""
+    mid, commit, dirty = where
+    out: dict[str, Any] = {"machine_id": mid, "git_commit": commit, "dirty": dirty}
+    out |= disclosed
+    out["load1"] = load1()
+    interval = noise.interval() if noise else None
+    if interval is not None:
+        out |= {
+            "interval_s": interval.wall_s,
+            "outside_share": interval.outside_share,
+            "peak_outside_share": interval.peak_outside_share,
+            "steal_share": interval.steal_share,
+        }
+    return out
+
+
 @dataclass
 class Sitting:
     """What one invocation of a benchmark runs with, and where its records go."""
@@ -157,31 +209,33 @@ class Sitting:
     # The noise measured while the benchmark runs (Benchmark.execute starts it).
     noise: Background | None = None
     _where: tuple[str, str, bool | None] | None = field(default=None, init=False, repr=False)
+    # The configuration last handed out (`config`): the one the next rows ran under.
+    _config: Config | None = field(default=None, init=False, repr=False)
+    _disclosed: dict[Any, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
 
     def config(self, preset: Mapping[str, object] | None = None) -> Config:
         """The run's configuration, under `preset`, in --work when the benchmark has it."""
         cfg = self.cfg if preset is None or self.load is None else self.load(preset)
         work = getattr(self.options, "work", None)
-        return replace(cfg, work_dir=work) if work else cfg
+        self._config = replace(cfg, work_dir=work) if work else cfg
+        return self._config
+
+    def disclosed(self) -> dict[str, Any]:
+        """The full disclosure of the rows being recorded (`disclosure`), taken once per
+        configuration the sitting ran under."""
+        cfg = self._config or self.config()
+        key = repr(cfg)
+        if key not in self._disclosed:
+            self._disclosed[key] = disclosure(cfg)
+        return self._disclosed[key]
 
     def stamp(self) -> dict[str, Any]:
         """Where and how quietly the rows being recorded were measured: the machine, the
-        commit, the load, the noise since the previous record (contest/results/stamp.py)."""
+        commit, the load, the noise since the previous record, and the full disclosure
+        (contest/results/stamp.py)."""
         if self._where is None:
-            commit, dirty = git_state(Path(__file__).parent)
-            self._where = (machine_id(), commit, dirty)
-        mid, commit, dirty = self._where
-        out: dict[str, Any] = {"machine_id": mid, "git_commit": commit, "dirty": dirty}
-        out["load1"] = load1()
-        noise = self.noise.interval() if self.noise else None
-        if noise is not None:
-            out |= {
-                "interval_s": noise.wall_s,
-                "outside_share": noise.outside_share,
-                "peak_outside_share": noise.peak_outside_share,
-                "steal_share": noise.steal_share,
-            }
-        return out
+            self._where = where_run()
+        return stamp_of(self._where, self.disclosed(), self.noise)
 
     def record(self, *rows: Row) -> list[Any]:
         """Append `rows` (each stamped with this sitting, the machine, commit and the
@@ -193,6 +247,15 @@ class Sitting:
             row.setdefault("sitting", self.started)
             if row.get("stamp") is None:  # a typed record's own None is no stamp
                 row["stamp"] = stamp
+            if row.get("environment") and isinstance(row["stamp"], dict):
+                # A run's own record discloses its environment and config (RunRecord):
+                # the stamp adds only what that lacks, every Python library's version.
+                own = dict(row["stamp"])
+                libraries = (own.pop("environment", None) or {}).get("libraries")
+                own.pop("config", None)
+                row["stamp"] = own | (
+                    {"environment": {"libraries": libraries}} if libraries else {}
+                )
         records = self.results.append(stamped)
         self.benchmark.publish(self.results)
         return records
@@ -208,6 +271,9 @@ class Benchmark:
     summary: ClassVar[str]  # one line for `contest bench --help`
     description: ClassVar[str]
     options: ClassVar[tuple[Option, ...]] = ()
+    # Whether the page links each sitting's generic disclosure (contest/results/
+    # disclosure.py); a benchmark that writes its own pages links them itself.
+    discloses: ClassVar[bool] = True
 
     @classmethod
     def all_options(cls) -> tuple[Option, ...]:
@@ -235,9 +301,13 @@ class Benchmark:
         """Anything besides the markdown rendered from the records (a chart)."""
 
     def page(self, results: Results) -> str:
-        """The page: the records rendered, then the findings written by hand in
-        `<results>/notes/<stem>.md` (kept apart, so a run renders the page again)."""
-        text = self.render(results.load())
+        """The page: the records rendered, each sitting's full disclosure linked, then
+        the findings written by hand in `<results>/notes/<stem>.md` (kept apart, so a
+        run renders the page again)."""
+        records = results.load()
+        text = self.render(records)
+        if self.discloses:
+            text = text.rstrip("\n") + "\n\n" + "\n".join(disclosure_section(self.stem, records))
         notes = results.folder / "notes" / f"{self.stem}.md"
         if notes.is_file():
             text = text.rstrip("\n") + "\n\n" + notes.read_text()
@@ -260,6 +330,19 @@ class Benchmark:
         if not sitting.results.md.exists():
             self.publish(sitting.results)
         return ok
+
+
+def disclosure_section(stem: str, records: Sequence[Any]) -> list[str]:
+    """The links to each sitting's full disclosure, and the busy rule the pages apply."""
+    return [
+        "## Full disclosure of each sitting",
+        "",
+        f"Machine, CPU, commits, libraries, configuration and each row's noise "
+        f"(`contest report`); the one busy rule: {BUSY_RULE}.",
+        "",
+        *links(stem, records),
+        "",
+    ]
 
 
 class Sat(Protocol):

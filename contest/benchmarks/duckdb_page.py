@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from contest.benchmarks.base import sittings
 from contest.benchmarks.duckdb_reference import DEFAULTS, MEMORY
 from contest.infra.memory_bound import PROCESS_TREE_BOUND_BYTES, over_bound
+from contest.infra.noise import BUSY_RULE, measured_busy
 from contest.results.benchmarks import DuckDBRecord
+from contest.results.disclosure import disclosure_name
 from contest.results.intervals import median_interval, paired_ratio
 
 ENGINES = ("optimized", "duckdb", "floor")
@@ -23,7 +25,9 @@ INTRO = (
     "process; the floor: every batch read once, the result's rows written once, two trivial "
     "spark-submits). Each median with its distribution-free interval and n; each ratio taken "
     "round by round inside the sitting (contest/results/intervals.py); noise: the highest "
-    "share of the CPUs other work took during an engine's processes."
+    "share of the CPUs other work took during an engine's processes (`busy` by the one "
+    f"rule: {BUSY_RULE}); a row that recorded only its stamp's window shows it as "
+    "`window`, not judged. An engine that ran in key ranges says how many in its name."
 )
 
 CHANGED = (
@@ -125,12 +129,16 @@ def newest_per_data(groups: Sequence[Sequence[DuckDBRecord]]) -> list[Sequence[D
     return list(newest.values())
 
 
-def outside_share(r: DuckDBRecord) -> float | None:
-    """Other work's share of the CPUs while the row was measured: the row's own figure
-    (the floor's, per process), else its stamp's (the interval since the last row)."""
-    if r.outside_share is not None:
-        return r.outside_share
-    return r.stamp.outside_share if r.stamp is not None else None
+def noise_cell(rs: Sequence[DuckDBRecord]) -> str:
+    """Other work's highest share of the CPUs during the engine's own processes, judged
+    by the one busy rule; else the highest over the rows' stamps' windows, marked as
+    such and not judged (the window holds the gaps between engines too)."""
+    own = [r.outside_share for r in rs if r.outside_share is not None]
+    if own:
+        busy = measured_busy(max(own), None, None)
+        return f"{max(own):.0%}" + (" busy" if busy else "")
+    window = [r.stamp.outside_share for r in rs if r.stamp and r.stamp.outside_share is not None]
+    return f"window {max(window):.0%}" if window else "-"
 
 
 def by_round(rs: Sequence[DuckDBRecord]) -> dict[int, float]:
@@ -181,7 +189,7 @@ def how_duckdb_ran(name: str, rs: Sequence[DuckDBRecord]) -> str:
         memory = f"memory_limit {', '.join(sorted(limits)) or '-'} ({what})"
     parts = max((x.parts or 1) for x in rs)
     queries = f"{parts} key ranges, one query each" if parts > 1 else "one query"
-    version = f"DuckDB {r.duckdb_version}" if r.duckdb_version else "DuckDB"
+    version = f"DuckDB {r.duckdb_version}" if r.duckdb_version else "DuckDB (version not recorded)"
     threads = r.threads or r.cores
     return f"- {engine_name(name, rs)}: {version}, threads {threads or '-'}, {memory}, {queries}."
 
@@ -208,6 +216,11 @@ def sitting_section(records: Sequence[DuckDBRecord]) -> list[str]:
     where = f"sitting {first.sitting}" if first.sitting else "sitting"
     if stamp is not None and stamp.git_commit:
         where += f", git {stamp.git_commit}" + (" (dirty)" if stamp.dirty else "")
+    cpu = stamp.cpu_model if stamp is not None else None
+    where += f", CPU: {cpu or 'not recorded'}"
+    if first.sitting:
+        page = disclosure_name(first.sitting, "duckdb")
+        where += f", full disclosure: [{page}]({page})"
     lines = [
         f"## `{summary.data}`",
         "",
@@ -226,8 +239,7 @@ def sitting_section(records: Sequence[DuckDBRecord]) -> list[str]:
         med = "-" if iv is None else f"{iv.median:.1f}"
         med += f" [{iv.low:.1f}-{iv.high:.1f}] n={iv.n}" if iv is not None and iv.n > 1 else ""
         secs = ", ".join(run_seconds(r) for r in rs)
-        shares = [x for x in map(outside_share, rs) if x is not None]
-        noise = f"{max(shares):.0%}" if shares else "-"
+        noise = noise_cell(rs)
         ok = all(r.correct for r in rs)
         row = f"| {engine_name(name, rs)} | {med} | {secs} | {peak_cell(rs)} | {noise} | {ok} |"
         lines.append(row)

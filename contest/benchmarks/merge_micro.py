@@ -5,8 +5,10 @@ the same sitting; every result checked against the reference's.
 
     python -m contest.benchmarks.merge_micro --table ccf --batch DATA/base-0.parquet
 
-Prints one JSON line per variant (results/native_merge.md quotes them). The machine's
-load average is printed with them: on a shared machine only the ratios mean much.
+Prints one JSON line per variant (results/native_merge.md quotes them), each with its
+sitting and the stamp every benchmark's record carries (contest/benchmarks/base.py: the
+machine, commit, full disclosure and the noise over the variants' rounds): on a shared
+machine only the ratios mean much.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from contest.benchmarks.base import disclosure, stamp_of, utc_now, where_run
 from contest.config import READ_MERGES, load_config
+from contest.infra.noise import Background
 from contest.infra.postgres import resolve_connection
 from contest.read.files import files_by_bucket, merge_bucket, newest_version
 from contest.read.job import ReadRequest, checked_commits
@@ -130,15 +134,19 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--memory", type=int, action="append", help="read.merge_memory_bytes")
     args = p.parse_args(argv)
     _one_thread()
+    sitting = utc_now()
     rows: list[dict] = []
-    if args.table:
-        for memory in args.memory or [1 << 30]:
-            rows += bench_merge(args.table, args.bucket, args.rounds, memory, list(READ_MERGES))
-    if args.batch:
-        rows += bench_sort(args.batch, args.buckets, args.rounds)
+    with Background() as noise:
+        if args.table:
+            for memory in args.memory or [1 << 30]:
+                rows += bench_merge(args.table, args.bucket, args.rounds, memory, list(READ_MERGES))
+        if args.batch:
+            rows += bench_sort(args.batch, args.buckets, args.rounds)
+        stamp = stamp_of(where_run(), disclosure(load_config()), noise)
     load = [round(x, 2) for x in os.getloadavg()]
     for row in rows:
-        print(json.dumps({**row, "rounds": args.rounds, "load": load}), flush=True)
+        line = {**row, "rounds": args.rounds, "load": load, "sitting": sitting, "stamp": stamp}
+        print(json.dumps(line), flush=True)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,7 +44,9 @@ from contest.evaluation.strategies import (
     strategy_names,
 )
 from contest.infra.machine import cpu_model, git_state, machine_id
+from contest.infra.noise import BUSY_RULE
 from contest.infra.pagecache import read_ahead
+from contest.results.disclosure import disclosure_name
 from contest.results.intervals import Interval, geometric_mean
 from contest.results.runs import RunRecord, other_cpu
 from contest.results.sittings import REFERENCE, SittingSummary, groups, newest, summarize
@@ -69,10 +70,6 @@ def sitting_order(names: Sequence[str], once: Sequence[str], rnd: int) -> list[s
     if rnd == 1:
         return list(names)
     return round_order([n for n in names if n not in once], rnd)
-
-
-def disclosure_name(sitting: str) -> str:
-    return "disclosure/" + re.sub(r"[^0-9A-Za-z-]", "-", sitting) + ".md"
 
 
 def _num(v: float | None, digits: int = 1) -> str:
@@ -172,6 +169,8 @@ def render_disclosure(records: Sequence[RunRecord]) -> str:
     m = first.machine
     commits = sorted({r.git_commit + ("+dirty" if r.git_dirty else "") for r in records})
     packages = sorted((env.get("jvm_packages") or {}).items())
+    stamped = first.stamp.environment if first.stamp is not None else None
+    libraries = sorted(((stamped or {}).get("libraries") or {}).items())
     lines = [
         f"# Full disclosure: sitting `{first.sitting}`",
         "",
@@ -184,6 +183,11 @@ def render_disclosure(records: Sequence[RunRecord]) -> str:
         f"- OS: {m.os}, kernel {m.kernel}; JVM: {m.java}",
         f"- Python {env.get('python', '?')}, Spark {env.get('spark', '?')}, pyarrow "
         f"{env.get('pyarrow', '?')}, lakesoul (PyPI) {env.get('lakesoul_python', '?')}",
+        "- every Python library: "
+        + (
+            ", ".join(f"{k} {v}" for k, v in libraries)
+            or "not recorded (records from before they carried it)"
+        ),
         "- JVM libraries (pinned coordinates): "
         + "; ".join(f"{k}: {', '.join(v)}" for k, v in packages),
         f"- commits: {', '.join(commits)}",
@@ -192,7 +196,7 @@ def render_disclosure(records: Sequence[RunRecord]) -> str:
         "",
         "Noise is measured during each job: other work's share of all CPUs (mean and "
         "peak over 2 s windows) and the CPU steal; `busy` runs are left out of the "
-        "medians.",
+        f"medians. The one busy rule: {BUSY_RULE}.",
         "",
         "| when (UTC) | round | # | strategy | attempt | write s | read s | write noise "
         "(mean/peak) | read noise (mean/peak) | steal | load1 before | correct | busy |",
@@ -288,6 +292,7 @@ RESUME = Option("--resume", "continue this sitting (its id) on the same commit a
 class PeersBench(Benchmark):
     name = "peers"
     stem = "peer_sittings"
+    discloses = False  # its own pages, each job's write and read apart
     summary = "every strategy in interleaved, rotated rounds in one sitting, with intervals"
     description = (
         "Run the contest's procedure for every strategy in interleaved rounds (the order "

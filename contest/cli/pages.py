@@ -1,7 +1,8 @@
 """Every generated page of a results folder, rendered again from its typed records:
 what `contest report` writes. Each results file the registry knows has its page (the
 benchmarks' `<stem>.md`, the score's README.md, each cluster's and sweep's README.md,
-each workload's `<name>.md`), so no page is edited by hand: findings go to NOTES.md or
+each workload's `<name>.md`, every sitting's full disclosure under `disclosure/`), so
+no page is edited by hand: findings go to NOTES.md or
 `notes/<stem>.md`, which the pages include.
 """
 
@@ -17,6 +18,7 @@ from contest.evaluation.sweep import as_recorded, load_sweep, split_name
 from contest.evaluation.sweep_page import summarize, write_outputs
 from contest.peers.analysis import amplification_tables
 from contest.results import registry
+from contest.results.disclosure import write_pages
 from contest.workload.report import write_report as write_workload_report
 
 
@@ -73,4 +75,4 @@ def regenerate(root: Path) -> list[Path]:
     wrote: list[Path] = []
     for kind, path in registry.every_file(root):
         wrote += PAGES.get(kind.name, _benchmark)(root, path)
-    return wrote
+    return wrote + write_pages(root)

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import time
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import psutil
@@ -212,3 +213,27 @@ def machine_facts(work: Path) -> dict[str, object]:
         "kernel": platform.release(),
         "java": java_version(),
     }
+
+
+# The distribution whose requirements name every library a figure depends on.
+DISTRIBUTION = "lakesoul-contest"
+
+
+def library_versions(dist: str = DISTRIBUTION) -> dict[str, str]:
+    """Python's version and every library the installed package requires (its extras
+    left out), at the version installed: what ran a figure, beside the pins that ask
+    for it ("not installed" and "" degrade as every reader here does)."""
+    out = {"python": platform.python_version()}
+    try:
+        requires = metadata.requires(dist) or []
+    except metadata.PackageNotFoundError:
+        return out
+    for req in requires:
+        name = re.match(r"[A-Za-z0-9_.-]+", req)
+        if name is None or "extra ==" in req:
+            continue
+        try:
+            out[name.group(0)] = metadata.version(name.group(0))
+        except metadata.PackageNotFoundError:
+            out[name.group(0)] = "not installed"
+    return out

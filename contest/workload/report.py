@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from contest.infra.noise import BUSY_RULE
 from contest.results.intervals import Interval
 from contest.results.workloads import PhaseRecord
 from contest.workload.metrics import (
@@ -83,7 +84,7 @@ def noise_lines(records: Sequence[PhaseRecord]) -> list[str]:
         f"Noise measured during {len(measured)} phases' jobs (other work's share of the "
         f"CPUs, contest/infra/noise.py): mean at most {mean:.1%}, 2-s peak at most "
         f"{peak:.0%}, steal at most {steal:.1%}; {len(busy)} busy "
-        "(marked in the phases table).",
+        f"(marked in the phases table; the one rule: {BUSY_RULE}).",
         "",
     ]
 

@@ -72,6 +72,7 @@ from contest.benchmarks.stream.stage import (
 from contest.config import Config
 from contest.errors import RunError, UsageError
 from contest.infra.cluster import check_master
+from contest.infra.noise import BUSY_RULE
 from contest.infra.postgres import resolve_connection
 from contest.infra.proc import kill_group, spawn
 from contest.peers import registry
@@ -566,8 +567,9 @@ class StreamBench(Benchmark):
             "The machine is shared by "
             "several engineers: timings are indicative only. Noise: other work's share of "
             "the CPUs, mean / highest 2 s, over the interval named (the row's own part; in "
-            "rows stamped before parts were, the whole sitting), `busy` by the "
-            "evaluation's rule; `-`: not measured.",
+            "rows stamped before parts were, the whole sitting), `-`: not measured; no "
+            "freshness run records the noise of its own jobs, so no row is judged busy (the "
+            f"one rule: {BUSY_RULE}).",
             "",
             "| format (, sink) | sitting | feed (files/s × rows) | files | micro-batches "
             "| freshness p50 s | p99 s | max s | rows/s | rows/core/s (batch work) | cores "

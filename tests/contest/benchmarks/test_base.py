@@ -8,6 +8,7 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.metadata import version
 
 import pytest
 
@@ -22,7 +23,7 @@ from contest.benchmarks.base import (
 )
 from contest.cli.bench import add_option
 from contest.errors import DataError, UsageError
-from contest.infra.machine import machine_id
+from contest.infra.machine import cpu_model, machine_id
 from contest.results.record import Record
 from contest.results.registry import ResultsFile
 from contest.results.stamp import Stamp
@@ -101,7 +102,19 @@ def test_records_are_appended_stamped_and_rendered_as_they_come(cfg, tmp_path):
     assert {s.machine_id for s in typed} == {machine_id()}
     assert all(s.git_commit and s.outside_share is not None for s in typed)
     assert all(s.interval_s is not None and s.interval_s >= 0 for s in typed)
-    assert results.md.read_text() == "# counting\n- 1 (s1)\n- 2 (s1)\n- 1 (s2)\n"
+    # ... and the full disclosure a peer sitting's runs carry: CPU, every library's
+    # version, the effective configuration (no password).
+    assert all(s.cpu_model == cpu_model() for s in typed)
+    libraries = [(s.environment or {}).get("libraries") or {} for s in typed]
+    assert all(lib.get("duckdb") == version("duckdb") for lib in libraries)
+    assert all((s.config or {}).get("work_dir") == cfg.work_dir for s in typed)
+    assert all("password" not in (s.config or {}).get("pg", {}) for s in typed)
+    page = results.md.read_text()
+    assert page.startswith("# counting\n- 1 (s1)\n- 2 (s1)\n- 1 (s2)\n\n## Full disclosure")
+    # Each sitting's page linked, the one busy rule named.
+    assert "[disclosure/counting-s1.md](disclosure/counting-s1.md)" in page
+    assert "[disclosure/counting-s2.md](disclosure/counting-s2.md)" in page
+    assert "busy by the per-job noise" in page
 
 
 def test_a_row_its_record_refuses_is_not_written(tmp_path):

@@ -135,3 +135,21 @@ def test_duckdb_variants_rotate_with_the_engines_after_optimized_in_round_one() 
     ]
     orders = [round_steps([None], rnd, False, ["equal"]) for rnd in range(1, 5)]
     assert {o.index(RoundStep("duckdb", "equal")) for o in orders} == {0, 1, 2, 3}
+
+
+def test_each_sitting_names_its_cpu_its_disclosure_and_the_noise_rule() -> None:
+    stamp = {"machine_id": "m", "git_commit": "abc1234", "outside_share": 0.3}
+    with_cpu = [
+        rec(e, 1, 10.0, stamp=stamp | {"cpu_model": "AMD EPYC"}, **DEFAULTS_ROW)
+        for e in ("optimized", "duckdb")
+    ]
+    text = render(with_cpu)
+    assert "git abc1234, CPU: AMD EPYC, full disclosure: [disclosure/duckdb-s.md]" in text
+    # Noise only over the stamp's window: shown as such, never judged busy.
+    assert "| window 30% |" in text and "busy" not in text.split("| engine |")[1]
+    assert "busy by the per-job noise" in text
+    older = [rec(e, 1, 10.0, stamp=stamp, outside_share=0.2) for e in ("optimized", "duckdb")]
+    text = render(older)
+    assert "CPU: not recorded" in text
+    assert "DuckDB (version not recorded)" in text
+    assert "| 20% busy |" in text  # the engine's own processes' noise: judged

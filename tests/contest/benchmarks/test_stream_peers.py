@@ -153,13 +153,15 @@ def test_a_peers_freshness_renders_beside_an_older_lakesoul_sitting():
         fresh("hudi", "s1", 7.7),
         fresh("hudi", "s2", 4.4),  # a peers-only sitting after: its figures replace s1's
     ]
-    # The noise of the row's part, as its stamp says it (s2's part was busy).
+    # The noise of the row's part, as its stamp says it: shown, not judged (the window is
+    # not a job's own noise, contest.infra.noise.BUSY_RULE).
     stamp = {"machine_id": "m", "interval_s": 90.0, "outside_share": 0.03}
     records[2]["stamp"] = stamp | {"peak_outside_share": 0.6}
     text = StreamBench().render([stream_record(r) for r in records])
     assert "| lakesoul (harness) | s1 | 2 × 500 | 20 | 9 | 1.1 | 9.0 |" in text
     assert "| hudi, foreach-batch | s2 | 2 × 500 | 20 | 9 | 4.4 | 9.0 |" in text
-    assert "| 1200.0 | 2 | 3% / 60% over 1.5 min busy | yes |" in text
+    assert "| 1200.0 | 2 | 3% / 60% over 1.5 min | yes |" in text
+    assert "busy by the per-job noise" in text
     assert "| 1200.0 | 2 | - | yes |" in text  # s1: no noise measured
     assert "7.7" not in text
 
