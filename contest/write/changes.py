@@ -102,7 +102,7 @@ def change_shape(cfg: Config, batches: Sequence[Batch]) -> ChangeShape:
         if why:
             raise DataError(why)
     widest = workload_schema(cfg.workload)
-    fields = [pa.field(k, _stored_type(_key_field_type(batches[0], k))) for k in keys]
+    fields = [pa.field(k, stored_key_type(_key_field_type(batches[0], k))) for k in keys]
     fields += [f for f in widest if f.name in ops]
     if rules.op_column:
         fields.append(pa.field(rules.op_column, pa.string()))
@@ -113,7 +113,7 @@ def _key_field_type(batch: Batch, col: str) -> pa.DataType:
     return file_schema(batch).field(col).type
 
 
-def _stored_type(typ: pa.DataType) -> pa.DataType:
+def stored_key_type(typ: pa.DataType) -> pa.DataType:
     """A key column's type in the table: a binary key as LakeSoul's binary."""
     if pa.types.is_fixed_size_binary(typ) or pa.types.is_large_binary(typ):
         return pa.binary()
