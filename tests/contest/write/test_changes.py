@@ -12,7 +12,7 @@ import pytest
 from contest.data.batches import SCHEMA, discover
 from contest.data.changes import ROW_KINDS
 from contest.errors import DataError
-from contest.write.changes import stored_key_type, file_schema, lakesoul_kinds, needs_changes
+from contest.write.changes import file_schema, lakesoul_kinds, needs_changes, stored_key_type
 from contest.write.job import WriteMode, run_write
 from tests.support.contract_cases import CHANGE_CASES, row, write_case, write_change_case
 
