@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -15,8 +16,12 @@ from contest.data.batches import discover
 from contest.data.changes import Changes
 from contest.data.oracle import expected_rows
 from contest.errors import DataError
+from contest.maintenance.compact import compact
+from contest.read.arrow import read_merged
 from contest.read.files import write_merged
 from contest.read.job import chosen_commits, merged
+from contest.write.job import WriteMode
+from meta import catalog
 from meta.merge import merge_table
 from tests.support.contract_cases import CHANGE_CASES, write_change_case
 from tests.support.pipeline import with_write, write
@@ -115,3 +120,30 @@ def test_the_result_files_written_by_the_merge_tasks(spark, pg, cfg, tmp_path):
     got = pq.read_table(out)
     assert "op" not in got.column_names
     assert plain(got.to_pylist(), ("bk",)) == oracle_rows(data, case)
+
+
+def test_compaction_keeps_change_data_and_later_deletes_apply(spark, pg, cfg, tmp_path):
+    """A compacted change table holds its live keys only (each row an insert); a batch
+    written after the compaction deletes and re-inserts on top of it. The in-process
+    read (read_merged) merges it as the Spark read does."""
+    case = CHANGE_CASES["delete_then_reinsert_starts_the_key_afresh"]
+    data = write_change_case(case, tmp_path / "data")
+    ccfg = change_config(cfg, case)
+    table_dir = tmp_path / "compacted"
+    write(spark, pg, ccfg, data, table_dir, indices=[0, 1])
+    table = catalog.get_table(pg, table_dir.name)
+    merge_table(pg, table)
+    compact(spark, pg, ccfg, table)
+    commits, _, _ = chosen_commits(pg, ccfg, table, {})
+    assert [c.commit_op for c in commits] == ["CompactionCommit"]
+    kept = pa.concat_tables(
+        [pq.read_table(f.path.removeprefix("file://")) for f in commits[0].files]
+    )
+    assert kept.column("uuid").to_pylist() == ["b"]  # a was deleted
+    assert kept.column("op").to_pylist() == ["insert"]
+    write(spark, pg, ccfg, data, table_dir, indices=[2], mode=WriteMode.APPEND)
+    merge_table(pg, table)
+    df, _, _ = merged(spark, pg, ccfg, table)
+    want = plain(case["expected"], ("uuid",))
+    assert plain([r.asDict() for r in df.collect()], ("uuid",)) == want
+    assert plain(read_merged(pg, ccfg, table).to_pylist(), ("uuid",)) == want
