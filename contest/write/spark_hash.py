@@ -55,7 +55,12 @@ def hash_strings(arr: pa.Array | pa.ChunkedArray, seed: int | np.ndarray = SEED)
     binary = not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type))
     arr = arr.cast(pa.binary() if binary else pa.string())
     n = len(arr)
-    seeds = _seeds(seed, n)
+    # One seed for every row (a key's first column, the contest's): no array of them.
+    seeds = _seeds(seed, n) if isinstance(seed, np.ndarray) else None
+
+    def seed_of(rows: slice | np.ndarray) -> int | np.ndarray:
+        return seed if seeds is None else seeds[rows]
+
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
     data = (
         np.frombuffer(arr.buffers()[2], dtype=np.uint8)
@@ -68,24 +73,23 @@ def hash_strings(arr: pa.Array | pa.ChunkedArray, seed: int | np.ndarray = SEED)
         length = int(lengths[0])
         block = data[offsets[0] : offsets[0] + n * length].reshape(n, length)
         for at in range(0, n, HASH_ROWS):
-            out[at : at + HASH_ROWS] = _hash_block(
-                block[at : at + HASH_ROWS], seeds[at : at + HASH_ROWS]
-            )
+            window = slice(at, at + HASH_ROWS)
+            out[window] = _hash_block(block[window], seed_of(window))
         return out.view(np.int32)
     for length in np.unique(lengths):
         rows = np.flatnonzero(lengths == length)
         for at in range(0, len(rows), HASH_ROWS):
             some = rows[at : at + HASH_ROWS]
             out[some] = _hash_block(
-                data[starts[some][:, None] + np.arange(int(length))], seeds[some]
+                data[starts[some][:, None] + np.arange(int(length))], seed_of(some)
             )
     return out.view(np.int32)
 
 
-def _hash_block(block: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+def _hash_block(block: np.ndarray, seed: int | np.ndarray) -> np.ndarray:
     """Murmur3 of each row of an (n, length) uint8 matrix: keys of one length."""
     n, length = block.shape
-    h1 = seeds.copy()
+    h1 = seed.copy() if isinstance(seed, np.ndarray) else np.full(n, seed, dtype=np.uint32)
     with np.errstate(over="ignore"):
         aligned = length - length % 4
         if aligned:
