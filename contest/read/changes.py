@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from contest.data import operators as registry
 from contest.data.changes import DELETE
+from contest.errors import RunError
 from contest.infra.storage import filesystem
 from contest.read.operators import result_schema, validate_operators
 
@@ -59,6 +60,18 @@ def after_last_delete(codes: np.ndarray, deletes: np.ndarray) -> np.ndarray:
     return keep
 
 
+def unreadable(path: str, exc: BaseException) -> RunError:
+    """One line naming a committed data file that cannot be read, and why."""
+    text = str(exc).strip()
+    why = text.splitlines()[0][:200] if text else type(exc).__name__
+    if isinstance(exc, FileNotFoundError):
+        return RunError(f"committed data file {path} is missing: {why}")
+    return RunError(
+        f"committed data file {path} cannot be read, it is truncated or damaged "
+        f"({type(exc).__name__}: {why})"
+    )
+
+
 def read_changes(
     files: Sequence[tuple[str, int | None]], schema: pa.Schema
 ) -> tuple[pa.Table, dict[str, np.ndarray]]:
@@ -67,7 +80,10 @@ def read_changes(
     parts, held_parts = [], []
     for path, _ in files:
         fs, local = filesystem(path)
-        t = pq.read_table(local, filesystem=fs)
+        try:
+            t = pq.read_table(local, filesystem=fs)
+        except (OSError, pa.ArrowException) as exc:
+            raise unreadable(path, exc) from None
         cols = [
             t.column(f.name).cast(f.type)
             if f.name in t.column_names

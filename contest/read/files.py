@@ -19,9 +19,9 @@ from contest.config import CODECS, ReadConfig
 from contest.data import operators as registry
 from contest.data.dictionaries import dictionary_columns, writes_without_arrow_schema
 from contest.data.uuid_keys import WORD_COLUMNS
-from contest.errors import RunError, SchemaEvolutionError
+from contest.errors import SchemaEvolutionError
 from contest.infra.storage import filesystem
-from contest.read.changes import merge_change_bucket
+from contest.read.changes import merge_change_bucket, unreadable
 from contest.read.merges import merge_parts
 from contest.read.operators import merge_rows, picked_columns, result_schema, validate_operators
 from contest.read.statistics import statistics_setting
@@ -84,18 +84,6 @@ def read_parts(
             raise unreadable(path, exc) from None
         parts.append(conform(t, schema, path, version, newest))
     return parts
-
-
-def unreadable(path: str, exc: BaseException) -> RunError:
-    """One line naming a committed data file that cannot be read, and why."""
-    text = str(exc).strip()
-    why = text.splitlines()[0][:200] if text else type(exc).__name__
-    if isinstance(exc, FileNotFoundError):
-        return RunError(f"committed data file {path} is missing: {why}")
-    return RunError(
-        f"committed data file {path} cannot be read, it is truncated or damaged "
-        f"({type(exc).__name__}: {why})"
-    )
 
 
 def conform(

@@ -5,9 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
 
 from contest.data import operators as ops
-from contest.read.changes import after_last_delete, key_codes, merge_changes
+from contest.errors import RunError
+from contest.read.changes import (
+    after_last_delete,
+    key_codes,
+    merge_change_bucket,
+    merge_changes,
+)
 from contest.read.files import needs_change_merge
 from meta.catalog import TableRef
 from meta.commits import DataFile, SnapshotCommit
@@ -81,3 +89,16 @@ def test_the_change_merge_only_when_the_table_needs_it():
     assert not needs_change_merge(_table(("uuid",), schema), earlier, contest)
     skipping = {**contest, "note": ops.USE_LAST_NOT_NULL}
     assert not needs_change_merge(_table(("uuid",), schema), later, skipping)
+
+
+def test_a_change_bucket_read_per_file_columns_and_a_damaged_file_in_one_line(tmp_path):
+    schema = pa.schema([("k", pa.int64()), ("u", pa.string())])
+    pq.write_table(pa.table({"k": [1, 2], "u": ["x", "y"], "op": ["insert"] * 2}), tmp_path / "a")
+    pq.write_table(pa.table({"k": [1, 2], "op": ["update", "delete"]}), tmp_path / "b")
+    files = [(str(tmp_path / "a"), 0), (str(tmp_path / "b"), 1)]
+    got = merge_change_bucket(files, schema, ["k"], {"u": ops.USE_LAST}, "op")
+    assert got.to_pylist() == [{"k": 1, "u": "x"}]  # b lacks u: 1 keeps x; 2 deleted
+    (tmp_path / "c").write_bytes(b"PAR1 not parquet")
+    with pytest.raises(RunError, match=r"committed data file .*/c cannot be read") as err:
+        merge_change_bucket([*files, (str(tmp_path / "c"), 2)], schema, ["k"], {}, "op")
+    assert "\n" not in str(err.value)
