@@ -11,12 +11,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from contest.config import Config
+from contest.config.loading import override
 from contest.data import operators as ops
 from contest.data.batches import discover
 from contest.data.changes import Changes
 from contest.data.oracle import expected_rows
 from contest.errors import DataError
 from contest.maintenance.compact import compact
+from contest.peers.lakesoul import BASELINE_MOR
 from contest.read.arrow import read_merged
 from contest.read.files import write_merged
 from contest.read.job import chosen_commits, merged
@@ -89,6 +91,15 @@ def test_change_refusals_in_one_line_before_anything_is_written(name, spark, pg,
     assert case["refused"] in str(err.value)
     assert "\n" not in str(err.value)
     assert not table_dir.exists() or not list(table_dir.rglob("*.parquet"))
+
+
+def test_baseline_mor_takes_change_data_through_the_same_change_write(spark, pg, cfg, tmp_path):
+    """baseline-mor's settings (one thread, zstd, Spark's reader, 4 parts, the result
+    through Spark): its change data goes through the change write, read the same."""
+    case = CHANGE_CASES["insert_update_delete_of_one_key_inside_one_batch"]
+    mor = override(cfg, BASELINE_MOR)
+    data, _, _, _, rows = write_and_read(spark, pg, mor, case, tmp_path, "mor")
+    assert rows == plain(case["expected"], ("uuid",)) == oracle_rows(data, case)
 
 
 def test_the_cdc_column_and_partial_files_as_lakesoul_keeps_them(spark, pg, cfg, tmp_path):
