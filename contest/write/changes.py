@@ -38,10 +38,10 @@ from contest.write.files import (
     BUCKET_COL,
     FILE_SCHEMA,
     WriteOutcome,
-    _outcome,
     file_rows,
     row_group_rows,
     write_bucket_files,
+    write_outcome,
 )
 from contest.write.spark_hash import key_buckets
 from meta.catalog import TableRef
@@ -201,4 +201,4 @@ def write_changes(
         return WriteOutcome([], 0, shuffled=False)
     tasks = spark.sparkContext.parallelize(work, len(work)).toDF("start long, stop long")
     result = tasks.mapInArrow(task, FILE_SCHEMA).collect()
-    return _outcome(result, tuple(columns), shuffled=False)
+    return write_outcome(result, tuple(columns), shuffled=False)
