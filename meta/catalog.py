@@ -33,6 +33,13 @@ class TableRef:
     primary_keys: tuple[str, ...]
     hash_buckets: int
     schema: pa.Schema = field(repr=False)
+    # LakeSoul's CDC column (table property `lakesoul_cdc_change_column`): each row's
+    # kind, insert, update or delete; "" = every row an upsert.
+    cdc_column: str = ""
+
+
+# LakeSoul's table property naming the column of row kinds (insert, update, delete).
+CDC_PROPERTY = "lakesoul_cdc_change_column"
 
 
 def table_uri(path: str | Path) -> str:
@@ -86,8 +93,10 @@ def create_table(
     replace: bool = False,
     reuse: bool = False,
     on_replaced: Callable[[TableRef], None] | None = None,
+    cdc_column: str = "",
 ) -> TableRef:
-    """Create a primary-keyed, hash-bucketed LakeSoul table.
+    """Create a primary-keyed, hash-bucketed LakeSoul table (`cdc_column`: its CDC
+    column, LakeSoul's table property, a column of `schema`).
 
     A name or path already taken is an error naming both, unless `replace` (drop
     them; `on_replaced` is called with each first, to remove its files) or, for the
@@ -125,6 +134,7 @@ def create_table(
                 schema=schema,
                 primary_keys=list(primary_keys),
                 hash_bucket_num=hash_buckets,
+                properties={CDC_PROPERTY: cdc_column} if cdc_column else None,
             )
         except Exception as exc:  # lakesoul raises its own AlreadyExistsError and friends
             raise TableError(f"cannot create table {namespace}.{name}: {exc}") from None
@@ -262,6 +272,7 @@ SPARK_JSON_TYPES = {
     "integer": pa.int32(),
     "double": pa.float64(),
     "boolean": pa.bool_(),
+    "binary": pa.binary(),
 }
 
 
@@ -296,6 +307,7 @@ def _table_from_row(row: tuple) -> TableRef:
         primary_keys=pks,
         hash_buckets=int(props.get("hashBucketNum", "1")),
         schema=schema_from_json(schema_json),
+        cdc_column=str(props.get(CDC_PROPERTY, "")),
     )
 
 

@@ -23,8 +23,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from contest.config import Config
+from contest.data.changes import INSERT
 from contest.errors import ReadError
-from contest.read.files import files_by_bucket, newest_version, read_bucket
+from contest.read.files import (
+    BucketMerge,
+    MergeTuning,
+    files_by_bucket,
+    newest_version,
+    read_bucket,
+)
 from contest.read.job import operators_for
 from contest.read.operators import merge_rows, validate_operators
 from contest.write.files import (
@@ -126,14 +133,26 @@ def compact(
     plain = pa.schema([f.with_nullable(True) for f in table.schema])
     newest, path, schema, codec = newest_version(commits), table.path, table.schema, cfg.write.codec
     sort = cfg.write.sort
+    # Change data merges as the read does (tombstones dropped, absent columns skipped):
+    # what is left are live keys, each row an insert in the CDC column.
+    change = BucketMerge.of(table, commits, ops, MergeTuning())
+    cdc = table.cdc_column
+
+    def merge_files(files: list[tuple[str, int | None]]) -> pa.Table:
+        if not change.changes:
+            return merge_rows(read_bucket(files, plain, newest), keys, ops)
+        merged = next(iter(change(files)))
+        if cdc:
+            kinds = pa.array([INSERT] * merged.num_rows, pa.string())
+            merged = merged.append_column(cdc, kinds)
+        return merged
 
     def task(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
         for batch in batches:
             for bucket, files in zip(
                 batch.column("bucket").to_pylist(), batch.column("files").to_pylist(), strict=True
             ):
-                rows = read_bucket([tuple(f) for f in json.loads(files)], plain, newest)
-                merged = merge_rows(rows, keys, ops)
+                merged = merge_files([tuple(f) for f in json.loads(files)])
                 order = pc.sort_indices(merged, sort_keys=[(k, "ascending") for k in keys])
                 merged = merged.take(order).cast(schema)
                 merged = merged.append_column(

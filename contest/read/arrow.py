@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from contest.config import Config
-from contest.read.files import files_by_bucket, merge_bucket, newest_version
+from contest.read.files import BucketMerge, MergeTuning, files_by_bucket
 from contest.read.job import ReadRequest, checked_commits
 from meta.catalog import TableRef
 from meta.connection import PgConnection
@@ -23,13 +23,9 @@ def read_merged(
     request = request or ReadRequest(out_dir="")
     commits, _, ops, _ = checked_commits(conn, cfg, table, request)
     keys = list(table.primary_keys)
-    plain = pa.schema([f.with_nullable(True) for f in table.schema])
-    newest = newest_version(commits)
-    parts = [
-        piece
-        for files in files_by_bucket(commits).values()
-        for piece in merge_bucket(files, plain, keys, ops, newest, 0, cfg.read.merge)
-    ]
-    merged = pa.concat_tables(parts) if parts else plain.empty_table()
+    # The read's own merge of a bucket (change data too: contest/read/changes.py).
+    merge = BucketMerge.of(table, commits, ops, MergeTuning(method=cfg.read.merge))
+    parts = [piece for files in files_by_bucket(commits).values() for piece in merge(files)]
+    merged = pa.concat_tables(parts) if parts else merge.schema.empty_table()
     order = pc.sort_indices(merged, sort_keys=[(k, "ascending") for k in keys])
     return merged.take(order)

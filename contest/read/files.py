@@ -16,10 +16,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from contest.config import CODECS, ReadConfig
+from contest.data import operators as registry
 from contest.data.dictionaries import dictionary_columns, writes_without_arrow_schema
 from contest.data.uuid_keys import WORD_COLUMNS
-from contest.errors import RunError, SchemaEvolutionError
+from contest.errors import SchemaEvolutionError
 from contest.infra.storage import filesystem
+from contest.read.changes import merge_change_bucket, unreadable
 from contest.read.merges import merge_parts
 from contest.read.operators import merge_rows, picked_columns, result_schema, validate_operators
 from contest.read.statistics import statistics_setting
@@ -84,18 +86,6 @@ def read_parts(
     return parts
 
 
-def unreadable(path: str, exc: BaseException) -> RunError:
-    """One line naming a committed data file that cannot be read, and why."""
-    text = str(exc).strip()
-    why = text.splitlines()[0][:200] if text else type(exc).__name__
-    if isinstance(exc, FileNotFoundError):
-        return RunError(f"committed data file {path} is missing: {why}")
-    return RunError(
-        f"committed data file {path} cannot be read, it is truncated or damaged "
-        f"({type(exc).__name__}: {why})"
-    )
-
-
 def conform(
     t: pa.Table,
     schema: pa.Schema,
@@ -156,6 +146,10 @@ class BucketMerge:
     # The merged pieces may hold dictionary columns (for a writer that stores them as
     # they are); else they are of the result's schema exactly.
     dictionaries: bool = False
+    # Change data (contest/read/changes.py): merged with tombstones and per-file columns;
+    # `cdc`: LakeSoul's CDC column, read beside `schema` ("" = none).
+    changes: bool = False
+    cdc: str = ""
 
     @classmethod
     def of(
@@ -168,11 +162,16 @@ class BucketMerge:
         """The merge of `table`'s buckets at `commits`, its operators checked first."""
         ops = dict(operators or {})
         keys = list(table.primary_keys)
-        validate_operators(table.schema, keys, ops)
-        schema = pa.schema([f.with_nullable(True) for f in table.schema])
-        return cls(schema, keys, ops, newest_version(commits), tuning)
+        cdc = table.cdc_column
+        fields = [f.with_nullable(True) for f in table.schema if f.name != cdc]
+        schema = pa.schema(fields)
+        validate_operators(schema, keys, ops)
+        changes = needs_change_merge(table, commits, ops)
+        return cls(schema, keys, ops, newest_version(commits), tuning, changes=changes, cdc=cdc)
 
     def __call__(self, files: Sequence[tuple[str, int | None]]) -> Iterator[pa.Table]:
+        if self.changes:
+            return iter([merge_change_bucket(files, self.schema, self.keys, self.ops, self.cdc)])
         t = self.tuning
         return merge_bucket(
             files,
@@ -185,6 +184,34 @@ class BucketMerge:
             t.buffer_bytes,
             self.dictionaries,
         )
+
+
+def needs_change_merge(
+    table: TableRef, commits: Sequence[SnapshotCommit], ops: Mapping[str, str]
+) -> bool:
+    """Whether a table's buckets merge as change data (contest/read/changes.py): it has
+    a CDC column, a key other than one string column, or a file lacking a column whose
+    operator lets a NULL overwrite after a file that held it (an absent column must then
+    not read as NULL; a column added by schema evolution is absent only before it is
+    held, where the two agree)."""
+    keys = table.primary_keys
+    key_type = table.schema.field(keys[0]).type if len(keys) == 1 else None
+    if table.cdc_column or key_type is None or not pa.types.is_string(key_type):
+        return True
+    overwriting = {
+        c
+        for c in table.schema.names
+        if c not in keys and registry.get(ops.get(c, registry.DEFAULT)).null_overwrites
+    }
+    held: set[str] = set()
+    for commit in commits if overwriting else ():
+        for f in commit.files:
+            if not f.columns:
+                continue
+            if (held - set(f.columns)) & overwriting:
+                return True
+            held |= set(f.columns)
+    return False
 
 
 def merge_bucket(
@@ -404,6 +431,7 @@ _ARROW_TO_SPARK = {
     pa.int32(): "int",
     pa.float64(): "double",
     pa.bool_(): "boolean",
+    pa.binary(): "binary",
 }
 
 

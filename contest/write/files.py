@@ -70,9 +70,10 @@ def file_rows(files: list[dict], nulls: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist(rows, schema=FILE_ROWS)
 
 
-def _outcome(
+def write_outcome(
     result: list, columns: tuple[str, ...], shuffled: bool, parts: int = 0
 ) -> WriteOutcome:
+    """The tasks' FILE_ROWS as the batch's files (each holding `columns`) and NULL keys."""
     files = [
         DataFile(r["path"], r["size"], columns, r["bucket"], r["rows"])
         for r in result
@@ -255,7 +256,7 @@ def write_dataframe(
         yield file_rows(write_bucket_files(data, path, keys, schema, codec, token, sort), nulls)
 
     result = staged.mapInArrow(write_task, FILE_SCHEMA).collect()
-    return _outcome(result, tuple(schema.names), shuffled, repartition or 0)
+    return write_outcome(result, tuple(schema.names), shuffled, repartition or 0)
 
 
 def direct_read_possible(table: TableRef) -> bool:
@@ -384,7 +385,7 @@ def write_file_split(
     # collect() keeps the tasks' order, and each task's rows in the order it yields them.
     result = tasks.mapInArrow(task, FILE_SCHEMA).collect()
     parts = sum(len(pieces(a, b, piece_rows)) for a, b in work) if piece_rows else 0
-    return _outcome(result, tuple(schema.names), shuffled=False, parts=parts)
+    return write_outcome(result, tuple(schema.names), shuffled=False, parts=parts)
 
 
 def is_data_file(name: str) -> bool:

@@ -32,10 +32,18 @@ from contest.data.batches import (
     check_unique_versions,
     discover,
 )
+from contest.data.changes import changes_of
 from contest.data.workload import batch_schema, workload_schema
 from contest.errors import DataError
 from contest.infra.folders import open_input
 from contest.infra.spark import cores_of
+from contest.write.changes import (
+    ChangeShape,
+    change_shape,
+    file_schema,
+    needs_changes,
+    write_changes,
+)
 from contest.write.cow import write_cow
 from contest.write.files import (
     WriteOutcome,
@@ -81,9 +89,15 @@ def big_file_threshold(batches: Sequence[Batch], configured: int) -> int:
 
 
 def prepare_table(
-    conn: PgConnection, cfg: Config, path: str | Path, name: str, mode: WriteMode
+    conn: PgConnection,
+    cfg: Config,
+    path: str | Path,
+    name: str,
+    mode: WriteMode,
+    shape: ChangeShape | None = None,
 ) -> TableRef:
-    """The target table, by `mode`; a replaced table's data files are deleted."""
+    """The target table, by `mode`; a replaced table's data files are deleted. `shape`:
+    a change-data table's columns, key and CDC column (contest/write/changes.py)."""
 
     def remove_files(old: TableRef) -> None:
         removed, kept = delete_table_files(
@@ -104,13 +118,15 @@ def prepare_table(
         conn,
         name,
         path,
-        workload_schema(cfg.workload),  # the contest's columns and a workload's extra ones
-        ["uuid"],
+        # the contest's columns and a workload's extra ones
+        shape.schema if shape else workload_schema(cfg.workload),
+        list(shape.keys) if shape else ["uuid"],
         cfg.table.hash_buckets,
         cfg.table.namespace,
         replace=mode is WriteMode.REPLACE,
         reuse=mode in (WriteMode.APPEND, WriteMode.RESUME),
         on_replaced=remove_files,
+        cdc_column=shape.cdc_column if shape else "",
     )
 
 
@@ -123,8 +139,10 @@ def write_batches(
     *,
     before_commit: Callable[[Batch], None] | None = None,
     on_done: Callable[[BatchResult], None] | None = None,
+    changes: bool = False,
 ) -> WriteReport:
-    """Upsert the batches concurrently; a failing batch commits nothing, the others go on."""
+    """Upsert the batches concurrently; a failing batch commits nothing, the others go on.
+    `changes`: the batches are change data, checked already (contest/write/changes.py)."""
     check_unique_versions({b.index: b.version for b in batches})
     threshold = big_file_threshold(batches, cfg.write.big_file_bytes)
     report = WriteReport(f"{table.namespace}.{table.name}", table.path)
@@ -150,7 +168,17 @@ def write_batches(
         try:
             big = bool(cfg.write.repartition) and batch.bytes >= threshold
             t0 = time.perf_counter()
-            if big:
+            if changes:
+                outcome = write_changes(
+                    spark,
+                    batch,
+                    table,
+                    changes_of(cfg),
+                    codec=cfg.write.codec,
+                    token=token,
+                    sort=cfg.write.sort,
+                )
+            elif big:
                 outcome = write_big(spark, cfg, wtable, batch, token, schema)
             elif cfg.write.reader == "arrow" and direct_read_possible(table):
                 _check_file_schema(batch, schema)
@@ -343,7 +371,17 @@ def run_write(
     found = discover(data_dir, cfg.write.versions or None, schema=None)
     batches = select_batches(found, indices, data_dir)
     name = table_name or Path(str(table_path)).name
-    table = prepare_table(conn, cfg, table_path, name, mode)
+    # Change data (row kinds, another key, batches of some columns) is checked whole
+    # before anything is written; the contest's upserts read only the footers here.
+    changes = needs_changes(cfg, batches, [file_schema(b) for b in batches])
+    if changes and cfg.write.mode == "cow":
+        raise DataError(
+            "write.mode = cow (baseline-cow): cannot take change data (row kinds, another "
+            "key or batches of some columns): its full outer join per batch keeps no "
+            "tombstones nor partial columns"
+        )
+    shape = change_shape(cfg, batches) if changes else None
+    table = prepare_table(conn, cfg, table_path, name, mode, shape)
     if mode is WriteMode.APPEND:
         refuse_committed(conn, table, batches)
     plan_versions(conn, table, expected_versions(found, batches))
@@ -367,6 +405,8 @@ def run_write(
     if cfg.write.mode == "cow":
         report = write_cow(spark, conn, cfg, table, batches)
     else:
-        report = write_batches(spark, conn, cfg, table, batches, before_commit=delay)
+        report = write_batches(
+            spark, conn, cfg, table, batches, before_commit=delay, changes=changes
+        )
     report.batches = skipped + report.batches
     return report

@@ -5,6 +5,7 @@ write and read engines choose them."""
 
 from __future__ import annotations
 
+from contest.data.changes import KEY_TYPES, ChangeSupport
 from contest.infra import lakesoul_jvm
 from contest.peers.registry import Implementation, Strategy, StreamTable, register
 from meta.stream import committed_count
@@ -50,6 +51,26 @@ STOCK = {
 }
 
 
+# Change data in the harness's tables (contest/write/changes.py, contest/read/changes.py).
+# optimized and baseline-mor take it (baseline-mor through the same change write, one
+# task per row group, not its shuffle); baseline-cow refuses it in one line when its
+# write starts (write.mode = cow: a full outer join per batch keeps no tombstones).
+CHANGES = ChangeSupport(
+    deletes=(
+        "LakeSoul's CDC column (table property lakesoul_cdc_change_column, insert/update/"
+        "delete): delete rows kept as tombstones, each key's rows up to its last delete "
+        "dropped by the merge-on-read"
+    ),
+    partial_columns=(
+        "each data file holds its batch's columns only (the commit's file_exist_cols); "
+        "the merge-on-read skips a column a file lacks"
+    ),
+    absent_is_not_null=True,
+    key_types=tuple(t.name for t in KEY_TYPES),
+    composite_keys=True,
+)
+
+
 def stream_commits(table: StreamTable) -> int:
     """The stream's commit rows in PostgreSQL (`contest_stream_batch`)."""
     return committed_count(table.conn, table.name, table.namespace)
@@ -67,6 +88,7 @@ register(
         ),
         stream="lakesoul",
         commit_records=stream_commits,
+        changes=CHANGES,
     )
 )
 register(
