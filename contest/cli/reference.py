@@ -299,12 +299,37 @@ def strategies_page() -> str:
         for s in impl.strategies:
             defaults = _preset(s.defaults) if s.defaults is not None else "-"
             out.append(f"| `{s.name}` | `{impl.name}` | {_preset(s.preset)} | {defaults} |")
+    out.extend(change_data_section())
     out.append("\n## JVM packages\n")
     out.append("The package sets `contest packages fetch` resolves, by name.\n")
     out.append("| set | coordinates |\n|---|---|")
     for name, coords in registry.package_sets().items():
         out.append(f"| `{name}` | {'<br>'.join(f'`{c}`' for c in coords)} |")
     return "\n".join(out) + "\n"
+
+
+def change_data_section() -> list[str]:
+    """The feature table of change data: what each implementation takes, by which of its
+    mechanisms (its `ChangeSupport`); what it lacks is refused in one line before any
+    data is written."""
+    out = [
+        "\n## Change data\n",
+        "Row kinds (deletes), batches holding some of the payload columns and keys of other "
+        "types or two columns, as each implementation declares them (`changes=` in its "
+        "folder's registration; [the contract](../concepts/contract.md) says what they "
+        "mean). A dash: refused in one line, naming what it lacks, before any data is "
+        "written.\n",
+        "| implementation | deletes | partial columns | NULL told from absent | key types "
+        "| two-column keys |\n|---|---|---|---|---|---|",
+    ]
+    for impl in registry.IMPLEMENTATIONS.values():
+        c = impl.changes
+        out.append(
+            f"| `{impl.name}` | {_cell(c.deletes) or '-'} | {_cell(c.partial_columns) or '-'} "
+            f"| {'yes' if c.absent_is_not_null else '-'} | {', '.join(c.key_types)} "
+            f"| {'yes' if c.composite_keys else '-'} |"
+        )
+    return out
 
 
 # ------------------------------------------------------------------------------- pages
