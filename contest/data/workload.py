@@ -123,7 +123,14 @@ def cache_label(w: WorkloadConfig) -> str:
 
 # Settings added after workloads were cached: left out of a cache's key while they hold
 # their default, so the data cached before them keeps its folder.
-_LATER_SETTINGS = ("op_column", "op_values", "key")
+_LATER_SETTINGS = (
+    "op_column",
+    "op_values",
+    "key",
+    "delete_share",
+    "reinsert_share",
+    "streams",
+)
 
 
 def _settings(w: WorkloadConfig) -> dict[str, Any]:
