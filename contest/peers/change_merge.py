@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from contest.config import Config
 from contest.data import operators as registry
@@ -39,6 +40,7 @@ from contest.data.batches import Batch
 from contest.data.changes import Changes, changes_of
 from contest.data.workload import batch_schema, contract_operators
 from contest.errors import DataError
+from contest.infra.folders import open_input
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -80,13 +82,16 @@ def payload_columns(cfg: Config, index: int) -> dict[str, pa.DataType]:
     return {f.name: f.type for f in schema if f.name in ops}
 
 
-def needed(cfg: Config, columns: Sequence[str], index: int) -> bool:
+def needed(cfg: Config, batch: Batch) -> bool:
     """Whether a batch needs the change path: row kinds, another key than `uuid`, or a
-    payload column its file lacks (a partial batch); else the upsert's MERGE."""
+    payload column its file lacks (a partial batch, told by its footer); else the
+    upsert's MERGE."""
     rules = changes_of(cfg)
     if not (rules.upserts_only and rules.contest_key):
         return True
-    return any(c not in columns for c in payload_columns(cfg, index))
+    with open_input(str(batch.path)) as fh:
+        columns = pq.read_schema(fh).names
+    return any(c not in columns for c in payload_columns(cfg, batch.index))
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ class Delta(PeerFormat):
     ) -> str:
         from delta.tables import DeltaTable  # deferred: slow to import
 
-        if change_merge.needed(cfg, spark.read.parquet(str(batch.path)).columns, batch.index):
+        if change_merge.needed(cfg, batch):
             return self._apply_changes(spark, cfg, table, batch, first)
         source = collapsed(spark, batch, peer_operators(cfg))
         if first:

@@ -138,7 +138,7 @@ class Iceberg(PeerFormat):
     def apply_batch(
         self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
     ) -> str:
-        if change_merge.needed(cfg, spark.read.parquet(str(batch.path)).columns, batch.index):
+        if change_merge.needed(cfg, batch):
             return self._apply_changes(spark, cfg, table, batch, first)
         source = collapsed(spark, batch, peer_operators(cfg))
         ident = identifier(table)
