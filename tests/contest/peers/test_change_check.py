@@ -3,6 +3,7 @@ registry's declarations (`Implementation.changes`) against the discovered batche
 
 import pytest
 
+from contest.benchmarks.peers import refuse_changes
 from contest.config import load_config
 from contest.data.batches import discover
 from contest.data.workload import schema_of_batch
@@ -75,3 +76,18 @@ def test_a_peer_write_refuses_before_its_folder_is_touched(tmp_path):
     with pytest.raises(ConfigError, match="^paimon: cannot delete rows"):
         run_peer_write(cfg, data, table)
     assert not table.exists()
+
+
+def test_a_sitting_refuses_before_any_strategy_writes(tmp_path):
+    """`contest bench peers`: every strategy of the sitting checked against the data."""
+    data = write_change_case(
+        CHANGE_CASES["delete_then_reinsert_starts_the_key_afresh"], tmp_path / "d"
+    )
+    change = {"workload.op_column": "op"}
+
+    def config(preset):
+        return load_config(preset=preset, overrides=change)
+
+    refuse_changes(config, ["delta-merge", "iceberg-mor"], {}, data)
+    with pytest.raises(ConfigError, match="^paimon-agg: cannot delete rows"):
+        refuse_changes(config, ["delta-merge", "paimon-agg"], {}, data)
