@@ -39,8 +39,7 @@ def test_a_format_without_deletes_is_refused_before_its_table_is_written(
     assert code != 0 and not rec["correct"]
     assert rec["failed_phase"] == "data"
     assert rec["error"] == (
-        "workload cdc: paimon-agg: cannot delete rows (op column 'op'): it has no delete "
-        "mechanism"
+        "workload cdc: paimon-agg: cannot delete rows (op column 'op'): it has no delete mechanism"
     )
     assert not list((tmp_path / "work").rglob("*.parquet"))  # no table, no result
 
