@@ -151,6 +151,8 @@ def collapse(spark: SparkSession, cfg: Config, batch: Batch) -> ChangeBatch:
 
 
 def _without_null_keys(rows: DataFrame, key: list[str], rules: Changes, batch: Batch) -> DataFrame:
+    """The rows whose key has no NULL part: MERGE's ON never matches a NULL, so such a row
+    would be inserted as a key of its own, which the contract refuses or drops."""
     from pyspark.sql import functions as F  # deferred: slow to import
 
     null = F.lit(False)
