@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from contest.benchmarks.base import (
@@ -35,6 +35,9 @@ from contest.benchmarks.base import (
     Sitting,
     at_least,
 )
+from contest.config import Config
+from contest.data.batches import discover
+from contest.data.workload import schema_of_batch
 from contest.errors import UsageError
 from contest.evaluation.strategies import (
     STRATEGIES,
@@ -46,6 +49,7 @@ from contest.evaluation.strategies import (
 from contest.infra.machine import cpu_model, git_state, machine_id
 from contest.infra.noise import BUSY_RULE
 from contest.infra.pagecache import read_ahead
+from contest.peers import change_check
 from contest.results.disclosure import disclosure_name
 from contest.results.intervals import Interval, geometric_mean
 from contest.results.runs import RunRecord, other_cpu
@@ -62,6 +66,18 @@ def codec_overrides(codec: str) -> dict[str, object]:
     if codec == "preset":
         return {}
     return {"write.codec": codec, "read.codec": codec, "peer.codec": codec}
+
+
+def refuse_changes(
+    config: Callable[..., Config], names: Sequence[str], overrides: dict, data: Path
+) -> None:
+    """Change data one of the sitting's strategies cannot take: refused in one line
+    before any of them writes (contest/peers/change_check.py)."""
+    for name in names:
+        cfg = config({**preset(name), **overrides})
+        found = schema_of_batch(cfg.workload)
+        discover(data, cfg.write.versions or None, found)
+        change_check.refuse(cfg, found, name)
 
 
 def sitting_order(names: Sequence[str], once: Sequence[str], rnd: int) -> list[str]:
@@ -334,6 +350,7 @@ class PeersBench(Benchmark):
         ok = True
         for scale in opts.scales:
             data = cached_data(sitting.config(), scale, opts.seed, say)
+            refuse_changes(sitting.config, names, overrides, data)
             for rnd in range(1, opts.rounds + 1):
                 for pos, name in enumerate(sitting_order(names, once, rnd), 1):
                     if (scale, rnd, name) in done:

@@ -97,8 +97,8 @@ def workload_option(p: argparse.ArgumentParser) -> None:
         "--workload",
         metavar="NAME|FILE",
         help="a named workload (workloads/*.toml: contest, cdc-trickle, hot-keys, "
-        "append-mostly, wide) or a TOML file with a [workload] table; default: the "
-        "configuration's [workload], the contest's shape",
+        "append-mostly, wide, cdc, multi-stream) or a TOML file with a [workload] table; "
+        "default: the configuration's [workload], the contest's shape",
     )
 
 

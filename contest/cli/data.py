@@ -10,6 +10,7 @@ from pathlib import Path
 from contest.cli.common import ListAction, absolute, command, joined, workload_option
 from contest.config import Config
 from contest.data.batches import discover, upto
+from contest.data.changes import changes_of
 from contest.data.checker import (
     SUCCESS_MARKER,
     check_footers,
@@ -177,7 +178,11 @@ def cmd_oracle(args: argparse.Namespace, cfg: Config) -> int:
     if folder:
         out = out / "expected.parquet"
     report = expected_result(
-        batches, out, budget=config_budget(cfg), operators=contract_operators(cfg.workload)
+        batches,
+        out,
+        budget=config_budget(cfg),
+        operators=contract_operators(cfg.workload),
+        changes=changes_of(cfg),
     )
     if folder:  # a complete result folder, as `contest check` expects one
         (out.parent / SUCCESS_MARKER).touch()
@@ -228,6 +233,7 @@ def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
             Path(tmp) / "expected.parquet",
             budget=budget,
             operators=contract_operators(cfg.workload),
+            changes=changes_of(cfg),
         )
         report = compare(args.result, expected.path, budget=budget)
     if args.json:

@@ -9,12 +9,13 @@ import sys
 
 from contest.cli.common import absolute, command, config_default, config_source, group, say
 from contest.config import Config, override
+from contest.data.workload import schema_of_batch
 from contest.errors import EXIT_OK
 from contest.evaluation.strategies import stream_preset
 from contest.infra import packages
 from contest.infra.postgres import resolve_connection
 from contest.infra.spark import spark_session
-from contest.peers import formats, registry
+from contest.peers import change_check, formats, registry
 from contest.peers.write import session_config
 
 
@@ -165,6 +166,9 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
         cfg = config_source(args).load(preset=stream_preset(args.format))
 
     cfg = _stream_config(args, cfg)
+    # Change data the stream's format cannot take (deletes, a composite key): refused
+    # before the query starts. Its files are the contest's columns (contest/stream/run.py).
+    change_check.refuse(cfg, schema_of_batch(cfg.workload))
     logging.getLogger("py4j").setLevel(logging.WARNING)
     if cfg.peer.format:
         return _run_peer(args, cfg)

@@ -337,6 +337,14 @@ class WorkloadConfig:
     # The primary key: one or two columns (string, int32, int64 or 16-byte binary), in
     # the order the bucket hash reads them, as LakeSoul's hash partitioning does.
     key: list[str] = field(default_factory=lambda: ["uuid"])
+    # Generated change data (contest/data/generator.py, with an op column): the share of a
+    # later batch's rows that delete an earlier key, and the share that insert again a key
+    # an earlier batch deleted.
+    delete_share: float = 0.0
+    reinsert_share: float = 0.0
+    # Generated multi-stream data: the payload columns dealt to this many streams sharing
+    # the key, each batch one stream's (the key and that stream's columns); 0 = one stream.
+    streams: int = 0
 
 
 STREAM_TRIGGERS = ("processing-time", "available-now")

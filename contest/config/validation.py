@@ -167,7 +167,8 @@ def validate_workload(w: WorkloadConfig) -> None:
     for key in ("first_rows", "batch_rows"):
         if getattr(w, key) < 1:
             raise ConfigError(f"workload.{key}: must be at least 1, got {getattr(w, key)}")
-    for key in ("update_share", "repeat_share", "null_share", "null_string_share"):
+    shares = ("update_share", "repeat_share", "null_share", "null_string_share")
+    for key in (*shares, "delete_share", "reinsert_share"):
         if not 0 <= getattr(w, key) <= 1:
             raise ConfigError(f"workload.{key}: must be in [0, 1], got {getattr(w, key)}")
     if w.update_share + w.repeat_share > 1:
@@ -187,6 +188,15 @@ def validate_workload(w: WorkloadConfig) -> None:
         raise ConfigError(f"workload.zipf_exponent: must be above 1, got {w.zipf_exponent}")
     if w.recent_batches < 1:
         raise ConfigError(f"workload.recent_batches: must be at least 1, got {w.recent_batches}")
+    if w.delete_share + w.reinsert_share > 1:
+        raise ConfigError(
+            f"workload.reinsert_share: with delete_share {w.delete_share} the two must add "
+            f"up to at most 1, got {w.reinsert_share}"
+        )
+    if (w.delete_share or w.reinsert_share) and not w.op_column:
+        raise ConfigError("workload.delete_share: deletes need an op column (workload.op_column)")
+    if w.streams < 0:
+        raise ConfigError(f"workload.streams: must be 0 or more, got {w.streams}")
     _validate_key(w)
 
 

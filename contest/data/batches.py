@@ -40,6 +40,15 @@ _FILE_RE = re.compile(r"^base-(\d+)\.parquet$")
 _FEED_RE = re.compile(r"^feed-(\d+)\.parquet$")
 
 
+class SchemaRule:
+    """A check of each batch file's columns that one expected schema cannot say (a
+    workload's files may hold some of the payload columns: contest/data/workload.py
+    `BatchColumns`); it may record what it found (which batches are partial)."""
+
+    def check(self, path: str, index: int, actual: pa.Schema) -> None:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
 class Batch:
     index: int
@@ -121,12 +130,13 @@ def upto(batches: Sequence[Batch], version: int | None) -> list[Batch]:
 def discover(
     data_dir: str | Path,
     versions: str | None = None,
-    schema: pa.Schema | Callable[[int], pa.Schema] | None = SCHEMA,
+    schema: pa.Schema | Callable[[int], pa.Schema] | SchemaRule | None = SCHEMA,
 ) -> list[Batch]:
     """The batch files of a data folder (a local path or `s3://bucket/prefix`), checked:
     contiguous base-0..base-N, parquet, and (unless `schema` is None) the contest schema,
     or each batch's own when `schema` is a function of the batch index (a workload that
-    evolves its schema). Raises DataError naming the file."""
+    evolves its schema), or by a `SchemaRule` (a workload's change data). Raises
+    DataError naming the file."""
     root = folder_name(data_dir)  # absolute: Spark's JVM may run in another folder
     if kind(root) != "folder":
         raise DataError(f"{data_dir}: no such data folder")
@@ -158,7 +168,9 @@ def discover(
                 meta = pq.read_metadata(fh)
         except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for non-parquet
             raise DataError(f"{entry.uri}: not a parquet file ({exc.__class__.__name__})") from None
-        if schema is not None:
+        if isinstance(schema, SchemaRule):
+            schema.check(entry.uri, i, meta.schema.to_arrow_schema())
+        elif schema is not None:
             want = schema if isinstance(schema, pa.Schema) else schema(i)
             check_schema(entry.uri, meta.schema.to_arrow_schema(), want)
         batches.append(Batch(i, entry.uri, meta.num_rows, entry.size, vmap[i], entry.mtime_ns))

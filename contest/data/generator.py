@@ -12,6 +12,7 @@ before workloads existed (tests/contest/data/test_workload_gen.py).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import sys
 import time
@@ -25,8 +26,9 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from contest.config import WorkloadConfig
-from contest.data import operators
+from contest.data import change_generator, operators
 from contest.data.batches import SCHEMA, batch_rows
+from contest.data.changes import DELETE
 from contest.data.workload import batch_schema, workload_schema
 from contest.errors import DataError
 
@@ -320,14 +322,33 @@ def generate(
         disable=not (sys.stderr.isatty() if progress is None else progress),
     )
     files, next_key, starts = [], 0, []
+    state = change_generator.ChangeState()
     for b, rows in enumerate(sizes):
         rng = np.random.Generator(np.random.PCG64([seed, b]))
         starts.append(next_key)
         keys = batch_keys(b, rows, next_key, rng, w, starts)
-        next_key += key_plan(b, rows, w).new
         path = out / f"base-{b}.parquet"
-        tmp = path.with_suffix(".parquet.tmp")
         file_writer = FILE_WRITERS[w.file_writer]
+        if change_generator.is_change_shape(w):
+            plan = change_generator.plan_batch(
+                b,
+                rows,
+                next_key,
+                keys,
+                key_plan(b, rows, w).new,
+                rng,
+                w,
+                state,
+                functools.partial(
+                    update_keys, batch=b, next_key=next_key, starts=starts, rng=rng, w=w
+                ),
+            )
+            next_key += plan.new_keys
+            write_change_batch(path, plan, seed, b, w, file_writer, dict_columns, bar)
+            files.append(path)
+            continue
+        next_key += key_plan(b, rows, w).new
+        tmp = path.with_suffix(".parquet.tmp")
         schema = batch_schema(w, b)
         small = [c for c in dict_columns if c in schema.names]
         with file_writer.open(tmp, schema, small) as writer:
@@ -353,3 +374,45 @@ def generate(
         files.append(path)
     bar.close()
     return GenReport(files, sum(sizes), next_key, time.perf_counter() - started)
+
+
+def write_change_batch(
+    path: Path,
+    plan: change_generator.BatchPlan,
+    seed: int,
+    b: int,
+    w: WorkloadConfig,
+    file_writer: FileWriter,
+    dict_columns: list[str],
+    bar: tqdm,
+) -> None:
+    """A batch of change data (contest/data/change_generator.py): the key, the op column
+    (the workload's), then the payload columns the batch holds, each chunk's values drawn
+    as the upsert shape's are; a delete row's payload NULL."""
+    key = SCHEMA.names[0]
+    full = batch_schema(w, b)
+    fields = [full.field(key)]
+    if plan.ops is not None:
+        fields.append(pa.field(w.op_column, pa.string()))
+    fields += [full.field(c) for c in full.names if c in plan.columns]
+    schema = pa.schema(fields)
+    deleted = change_generator.op_value(w, DELETE) if plan.ops is not None else None
+    tmp = path.with_suffix(".parquet.tmp")
+    small = [c for c in dict_columns if c in schema.names]
+    with file_writer.open(tmp, schema, small) as writer:
+        for c in range(0, len(plan.keys), CHUNK_ROWS):
+            crng = np.random.Generator(np.random.PCG64([seed, b, c, 1]))
+            erng = np.random.Generator(np.random.PCG64([seed, b, c, 2]))
+            part = chunk_table(plan.keys[c : c + CHUNK_ROWS], crng, seed, False, w, erng)
+            cols = {key: part.column(key)}
+            if plan.ops is not None:
+                ops = pa.array(plan.ops[c : c + CHUNK_ROWS], pa.string())
+                cols[w.op_column] = ops
+                gone = pc.equal(ops, deleted)
+            for col in plan.columns:
+                arr = part.column(col)
+                cols[col] = arr if plan.ops is None else pc.if_else(gone, None, arr)
+            table = pa.table([cols[f.name] for f in schema], schema=schema)
+            writer.write_table(table, row_group_size=file_writer.group_rows(len(table)))
+            bar.update(len(table))
+    tmp.replace(path)

@@ -13,7 +13,8 @@ import dataclasses
 import hashlib
 import json
 import tomllib
-from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,9 @@ import pyarrow as pa
 from contest.config import Config, WorkloadConfig
 from contest.config.validation import register_check
 from contest.data import operators
-from contest.data.batches import COLUMNS, SCHEMA
-from contest.data.changes import check_changes
-from contest.errors import ConfigError, toml_error
+from contest.data.batches import COLUMNS, SCHEMA, SchemaRule
+from contest.data.changes import KEY_TYPE_NAMES, check_changes, key_type
+from contest.errors import ConfigError, DataError, toml_error
 
 DEFAULT = "contest"
 # The contest's merge contract and the operators a workload's extra column may name:
@@ -122,7 +123,14 @@ def cache_label(w: WorkloadConfig) -> str:
 
 # Settings added after workloads were cached: left out of a cache's key while they hold
 # their default, so the data cached before them keeps its folder.
-_LATER_SETTINGS = ("op_column", "op_values", "key")
+_LATER_SETTINGS = (
+    "op_column",
+    "op_values",
+    "key",
+    "delete_share",
+    "reinsert_share",
+    "streams",
+)
 
 
 def _settings(w: WorkloadConfig) -> dict[str, Any]:
@@ -139,9 +147,22 @@ def column_type(op: str) -> pa.DataType:
     return operators.arrow_type(operators.get(op).default_type)
 
 
-def workload_schema(w: WorkloadConfig) -> pa.Schema:
-    """The batches' schema: the contest's columns, then the workload's extra ones."""
-    return pa.schema([*SCHEMA, *(pa.field(c, column_type(op)) for c, op in w.columns.items())])
+def workload_schema(
+    w: WorkloadConfig, key_types: Mapping[str, pa.DataType] | None = None
+) -> pa.Schema:
+    """The batches' schema: the contest's columns, then the workload's extra ones. With
+    another key (`workload.key`): the key's columns first (of `key_types`, the types the
+    files have; string when unknown), then every payload column. The op column is not
+    in it: it is no payload column and not in the result."""
+    fields = [*SCHEMA, *(pa.field(c, column_type(op)) for c, op in w.columns.items())]
+    if list(w.key) == ["uuid"] and (key_types is None or key_types.get("uuid") == pa.string()):
+        return pa.schema(fields)
+    types = {f.name: f.type for f in fields}
+    keys = [pa.field(k, (key_types or {}).get(k, types.get(k, pa.string()))) for k in w.key]
+    payload = [
+        pa.field(c, types.get(c) or column_type(op)) for c, op in contract_operators(w).items()
+    ]
+    return pa.schema([*keys, *payload])
 
 
 def batch_schema(w: WorkloadConfig, index: int) -> pa.Schema:
@@ -157,12 +178,86 @@ def batch_schema(w: WorkloadConfig, index: int) -> pa.Schema:
     return pa.schema(fields)
 
 
-def schema_of_batch(w: WorkloadConfig) -> pa.Schema | Callable[[int], pa.Schema]:
-    """What `discover` checks each batch against: one schema, or per batch when the
-    workload evolves its schema."""
-    if not (w.added or w.widened):
-        return workload_schema(w)
-    return lambda index: batch_schema(w, index)
+@dataclass
+class BatchColumns(SchemaRule):
+    """Each batch file's columns checked against the workload (what `discover` asks):
+    every key column, of a key type (the same in every file); the op column when the
+    workload has one, a string; and any of the payload columns, each of its batch's type
+    (`batch_schema`). A file lacking payload columns is partial: recorded here (with the
+    columns it lacks), for the oracle's change path and for `change_refusal`. A file
+    holding only the key and the op column (deletes) counts as partial: its rows' kinds
+    are not read here. Anything else is refused in one line naming the file."""
+
+    w: WorkloadConfig
+    # Batch index -> the payload columns its file lacks.
+    partial: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    # Each key column's arrow type and key-type name, as the files have it.
+    key_arrow: dict[str, pa.DataType] = field(default_factory=dict)
+    key_types: dict[str, str] = field(default_factory=dict)
+
+    def check(self, path: str, index: int, actual: pa.Schema) -> None:
+        names = actual.names
+        for col in self.w.key:
+            self._key(path, actual, col)
+        op = self.w.op_column
+        if op:
+            if op not in names:
+                raise DataError(f"{path}: no op column {op!r} (workload.op_column)")
+            typ = actual.field(op).type
+            if not (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
+                raise DataError(f"{path}: op column {op!r} is {typ}, not a string")
+        payload = {f.name: f.type for f in batch_schema(self.w, index) if f.name not in self.w.key}
+        extra = [n for n in names if n not in payload and n not in self.w.key and n != op]
+        if extra:
+            raise DataError(
+                f"{path}: unexpected column(s) {', '.join(extra)} (a workload's extra columns "
+                f"or op column? give its --workload; expected {', '.join(payload)})"
+            )
+        for name in names:
+            want = payload.get(name)
+            got = actual.field(name).type
+            if want is not None and got != want and not _same_string(got, want):
+                raise DataError(f"{path}: column {name} is {got}, expected {want}")
+        missing = tuple(c for c in payload if c not in names)
+        if missing:
+            self.partial[index] = missing
+
+    def _key(self, path: str, actual: pa.Schema, col: str) -> None:
+        if col not in actual.names:
+            raise DataError(f"{path}: no key column {col!r} (workload.key = {list(self.w.key)})")
+        typ = actual.field(col).type
+        found = key_type(typ)
+        if found is None:
+            raise DataError(f"{path}: key column {col!r} is {typ}; a key is {KEY_TYPE_NAMES}")
+        first = self.key_types.setdefault(col, found.name)
+        if first != found.name:
+            raise DataError(
+                f"{path}: key column {col!r} is {found.name}, an earlier batch's {first}"
+            )
+        self.key_arrow.setdefault(col, typ)
+
+    def table_schema(self) -> pa.Schema:
+        """The union of the files' columns under the newest schema: the key's (as the
+        files have them), then every payload column (a column no file holds included:
+        NULL for every key). A table of change data is created with it."""
+        return workload_schema(self.w, self.key_arrow)
+
+
+def _same_string(got: pa.DataType, want: pa.DataType) -> bool:
+    return pa.types.is_large_string(got) and pa.types.is_string(want)
+
+
+def schema_of_batch(w: WorkloadConfig) -> BatchColumns:
+    """What `discover` checks each batch against: the workload's columns, a file holding
+    some of the payload columns (a partial batch) or columns of an earlier schema (a
+    workload that evolves it) included (`BatchColumns`)."""
+    return BatchColumns(w)
+
+
+def null_overwriting(w: WorkloadConfig) -> tuple[str, ...]:
+    """The payload columns whose operator lets a present NULL overwrite (UseLast): with
+    partial batches, a format must tell such a NULL from an absent column."""
+    return tuple(c for c, op in contract_operators(w).items() if operators.get(op).null_overwrites)
 
 
 def contract_operators(w: WorkloadConfig) -> dict[str, str]:

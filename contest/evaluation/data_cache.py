@@ -3,6 +3,7 @@ evaluation, bench and workload run reuses instead of generating or merging again
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from contest.config import Config
 from contest.data.batches import discover
+from contest.data.changes import Changes, changes_of
 from contest.data.generator import generate
 from contest.data.oracle import config_budget, expected_result
 from contest.data.workload import cache_label, contract_operators, schema_of_batch
@@ -35,6 +37,14 @@ def cached_data(cfg: Config, scale: float, seed: int, say: Callable[[str], None]
     return folder
 
 
+def change_ident(rules: Changes) -> str:
+    """The change rules' part of an oracle cache key: '' for upserts of `uuid` (the
+    results cached before change data keep their keys)."""
+    if rules == Changes():
+        return ""
+    return json.dumps(dataclasses.asdict(rules), sort_keys=True)
+
+
 def cached_expected(
     cfg: Config, data: Path | str, versions: str, say: Callable[[str], None]
 ) -> Path:
@@ -46,9 +56,12 @@ def cached_expected(
     ident = json.dumps([where, versions] + [[b.name, b.bytes, b.mtime_ns] for b in batches])
     if cfg.workload.columns:  # the contest's columns keep the keys they had
         ident += json.dumps(ops)
+    ident += change_ident(changes_of(cfg))
     key = hashlib.sha256(ident.encode()).hexdigest()[:16]
     out = cfg.work_path / "oracle" / f"{key}.parquet"
     if not out.exists():
         say("computing the expected result (oracle)")
-        expected_result(batches, out, budget=config_budget(cfg), operators=ops)
+        expected_result(
+            batches, out, budget=config_budget(cfg), operators=ops, changes=changes_of(cfg)
+        )
     return out

@@ -28,6 +28,7 @@ from contest.config import Config, WorkloadConfig, absolute_paths, as_dict, to_t
 from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discover
 from contest.data.checker import compare
 from contest.data.oracle import config_budget
+from contest.data.workload import schema_of_batch
 from contest.engines import operator_refusal
 from contest.errors import PhaseError, UsageError
 from contest.evaluation import submit
@@ -48,6 +49,7 @@ from contest.infra.postgres import resolve_connection
 from contest.infra.proc import ProcResult
 from contest.infra.s3server import ensure_bucket
 from contest.infra.storage import configure, delete_tree, is_object_store
+from contest.peers import change_check
 from contest.peers.formats import coordinates, is_peer
 from contest.peers.registry import package_sets
 from contest.peers.write import folder_bytes, report_from_log
@@ -287,7 +289,14 @@ def phase_data(run: Run) -> None:
         run.data = cached_data(cfg, scale, run.seed, run.say)
     if not is_object_store(str(run.data)):
         run.data = Path(run.data).absolute()  # the jobs run in the evaluation's folder
-    run.rows = sum(b.rows for b in discover(run.data, cfg.write.versions or None, None))
+    found = schema_of_batch(cfg.workload)
+    batches = discover(run.data, cfg.write.versions or None, found)
+    # Change data the strategy's format cannot take: refused now, before any data is
+    # written (contest/peers/change_check.py), recorded as the operators' refusal is.
+    why = change_check.refusal_of(cfg, found, run.strategy)
+    if why:
+        raise PhaseError(f"workload {cfg.workload.name}: {why}")
+    run.rows = sum(b.rows for b in batches)
     run.record.data, run.record.rows = str(run.data), run.rows
     run.record.scale = round(scale_of(run.rows, cfg.workload), 6)
     run.expected = cached_expected(cfg, run.data, cfg.write.versions, run.say)

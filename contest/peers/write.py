@@ -30,10 +30,11 @@ from typing import TYPE_CHECKING
 
 from contest.config import Config
 from contest.data.batches import Batch, discover
+from contest.data.workload import schema_of_batch
 from contest.errors import HarnessError, SchemaEvolutionError, UsageError, unwrap_spark_error
 from contest.infra import packages
 from contest.infra.spark import granted_cores, spark_session
-from contest.peers import formats, ledger, schema
+from contest.peers import change_check, formats, ledger, schema
 from contest.peers.files import classify as classify  # where callers found it
 from contest.peers.files import data_listing, folder_bytes
 from contest.peers.merge import merge_sql as merge_sql  # where callers found it
@@ -328,7 +329,9 @@ def run_peer_write(
     format's library (one line naming it when it cannot be resolved), write. `only`:
     these batch indices, not the folder's every batch; `append`: into the table the
     folder holds (created by the first batch when there is none)."""
-    found = discover(data_dir, cfg.write.versions or None, schema=None)
+    columns = schema_of_batch(cfg.workload)
+    found = discover(data_dir, cfg.write.versions or None, columns)
+    change_check.refuse(cfg, columns)  # change data the format cannot take: nothing written
     batches = select_batches(found, only, data_dir)
     table = Path(str(table_path)).absolute()
     exists = append and holds_table(cfg, table)

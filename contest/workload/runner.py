@@ -34,6 +34,7 @@ from pathlib import Path
 
 from contest.config import Config
 from contest.data.batches import discover, upto
+from contest.data.changes import changes_of
 from contest.data.checker import compare
 from contest.data.oracle import config_budget, expected_result
 from contest.data.workload import contract_operators, schema_of_batch
@@ -41,6 +42,7 @@ from contest.engines import abilities, operator_refusal, who
 from contest.errors import EXIT_USAGE, PhaseError
 from contest.evaluation import evaluate as ev
 from contest.evaluation import jobs
+from contest.evaluation.data_cache import change_ident
 from contest.evaluation.progress import heartbeat
 from contest.evaluation.strategies import file_stem, round_order
 from contest.infra.machine import git_state, load1, machine_id
@@ -135,12 +137,15 @@ def oracle_at(cfg: Config, data: Path, version: int, say: Say, after: int | None
     ident = json.dumps(
         [str(data), version, ops, after] + [[b.name, b.bytes, b.mtime_ns] for b in batches]
     )
+    ident += change_ident(changes_of(cfg))
     out = (
         cfg.work_path / "oracle" / f"upto-{hashlib.sha256(ident.encode()).hexdigest()[:16]}.parquet"
     )
     if not out.exists():
         say(f"computing the expected result up to version {version} (oracle)")
-        expected_result(batches, out, budget=config_budget(cfg), operators=ops)
+        expected_result(
+            batches, out, budget=config_budget(cfg), operators=ops, changes=changes_of(cfg)
+        )
     return out
 
 

@@ -38,6 +38,7 @@ from contest.benchmarks.stream.stage import (
 )
 from contest.config import Config
 from contest.data.batches import Batch
+from contest.data.changes import changes_of
 from contest.data.oracle import expected_rows
 from contest.errors import UsageError
 from contest.evaluation.jobs import cli_command
@@ -116,7 +117,10 @@ def _final(stage: Stage, fmt: str, fed: list[Path]) -> tuple[bool, str, int]:
 
     actual = read_peer(stage, fmt, stage.root / stage.name / "result")
     ordered = sorted(fed, key=lambda p: p.name)
-    expected = expected_rows([Batch(i, str(p), 0, 0, i) for i, p in enumerate(ordered)])
+    expected = expected_rows(
+        [Batch(i, str(p), 0, 0, i) for i, p in enumerate(ordered)],
+        changes=changes_of(stage.cfg),
+    )
     diff = compare(actual, expected)
     detail = "" if actual == expected else (
         f"{diff['double_keys']} keys counted twice, {diff['lost_keys']} lost, "

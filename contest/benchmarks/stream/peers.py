@@ -49,6 +49,7 @@ from contest.benchmarks.stream.stage import (
 )
 from contest.config import Config, override, to_toml, unless_set
 from contest.data.batches import Batch
+from contest.data.changes import changes_of
 from contest.data.oracle import expected_rows
 from contest.errors import RunError
 from contest.evaluation.jobs import child_env
@@ -227,7 +228,10 @@ def peer_faults(
     table_commits = fmt_obj.commit_count(stage.table_path)
     actual = read_peer(stage, fmt, stage.root / stage.name / "result")
     ordered = sorted(fed, key=lambda p: p.name)
-    expected = expected_rows([Batch(i, str(p), 0, 0, i) for i, p in enumerate(ordered)])
+    expected = expected_rows(
+        [Batch(i, str(p), 0, 0, i) for i, p in enumerate(ordered)],
+        changes=changes_of(stage.cfg),
+    )
     diff = compare(actual, expected)
     double_commits = max(0, table_commits - len(batches))
     exact = code == 0 and actual == expected and double_commits == 0
@@ -334,7 +338,10 @@ def peer_freshness(
     span = last_seen - min(p.stat().st_mtime for p in measured) if lags else 0.0
     actual = read_peer(stage, fmt, stage.root / stage.name / "result")
     ordered = sorted(fed, key=lambda p: p.name)
-    expected = expected_rows([Batch(i, str(p), 0, 0, i) for i, p in enumerate(ordered)])
+    expected = expected_rows(
+        [Batch(i, str(p), 0, 0, i) for i, p in enumerate(ordered)],
+        changes=changes_of(stage.cfg),
+    )
     exact = actual == expected and commits == len(order) and len(lags) == len(measured)
     problems = (
         []

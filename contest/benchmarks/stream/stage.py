@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from contest.config import Config, absolute_paths, override, to_toml
+from contest.data.changes import changes_of
 from contest.data.oracle import expected_rows
 from contest.errors import RunError
 from contest.evaluation.jobs import child_env, cli_command
@@ -139,7 +140,7 @@ def check_table(stage: Stage, fed: Sequence[Path] | None = None) -> Check:
     if not recorded:
         return Check(True, 0, 0, 0, "nothing committed yet")
     actual = read_merged(stage.conn, stage.cfg, table).to_pylist()
-    expected = expected_rows(consumed_batches(stage.conn, table))
+    expected = expected_rows(consumed_batches(stage.conn, table), changes=changes_of(stage.cfg))
     detail = ""
     exact = actual == expected and double == 0
     if actual != expected:

@@ -3,6 +3,7 @@ vectors; its stream a foreachBatch MERGE made idempotent by txnAppId/txnVersion.
 
 from __future__ import annotations
 
+from contest.data.changes import KEY_TYPES, ChangeSupport
 from contest.peers.delta.format import FORMAT
 from contest.peers.registry import Implementation, Strategy, register
 
@@ -42,6 +43,19 @@ DELETION_VECTORS = {
 # Delta's documented defaults: copy-on-write MERGE, snappy, Spark's 10 MB broadcast, 50
 # snapshot partitions, statistics on the first 32 columns.
 
+# Change data by Delta's own MERGE (contest/peers/change_merge.py): a delete row, collapsed
+# with the batch's delete rule, is `WHEN MATCHED AND s.op IN (...) THEN DELETE`; a batch
+# holding some of the payload columns updates only those (`UPDATE SET` lists the batch's
+# columns: an absent one keeps the table's value, a NULL it holds goes through its
+# operator); the ON clause compares every key column, of any key type.
+CHANGES = ChangeSupport(
+    deletes="MERGE INTO ... WHEN MATCHED AND <op> IN (<delete values>) THEN DELETE",
+    partial_columns="MERGE INTO ... UPDATE SET of only the columns the batch holds",
+    absent_is_not_null=True,
+    key_types=tuple(t.name for t in KEY_TYPES),
+    composite_keys=True,
+)
+
 register(
     Implementation(
         name=FORMAT.name,
@@ -62,6 +76,7 @@ register(
             ),
         ),
         stream=FORMAT.name,
+        changes=CHANGES,
         commit_records=lambda t: FORMAT.commit_records(t.path),
     )
 )

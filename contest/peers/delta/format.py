@@ -13,6 +13,7 @@ from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import SCHEMA, Batch
 from contest.errors import ReadError, RunError, SchemaEvolutionError
+from contest.peers import change_merge
 from contest.peers.base import (
     HARNESS_SINK,
     Layout,
@@ -98,6 +99,8 @@ class Delta(PeerFormat):
     ) -> str:
         from delta.tables import DeltaTable  # deferred: slow to import
 
+        if change_merge.needed(cfg, batch):
+            return self._apply_changes(spark, cfg, table, batch, first)
         source = collapsed(spark, batch, peer_operators(cfg))
         if first:
             builder = DeltaTable.create(spark).location(str(table)).addColumns(source.schema)
@@ -110,6 +113,29 @@ class Delta(PeerFormat):
         ops = source_operators(peer_operators(cfg), source.columns)
         spark.sql(merge_sql(f"delta.{quoted(table)}", "contest_peer_batch", ops))
         return "merge"
+
+    def _apply_changes(
+        self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
+    ) -> str:
+        """Change data (contest/peers/change_merge.py): the batch collapsed with the delete
+        rule, MERGEd with `WHEN MATCHED ... THEN DELETE` and a SET of only the columns
+        the batch holds. The first batch creates the table with every payload column
+        (empty), then MERGEs like the others."""
+        from delta.tables import DeltaTable  # deferred: slow to import
+
+        if first:
+            rows = spark.read.parquet(str(batch.path))
+            builder = DeltaTable.create(spark).location(str(table))
+            builder = builder.addColumns(change_merge.table_schema(cfg, batch, rows))
+            for key, value in self.table_properties(cfg).items():
+                builder = builder.property(key, value)
+            builder.execute()
+        source = change_merge.collapse(spark, cfg, batch)
+        target = f"delta.{quoted(table)}"
+        change_merge.apply(
+            spark, cfg, source, target, self.read(spark, cfg, table), "contest_peer_batch"
+        )
+        return ("create+" if first else "") + source.label
 
     def commit_metrics(self, spark: SparkSession, table: Path) -> dict[str, int]:
         from delta.tables import DeltaTable  # deferred: slow to import

@@ -3,6 +3,7 @@ merge-on-read with position delete files (format v2) or deletion vectors (v3).""
 
 from __future__ import annotations
 
+from contest.data.changes import KEY_TYPES, ChangeSupport
 from contest.peers.iceberg.format import FORMAT
 from contest.peers.registry import Implementation, Strategy, register
 
@@ -45,6 +46,19 @@ DELETION_VECTORS = {
 # distribution, Spark's 10 MB broadcast.
 DEFAULTS = {"peer.format": "iceberg", "peer.merge_mode": "merge-on-read"}
 
+# Change data by Iceberg's own MERGE (contest/peers/change_merge.py): a delete row, collapsed
+# with the batch's delete rule, is `WHEN MATCHED AND s.op IN (...) THEN DELETE`; a batch
+# holding some of the payload columns updates only those (`UPDATE SET` lists the batch's
+# columns: an absent one keeps the table's value, a NULL it holds goes through its
+# operator); the ON clause compares every key column, of any key type.
+CHANGES = ChangeSupport(
+    deletes="MERGE INTO ... WHEN MATCHED AND <op> IN (<delete values>) THEN DELETE",
+    partial_columns="MERGE INTO ... UPDATE SET of only the columns the batch holds",
+    absent_is_not_null=True,
+    key_types=tuple(t.name for t in KEY_TYPES),
+    composite_keys=True,
+)
+
 register(
     Implementation(
         name=FORMAT.name,
@@ -65,5 +79,6 @@ register(
             ),
         ),
         stream=FORMAT.name,
+        changes=CHANGES,
     )
 )

@@ -5,12 +5,14 @@ snapshot summary."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contest.config import Config, PeerConfig
 from contest.data.batches import Batch
 from contest.errors import ConfigError, ReadError, SchemaEvolutionError
+from contest.peers import change_merge
 from contest.peers.base import Layout, PeerFormat, codec_name, error_line
 from contest.peers.merge import collapsed, merge_sql, peer_operators, source_operators
 from contest.peers.schema import batch_changes
@@ -83,7 +85,8 @@ def partitioned(writer: DataFrameWriterV2, cfg: Config) -> DataFrameWriterV2:
 
     if not cfg.peer.buckets:
         return writer
-    return writer.partitionedBy(F.bucket(cfg.peer.buckets, F.col("uuid")))
+    key = cfg.workload.key[0]  # the key's first column (`uuid`, the contest's)
+    return writer.partitionedBy(F.bucket(cfg.peer.buckets, F.col(key)))
 
 
 class Iceberg(PeerFormat):
@@ -135,6 +138,8 @@ class Iceberg(PeerFormat):
     def apply_batch(
         self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
     ) -> str:
+        if change_merge.needed(cfg, batch):
+            return self._apply_changes(spark, cfg, table, batch, first)
         source = collapsed(spark, batch, peer_operators(cfg))
         ident = identifier(table)
         if first:
@@ -153,6 +158,31 @@ class Iceberg(PeerFormat):
         ops = source_operators(peer_operators(cfg), source.columns)
         spark.sql(merge_sql(ident, "contest_peer_batch", ops))
         return "merge"
+
+    def _apply_changes(
+        self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
+    ) -> str:
+        """Change data (contest/peers/change_merge.py): the batch collapsed with the delete
+        rule, MERGEd with `WHEN MATCHED ... THEN DELETE` and a SET of only the columns
+        the batch holds; merge-on-read writes the matched rows' position deletes (v2) or
+        deletion vectors (v3) as for an upsert. The first batch creates the table with
+        every payload column (empty), then MERGEs like the others."""
+        ident = identifier(table)
+        if first:
+            rows = spark.read.parquet(str(batch.path))
+            empty = spark.createDataFrame([], change_merge.table_schema(cfg, batch, rows))
+            spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ident.rsplit('.', 1)[0]}")
+            writer = partitioned(empty.writeTo(ident).using("iceberg"), cfg)
+            for key, value in self.table_properties(cfg).items():
+                writer = writer.tableProperty(key, value)
+            writer.create()
+        source = change_merge.collapse(spark, cfg, batch)
+        if cfg.peer.merge_mode == "copy-on-write":  # materialised: as `apply_batch` says
+            source = dataclasses.replace(source, rows=source.rows.localCheckpoint())
+        change_merge.apply(
+            spark, cfg, source, ident, self.read(spark, cfg, table), "contest_peer_batch"
+        )
+        return ("create+" if first else "") + source.label
 
     # -- history ----------------------------------------------------------------------
 

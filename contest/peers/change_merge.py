@@ -1,0 +1,235 @@
+"""Change data through a format's own MERGE (Delta, Iceberg): row kinds, batches holding
+some of the payload columns, keys of one or two columns (contest/data/changes.py).
+
+MERGE takes one source row per key, so each batch is first collapsed by key with the
+delete rule: per key, only the rows after the batch's last delete of it fold (each
+payload column by its operator, in file order); when the key's last row is a delete the
+collapsed row is a delete (its op value); when a delete came before the folded rows, the
+key was deleted and inserted again inside the batch, and the row carries a flag
+(`REPLACE`) telling MERGE to replace the table's row rather than combine with it. Then:
+
+    MERGE INTO t USING s ON t.k1 = s.k1 [AND t.k2 = s.k2]
+    WHEN MATCHED AND s.op IN (<delete values>) THEN DELETE
+    WHEN MATCHED AND s.__contest_replace THEN UPDATE SET <each column: the batch's value,
+        NULL for a column the batch lacks>
+    WHEN MATCHED THEN UPDATE SET <only the columns the batch holds, each combined by its
+        operator with the table's value>
+    WHEN NOT MATCHED AND NOT s.op IN (<delete values>) THEN INSERT (<every column>)
+        VALUES (<the batch's value, NULL for a column the batch lacks>)
+
+A column the batch lacks is in no SET of a combining update, so it keeps the table's
+value, while a NULL the batch holds goes through its operator (UseLast's combine takes
+it): a NULL is told from an absent column. The table of change data is created with
+every payload column (the batch's schema under the workload, the key's columns as the
+files type them), so a column no batch holds yet is NULL. The op column and the flag
+are never table columns: a read has neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from contest.config import Config
+from contest.data import operators as registry
+from contest.data.batches import Batch
+from contest.data.changes import Changes, changes_of
+from contest.data.workload import batch_schema, contract_operators
+from contest.errors import DataError
+from contest.infra.folders import open_input
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+# The collapsed row's flag: the key was deleted, then inserted again, inside the batch.
+REPLACE = "__contest_replace"
+# The row's position in its file (the collapse's order), and it kept only when after
+# the key's last delete in the batch.
+_POS, _LIVE, _LAST_DELETE = "__contest_pos", "__contest_live", "__contest_last_delete"
+
+# Arrow types of the workload's columns and Spark's DDL names for them.
+_SPARK_TYPES = (
+    (pa.types.is_int64, "bigint"),
+    (pa.types.is_int32, "int"),
+    (pa.types.is_float64, "double"),
+    (lambda t: pa.types.is_string(t) or pa.types.is_large_string(t), "string"),
+    (lambda t: pa.types.is_binary(t) or pa.types.is_fixed_size_binary(t), "binary"),
+)
+
+
+def q(name: str) -> str:
+    """A column name as a Spark SQL identifier."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def spark_type(typ: pa.DataType) -> str:
+    for test, name in _SPARK_TYPES:
+        if test(typ):
+            return name
+    raise DataError(f"no Spark type for a column of {typ}")
+
+
+def payload_columns(cfg: Config, index: int) -> dict[str, pa.DataType]:
+    """The payload columns batch `index` may hold (its schema under the workload: a
+    column added after it not yet), with their types."""
+    ops = contract_operators(cfg.workload)
+    schema = batch_schema(cfg.workload, index)
+    return {f.name: f.type for f in schema if f.name in ops}
+
+
+def needed(cfg: Config, batch: Batch) -> bool:
+    """Whether a batch needs the change path: row kinds, another key than `uuid`, or a
+    payload column its file lacks (a partial batch, told by its footer); else the
+    upsert's MERGE."""
+    rules = changes_of(cfg)
+    if not (rules.upserts_only and rules.contest_key):
+        return True
+    with open_input(str(batch.path)) as fh:
+        columns = pq.read_schema(fh).names
+    return any(c not in columns for c in payload_columns(cfg, batch.index))
+
+
+@dataclass(frozen=True)
+class ChangeBatch:
+    """A batch collapsed by key with the delete rule: `rows` holds the key's columns, the
+    op column (the key's last row's value) and `REPLACE` when the workload has row kinds,
+    and the payload columns the batch holds (`columns`)."""
+
+    rows: DataFrame
+    rules: Changes
+    columns: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """What the collapse did, for the batch's report (its `operation`)."""
+        if self.rules.op_column:
+            return "change merge (collapse: rows after a key's last delete folded)"
+        return "change merge (partial columns)"
+
+
+def collapse(spark: SparkSession, cfg: Config, batch: Batch) -> ChangeBatch:
+    """The batch's rows, one per key (the module's docstring says how). A NULL key part:
+    rows dropped with `write.drop_null_keys`, else refused in one line naming the file."""
+    from pyspark.sql import Window  # deferred: slow to import
+    from pyspark.sql import functions as F  # deferred: slow to import
+
+    rules = changes_of(cfg)
+    key = list(rules.key)
+    rows = spark.read.parquet(str(batch.path))
+    types = {f.name: f.dataType for f in rows.schema.fields}
+    ops = {c: op for c, op in contract_operators(cfg.workload).items() if c in rows.columns}
+    rows = _without_null_keys(rows, key, rules, batch)
+    ranked = rows.withColumn(_POS, F.monotonically_increasing_id())
+    extra = []
+    if rules.op_column:
+        is_delete = F.col(q(rules.op_column)).isin(*rules.delete_values)
+        last = F.max(F.when(is_delete, F.col(_POS))).over(Window.partitionBy(*[q(k) for k in key]))
+        ranked = ranked.withColumn(_LAST_DELETE, last)
+        keep = F.col(_LAST_DELETE).isNull() | (F.col(_POS) > F.col(_LAST_DELETE))
+        ranked = ranked.withColumn(_LIVE, F.when(keep, F.col(_POS)))
+        for c in ops:  # the rows up to the key's last delete give no value
+            ranked = ranked.withColumn(c, F.when(keep, F.col(q(c))))
+        op = rules.op_column
+        extra = [
+            F.expr(f"max_by({q(op)}, {_POS})").alias(op),
+            F.expr(f"max({_LAST_DELETE}) IS NOT NULL AND max({_POS}) > max({_LAST_DELETE})").alias(
+                REPLACE
+            ),
+        ]
+    else:
+        ranked = ranked.withColumn(_LIVE, F.col(_POS))
+    aggs = [F.expr(registry.spark_collapse(o, q(c), _LIVE)).alias(c) for c, o in ops.items()]
+    out = ranked.groupBy(*[q(k) for k in key]).agg(*aggs, *extra)
+    cast = [F.col(q(c)).cast(types[c]).alias(c) for c in ops]
+    marks = [F.col(q(rules.op_column)), F.col(REPLACE)] if rules.op_column else []
+    return ChangeBatch(out.select(*[q(k) for k in key], *marks, *cast), rules, tuple(ops))
+
+
+def _without_null_keys(rows: DataFrame, key: list[str], rules: Changes, batch: Batch) -> DataFrame:
+    """The rows whose key has no NULL part: MERGE's ON never matches a NULL, so such a row
+    would be inserted as a key of its own, which the contract refuses or drops."""
+    from pyspark.sql import functions as F  # deferred: slow to import
+
+    null = F.lit(False)
+    for k in key:
+        null = null | F.col(q(k)).isNull()
+    if rules.drop_null_keys:
+        return rows.where(~null)
+    if rules.contest_key:  # the contest's files: no NULL uuid is checked as before
+        return rows
+    found = rows.where(null).limit(1).count()
+    if found:
+        raise DataError(
+            f"{batch.path}: row(s) with a NULL key column of {', '.join(key)} "
+            "(set write.drop_null_keys to drop them)"
+        )
+    return rows
+
+
+def table_schema(cfg: Config, batch: Batch, rows: DataFrame) -> StructType:
+    """The schema a table of change data is created with: the key's columns as the batch
+    types them, then every payload column of the batch's schema under the workload."""
+    key = list(changes_of(cfg).key)
+    types = {f.name: f.dataType.simpleString() for f in rows.schema.fields}
+    fields = [f"{q(k)} {types[k]}" for k in key]
+    for col, typ in payload_columns(cfg, batch.index).items():
+        fields.append(f"{q(col)} {types.get(col) or spark_type(typ)}")
+    return rows.sparkSession.createDataFrame([], ", ".join(fields)).schema
+
+
+def merge_sql(
+    target: str,
+    source: str,
+    batch: ChangeBatch,
+    table_columns: Sequence[str],
+    ops: Mapping[str, str],
+) -> str:
+    """The MERGE of a collapsed change batch (the module's docstring). `table_columns`:
+    the table's payload columns; `ops`: their operators."""
+    rules, held = batch.rules, set(batch.columns)
+    on = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in rules.key)
+    value = {c: f"s.{q(c)}" if c in held else "NULL" for c in table_columns}
+    clauses = []
+    if rules.op_column:
+        deletes = ", ".join("'" + v.replace("'", "''") + "'" for v in rules.delete_values)
+        is_delete = f"s.{q(rules.op_column)} IN ({deletes})"
+        clauses.append(f"WHEN MATCHED AND {is_delete} THEN DELETE")
+        replace = ", ".join(f"t.{q(c)} = {value[c]}" for c in table_columns)
+        if replace:
+            clauses.append(f"WHEN MATCHED AND s.{q(REPLACE)} THEN UPDATE SET {replace}")
+        insert_if = f" AND NOT {is_delete}"
+    else:
+        insert_if = ""
+    sets = [
+        f"t.{q(c)} = " + registry.spark_combine(ops[c], f"t.{q(c)}", f"s.{q(c)}")
+        for c in table_columns
+        if c in held
+    ]
+    if sets:
+        clauses.append(f"WHEN MATCHED THEN UPDATE SET {', '.join(sets)}")
+    cols = [*rules.key, *table_columns]
+    values = [*(f"s.{q(k)}" for k in rules.key), *(value[c] for c in table_columns)]
+    clauses.append(
+        f"WHEN NOT MATCHED{insert_if} THEN INSERT ({', '.join(q(c) for c in cols)}) "
+        f"VALUES ({', '.join(values)})"
+    )
+    return f"MERGE INTO {target} t USING {source} s ON {on}\n" + "\n".join(clauses)
+
+
+def apply(
+    spark: SparkSession, cfg: Config, batch: ChangeBatch, target: str, table: DataFrame, view: str
+) -> None:
+    """The collapsed batch MERGEd into `target` (`table`: its read, for its columns)."""
+    ops = contract_operators(cfg.workload)
+    key = set(batch.rules.key)
+    columns = [c for c in table.columns if c not in key and c in ops]
+    batch.rows.createOrReplaceTempView(view)
+    try:
+        spark.sql(merge_sql(target, view, batch, columns, ops))
+    finally:
+        spark.catalog.dropTempView(view)
