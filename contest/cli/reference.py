@@ -329,6 +329,15 @@ def change_data_section() -> list[str]:
             f"| {'yes' if c.absent_is_not_null else '-'} | {', '.join(c.key_types)} "
             f"| {'yes' if c.composite_keys else '-'} |"
         )
+        for s in impl.strategies:
+            if s.changes is not None:
+                c = s.changes
+                out.append(
+                    f"| `{s.name}` (of `{impl.name}`) | {_cell(c.deletes) or '-'} "
+                    f"| {_cell(c.partial_columns) or '-'} "
+                    f"| {'yes' if c.absent_is_not_null else '-'} | {', '.join(c.key_types)} "
+                    f"| {'yes' if c.composite_keys else '-'} |"
+                )
     return out
 
 

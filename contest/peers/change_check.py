@@ -41,8 +41,10 @@ def refusal_of(cfg: Config, found: BatchColumns, strategy: str = "") -> str | No
     `found`: the rule `discover` checked the batches with (it recorded their key types
     and which batches are partial)."""
     impl = implementation_for(cfg, strategy)
+    base = strategy.split(":", 1)[0]
+    named = any(s.name == base for s in impl.strategies)
     return change_refusal(
-        impl.changes,
+        registry.change_support(base) if named else impl.changes,
         changes_of(cfg),
         found.key_types,
         bool(found.partial),

@@ -37,6 +37,9 @@ class Strategy:
     name: str
     preset: Preset
     defaults: Preset | None = None
+    # The change data this strategy takes where it is less than its implementation's
+    # (a copy-on-write baseline that keeps no tombstones); None: the implementation's.
+    changes: ChangeSupport | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,13 @@ def unregister(name: str) -> None:
 def strategies() -> dict[str, Strategy]:
     """Every implementation's strategies, in registration order."""
     return {s.name: s for impl in IMPLEMENTATIONS.values() for s in impl.strategies}
+
+
+def change_support(strategy: str) -> ChangeSupport:
+    """The change data a strategy takes: its own declaration, else its implementation's."""
+    impl = implementation_of(strategy)
+    own = next(s.changes for s in impl.strategies if s.name == strategy)
+    return own if own is not None else impl.changes
 
 
 def implementation_of(strategy: str) -> Implementation:

@@ -91,3 +91,13 @@ def test_a_sitting_refuses_before_any_strategy_writes(tmp_path):
     refuse_changes(config, ["delta-merge", "iceberg-mor"], {}, data)
     with pytest.raises(ConfigError, match="^paimon-agg: cannot delete rows"):
         refuse_changes(config, ["delta-merge", "paimon-agg"], {}, data)
+
+
+def test_a_strategy_that_declares_less_than_its_implementation_is_refused(tmp_path):
+    # baseline-cow is the lakesoul implementation's, which takes deletes; its own
+    # declaration (a copy-on-write join keeps no tombstones) refuses them before any work.
+    cfg = _cfg(**{"workload.op_column": "op"})
+    found = _found(cfg, "delete_then_reinsert_starts_the_key_afresh", tmp_path)
+    assert change_check.refusal_of(cfg, found, "optimized") is None
+    why = change_check.refusal_of(cfg, found, "baseline-cow")
+    assert why == "baseline-cow: cannot delete rows (op column 'op'): it has no delete mechanism"
