@@ -74,9 +74,16 @@ def refusals(strategy: str, cases: dict[str, dict]) -> dict[str, str]:
     return out
 
 
-def run(strategy: str, cases: dict[str, dict], tmp_path: Path, timeout: int = 900) -> dict:
-    """Every case written by the strategy in one child session and read back: each
-    one's report (ok, summary, the batches' operations) and where its read went."""
+def run(strategy: str, cases: dict[str, dict], tmp_path: Path, one_session: bool = True) -> dict:
+    """Every case written by the strategy and read back, in one child session (or one
+    each: Paimon's catalog keeps the first warehouse a session names, as a write job of
+    its own would not): each one's report (ok, summary, the batches' operations) and
+    where its read went."""
+    if not one_session:
+        out: dict = {}
+        for name, case in cases.items():
+            out |= run(strategy, {name: case}, tmp_path / name)
+        return out
     tmp_path.mkdir(parents=True, exist_ok=True)
     todo = {
         name: {
@@ -92,7 +99,7 @@ def run(strategy: str, cases: dict[str, dict], tmp_path: Path, timeout: int = 90
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=900,
         env=os.environ.copy(),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from contest.data import operators as ops
+from contest.peers.hudi.changes import key_options
 from tests.support import peer_changes
 
 PARTIAL_USE_LAST = "absent_column_keeps_the_value_a_present_NULL_follows_the_operator"
@@ -52,3 +53,13 @@ def test_change_data_through_hudi_equals_the_oracle(strategy, tmp_path):
     ops_ = results["insert_update_delete_of_one_key_inside_one_batch"]["operations"]
     assert ops_[0].startswith("bulk_insert change merge"), ops_
     assert ops_[1].startswith("upsert change merge"), ops_
+
+
+def test_the_record_key_is_the_workloads_key_one_column_or_two():
+    one = key_options(("uuid",))
+    assert one["hoodie.datasource.write.recordkey.field"] == "uuid"
+    assert one["hoodie.datasource.write.keygenerator.class"].endswith("NonpartitionedKeyGenerator")
+    two = key_options(("tenant", "id"))
+    assert two["hoodie.datasource.write.recordkey.field"] == "tenant,id"
+    assert two["hoodie.datasource.write.keygenerator.class"].endswith("ComplexKeyGenerator")
+    assert two["hoodie.datasource.write.partitionpath.field"] == ""
