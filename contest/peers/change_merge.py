@@ -171,6 +171,12 @@ def _without_null_keys(rows: DataFrame, key: list[str], rules: Changes, batch: B
     return rows
 
 
+def without_null_keys(rows: DataFrame, key: list[str], rules: Changes, batch: Batch) -> DataFrame:
+    """`collapse`'s rule for rows with a NULL key part, for a format that writes a batch's
+    rows uncollapsed (Paimon): dropped with `write.drop_null_keys`, else refused."""
+    return _without_null_keys(rows, key, rules, batch)
+
+
 def table_schema(cfg: Config, batch: Batch, rows: DataFrame) -> StructType:
     """The schema a table of change data is created with: the key's columns as the batch
     types them, then every payload column of the batch's schema under the workload."""

@@ -4,6 +4,7 @@ collapsed batch as it is and merges at read with the contract's record merger (j
 
 from __future__ import annotations
 
+from contest.data.changes import KEY_TYPES, ChangeSupport
 from contest.peers.hudi.format import FORMAT
 from contest.peers.hudi.merger import FORMAT as MERGER
 from contest.peers.hudi.options import MERGE_ENGINE
@@ -38,6 +39,32 @@ MERGER_PRESET = {**MOR, "peer.format": MERGER.name}
 # compaction and the metadata table as its Spark datasource sets them (hudi-merger keeps
 # the parquet log blocks its merger needs).
 
+# Change data (hudi/changes.py): each batch collapsed with the delete rule; the key as
+# Hudi's record key (two columns: the complex key generator). hudi-mor upserts a delete
+# with Hudi's `_hoodie_is_deleted` = true and merges the batch with the keys' rows in
+# Spark, so a column the batch lacks keeps the table's value and a NULL goes through its
+# operator; hudi-merger upserts a delete as a tombstone the record merger resets the key
+# on (Hudi's own marker lost a delete between a base row and a later insert) and writes a
+# lacking column NULL, which the merger cannot tell from a NULL (UseLast with partial
+# batches refused).
+# A binary key is refused: Hudi makes the record key a string of the column's value, and a
+# binary value's string is not its bytes (tried: one key came back once per write).
+KEYS = tuple(t.name for t in KEY_TYPES if t.name != "16-byte binary")
+MOR_CHANGES = ChangeSupport(
+    deletes="upsert with _hoodie_is_deleted = true (the batch collapsed with the delete rule)",
+    partial_columns="the batch merged in Spark with the keys' rows, lacking columns kept",
+    absent_is_not_null=True,
+    key_types=KEYS,
+    composite_keys=True,
+)
+MERGER_CHANGES = ChangeSupport(
+    deletes="a tombstone record (_contest_deleted) the record merger resets the key on",
+    partial_columns="a lacking column upserted NULL, which the record merger's rules skip",
+    absent_is_not_null=False,
+    key_types=KEYS,
+    composite_keys=True,
+)
+
 register(
     Implementation(
         name=FORMAT.name,
@@ -49,6 +76,7 @@ register(
         # A stream upserts each micro-batch without reading the table: only the record
         # merger applies the contract then, so a stream of `hudi` runs hudi-merger's.
         stream=FORMAT.name,
+        changes=MOR_CHANGES,
         commit_records=lambda t: FORMAT.commit_records(t.path),
     )
 )
@@ -61,6 +89,7 @@ register(
         packages=PACKAGES,
         strategies=(Strategy("hudi-merger", MERGER_PRESET, defaults={"peer.format": MERGER.name}),),
         stream=MERGER.name,
+        changes=MERGER_CHANGES,
         commit_records=lambda t: MERGER.commit_records(t.path),
         merge_engine=MERGE_ENGINE,
     )

@@ -1,4 +1,5 @@
-"""Apache Hudi, MERGE_ON_READ keyed by uuid with the batch version as ordering field.
+"""Apache Hudi, MERGE_ON_READ keyed by uuid (by the workload's key with change data:
+hudi/changes.py) with the batch version as ordering field.
 
 Hudi 1.0.2 refuses the contract's MERGE on a MERGE_ON_READ table ("Target table's
 field(...) cannot be the right-value of the update clause for MOR table"): its MOR MERGE
@@ -13,15 +14,21 @@ without a compiled record merger would do it.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
 
 from contest.config import Config, PeerConfig
 from contest.data.batches import Batch
 from contest.errors import ConfigError, ReadError
+from contest.peers import change_merge
 from contest.peers.base import Layout, PeerFormat, codec_name
 from contest.peers.history import batch_operators
+from contest.peers.hudi import changes as hudi_changes
 from contest.peers.hudi import history as hudi_history
+from contest.peers.hudi.changes import key_options
 from contest.peers.hudi.options import (
     INDEXES,
     ORDERING,
@@ -30,10 +37,12 @@ from contest.peers.hudi.options import (
     table_name,
 )
 from contest.peers.hudi.timeline import COMPLETED, completed_instants
-from contest.peers.merge import collapsed, merged_rows
+from contest.peers.merge import collapsed, merged_rows, peer_operators
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+    from contest.peers.change_merge import ChangeBatch
 
 
 class Hudi(PeerFormat):
@@ -74,12 +83,8 @@ class Hudi(PeerFormat):
             "hoodie.table.name": table_name(table),
             "hoodie.datasource.write.table.type": "MERGE_ON_READ",
             "hoodie.datasource.write.operation": operation,
-            "hoodie.datasource.write.recordkey.field": "uuid",
             "hoodie.datasource.write.precombine.field": ORDERING,
-            "hoodie.datasource.write.partitionpath.field": "",
-            "hoodie.datasource.write.keygenerator.class": (
-                "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
-            ),
+            **key_options(cfg.workload.key),
         }
         if p.hudi_index:
             opts["hoodie.index.type"] = p.hudi_index
@@ -120,6 +125,8 @@ class Hudi(PeerFormat):
     ) -> str:
         from pyspark.sql import functions as F  # deferred: slow to import
 
+        if change_merge.needed(cfg, batch):
+            return self.apply_changes(spark, cfg, table, batch, first)
         # In the batch file's types: a sum collapses to bigint, and an int column must
         # stay int until a batch widens it (Hudi evolves the table to the written rows).
         types = {f.name: f.dataType for f in spark.read.parquet(str(batch.path)).schema.fields}
@@ -136,6 +143,45 @@ class Hudi(PeerFormat):
             .save(str(table))
         )
         return op
+
+    def change_upserts(
+        self,
+        spark: SparkSession,
+        cfg: Config,
+        table: Path,
+        batch: ChangeBatch,
+        payload: Mapping[str, pa.DataType],
+        first: bool,
+    ) -> list[DataFrame]:
+        """The upserts of a collapsed change batch, in order (hudi/changes.py; `payload`:
+        the payload columns the table has, with their types): the rows merged with the
+        table's in Spark, deletes marked by `_hoodie_is_deleted`."""
+        if first:
+            return [hudi_changes.without_deletes(hudi_changes.as_written(batch, payload))]
+        current = spark.read.format("hudi").load(str(table))
+        return [hudi_changes.merged(batch, current, payload, peer_operators(cfg))]
+
+    def apply_changes(
+        self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
+    ) -> str:
+        """Change data: the batch collapsed with the delete rule, then `change_upserts`,
+        each one upsert (the first batch's a bulk insert) ordered by the batch's version."""
+        from pyspark.sql import functions as F  # deferred: slow to import
+
+        source = change_merge.collapse(spark, cfg, batch)
+        payload = change_merge.payload_columns(cfg, batch.index)
+        done: list[str] = []
+        for rows in self.change_upserts(spark, cfg, table, source, payload, first):
+            op, mode = ("bulk_insert", "overwrite") if first and not done else ("upsert", "append")
+            rows = rows.withColumn(ORDERING, F.lit(batch.version).cast("long"))
+            (
+                rows.write.format("hudi")
+                .options(**self.write_options(cfg, table, op))
+                .mode(mode)
+                .save(str(table))
+            )
+            done.append(op)
+        return "+".join(done) + " " + source.label
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
         props = Path(table) / ".hoodie" / "hoodie.properties"

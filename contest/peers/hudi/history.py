@@ -27,6 +27,7 @@ from contest.data.batches import Batch
 from contest.errors import ReadError, RunError, SchemaEvolutionError
 from contest.peers.base import error_line
 from contest.peers.history import newest_columns, simple_fields
+from contest.peers.hudi.changes import live
 from contest.peers.hudi.options import ORDERING
 from contest.peers.merge import peer_operators
 from contest.peers.schema import schema_changes
@@ -154,7 +155,7 @@ def read_as_of(fmt: Hudi, spark: SparkSession, cfg: Config, table: Path, commit:
         .option("as.of.instant", commit)
         .load(str(table))
     )
-    return newest_columns(df, peer_operators(cfg))
+    return newest_columns(live(df), peer_operators(cfg))
 
 
 def read_changes(

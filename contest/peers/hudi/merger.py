@@ -26,14 +26,18 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
 
 from contest.config import Config
 from contest.data.batches import COLUMNS
 from contest.errors import ConnectorError, RunError
 from contest.infra import lakesoul_jvm
 from contest.peers.base import HARNESS_SINK, OWN_SINK, StreamSink
+from contest.peers.hudi import changes as hudi_changes
 from contest.peers.hudi.format import Hudi
 from contest.peers.hudi.history import keys_committed_at, roll_back
 from contest.peers.hudi.options import ORDERING, merger_options
@@ -50,6 +54,8 @@ from contest.peers.microbatch import (
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import DataStreamWriter
+
+    from contest.peers.change_merge import ChangeBatch
 
 # A row's ordering value in a stream: the source file's feed number, then the row's
 # index in its file (fewer than 2**32 rows a file).
@@ -100,8 +106,24 @@ class HudiMerger(Hudi):
         """The collapsed batch itself: the merger, not Spark, merges it with the table."""
         return source
 
+    def change_upserts(
+        self,
+        spark: SparkSession,
+        cfg: Config,
+        table: Path,
+        batch: ChangeBatch,
+        payload: Mapping[str, pa.DataType],
+        first: bool,
+    ) -> list[DataFrame]:
+        """The collapsed change batch as it is, with the merger's marks: a delete a
+        tombstone, a key deleted and inserted again inside the batch marked afresh
+        (hudi/changes.py); the merger resets the key on either."""
+        rows = hudi_changes.for_merger(batch, payload)
+        return [hudi_changes.without_deletes(rows, hudi_changes.TOMBSTONE) if first else rows]
+
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
-        return spark.read.format("hudi").options(**self.reader_options(cfg)).load(str(table))
+        df = spark.read.format("hudi").options(**self.reader_options(cfg)).load(str(table))
+        return hudi_changes.live(df)
 
     def reader_options(self, cfg: Config) -> dict[str, str]:
         return merger_options(peer_operators(cfg))

@@ -3,6 +3,7 @@ the contract; batches append sorted runs and the merge runs at read, as LakeSoul
 
 from __future__ import annotations
 
+from contest.data.changes import KEY_TYPES, ChangeSupport
 from contest.peers.paimon.format import FORMAT
 from contest.peers.paimon.table import MERGE_ENGINE
 from contest.peers.registry import Implementation, Strategy, register
@@ -35,6 +36,23 @@ AGGREGATION = {
 # write job).
 DEFAULTS = {"peer.format": "paimon", "write.threads": 1}
 
+# Change data (format.py `change_rows`): the workload's key as the primary key (one or two
+# columns, every key type); a batch lacking payload columns writes them NULL, which every
+# aggregate but last_value skips, so the merged value stays (UseLast with partial batches
+# refused: a NULL is not told from an absent column). No deletes: Paimon 0.9's aggregation
+# merge engine takes a `-D` row (`rowkind.field`) as a retraction, field by field (sum
+# subtracts the row's value, last_non_null_value clears the field on a non-NULL one), and
+# keeps the key: tried on Spark, +I 5, -D, +I 7 merged to 12. Removing the row on delete
+# is `partial-update.remove-record-on-delete`, for the partial-update engine without
+# aggregate functions (0.9 refuses them without sequence groups, and both together).
+CHANGES = ChangeSupport(
+    partial_columns="the aggregation merge engine: a lacking column written NULL, which its "
+    "aggregates but last_value skip",
+    absent_is_not_null=False,
+    key_types=tuple(t.name for t in KEY_TYPES),
+    composite_keys=True,
+)
+
 register(
     Implementation(
         name=FORMAT.name,
@@ -44,6 +62,7 @@ register(
         packages=PACKAGES,
         strategies=(Strategy("paimon-agg", AGGREGATION, defaults=DEFAULTS),),
         stream=FORMAT.name,
+        changes=CHANGES,
         commit_records=lambda t: FORMAT.commit_records(t.path),
         merge_engine=MERGE_ENGINE,
     )

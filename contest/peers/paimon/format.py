@@ -46,7 +46,10 @@ from typing import TYPE_CHECKING
 from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import COLUMNS, SCHEMA, Batch
+from contest.data.changes import changes_of
+from contest.peers import change_merge
 from contest.peers.base import HARNESS_SINK, OWN_SINK, Layout, PeerFormat, StreamSink, codec_name
+from contest.peers.change_merge import q, spark_type
 from contest.peers.merge import peer_operators, source_operators, written
 from contest.peers.microbatch import OnBatch
 from contest.peers.paimon import history as paimon_history
@@ -93,7 +96,7 @@ class Paimon(PeerFormat):
 
     def table_properties(self, cfg: Config) -> dict[str, str]:
         p = cfg.peer
-        props = merge_properties(peer_operators(cfg))
+        props = merge_properties(peer_operators(cfg), cfg.workload.key)
         if p.buckets:
             props["bucket"] = str(p.buckets)
         if p.codec:
@@ -101,6 +104,28 @@ class Paimon(PeerFormat):
         if p.target_file_bytes:
             props["target-file-size"] = f"{p.target_file_bytes}b"
         return props | super().table_properties(cfg)
+
+    def change_rows(self, spark: SparkSession, cfg: Config, batch: Batch) -> DataFrame:
+        """A batch of change data as written (no row kinds: Paimon 0.9 cannot delete, see
+        __init__.py): the workload's key, every payload column of the batch's schema (one
+        the file lacks NULL, which every aggregate but last_value skips, so the merged
+        value stays as it was), "null" names made NULL, version and position."""
+        from pyspark.sql import functions as F  # deferred: slow to import
+
+        rules = changes_of(cfg)
+        df = spark.read.parquet(str(batch.path))
+        df = change_merge.without_null_keys(df, list(rules.key), rules, batch)
+        payload = change_merge.payload_columns(cfg, batch.index)
+        cols = [
+            (F.col(q(c)) if c in df.columns else F.lit(None).cast(spark_type(t))).alias(c)
+            for c, t in payload.items()
+        ]
+        df = df.select(*[q(k) for k in rules.key], *cols)
+        return (
+            written(df, {c: op for c, op in peer_operators(cfg).items() if c in payload})
+            .withColumn(SEQUENCE[0], F.lit(batch.version).cast("long"))
+            .withColumn(SEQUENCE[1], F.monotonically_increasing_id())
+        )
 
     def rows(self, spark: SparkSession, batch: Batch, ops: Mapping[str, str]) -> DataFrame:
         """The batch's rows as written: "null" names made NULL, version and position."""
@@ -116,8 +141,9 @@ class Paimon(PeerFormat):
         )
 
     def create(self, spark: SparkSession, cfg: Config, schema) -> None:
+        key = set(cfg.workload.key)
         cols = ", ".join(
-            f"`{f.name}` {f.dataType.simpleString()}" + (" NOT NULL" if f.name == "uuid" else "")
+            f"`{f.name}` {f.dataType.simpleString()}" + (" NOT NULL" if f.name in key else "")
             for f in schema.fields
         )
         # A column added later gets its aggregate function when it is added (evolve).
@@ -133,7 +159,10 @@ class Paimon(PeerFormat):
     def apply_batch(
         self, spark: SparkSession, cfg: Config, table: Path, batch: Batch, first: bool
     ) -> str:
-        rows = self.rows(spark, batch, peer_operators(cfg))
+        if change_merge.needed(cfg, batch):
+            rows = self.change_rows(spark, cfg, batch)
+        else:
+            rows = self.rows(spark, batch, peer_operators(cfg))
         if first:
             self.create(spark, cfg, rows.schema)
         rows.writeTo(identifier()).append()

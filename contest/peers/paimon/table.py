@@ -4,7 +4,7 @@ operator (a leaf module: the format, its history and its stream all use it)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from contest.data import operators
 from contest.errors import ConfigError
@@ -38,11 +38,14 @@ def identifier() -> str:
     return f"{CATALOG}.{DATABASE}.{TABLE}"
 
 
-def merge_properties(ops: Mapping[str, str] | None = None) -> dict[str, str]:
+def merge_properties(
+    ops: Mapping[str, str] | None = None, key: Sequence[str] = ("uuid",)
+) -> dict[str, str]:
     """The operators (default: the contest's contract) as Paimon table options (fixed:
-    they are what makes it exact); an operator Paimon has no function for is refused."""
+    they are what makes it exact), keyed by `key`'s columns; an operator Paimon has no
+    function for is refused."""
     props = {
-        "primary-key": "uuid",
+        "primary-key": ",".join(key),
         "merge-engine": "aggregation",
         "sequence.field": ",".join(SEQUENCE),
     }

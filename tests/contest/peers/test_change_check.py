@@ -42,7 +42,7 @@ def test_the_contests_data_is_taken_by_every_implementation(tmp_path):
         assert change_check.refusal_of(cfg, found, strategy) is None
 
 
-@pytest.mark.parametrize("strategy", ["paimon-agg", "hudi-mor"])
+@pytest.mark.parametrize("strategy", ["paimon-agg"])
 def test_deletes_refused_by_a_format_that_declares_none(tmp_path, strategy):
     cfg = _cfg(**{"workload.op_column": "op"})
     found = _found(cfg, "delete_then_reinsert_starts_the_key_afresh", tmp_path)
@@ -61,7 +61,7 @@ def test_delta_and_iceberg_take_deletes_partial_files_and_a_composite_int_key(tm
     )
     found = _found(cfg, "composite_int_and_string_key_in_debeziums_spelling", tmp_path)
     assert found.partial
-    for strategy in ("delta-merge", "delta-dv", "iceberg-mor", "iceberg-dv"):
+    for strategy in ("delta-merge", "delta-dv", "iceberg-mor", "iceberg-dv", "hudi-mor"):
         assert change_check.refusal_of(cfg, found, strategy) is None
     why = change_check.refusal_of(cfg, found, "paimon-agg")
     assert why is not None and why.startswith("paimon-agg: cannot delete rows")

@@ -43,6 +43,19 @@ public class ContractRecordMerger extends HoodieSparkRecordMerger {
   /** The props key holding the column-to-rule map. */
   public static final String OPERATORS_KEY = "hoodie.contest.merge.operators";
 
+  /**
+   * Change data's row kinds (contest/peers/hudi/changes.py): a record whose {@link #DELETED}
+   * field is true is a tombstone (the key deleted), one whose {@link #AFRESH} field is true
+   * starts the key afresh (it follows a delete). Both are resets: merged after anything,
+   * they are the result; a record merged after a tombstone is the result, marked afresh so
+   * that a merge with still earlier records (a base file's) keeps it. The tombstone stays a
+   * record (Hudi's own delete handling is not involved) and the reader leaves it out. A
+   * table without the fields has neither.
+   */
+  public static final String DELETED = "_contest_deleted";
+
+  public static final String AFRESH = "_contest_afresh";
+
   private static final String KEY = "uuid";
   private static final UTF8String NULL_STRING = UTF8String.fromString("null");
   private static final UTF8String COMMA = UTF8String.fromString(",");
@@ -107,6 +120,10 @@ public class ContractRecordMerger extends HoodieSparkRecordMerger {
           "ContractRecordMerger: no " + OPERATORS_KEY + " in the merge's properties");
     }
     Map<String, String> rules = rules(spec);
+    if (flag(l, lateType, DELETED) || flag(l, lateType, AFRESH)) {
+      return Option.of(Pair.of(late, lateSchema));
+    }
+    boolean afterDelete = flag(e, earlyType, DELETED);
     StructField[] fields = lateType.fields();
     Object[] values = new Object[fields.length];
     for (int i = 0; i < fields.length; i++) {
@@ -119,8 +136,14 @@ public class ContractRecordMerger extends HoodieSparkRecordMerger {
       int j = earlyIndex(earlyType, field);
       Object earlyValue =
           j < 0 || e.isNullAt(j) ? null : widen(e.get(j, earlyType.fields()[j].dataType()), type);
-      String rule = KEY.equals(field) ? "last_non_null" : rules.get(field);
-      values[i] = mergeField(rule == null ? "last_non_null" : rule, earlyValue, lateValue);
+      if (AFRESH.equals(field)) {
+        values[i] = afterDelete ? Boolean.TRUE : earlyValue; // started afresh, or as before
+      } else if (afterDelete || DELETED.equals(field)) {
+        values[i] = lateValue;
+      } else {
+        String rule = KEY.equals(field) ? "last_non_null" : rules.get(field);
+        values[i] = mergeField(rule == null ? "last_non_null" : rule, earlyValue, lateValue);
+      }
     }
     InternalRow merged = HoodieInternalRowUtils.getCachedUnsafeProjection(lateType, lateType)
         .apply(new GenericInternalRow(values)).copy();
@@ -184,6 +207,12 @@ public class ContractRecordMerger extends HoodieSparkRecordMerger {
       return ((Integer) value).longValue();
     }
     return value;
+  }
+
+  /** Whether a row's boolean field is true (false when the row's schema lacks it). */
+  private static boolean flag(InternalRow row, StructType type, String field) {
+    int i = earlyIndex(type, field);
+    return i >= 0 && !row.isNullAt(i) && row.getBoolean(i);
   }
 
   private static int earlyIndex(StructType type, String field) {

@@ -1,0 +1,123 @@
+"""Change data through a peer strategy against the oracle, for the formats' own change
+tests: the hand change cases (tests/support/contract_cases.py) and random change
+batches, each refused by the strategy's declaration (`refusal_of`: the one line it
+gives, then nothing run) or written by the strategy in one child Spark session
+(tests/contest/peers/test_change_merge.py's script) and read back against the oracle."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from contest.config import load_config
+from contest.data.batches import discover
+from contest.data.changes import changes_of
+from contest.data.checker import compare
+from contest.data.oracle import expected_result
+from contest.data.workload import contract_operators, schema_of_batch
+from contest.evaluation.strategies import STRATEGIES
+from contest.peers.change_check import refusal_of
+from tests.contest.peers.test_change_merge import SCRIPT, case_overrides, random_case
+from tests.support.contract_cases import CHANGE_CASES, write_change_case
+
+
+def hand_cases(root: Path, cases: dict[str, dict] = CHANGE_CASES) -> dict[str, dict]:
+    """The hand cases with an answer: their data and configuration."""
+    out = {}
+    for name, case in cases.items():
+        if "expected" in case:
+            data = write_change_case(case, root / name / "data")
+            out[name] = {"data": data, "overrides": case_overrides(case)}
+    return out
+
+
+def random_cases(root: Path, seeds: range, overrides: dict | None = None) -> dict[str, dict]:
+    """Random change batches (test_change_merge's), their overrides updated by `overrides`."""
+    out = {}
+    for seed in seeds:
+        data = root / f"random-{seed}" / "data"
+        out[f"random-{seed}"] = {
+            "data": data,
+            "overrides": random_case(seed, data) | (overrides or {}),
+        }
+    return out
+
+
+def with_answers(root: Path, cases: dict[str, dict]) -> dict[str, dict]:
+    """The cases, each with the oracle's answer (`expected`)."""
+    for name, case in cases.items():
+        cfg = load_config(overrides=case["overrides"])
+        batches = discover(case["data"], cfg.write.versions or None, schema_of_batch(cfg.workload))
+        case["expected"] = root / name / "expected.parquet"
+        expected_result(
+            batches,
+            case["expected"],
+            operators=contract_operators(cfg.workload),
+            changes=changes_of(cfg),
+        )
+    return cases
+
+
+def refusals(strategy: str, cases: dict[str, dict]) -> dict[str, str]:
+    """The cases the strategy's declaration refuses, with the line it gives."""
+    out = {}
+    for name, case in cases.items():
+        cfg = load_config(preset=STRATEGIES[strategy], overrides=case["overrides"])
+        found = schema_of_batch(cfg.workload)
+        discover(case["data"], cfg.write.versions or None, found)
+        why = refusal_of(cfg, found, strategy)
+        if why:
+            out[name] = why
+    return out
+
+
+def run(strategy: str, cases: dict[str, dict], tmp_path: Path, one_session: bool = True) -> dict:
+    """Every case written by the strategy and read back, in one child session (or one
+    each: Paimon's catalog keeps the first warehouse a session names, as a write job of
+    its own would not): each one's report (ok, summary, the batches' operations) and
+    where its read went."""
+    if not one_session:
+        out: dict = {}
+        for name, case in cases.items():
+            out |= run(strategy, {name: case}, tmp_path / name)
+        return out
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    todo = {
+        name: {
+            "data": str(c["data"]),
+            "overrides": c["overrides"],
+            "table": str(tmp_path / "wh" / "ns" / name.replace("-", "_")),
+            "out": str(tmp_path / "out" / name),
+        }
+        for name, c in cases.items()
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, strategy, json.dumps(todo)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=os.environ.copy(),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1]
+    results = json.loads(line.removeprefix("RESULT "))
+    for name, got in results.items():
+        got["out"] = todo[name]["out"]
+    return results
+
+
+def wrong_answers(results: dict, cases: dict[str, dict]) -> list[str]:
+    """Each case written that failed or whose read differs from the oracle's answer."""
+    wrong = []
+    for name, got in results.items():
+        if not got["ok"]:
+            wrong.append(f"{name}: {got['summary']}")
+            continue
+        report = compare(got["out"], cases[name]["expected"])
+        if not report.ok:
+            wrong.append(f"{name}: {report.render()}")
+    return wrong
