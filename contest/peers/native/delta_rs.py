@@ -79,7 +79,9 @@ class DeltaRs(NativeFormat):
                 writer_properties=props,
             )
             return "create+append", {"rows": source.num_rows}
-        ops = {c: op for c, op in contract_operators(cfg.workload).items() if c in source.schema.names}
+        ops = {
+            c: op for c, op in contract_operators(cfg.workload).items() if c in source.schema.names
+        }
         result = (
             DeltaTable(str(table))
             .merge(

@@ -77,9 +77,14 @@ class IcebergPy(NativeFormat):
             return "create+append", {"rows": source.num_rows}
         handle = self._catalog(table).load_table(IDENTIFIER)
         keys = pc.unique(rows.column(KEY)).to_pylist()
-        current = handle.scan(row_filter=In(KEY, keys)).to_arrow()
+        # In's signature as mypy reads its pydantic model differs from its constructor's.
+        matched = In(KEY, keys)  # type: ignore[call-arg, arg-type]
+        current = handle.scan(row_filter=matched).to_arrow()
         result = handle.upsert(folded(current, rows, cfg), join_cols=[KEY])
-        return "upsert", {"rows_updated": result.rows_updated, "rows_inserted": result.rows_inserted}
+        return "upsert", {
+            "rows_updated": result.rows_updated,
+            "rows_inserted": result.rows_inserted,
+        }
 
     def read_table(self, cfg: Config, table: Path, threads: int) -> pa.Table:
         return self._catalog(table).load_table(IDENTIFIER).scan().to_arrow()

@@ -202,4 +202,3 @@ def _codec(cfg: Config) -> str:
     """read.codec as pyarrow names it."""
     name = codec_name(cfg.read.codec)
     return "none" if name == "uncompressed" else name
-

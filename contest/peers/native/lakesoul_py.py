@@ -77,7 +77,9 @@ class LakeSoulPy(NativeFormat):
         if has_files and not replace:
             raise UsageError(f"--table {table}: exists and is not empty (--replace to replace it)")
         if has_files and ref is None:
-            raise UsageError(f"--table {table}: not a {self.name} table (no metadata): not replaced")
+            raise UsageError(
+                f"--table {table}: not a {self.name} table (no metadata): not replaced"
+            )
         if ref is not None:
             catalog.drop_table(resolve_connection(cfg), ref.name, ref.namespace)
         if has_files:
