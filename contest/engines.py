@@ -278,8 +278,13 @@ class Peer:
         # History through the format (contest/peers/base.py: read_as_of, read_changes,
         # expire; a format without one refuses in one line). Its vacuum is the format's
         # own expiry (contest/peers/expire.py).
+        kind = formats.kind_of(cfg)
+        own = {k: f"peer format {cfg.peer.format} ({kind.label}): no {k} here" for k in kind.lacks}
         return Abilities(
-            lacks={"merge": f"peer format {cfg.peer.format}: no LakeSoul metadata to merge"},
+            lacks={
+                "merge": f"peer format {cfg.peer.format}: no LakeSoul metadata to merge",
+                **own,
+            },
         )
 
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome:

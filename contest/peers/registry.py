@@ -61,10 +61,18 @@ class EngineKind:
     label: str
     # What starts its timed jobs, as a run's progress lines name it.
     launcher: str
+    # The workload phase kinds its jobs have no form of (recorded as skipped).
+    lacks: tuple[str, ...] = ()
 
 
 SPARK = EngineKind("spark", True, "a Spark job (spark-submit)", "spark-submit")
-NATIVE = EngineKind("native", False, "a Python process (the format's own library)", "python")
+NATIVE = EngineKind(
+    "native",
+    False,
+    "a Python process (the format's own library)",
+    "python",
+    lacks=("compact", "vacuum"),
+)
 
 
 @dataclass(frozen=True)

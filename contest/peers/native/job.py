@@ -6,8 +6,10 @@ a whole process, like a spark-submit job; the cores it is given (`--cores`, as t
 master local[N] every job gets) are its threads, and the process is held to that many
 CPUs, so a library that sizes its own pools from the machine gets no more.
 
-What the runner has no form of (a read as of a version, an append into an existing
-table, batches whose schemas differ, an object store) is refused in one line.
+Batches may be appended to the table the folder holds (a workload's phases), the
+table's batch ledger (contest/peers/ledger.py) refusing one it holds already. What the
+runner has no form of (a read as of a version or of a range, batches whose schemas
+differ, an object store, compaction) is refused in one line.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from contest.data.batches import Batch, discover
 from contest.data.workload import contract_operators
 from contest.errors import ReadError, SchemaEvolutionError, UsageError
 from contest.infra.storage import is_object_store
-from contest.peers import formats
+from contest.peers import formats, ledger
 from contest.peers.base import codec_name, error_line
 from contest.peers.files import data_listing
 from contest.peers.native import libraries
@@ -92,7 +94,9 @@ def conform(table: pa.Table, cfg: Config) -> pa.Table:
 
 
 def check_schemas(batches: Sequence[Batch]) -> None:
-    """Every batch in the first one's schema: the native runner has no schema evolution."""
+    """Every batch of the data in the first one's schema: the native runner has no
+    schema evolution (a workload that evolves its schema is refused, whichever of its
+    batches a job writes)."""
     first = pq.read_schema(batches[0].path)
     for batch in batches[1:]:
         if not pq.read_schema(batch.path).equals(first):
@@ -108,6 +112,8 @@ def apply(
     """One batch read, applied by the library and measured; a failure is its one line."""
     res = PeerBatch(batch.name, batch.version, batch.rows)
     before = data_listing(table, fmt.metadata_dirs) if table.exists() else {}
+    if not first:  # the first creates the table: its folder is not there to hold a ledger
+        ledger.mark(table, batch, ledger.PENDING)
     t0 = time.perf_counter()
     try:
         rows = pq.read_table(batch.path)
@@ -117,6 +123,7 @@ def apply(
         res.refused = isinstance(exc, SchemaEvolutionError)
     res.seconds = time.perf_counter() - t0
     if res.error is None:
+        ledger.mark(table, batch, ledger.DONE)
         record_files(res, before, data_listing(table, fmt.metadata_dirs), table)
     return res
 
@@ -130,23 +137,26 @@ def run_native_write(
     only: Sequence[int] | None = None,
 ) -> PeerWriteReport:
     """The whole Write job: check the library, the input and the folder, then apply the
-    batches in version order, stopping at the first failure (later batches depend on it)."""
+    batches in version order, stopping at the first failure (later batches depend on it).
+    `only`: these batch indices; `append`: into the table the folder holds (its batch
+    ledger, contest/peers/ledger.py, refuses a batch it holds or one out of order),
+    created by the first batch when there is none."""
     fmt = native_format(cfg)
     libraries.require_for(cfg)
-    if append:
-        raise UsageError(
-            f"peer.format={fmt.name}: --append: the native engines write a new table only"
-        )
     threads = hold_cpus(threads_of(cfg.spark.master))
     found = discover(str(_local(data_dir, "--data")), cfg.write.versions or None, schema=None)
+    check_schemas(sorted(found, key=lambda b: b.version))
     batches = sorted(select_batches(found, only, data_dir), key=lambda b: b.version)
-    check_schemas(batches)
     table = _local(table_path, "--table")
-    fmt.prepare(cfg, table, replace)
-    report = PeerWriteReport(cfg.peer.format, str(table), spark_cores=threads)
+    exists = append and fmt.holds(cfg, table)
+    if exists:
+        ledger.check(table, batches, in_order=True)
+    else:
+        fmt.prepare(cfg, table, replace)
+    report = PeerWriteReport(cfg.peer.format, str(table), spark_cores=threads, appended=exists)
     started = time.perf_counter()
     for i, batch in enumerate(batches):
-        res = apply(fmt, cfg, table, batch, i == 0, threads)
+        res = apply(fmt, cfg, table, batch, i == 0 and not exists, threads)
         report.batches.append(res)
         if res.error:
             break
@@ -194,8 +204,14 @@ def run_native_read(
         "rows": result.num_rows,
         "seconds": round(time.perf_counter() - started, 3),
         "spark_cores": threads,
-        "version": None,
+        "version": _newest(table),
     }
+
+
+def _newest(table: Path) -> int | None:
+    """The newest batch version the table's ledger holds (None without a ledger)."""
+    held = ledger.load(table)
+    return None if held is None else ledger.newest(held)
 
 
 def _codec(cfg: Config) -> str:
