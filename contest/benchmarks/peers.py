@@ -172,6 +172,7 @@ def render_disclosure(records: Sequence[RunRecord]) -> str:
     m = first.machine
     commits = sorted({r.git_commit + ("+dirty" if r.git_dirty else "") for r in records})
     packages = sorted((env.get("jvm_packages") or {}).items())
+    natives = sorted((env.get("native_libraries") or {}).items())
     lines = [
         f"# Full disclosure: sitting `{first.sitting}`",
         "",
@@ -186,6 +187,8 @@ def render_disclosure(records: Sequence[RunRecord]) -> str:
         f"{env.get('pyarrow', '?')}, lakesoul (PyPI) {env.get('lakesoul_python', '?')}",
         "- JVM libraries (pinned coordinates): "
         + "; ".join(f"{k}: {', '.join(v)}" for k, v in packages),
+        "- native engines' Python libraries: "
+        + (", ".join(f"{k} {v or 'absent'}" for k, v in natives) or "-"),
         f"- commits: {', '.join(commits)}",
         "",
         "## Each job, in the order run",

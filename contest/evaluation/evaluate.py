@@ -50,6 +50,7 @@ from contest.infra.s3server import ensure_bucket
 from contest.infra.storage import configure, delete_tree, is_object_store
 from contest.peers.formats import coordinates, is_peer, kind_of
 from contest.peers.native.libraries import require_for as require_libraries
+from contest.peers.native.libraries import versions as native_versions
 from contest.peers.registry import package_sets
 from contest.peers.write import folder_bytes, report_from_log
 from contest.results.runs import JobLoad, RunRecord
@@ -96,6 +97,8 @@ def environment(work: Path | None = None) -> dict:
         "git_commit": commit,
         "machine": machine_facts(work or Path.cwd()),
         "jvm_packages": {name: list(coords) for name, coords in package_sets().items()},
+        # The native engines' Python libraries (contest/peers/native/), as installed.
+        "native_libraries": native_versions(),
     }
 
 

@@ -38,6 +38,13 @@ def installed(name: str) -> str | None:
         return None
 
 
+def versions() -> dict[str, str | None]:
+    """Every registered native implementation's libraries as installed (None: absent),
+    for a run's disclosure."""
+    specs = [s for impl in registry.IMPLEMENTATIONS.values() for s in impl.libraries]
+    return {name: installed(name) for name, _ in map(pinned, specs)}
+
+
 def require(specs: Sequence[str]) -> None:
     """Every pinned library installed at its version, else one line naming the first."""
     for spec in specs:
