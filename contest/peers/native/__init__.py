@@ -8,11 +8,12 @@ cannot do is refused in one line, and what is computed outside it is in its labe
 - pyiceberg: `upsert` of rows merged outside it, copy-on-write.
 - lakesoul-py (`lakesoul`): upserts of rows merged outside it, its merge-on-read.
 - pypaimon: refused (cannot be installed beside the harness: paimon_py.py says why).
+- hudi-rs (`hudi`): a reader only, no strategy (`contest bench interop` reads with it).
 """
 
 from __future__ import annotations
 
-from contest.peers.native import delta_rs, iceberg_py, lakesoul_py, paimon_py
+from contest.peers.native import delta_rs, hudi_rs, iceberg_py, lakesoul_py, paimon_py
 from contest.peers.registry import NATIVE, Implementation, Strategy, register
 
 register(
@@ -90,5 +91,15 @@ register(
             ),
         ),
         kind=NATIVE,
+    )
+)
+register(
+    Implementation(
+        name=hudi_rs.FORMAT.name,
+        table_format=f"Apache Hudi (hudi-rs {hudi_rs.VERSION})",
+        engine=hudi_rs.FORMAT.label,
+        peer=hudi_rs.FORMAT,
+        kind=NATIVE,
+        libraries=(f"hudi=={hudi_rs.VERSION}",),
     )
 )

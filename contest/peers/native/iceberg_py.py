@@ -25,6 +25,8 @@ from contest.write.cow import KEY
 
 VERSION = "0.12.0"
 CATALOG_FILE = "pyiceberg_catalog.db"
+# A Hadoop catalog's pointer to the table's current metadata file (Spark's iceberg peers).
+HADOOP_HINT = "metadata/version-hint.text"
 NAMESPACE, TABLE = "contest", "ccf"
 IDENTIFIER = f"{NAMESPACE}.{TABLE}"
 
@@ -86,8 +88,20 @@ class IcebergPy(NativeFormat):
             "rows_inserted": result.rows_inserted,
         }
 
+    def holds(self, cfg: Config, table: Path) -> bool:
+        """Its own table (the catalog file), or one a Hadoop catalog wrote (Spark's
+        iceberg peers: `metadata/version-hint.text`), which it reads as a static table."""
+        return (table / CATALOG_FILE).exists() or (table / HADOOP_HINT).exists()
+
     def read_table(self, cfg: Config, table: Path, threads: int) -> pa.Table:
-        return self._catalog(table).load_table(IDENTIFIER).scan().to_arrow()
+        if (table / CATALOG_FILE).exists():
+            return self._catalog(table).load_table(IDENTIFIER).scan().to_arrow()
+        # deferred: a native library, its jobs only
+        from pyiceberg.table import StaticTable
+
+        version = (table / HADOOP_HINT).read_text().strip()
+        metadata = table / "metadata" / f"v{version}.metadata.json"
+        return StaticTable.from_metadata(metadata.as_uri()).scan().to_arrow()
 
 
 FORMAT = IcebergPy()
