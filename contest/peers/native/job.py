@@ -39,26 +39,27 @@ from contest.read import output
 from contest.write.cow import KEY
 from contest.write.job import select_batches
 
-_LOCAL = re.compile(r"local\[(\d+)\]")
+_LOCAL = re.compile(r"local\[(\d+|\*)\]")
 
 
-def threads_of(master: str) -> int:
-    """The threads of a native job: the N of the master `local[N]` its cores came as (a
-    cluster master has no meaning for a process on this machine: refused)."""
+def threads_of(master: str) -> int | None:
+    """The threads of a native job: the N of the master `local[N]` its cores came as
+    (`local[*]`: None, every CPU it may run on); a cluster master has no meaning for a
+    process on this machine: refused."""
     found = _LOCAL.fullmatch(master.strip())
-    if found is None or int(found.group(1)) < 1:
+    if found is None or found.group(1) == "0":
         raise UsageError(
             f"spark.master {master!r}: a native engine runs as one process on this machine; "
             "give it local[N] (N cores as threads)"
         )
-    return int(found.group(1))
+    return None if found.group(1) == "*" else int(found.group(1))
 
 
-def hold_cpus(threads: int) -> int:
+def hold_cpus(threads: int | None) -> int:
     """Hold this process to `threads` of the CPUs it may run on (all of them when it
-    has fewer), and pyarrow's pool to as many; the CPUs held."""
+    has fewer, or for None), and pyarrow's pool to as many; the CPUs held."""
     allowed = sorted(os.sched_getaffinity(0))
-    held = allowed[:threads]
+    held = allowed if threads is None else allowed[:threads]
     os.sched_setaffinity(0, held)
     pa.set_cpu_count(len(held))
     return len(held)
