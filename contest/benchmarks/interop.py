@@ -26,7 +26,6 @@ from contest.benchmarks.base import (
     Benchmark,
     Option,
     Sitting,
-    newest_per,
 )
 from contest.config import Config, absolute_paths, to_toml
 from contest.errors import UsageError
@@ -110,8 +109,12 @@ def row(
 
 
 def render_matrix(records: Sequence[InteropRecord]) -> list[str]:
-    """One table per format: a row per writer, a column per reader, the newest cell."""
-    newest = newest_per(records, lambda r: (r.family, r.writer, r.reader))
+    """One table per format: a row per writer, a column per reader (in the order they
+    were first measured: the plan's), the newest cell."""
+    cell: dict[tuple[str, str, str], InteropRecord] = {}
+    for r in records:
+        cell[(r.family, r.writer, r.reader)] = r
+    newest = list(cell.values())
     lines: list[str] = []
     for fam in dict.fromkeys(r.family for r in newest):
         mine = [r for r in newest if r.family == fam]

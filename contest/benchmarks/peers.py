@@ -164,6 +164,17 @@ def render_two_rows(s: SittingSummary) -> list[str]:
     return lines
 
 
+def native_line(natives: Sequence[tuple[str, str | None]]) -> list[str]:
+    """The native engines' Python libraries as a run recorded them (none before they
+    were recorded: no line)."""
+    if not natives:
+        return []
+    return [
+        "- native engines' Python libraries: "
+        + ", ".join(f"{k} {v or 'absent'}" for k, v in natives)
+    ]
+
+
 def render_disclosure(records: Sequence[RunRecord]) -> str:
     """A sitting's full disclosure (TPC's, ClickBench's): everything needed to judge
     and repeat it, from its records alone."""
@@ -187,8 +198,7 @@ def render_disclosure(records: Sequence[RunRecord]) -> str:
         f"{env.get('pyarrow', '?')}, lakesoul (PyPI) {env.get('lakesoul_python', '?')}",
         "- JVM libraries (pinned coordinates): "
         + "; ".join(f"{k}: {', '.join(v)}" for k, v in packages),
-        "- native engines' Python libraries: "
-        + (", ".join(f"{k} {v or 'absent'}" for k, v in natives) or "-"),
+        *native_line(natives),
         f"- commits: {', '.join(commits)}",
         "",
         "## Each job, in the order run",
