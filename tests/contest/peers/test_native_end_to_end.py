@@ -70,7 +70,9 @@ def test_lakesoul_py_is_exact(cfg, pg, tmp_path, capsys, contract_data):
     _exact(code, rec, err, expected, "read+upsert")
     table = rec["peer_write"]["table"]
     files = [p.name for p in Path(table).iterdir()]
-    assert files and all(f.endswith(".parquet") for f in files)  # the preset's parquet
+    assert "_contest_batches.json" in files  # the batch ledger
+    data = [f for f in files if not f.startswith("_")]
+    assert data and all(f.endswith(".parquet") for f in data)  # the preset's parquet
 
 
 def test_lakesoul_py_defaults_row_writes_vortex_and_is_exact(
@@ -80,7 +82,8 @@ def test_lakesoul_py_defaults_row_writes_vortex_and_is_exact(
     code, rec, err = _evaluate(cfg, tmp_path, capsys, "lakesoul-py:defaults", data)
     _exact(code, rec, err, expected, "read+upsert")
     names = [p.name for p in Path(rec["peer_write"]["table"]).iterdir()]
-    assert names and all(n.endswith(".vortex") for n in names)
+    data = [n for n in names if not n.startswith("_")]
+    assert data and all(n.endswith(".vortex") for n in data)
 
 
 def test_pypaimon_is_refused_in_one_line_before_any_work(cfg, tmp_path, capsys, contract_data):
@@ -120,3 +123,24 @@ def test_a_native_read_as_of_a_version_is_refused_in_one_line(
     args = [*base, "write", "--data", str(data), "--table", str(other), "--replace"]
     assert main(args) == 2 and (other / "keep.txt").read_text() == "mine"
     assert "not a delta-rs table (no _delta_log): not replaced" in capsys.readouterr().err
+
+
+def test_a_native_table_takes_batches_in_phases_under_its_ledger(
+    cfg, tmp_path, capsys, contract_data, held_cpus
+):
+    """A workload's phases: --append --only into the table the folder holds; a batch it
+    holds already is refused in one line; the read reports the newest version held."""
+    data, expected = contract_data
+    table, out = tmp_path / "t", tmp_path / "out"
+    base = cli(cfg, "--set", "peer.format=pyiceberg", "--set", "spark.master=local[1]")
+    write = [*base, "write", "--data", str(data), "--table", str(table), "--append"]
+    assert main([*write, "--only", "0"]) == 0
+    assert main([*write, "--only", "1,2"]) == 0
+    capsys.readouterr()
+    assert main([*write, "--only", "2"]) == 2
+    assert "nothing written" in capsys.readouterr().err
+    assert main([*base, "read", "--table", str(table), "--out", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["version"] == 2 and report["spark_cores"] == 1
+    got = pq.read_table(out).to_pylist()
+    assert sorted(got, key=lambda r: r["uuid"]) == expected
