@@ -104,3 +104,15 @@ def test_delta_rs_runs_the_contract_as_update_expressions(tmp_path):
     got = {r["uuid"]: r for r in DeltaTable(table).to_pyarrow_table().to_pylist()}
     assert got["a"] == {**collapsed(ROWS, cfg).to_pylist()[0], "uuid": "a"}
     assert got["a"]["requests"] == 4 and got["a"]["name"] == "y"
+
+
+def test_the_cli_offers_every_native_strategy(capsys):
+    from contest.cli.main import main
+
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    helptext = " ".join(capsys.readouterr().out.split())
+    assert all(name in helptext for name in NATIVE)
+    # An unknown strategy is refused in one line naming them.
+    assert main(["evaluate", "--strategy", "delta-rs:tuned"]) == 2
+    assert "delta-rs" in capsys.readouterr().err
