@@ -1,6 +1,6 @@
 """Apache Paimon through its Python API (`pypaimon` 2.1.0): refused in one line before
-any work. pypaimon 2.1.0 requires polars<2 and pyarrow<20, and the harness polars>=2
-(read.merge=polars: `merge_sorted` keeping order) and pyarrow 20: the two cannot be
+any work. pypaimon 2.1.0 requires polars<2 (>=1.32; and pyarrow<20), the harness
+polars>=2,<3 (read.merge=polars: `merge_sorted` keeping order): the two cannot be
 installed in one environment, so it is not pinned in pyproject.toml and its strategy
 says why instead of running."""
 
@@ -17,8 +17,8 @@ from contest.peers.native.base import Metrics, NativeFormat
 
 VERSION = "2.1.0"
 WHY = (
-    f"pypaimon {VERSION} requires polars<2 and pyarrow<20, the harness polars>=2 "
-    "(read.merge=polars) and pyarrow 20: not installable beside it, so not pinned"
+    f"pypaimon {VERSION} requires polars<2, the harness polars>=2,<3 (read.merge=polars): "
+    "they cannot be installed together, so pypaimon is not pinned"
 )
 
 
