@@ -190,9 +190,11 @@ class InteropBench(Benchmark):
             "interop` (`contest report` renders it again).",
             "",
         ]
-        if records:
-            last = records[-1]
-            lines += [f"Newest sitting: `{last.sitting}`, scale {last.scale:g}.", ""]
+        shown = {(r.family, r.writer, r.reader): r for r in records}.values()
+        if shown:
+            held = ", ".join(f"`{s}`" for s in sorted({str(r.sitting) for r in shown}))
+            scales = ", ".join(f"{s:g}" for s in sorted({r.scale for r in shown if r.scale}))
+            lines += [f"Cells from sitting(s) {held}; scale {scales}.", ""]
         return "\n".join(lines + render_matrix(records))
 
 

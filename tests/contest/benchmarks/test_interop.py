@@ -69,7 +69,7 @@ def test_the_page_is_a_matrix_of_the_newest_cells():
     assert "| a | exact | wrong (12 keys) |" in lines
     assert "| b | refused: no \\| table | exact |" in lines
     page = InteropBench().render(records)
-    assert "Newest sitting: `s1`, scale 0.001." in page
+    assert "Cells from sitting(s) `s1`; scale 0.001." in page  # s0's cell is replaced
 
 
 def test_hudi_rs_has_no_writer_one_line(cfg, tmp_path, capsys):
