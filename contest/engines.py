@@ -26,7 +26,9 @@ from contest.infra.packages import for_paths
 from contest.infra.postgres import resolve_connection
 from contest.infra.spark import granted_cores, log_note, spark_session
 from contest.peers import formats
+from contest.peers.native.job import run_native_read, run_native_write
 from contest.peers.read import run_peer_read
+from contest.peers.registry import NATIVE, SPARK
 from contest.peers.write import run_peer_write
 from contest.read.job import ReadRequest, plan_read, run_read
 from contest.read.stock import run_stock_read
@@ -255,12 +257,20 @@ class Stock:
         return JobOutcome(out, (line,), EXIT_OK)
 
 
+# A peer's Write and Read jobs by its implementation's kind (contest/peers/registry.py):
+# a Spark application, or a plain Python process of the format's own library.
+PEER_JOBS = {
+    SPARK.name: (run_peer_write, run_peer_read),
+    NATIVE.name: (run_native_write, run_native_read),
+}
+
+
 class Peer:
     """A peer table format (peer.format, contest/peers/registry.py): the batches (all, or
     those --only names; --append: into the table there) merged in version order, read
     by the format's own reader at its head, as of a version or the changes of a range
     (the table's batch ledger maps versions to the format's commits); --table is the
-    table's folder."""
+    table's folder. Its jobs by its implementation's kind (PEER_JOBS)."""
 
     name = "peer"
 
@@ -268,8 +278,13 @@ class Peer:
         # History through the format (contest/peers/base.py: read_as_of, read_changes,
         # expire; a format without one refuses in one line). Its vacuum is the format's
         # own expiry (contest/peers/expire.py).
+        kind = formats.kind_of(cfg)
+        own = {k: f"peer format {cfg.peer.format} ({kind.label}): no {k} here" for k in kind.lacks}
         return Abilities(
-            lacks={"merge": f"peer format {cfg.peer.format}: no LakeSoul metadata to merge"},
+            lacks={
+                "merge": f"peer format {cfg.peer.format}: no LakeSoul metadata to merge",
+                **own,
+            },
         )
 
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
@@ -278,7 +293,8 @@ class Peer:
                 f"peer.format={cfg.peer.format}: --resume and --delay-commit are for LakeSoul "
                 "tables; a peer write applies its batches in version order"
             )
-        report = run_peer_write(
+        write, _ = PEER_JOBS[formats.kind_of(cfg).name]
+        report = write(
             cfg,
             job.data,
             job.table,
@@ -296,7 +312,8 @@ class Peer:
                 f"peer.format={cfg.peer.format}: --latest-complete and --allow-gaps are for "
                 "LakeSoul tables (a peer table's versions are its ledger's commits)"
             )
-        report = run_peer_read(
+        _, read = PEER_JOBS[formats.kind_of(cfg).name]
+        report = read(
             cfg,
             job.table,
             job.out,

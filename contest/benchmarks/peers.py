@@ -177,6 +177,17 @@ def render_two_rows(s: SittingSummary) -> list[str]:
     return lines
 
 
+def native_line(natives: Sequence[tuple[str, str | None]]) -> list[str]:
+    """The native engines' Python libraries as a run recorded them (none before they
+    were recorded: no line)."""
+    if not natives:
+        return []
+    return [
+        "- native engines' Python libraries: "
+        + ", ".join(f"{k} {v or 'absent'}" for k, v in natives)
+    ]
+
+
 def render_disclosure(records: Sequence[RunRecord]) -> str:
     """A sitting's full disclosure (TPC's, ClickBench's): everything needed to judge
     and repeat it, from its records alone."""
@@ -187,6 +198,7 @@ def render_disclosure(records: Sequence[RunRecord]) -> str:
     packages = sorted((env.get("jvm_packages") or {}).items())
     stamped = first.stamp.environment if first.stamp is not None else None
     libraries = sorted(((stamped or {}).get("libraries") or {}).items())
+    natives = sorted((env.get("native_libraries") or {}).items())
     lines = [
         f"# Full disclosure: sitting `{first.sitting}`",
         "",
@@ -206,6 +218,7 @@ def render_disclosure(records: Sequence[RunRecord]) -> str:
         ),
         "- JVM libraries (pinned coordinates): "
         + "; ".join(f"{k}: {', '.join(v)}" for k, v in packages),
+        *native_line(natives),
         f"- commits: {', '.join(commits)}",
         "",
         "## Each job, in the order run",

@@ -8,6 +8,7 @@ from contest.benchmarks.commits import CommitsBench
 from contest.benchmarks.compact import CompactBench
 from contest.benchmarks.duckdb import DuckDBBench
 from contest.benchmarks.faults.bench import FaultsBench
+from contest.benchmarks.interop import InteropBench
 from contest.benchmarks.peers import PeersBench
 from contest.benchmarks.read import ReadBench
 from contest.benchmarks.replay import ReplayBench
@@ -27,6 +28,7 @@ BENCHMARKS: dict[str, type[Benchmark]] = {
         ReplayBench,
         StreamBench,
         PeersBench,
+        InteropBench,
     )
 }
 

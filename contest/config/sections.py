@@ -280,6 +280,9 @@ class PeerConfig:
     format_version: int = 0
     # Further table properties, as the format names them (set when the table is created).
     table: dict[str, str] = field(default_factory=dict)
+    # A native library's data file format, as it names it; "" = its default (lakesoul's
+    # Python writer: vortex-compact, which no parquet reader reads).
+    file_format: str = ""
 
 
 # How a later batch picks the earlier keys it updates (docs/guides/workloads.md).

@@ -50,7 +50,9 @@ from contest.infra.proc import ProcResult
 from contest.infra.s3server import ensure_bucket
 from contest.infra.storage import configure, delete_tree, is_object_store
 from contest.peers import change_check
-from contest.peers.formats import coordinates, is_peer
+from contest.peers.formats import coordinates, is_peer, kind_of
+from contest.peers.native.libraries import require_for as require_libraries
+from contest.peers.native.libraries import versions as native_versions
 from contest.peers.registry import package_sets
 from contest.peers.write import folder_bytes, report_from_log
 from contest.results.runs import JobLoad, RunRecord
@@ -97,6 +99,8 @@ def environment(work: Path | None = None) -> dict:
         "git_commit": commit,
         "machine": machine_facts(work or Path.cwd()),
         "jvm_packages": {name: list(coords) for name, coords in package_sets().items()},
+        # The native engines' Python libraries (contest/peers/native/), as installed.
+        "native_libraries": native_versions(),
     }
 
 
@@ -351,8 +355,10 @@ def drop_run(cfg: Config, record: RunRecord) -> None:
 
 
 def phase_packages(run: Run) -> None:
-    """A peer's libraries resolved now, untimed: one that cannot be had is one line."""
+    """A peer's libraries resolved now, untimed: one that cannot be had is one line (a
+    JVM package, or a native engine's Python library at its pinned version)."""
     require_packages(coordinates(run.cfg))
+    require_libraries(run.cfg)
 
 
 def phase_write(run: Run) -> None:
@@ -413,6 +419,10 @@ def phase_check(run: Run) -> None:
         raise PhaseError(report.render())
 
 
+def _launcher(run: Run) -> str:
+    return kind_of(run.cfg).launcher
+
+
 def _lakesoul(run: Run) -> bool:
     return not run.peer
 
@@ -421,10 +431,10 @@ PHASES: tuple[Step[Run], ...] = (
     Step(lambda r: "data", phase_data),
     Step(lambda r: "clean", phase_clean),
     Step(lambda r: f"packages ({r.cfg.peer.format})", phase_packages, lambda r: r.peer),
-    Step(lambda r: f"write ({r.rows:,} rows, spark-submit {r.record.master})", phase_write),
+    Step(lambda r: f"write ({r.rows:,} rows, {_launcher(r)} {r.record.master})", phase_write),
     Step(lambda r: "size check", phase_size),
     Step(lambda r: "metadata merge", phase_merge, _lakesoul),  # a peer's snapshot is its own
-    Step(lambda r: "read (spark-submit)", phase_read),
+    Step(lambda r: f"read ({_launcher(r)})", phase_read),
     Step(lambda r: "cores", phase_cores),
     Step(lambda r: "check (oracle)", phase_check),
 )

@@ -27,6 +27,7 @@ from contest.infra.postgres import local_server_pids
 from contest.infra.proc import ProcResult, run_timed
 from contest.infra.spark import log_java_option
 from contest.infra.storage import is_object_store
+from contest.peers.formats import kind_of
 from contest.peers.formats import submit_options as peer_submit_options
 
 
@@ -130,6 +131,30 @@ def failure_cause(job: ProcResult) -> str:
     return own[-1] if own else job.last_line
 
 
+def native_command(
+    cfg: Config,
+    stage: str,
+    cores: int,
+    config_file: Path,
+    args: list[str],
+    master: str | None = None,
+    options: list[str] | None = None,
+    java_options: str = "",
+) -> list[str]:
+    """The timed job of a native implementation (kind NATIVE): the same entry point run
+    by this Python, no spark-submit and no JVM; its cores reach it as the master
+    local[N] every job gets, which it takes as its threads (contest/peers/native/job.py)."""
+    return [
+        sys.executable,
+        str(job_script(stage)),
+        "--config",
+        str(config_file),
+        "--set",
+        f"spark.master={master or f'local[{cores}]'}",
+        *args,
+    ]
+
+
 def run_job(
     cfg: Config,
     stage: str,
@@ -146,7 +171,8 @@ def run_job(
     started = time.perf_counter()
     # spark.cds: both JVMs start from the class-data archive when it is current.
     env, cds_option = cds.submit_env(cfg, env)
-    cmd = spark_submit(cfg, stage, cores, config_file, args, master, options, cds_option)
+    launch = spark_submit if kind_of(cfg).jvm else native_command
+    cmd = launch(cfg, stage, cores, config_file, args, master, options, cds_option)
     prepare_s = round(time.perf_counter() - started, 3)
     job = run_timed(cmd, log, env=env, cwd=config_file.parent, servers=local_server_pids(cfg))
     job.prepare_s = prepare_s

@@ -10,4 +10,5 @@ from contest.peers import delta  # noqa: F401
 from contest.peers import iceberg  # noqa: F401
 from contest.peers import hudi  # noqa: F401
 from contest.peers import paimon  # noqa: F401
+from contest.peers import native  # noqa: F401  (the formats' own Python libraries)
 # isort: on

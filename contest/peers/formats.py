@@ -62,6 +62,15 @@ def is_peer(cfg: Config) -> bool:
     return bool(cfg.peer.format)
 
 
+def kind_of(cfg: Config) -> registry.EngineKind:
+    """How the configured strategy's jobs run: its peer implementation's kind; LakeSoul's
+    engines (no peer.format) are Spark jobs."""
+    if not is_peer(cfg):
+        return registry.SPARK
+    of(cfg)  # one line naming an unknown format
+    return registry.IMPLEMENTATIONS[cfg.peer.format].kind
+
+
 def coordinates(cfg: Config) -> tuple[str, ...]:
     """Maven coordinates of the configured format (peer.packages overrides the pin)."""
     if cfg.peer.packages:

@@ -54,6 +54,31 @@ class StreamTable:
 
 
 @dataclass(frozen=True)
+class EngineKind:
+    """How an implementation's Write and Read jobs run: a Spark application (spark-submit,
+    a JVM) or a plain Python process of the format's own library (no Spark, no JVM),
+    given the evaluation's cores as its threads. Timed alike: the whole process."""
+
+    name: str
+    jvm: bool
+    label: str
+    # What starts its timed jobs, as a run's progress lines name it.
+    launcher: str
+    # The workload phase kinds its jobs have no form of (recorded as skipped).
+    lacks: tuple[str, ...] = ()
+
+
+SPARK = EngineKind("spark", True, "a Spark job (spark-submit)", "spark-submit")
+NATIVE = EngineKind(
+    "native",
+    False,
+    "a Python process (the format's own library)",
+    "python",
+    lacks=("compact", "vacuum"),
+)
+
+
+@dataclass(frozen=True)
 class Implementation:
     """A table format on an engine. `peer`: the `peer.format` implementation (None for
     LakeSoul's own engines, chosen by write.engine and read.engine). `packages`: the JVM
@@ -62,7 +87,9 @@ class Implementation:
     takes ("" = no stream). `commit_records`: the count of the table's own commit
     records, the boundary a kill trial aims at. `merge_engine`: its native merge
     operators' names, registered with the operator registry so that an operator it
-    cannot express is refused before any work."""
+    cannot express is refused before any work. `kind`: how its jobs run (SPARK or
+    NATIVE); `libraries`: the Python distributions a native one needs, pinned
+    (`deltalake==1.6.6`), checked before any work."""
 
     name: str
     table_format: str
@@ -77,6 +104,8 @@ class Implementation:
     # The change data it takes (deletes, partial columns, key shapes) and by which of its
     # mechanisms; the rest is refused in one line before any work (change_refusal).
     changes: ChangeSupport = ChangeSupport()
+    kind: EngineKind = SPARK
+    libraries: tuple[str, ...] = ()
 
 
 IMPLEMENTATIONS: dict[str, Implementation] = {}

@@ -27,6 +27,7 @@ from contest.results.benchmarks import (
     ReplayRecord,
     ScaleRecord,
 )
+from contest.results.interop import InteropRecord
 from contest.results.record import NotARecord, conforms, read_lenient, read_lines
 from contest.results.runs import RunRecord
 from contest.results.streaming import STREAM_KINDS, stream_record
@@ -143,6 +144,12 @@ FILES: dict[str, ResultsFile] = {
             "native_merge", "native_merge.jsonl", "Native merge", NativeMergeRecord.from_dict
         ),
         ResultsFile("faults", "faults.jsonl", "Fault experiments", FaultRecord.from_dict),
+        ResultsFile(
+            "interop",
+            "interop.jsonl",
+            "Interop: engines reading each other's tables",
+            InteropRecord.from_dict,
+        ),
     )
 }
 

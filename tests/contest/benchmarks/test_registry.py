@@ -20,6 +20,7 @@ def test_registry_names_and_files_are_unique():
         "replay",
         "stream",
         "peers",
+        "interop",
     ]
     stems = [b.stem for b in BENCHMARKS.values()]
     assert len(set(stems)) == len(stems)

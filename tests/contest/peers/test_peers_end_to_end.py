@@ -13,13 +13,19 @@ import pytest
 
 from contest.cli.main import main
 from contest.evaluation.strategies import STRATEGIES
+from contest.peers.registry import SPARK, implementation_of
 from tests.support.combined_cases import write_combined
 from tests.support.config import cli
 
 pytestmark = [pytest.mark.spark]
 
-# Every strategy on a peer format (a new preset is covered as it is added).
-PEERS = sorted(name for name, preset in STRATEGIES.items() if preset.get("peer.format"))
+# Every strategy on a peer format run by Spark (a new preset is covered as it is added;
+# the native engines' have their own test, test_native_end_to_end.py).
+PEERS = sorted(
+    name
+    for name, preset in STRATEGIES.items()
+    if preset.get("peer.format") and implementation_of(name).kind is SPARK
+)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,65 @@
+"""What a format's own native library is to the harness: a `PeerFormat` whose Write and
+Read jobs are plain Python processes (contest/peers/native/job.py runs them), so a
+module per library implements three things: make the folder ready, apply one batch
+through the library's own upsert or merge, read the table through the library's own
+reader. The Spark methods of `PeerFormat` stay unimplemented: a native format is never
+handed to a Spark job (its implementation's kind is NATIVE, contest/peers/registry.py).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import ClassVar
+
+import pyarrow as pa
+
+from contest.config import Config
+from contest.errors import UsageError
+from contest.peers.base import PeerFormat
+
+# The format's own numbers for one commit (rows updated, files added, ...).
+Metrics = dict[str, int]
+
+
+class NativeFormat(PeerFormat):
+    """One format's native library. Subclasses set `library` and `label` and implement
+    `write_batch` and `read_table`; `marker` says which folder is one of its tables."""
+
+    # The Python distribution it runs on (pinned in pyproject.toml).
+    library: ClassVar[str] = ""
+    # How its upsert and read merge, as a results row says it (what is the format's own
+    # and what, if anything, is computed outside it).
+    label: ClassVar[str] = ""
+    # Why the library cannot run here at all ("" = it can): its strategy is refused in
+    # one line before any work (contest/peers/native/libraries.py).
+    unavailable: ClassVar[str] = ""
+
+    def prepare(self, cfg: Config, table: Path, replace: bool) -> None:
+        """An empty or absent folder; with `replace`, one of its tables (its marker
+        there) is removed first. Anything else is refused, naming the folder: nothing
+        the tool did not create is deleted."""
+        if not table.exists() or (table.is_dir() and not any(table.iterdir())):
+            return
+        if not replace:
+            raise UsageError(f"--table {table}: exists and is not empty (--replace to replace it)")
+        if not self.holds(cfg, table):
+            raise UsageError(
+                f"--table {table}: not a {self.name} table (no {self.marker}): not replaced"
+            )
+        shutil.rmtree(table)
+
+    def holds(self, cfg: Config, table: Path) -> bool:
+        """Whether the folder holds one of its tables."""
+        return (table / self.marker).exists()
+
+    def write_batch(
+        self, cfg: Config, table: Path, rows: pa.Table, first: bool, threads: int
+    ) -> tuple[str, Metrics]:
+        """Apply one batch's rows (file order) through the library (the first creates
+        the table); the operation's name and the library's own numbers for it."""
+        raise NotImplementedError
+
+    def read_table(self, cfg: Config, table: Path, threads: int) -> pa.Table:
+        """The table's head as the library's reader merges it."""
+        raise NotImplementedError

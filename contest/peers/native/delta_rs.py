@@ -1,0 +1,106 @@
+"""Delta Lake through delta-rs (`deltalake` 1.6.6, Rust, no JVM): the first batch written
+by `write_deltalake`, every later one by `DeltaTable.merge` with the contract's operators
+as DataFusion update expressions (`requests` summed, last non-NULL values by coalesce,
+`name` after its "null" strings became NULL in the reduction). MERGE takes one source row
+per key, and delta-rs has no SQL over in-memory rows (its `QueryBuilder` queries only
+Delta tables), so a batch's repeated keys are reduced outside it first, by the harness's
+numpy merge (contest/peers/native/collapse.py): the results row says so. Read by
+`DeltaTable.to_pyarrow_table` (copy-on-write: the table holds one row per key)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from contest.config import Config
+from contest.data import operators
+from contest.data.workload import contract_operators
+from contest.peers.native.base import Metrics, NativeFormat
+from contest.peers.native.collapse import collapsed
+from contest.write.cow import KEY
+
+VERSION = "1.6.6"
+# MERGE's update expressions are DataFusion SQL: every operator's combine expression of
+# the registry (`spark_combine`: CASE, coalesce, greatest, least, concat) is standard
+# SQL that DataFusion evaluates alike.
+MERGE_ENGINE = operators.MergeEngine("delta-rs", f"delta-rs {VERSION}'s MERGE (DataFusion SQL)")
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def update_expressions(ops: dict[str, str]) -> dict[str, str]:
+    """MERGE's `when_matched_update` map: each column by its operator's combine of the
+    target's (t) and the reduced source's (s) value."""
+    return {c: operators.spark_combine(op, f"t.{_q(c)}", f"s.{_q(c)}") for c, op in ops.items()}
+
+
+def _metrics(result: Any) -> Metrics:
+    return {k: int(v) for k, v in dict(result or {}).items() if isinstance(v, int)}
+
+
+class DeltaRs(NativeFormat):
+    name = "delta-rs"
+    library = "deltalake"
+    label = (
+        f"delta-rs {VERSION} MERGE with the contract as update expressions; each batch's "
+        "repeated keys reduced outside it (numpy)"
+    )
+    codecs: ClassVar[tuple[str, ...]] = ("", "none", "snappy", "zstd", "gzip", "lz4_raw")
+    marker = "_delta_log"
+    metadata_dirs = ("_delta_log",)
+    merge_engines = ("numpy", MERGE_ENGINE.name)
+
+    def _writer_properties(self, cfg: Config) -> Any:
+        from deltalake import WriterProperties  # deferred: a native library, its jobs only
+
+        if not cfg.peer.codec:
+            return None
+        codec = "UNCOMPRESSED" if cfg.peer.codec == "none" else cfg.peer.codec.upper()
+        return WriterProperties(compression=codec)  # type: ignore[arg-type]
+
+    def write_batch(
+        self, cfg: Config, table: Path, rows: pa.Table, first: bool, threads: int
+    ) -> tuple[str, Metrics]:
+        # deferred: a native library, its jobs only
+        from deltalake import DeltaTable, write_deltalake
+
+        source = collapsed(rows, cfg)
+        props = self._writer_properties(cfg)
+        if first:
+            write_deltalake(
+                str(table),
+                source,
+                mode="error",
+                configuration=dict(cfg.peer.table) or None,
+                writer_properties=props,
+            )
+            return "create+append", {"rows": source.num_rows}
+        ops = {
+            c: op for c, op in contract_operators(cfg.workload).items() if c in source.schema.names
+        }
+        result = (
+            DeltaTable(str(table))
+            .merge(
+                source,
+                f"t.{_q(KEY)} = s.{_q(KEY)}",
+                source_alias="s",
+                target_alias="t",
+                writer_properties=props,
+            )
+            .when_matched_update(update_expressions(ops))
+            .when_not_matched_insert_all()
+            .execute()
+        )
+        return "merge", _metrics(result)
+
+    def read_table(self, cfg: Config, table: Path, threads: int) -> pa.Table:
+        from deltalake import DeltaTable  # deferred: a native library, its jobs only
+
+        return DeltaTable(str(table)).to_pyarrow_table()
+
+
+FORMAT = DeltaRs()

@@ -1,0 +1,107 @@
+"""Apache Iceberg through PyIceberg (`pyiceberg` 0.12.0, no JVM): a table of a SQL
+catalog kept in the table's own folder (sqlite, PyIceberg's documented local catalog),
+written by `Table.upsert` keyed by uuid, read by its scan.
+
+`upsert` replaces a matched row with the source's row: it has no update expressions,
+so the contract's merged values are computed outside the format before each upsert:
+the batch's keys' current rows (a scan filtered to them) folded with the batch's rows
+by the harness's numpy merge (contest/peers/native/collapse.py). PyIceberg 0.12 writes
+its deletes copy-on-write (the files holding a replaced row are rewritten): the results
+row is labelled so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from contest.config import Config
+from contest.peers.base import codec_name
+from contest.peers.native.base import Metrics, NativeFormat
+from contest.peers.native.collapse import collapsed, folded
+from contest.write.cow import KEY
+
+VERSION = "0.12.0"
+CATALOG_FILE = "pyiceberg_catalog.db"
+# A Hadoop catalog's pointer to the table's current metadata file (Spark's iceberg peers).
+HADOOP_HINT = "metadata/version-hint.text"
+NAMESPACE, TABLE = "contest", "ccf"
+IDENTIFIER = f"{NAMESPACE}.{TABLE}"
+
+
+class IcebergPy(NativeFormat):
+    name = "pyiceberg"
+    library = "pyiceberg"
+    label = (
+        f"pyiceberg {VERSION} upsert of rows merged outside the format (numpy: upsert has no "
+        "update expressions), copy-on-write"
+    )
+    codecs: ClassVar[tuple[str, ...]] = ("", "none", "snappy", "zstd", "gzip")
+    marker = CATALOG_FILE
+    metadata_dirs = ("metadata",)
+
+    def _catalog(self, table: Path) -> Any:
+        # deferred: a native library, its jobs only
+        from pyiceberg.catalog.sql import SqlCatalog
+
+        return SqlCatalog(
+            "contest",
+            uri=f"sqlite:///{table / CATALOG_FILE}",
+            warehouse=table.as_uri(),
+        )
+
+    def table_properties(self, cfg: Config) -> dict[str, str]:
+        props = {}
+        if cfg.peer.codec:
+            props["write.parquet.compression-codec"] = codec_name(cfg.peer.codec)
+        return props | dict(cfg.peer.table)
+
+    def write_batch(
+        self, cfg: Config, table: Path, rows: pa.Table, first: bool, threads: int
+    ) -> tuple[str, Metrics]:
+        # deferred: a native library, its jobs only
+        from pyiceberg.expressions import In
+
+        if first:
+            table.mkdir(parents=True, exist_ok=True)
+            iceberg = self._catalog(table)
+            iceberg.create_namespace(NAMESPACE)
+            handle = iceberg.create_table(
+                IDENTIFIER,
+                schema=rows.schema,
+                location=table.as_uri(),
+                properties=self.table_properties(cfg),
+            )
+            source = collapsed(rows, cfg)
+            handle.append(source)
+            return "create+append", {"rows": source.num_rows}
+        handle = self._catalog(table).load_table(IDENTIFIER)
+        keys = pc.unique(rows.column(KEY)).to_pylist()
+        # In's signature as mypy reads its pydantic model differs from its constructor's.
+        matched = In(KEY, keys)  # type: ignore[call-arg, arg-type]
+        current = handle.scan(row_filter=matched).to_arrow()
+        result = handle.upsert(folded(current, rows, cfg), join_cols=[KEY])
+        return "upsert", {
+            "rows_updated": result.rows_updated,
+            "rows_inserted": result.rows_inserted,
+        }
+
+    def holds(self, cfg: Config, table: Path) -> bool:
+        """Its own table (the catalog file), or one a Hadoop catalog wrote (Spark's
+        iceberg peers: `metadata/version-hint.text`), which it reads as a static table."""
+        return (table / CATALOG_FILE).exists() or (table / HADOOP_HINT).exists()
+
+    def read_table(self, cfg: Config, table: Path, threads: int) -> pa.Table:
+        if (table / CATALOG_FILE).exists():
+            return self._catalog(table).load_table(IDENTIFIER).scan().to_arrow()
+        # deferred: a native library, its jobs only
+        from pyiceberg.table import StaticTable
+
+        version = (table / HADOOP_HINT).read_text().strip()
+        metadata = table / "metadata" / f"v{version}.metadata.json"
+        return StaticTable.from_metadata(metadata.as_uri()).scan().to_arrow()
+
+
+FORMAT = IcebergPy()
