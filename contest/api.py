@@ -33,6 +33,7 @@ from contest.errors import UsageError
 from contest.evaluation.evaluate import evaluate as run
 from contest.evaluation.strategies import STRATEGIES, is_strategy, preset
 from contest.infra.postgres import resolve_connection
+from contest.peers.registry import available_strategies
 from contest.read.arrow import read_merged
 from contest.read.job import ReadRequest, merged
 from meta import catalog
@@ -65,8 +66,10 @@ def load_config(
 
 
 def strategies() -> list[str]:
-    """The strategies `evaluate` runs (each a preset over the defaults)."""
-    return list(STRATEGIES)
+    """The strategies a default comparison runs (each a preset over the defaults); a
+    strategy this machine cannot run (its library not installable here) is left out,
+    though `evaluate` still names and refuses it."""
+    return available_strategies()
 
 
 def _preset(strategy: str) -> Mapping[str, object]:

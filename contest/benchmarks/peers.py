@@ -40,7 +40,6 @@ from contest.data.batches import discover
 from contest.data.workload import schema_of_batch
 from contest.errors import UsageError
 from contest.evaluation.strategies import (
-    STRATEGIES,
     is_strategy,
     preset,
     round_order,
@@ -50,6 +49,7 @@ from contest.infra.machine import cpu_model, git_state, machine_id
 from contest.infra.noise import BUSY_RULE
 from contest.infra.pagecache import read_ahead
 from contest.peers import change_check
+from contest.peers.registry import available_strategies
 from contest.results.disclosure import disclosure_name
 from contest.results.intervals import Interval, geometric_mean
 from contest.results.runs import RunRecord, other_cpu
@@ -338,7 +338,7 @@ class PeersBench(Benchmark):
         from contest.evaluation.evaluate import drop_run, evaluate
 
         opts, say = sitting.options, sitting.say
-        names = list(opts.strategies or STRATEGIES)
+        names = list(opts.strategies or available_strategies())
         once = list(opts.once or [])
         if stray := [n for n in once if n not in names or n == REFERENCE]:
             raise UsageError(

@@ -22,6 +22,7 @@ from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
 from contest.evaluation.report import compare_table, write_report
 from contest.evaluation.strategies import DEFAULT_SCALE, STRATEGIES, is_strategy, preset
 from contest.peers.analysis import amplification_tables
+from contest.peers.registry import available_strategies
 from contest.results.runs import RunRecord, append_records, load_records, local_runs, select_runs
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--strategies",
         action=ListAction,
-        default=list(STRATEGIES),
+        default=available_strategies(),
         help="strategies, comma-separated or the flag repeated",
     )
     c.add_argument("--repeat", type=int, default=1, help="rounds")

@@ -105,6 +105,10 @@ class Implementation:
     # mechanisms; the rest is refused in one line before any work (change_refusal).
     changes: ChangeSupport = ChangeSupport()
     kind: EngineKind = SPARK
+    # Why it cannot run on this machine at all ("" = it can: a library that cannot be
+    # installed beside the harness's). Its strategies stay named, refused in one line
+    # before any work, and are left out of the default lists (compare, bench peers).
+    unavailable: str = ""
     libraries: tuple[str, ...] = ()
 
 
@@ -144,6 +148,12 @@ def unregister(name: str) -> None:
 def strategies() -> dict[str, Strategy]:
     """Every implementation's strategies, in registration order."""
     return {s.name: s for impl in IMPLEMENTATIONS.values() for s in impl.strategies}
+
+
+def available_strategies() -> list[str]:
+    """The strategies a default comparison runs: every one whose implementation can run
+    here (`unavailable` empty), in registration order."""
+    return [s.name for i in IMPLEMENTATIONS.values() if not i.unavailable for s in i.strategies]
 
 
 def change_support(strategy: str) -> ChangeSupport:

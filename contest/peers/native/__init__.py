@@ -91,6 +91,7 @@ register(
             ),
         ),
         kind=NATIVE,
+        unavailable=paimon_py.WHY,
     )
 )
 register(

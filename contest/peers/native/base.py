@@ -31,9 +31,6 @@ class NativeFormat(PeerFormat):
     # How its upsert and read merge, as a results row says it (what is the format's own
     # and what, if anything, is computed outside it).
     label: ClassVar[str] = ""
-    # Why the library cannot run here at all ("" = it can): its strategy is refused in
-    # one line before any work (contest/peers/native/libraries.py).
-    unavailable: ClassVar[str] = ""
 
     def prepare(self, cfg: Config, table: Path, replace: bool) -> None:
         """An empty or absent folder; with `replace`, one of its tables (its marker

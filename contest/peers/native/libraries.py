@@ -10,7 +10,6 @@ from importlib.metadata import PackageNotFoundError, version
 from contest.config import Config
 from contest.errors import ConnectorError
 from contest.peers import registry
-from contest.peers.native.base import NativeFormat
 
 
 def pinned(spec: str) -> tuple[str, str]:
@@ -59,7 +58,6 @@ def require_for(cfg: Config) -> None:
     impl = registry.IMPLEMENTATIONS.get(cfg.peer.format)
     if impl is None:
         return
-    why = impl.peer.unavailable if isinstance(impl.peer, NativeFormat) else ""
-    if why:
-        raise ConnectorError(f"peer.format={impl.name}: {why}")
+    if impl.unavailable:
+        raise ConnectorError(f"peer.format={impl.name}: {impl.unavailable}")
     require(impl.libraries)

@@ -7,7 +7,6 @@ says why instead of running."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
 
 import pyarrow as pa
 
@@ -26,7 +25,6 @@ class PaimonPy(NativeFormat):
     name = "pypaimon"
     library = "pypaimon"
     label = f"pypaimon {VERSION}: refused ({WHY})"
-    unavailable: ClassVar[str] = WHY
     marker = "snapshot"
 
     def write_batch(

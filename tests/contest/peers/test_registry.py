@@ -155,3 +155,17 @@ def test_every_strategy_belongs_to_one_implementation():
 
 def _defaults(bench) -> dict:
     return {o.dest: o.default for o in bench.all_options()}
+
+
+def test_a_strategy_that_cannot_run_here_is_named_but_not_in_the_default_lists():
+    # pypaimon cannot be installed beside the harness: evaluate names and refuses it
+    # (tests/contest/peers/test_native_end_to_end.py), a default comparison leaves it out.
+    impl = registry.IMPLEMENTATIONS["pypaimon"]
+    assert impl.unavailable and "polars" in impl.unavailable
+    assert strategies.is_strategy("pypaimon")
+    available = registry.available_strategies()
+    assert "pypaimon" not in available
+    assert {"optimized", "delta-merge", "delta-rs"} <= set(available)
+    assert available == [s for s in strategies.STRATEGIES if s != "pypaimon"]
+    compare = build_parser().parse_args(["compare"])
+    assert compare.strategies == available
