@@ -166,10 +166,10 @@ def write_report(runs_path: Path) -> tuple[Path, Path]:
         "Score = input rows / (cores x (write s + read s)), both jobs timed as whole",
         "`spark-submit` processes, JVM start included; only runs the oracle passed count.",
         "Each median stands beside its min–max over the correct runs (n); `busy` counts",
-        "runs taken on a busy machine, whose timings are suspect, by the one busy rule: "
-        f"{BUSY_RULE}.",
-        f"`?`: {NOISE_NOT_RECORDED} (runs from before the records carried per-job noise, not "
-        "judged by another window); `2 of 3`: of the runs that recorded it.",
+        "runs taken on a busy machine, whose timings are suspect.",
+        f"The one busy rule: {BUSY_RULE}.",
+        f"`?`: {NOISE_NOT_RECORDED} (runs from before the records carried per-job noise, "
+        "not judged by another window); `2 of 3`: of the runs that recorded it.",
         "",
         "| scale | strategy | runs | correct (n) | busy | median rows/core/s [min–max] "
         "| median write s [min–max] | median read s [min–max] | latest (UTC) | latest commit |",

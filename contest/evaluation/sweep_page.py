@@ -91,8 +91,8 @@ def render_table(summaries: list[CaseSummary]) -> str:
         lines.append(f"| {s.label}{note} | {s.runs} | {s.correct} | {busy} | {med} | {rng} |")
     lines += [
         "",
-        f"busy: runs taken on a busy machine by the one busy rule, {BUSY_RULE}: left out "
-        "of the medians, unless every correct run of the case was busy (marked). `?`: "
+        "busy: runs taken on a busy machine, left out of the medians unless every correct "
+        f"run of the case was busy (marked). The one busy rule: {BUSY_RULE}. `?`: "
         f"{NOISE_NOT_RECORDED} (runs from before the records carried per-job noise, not "
         "judged by another window); `k of n`: of the runs that recorded it.",
     ]
