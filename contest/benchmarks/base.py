@@ -19,12 +19,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from contest.config import Config, as_dict
+from contest.config import Config
 from contest.errors import DataError, UsageError
+from contest.evaluation.disclosure import disclosure
 from contest.infra.machine import (
     check_local_cores,
     git_state,
-    library_versions,
     load1,
     machine_id,
 )
@@ -147,25 +147,6 @@ class Results:
 
 def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def disclosure(cfg: Config) -> dict[str, Any]:
-    """What a full disclosure names, recorded as a peer sitting's runs record it (the
-    one mechanism for every benchmark): the CPU model, the environment a run records
-    (`contest.evaluation.evaluate.environment`: machine facts, Spark, pyarrow, the JVM
-    libraries) with every Python library's version beside it, and the effective
-    configuration (passwords left out)."""
-    # deferred: the evaluation pulls in pandas and pyspark; only when a record is made
-    from contest.evaluation.evaluate import environment
-
-    env = environment(Path(cfg.work_dir))
-    env["libraries"] = library_versions()
-    machine = env.get("machine") or {}
-    return {
-        "cpu_model": str(machine.get("cpu_model") or ""),
-        "environment": env,
-        "config": as_dict(cfg),
-    }
 
 
 def where_run() -> tuple[str, str, bool | None]:

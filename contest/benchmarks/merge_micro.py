@@ -26,8 +26,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from contest.benchmarks.base import disclosure, stamp_of, utc_now, where_run
+from contest.benchmarks.base import stamp_of, utc_now, where_run
 from contest.config import READ_MERGES, load_config
+from contest.evaluation.disclosure import disclosure
 from contest.infra.noise import Background
 from contest.infra.postgres import resolve_connection
 from contest.read.files import files_by_bucket, merge_bucket, newest_version

@@ -40,6 +40,7 @@ from contest.dashboard.blocks import (
 from contest.dashboard.load import DIMENSIONS, LOCAL, UNKNOWN, Item, Loaded
 from contest.dashboard.measured import benchmarks_section, streaming_section, workloads_section
 from contest.dashboard.records import record_table
+from contest.infra.noise import BUSY_RULE, NOISE_NOT_RECORDED
 from contest.results.benchmarks import FaultRecord, ScaleRecord
 from contest.results.runs import RunRecord
 from contest.results.shown import column
@@ -118,9 +119,10 @@ def runs_section(b: Builder, loaded: Loaded) -> str:
         "Every evaluation in <code>runs.jsonl</code> (and the cluster runs under "
         "<code>cluster/</code>), newest first. The chart shows correct runs only, one "
         "panel per scale, over time, n runs per strategy in the legend: a cross marks a run "
-        "on a busy machine (load or CPU steal around its timed jobs: its timing is "
-        "suspect), an open circle a local run not yet published; the table says why and "
-        "the load before the write."
+        f"on a busy machine ({esc(BUSY_RULE)}: its timing is suspect; a run from before "
+        f"the records carried per-job noise says {NOISE_NOT_RECORDED}, not judged), an "
+        "open circle a local run not yet published; the table says why and the load "
+        "before the write."
     )
     lead = [("source", lambda i: esc(source(i)), False)]
     return section("runs", "Runs", intro, chart + record_table(b, data, lead, what="runs"))

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from contest.dashboard.blocks import PALETTE, Builder, esc, fmt, gb, short_time, table
 from contest.dashboard.load import Item
+from contest.infra.noise import NOISE_NOT_RECORDED
 from contest.results.labels import commit_label, scale_label
 from contest.results.shown import Column, columns
 
@@ -69,7 +70,13 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "gb": gb,
     "check": _check,
     "met": lambda v: _check(bool(v), "no"),
-    "busy": lambda v: f'<span class="bad long">{esc(v)}</span>' if v else "",
+    "busy": lambda v: (
+        ""
+        if not v
+        else esc(v)
+        if v == NOISE_NOT_RECORDED
+        else f'<span class="bad long">{esc(v)}</span>'
+    ),
     "error": lambda v: f'<span class="error">{esc(v)}</span>' if v else "",
     "scale": lambda v: esc(scale_label(v)),
     "commit": lambda v: esc(commit_label(v)),

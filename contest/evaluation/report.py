@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contest.infra.noise import BUSY_RULE, NOISE_NOT_RECORDED
 from contest.results.intervals import Interval
 from contest.results.runs import RunRecord, load_records
 from contest.results.sittings import REFERENCE, is_defaults, kept, newest, summarize
@@ -165,8 +166,10 @@ def write_report(runs_path: Path) -> tuple[Path, Path]:
         "Score = input rows / (cores x (write s + read s)), both jobs timed as whole",
         "`spark-submit` processes, JVM start included; only runs the oracle passed count.",
         "Each median stands beside its min–max over the correct runs (n); `busy` counts",
-        "runs taken on a busy machine (load or CPU steal around the timed jobs), whose",
-        "timings are suspect (`?`: not recorded, runs from before records carried it).",
+        "runs taken on a busy machine, whose timings are suspect.",
+        f"The one busy rule: {BUSY_RULE}.",
+        f"`?`: {NOISE_NOT_RECORDED} (runs from before the records carried per-job noise, "
+        "not judged by another window); `2 of 3`: of the runs that recorded it.",
         "",
         "| scale | strategy | runs | correct (n) | busy | median rows/core/s [min–max] "
         "| median write s [min–max] | median read s [min–max] | latest (UTC) | latest commit |",
@@ -298,10 +301,13 @@ def chart_groups(records: Sequence[RunRecord]) -> dict[tuple[float, str], list[R
 
 
 def _busy_cell(recs: Sequence[RunRecord]) -> str:
-    """How many runs were on a busy machine; `?` when none recorded its load."""
-    if not any(r.load for r in recs):
+    """How many runs were on a busy machine by the per-job noise; `?` when none recorded
+    it, `k of n` when only n did."""
+    measured = [r for r in recs if r.noise_recorded]
+    if not measured:
         return "?"
-    return str(sum(1 for r in recs if r.busy))
+    busy = str(sum(1 for r in measured if r.busy))
+    return busy if len(measured) == len(recs) else f"{busy} of {len(measured)}"
 
 
 def _cell(v: float) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from contest.evaluation.report import Spread
 from contest.evaluation.sweep import Sweep, case_key, case_label, case_settings
+from contest.infra.noise import BUSY_RULE, NOISE_NOT_RECORDED
 from contest.results.runs import RunRecord, cpu_models
 
 
@@ -29,6 +30,7 @@ class CaseSummary:
     high: float | None
     errors: list[str]
     busy: int = 0  # runs taken on a busy machine (timings suspect)
+    unmeasured: int = 0  # runs from before per-job noise was recorded: not judged
     busy_only: bool = False  # every correct run was busy: the median is of those
     counted: int | None = None  # the runs the median is of (None: every correct one)
 
@@ -64,6 +66,7 @@ def summarize(sweep: Sweep, records: list[RunRecord]) -> list[CaseSummary]:
                 sum(1 for r in recs if r.busy),
                 busy_only=bool(scores) and not quiet,
                 counted=len(scores),
+                unmeasured=sum(1 for r in recs if not r.noise_recorded),
             )
         )
     return out
@@ -82,14 +85,17 @@ def render_table(summaries: list[CaseSummary]) -> str:
         if s.busy_only:
             med += " (busy runs only)"
         note = f" (error: {s.errors[0][:80]})" if s.errors and not s.correct else ""
-        lines.append(f"| {s.label}{note} | {s.runs} | {s.correct} | {s.busy} | {med} | {rng} |")
-    if any(s.busy for s in summaries):
-        lines += [
-            "",
-            "busy: runs taken on a busy machine (other work or CPU steal during a job): "
-            "left out of the medians, unless every correct run of the case was busy "
-            "(marked).",
-        ]
+        busy = "?" if s.runs and s.unmeasured == s.runs else str(s.busy)
+        if 0 < s.unmeasured < s.runs:
+            busy += f" of {s.runs - s.unmeasured}"
+        lines.append(f"| {s.label}{note} | {s.runs} | {s.correct} | {busy} | {med} | {rng} |")
+    lines += [
+        "",
+        "busy: runs taken on a busy machine, left out of the medians unless every correct "
+        f"run of the case was busy (marked). The one busy rule: {BUSY_RULE}. `?`: "
+        f"{NOISE_NOT_RECORDED} (runs from before the records carried per-job noise, not "
+        "judged by another window); `k of n`: of the runs that recorded it.",
+    ]
     return "\n".join(lines)
 
 

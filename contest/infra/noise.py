@@ -45,6 +45,9 @@ BUSY_RULE = (
     "(contest/infra/noise.py); a stamp's window (the interval since the previous record) "
     "is shown, never judged"
 )
+# What a record from before per-job noise was measured says in place of a verdict: it
+# is not judged by another window (a sample before the job, the load average).
+NOISE_NOT_RECORDED = "noise not recorded"
 
 
 @dataclass(frozen=True)

@@ -22,19 +22,12 @@ from typing import Any
 
 from contest.errors import DataError, UsageError
 from contest.infra.machine import Sample, machine_id
-from contest.infra.noise import JobNoise, measured_busy
+from contest.infra.noise import NOISE_NOT_RECORDED, JobNoise, measured_busy
 from contest.results.labels import UNKNOWN, Labels, run_commit, run_machine, run_scale
 from contest.results.shown import shown, shown_property
 from contest.results.stamp import Stamp
 
 SCHEMA_VERSION = 2
-# Busy machine: the write started with a one-minute load average of at least this
-# fraction of the machine's cores (nothing of the run's own is timed then), or the
-# hypervisor took at least this fraction of the CPU around a timed job.
-BUSY_LOAD_PER_CORE = 0.5
-# Other work holding a quarter of the machine's CPUs just before a timed job.
-BUSY_CPU_SHARE = 0.25
-BUSY_STEAL = 0.02
 
 OK, FAILED, RUNNING = "ok", "failed", "running"
 
@@ -253,33 +246,26 @@ class RunRecord:
         write = self.load.get("write")
         return write.load1_before if write else None
 
-    @shown_property("busy machine", fmt="busy", place=1)
+    @property
     def busy(self) -> str | None:
-        """Why this run's timings are suspect (a busy machine), or None."""
-        # Measured during the jobs (newer records): what other work did while each ran.
+        """Why this run's timings are suspect, or None: the one busy rule, by the noise
+        measured during each timed job (`contest.infra.noise.BUSY_RULE`). A record
+        without it (older lines) is not judged: see `noise_recorded`."""
         for job, jl in self.load.items():
             if why := jl.busy_during:
                 return f"{why} ({job})"
-        # Measured while the harness ran nothing: other work's share only, so every
-        # timed job's window counts.
-        for job, jl in self.load.items():
-            if jl.cpu_busy_before is not None and jl.cpu_busy_before >= BUSY_CPU_SHARE:
-                return f"{jl.cpu_busy_before:.0%} of the CPUs busy before the {job}"
-        write = self.load.get("write")
-        if (
-            write
-            and write.cpu_busy_before is None
-            and write.load1_before is not None
-            and self.machine_cores
-        ):
-            # Older records: the load average, which still counts the harness's last job.
-            if write.load1_before >= BUSY_LOAD_PER_CORE * self.machine_cores:
-                return f"load {write.load1_before:g} on {self.machine_cores} cores"
-        for job, jl in self.load.items():
-            steal = max((s for s in (jl.steal_before, jl.steal_after) if s is not None), default=0)
-            if steal >= BUSY_STEAL:
-                return f"CPU steal {steal:.0%} around the {job}"
         return None
+
+    @property
+    def noise_recorded(self) -> bool:
+        """Whether any timed job's own noise was measured (the busy rule's input)."""
+        return any(jl.outside_share is not None for jl in self.load.values())
+
+    @shown_property("busy machine", fmt="busy", place=1)
+    def busy_text(self) -> str | None:
+        """The verdict, or "noise not recorded" for a record from before per-job noise
+        (never judged by another window: a sample before the job, the load average)."""
+        return self.busy or (None if self.noise_recorded else NOISE_NOT_RECORDED)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

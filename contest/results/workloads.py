@@ -68,6 +68,11 @@ class PhaseRecord:
     outside_share: float | None = None
     peak_outside_share: float | None = None
     steal_share: float | None = None
+    # The full disclosure (`contest.evaluation.disclosure`, as a benchmark's stamp): the
+    # environment (machine facts with the CPU model, every library's version, the JVM
+    # libraries) and the strategy's effective configuration; None in older lines.
+    environment: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
     schema: int = SCHEMA
 
     @shown_property("phase", place=-1)
@@ -81,7 +86,12 @@ class PhaseRecord:
         return measured_busy(self.outside_share, self.peak_outside_share, self.steal_share)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """As written: a record without a disclosure, without its empty keys."""
+        out = dataclasses.asdict(self)
+        for key in ("environment", "config"):
+            if out.get(key) is None:
+                out.pop(key)
+        return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PhaseRecord:

@@ -43,6 +43,7 @@ from contest.errors import EXIT_USAGE, PhaseError
 from contest.evaluation import evaluate as ev
 from contest.evaluation import jobs
 from contest.evaluation.data_cache import change_ident
+from contest.evaluation.disclosure import disclosure
 from contest.evaluation.progress import heartbeat
 from contest.evaluation.strategies import file_stem, round_order
 from contest.infra.machine import git_state, load1, machine_id
@@ -175,6 +176,15 @@ class Runner:
         self.run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         self.commit = git_state(Path(__file__).resolve().parent)[0]
         self.batch_rows: dict[int, int] = {}
+        self._disclosed: dict[str, dict] = {}
+
+    def disclosed(self, strategy: str, cfg: Config) -> dict:
+        """A strategy's full disclosure (`contest.evaluation.disclosure`): its
+        environment and effective configuration, taken once per strategy."""
+        if strategy not in self._disclosed:
+            d = disclosure(cfg)
+            self._disclosed[strategy] = {"environment": d["environment"], "config": d["config"]}
+        return self._disclosed[strategy]
 
     def record(
         self,
@@ -202,6 +212,7 @@ class Runner:
             machine_id=machine_id(),
             git_commit=self.commit,
             load1=load1(),
+            **self.disclosed(lane.run.strategy, lane.run.cfg),
         )
         if job is not None:
             rec.seconds = round(job.seconds, 3)
@@ -221,7 +232,7 @@ class Runner:
         lane.records.append(rec)
         return rec
 
-    def refused(self, strategy: str, why: str) -> PhaseRecord:
+    def refused(self, strategy: str, cfg: Config, why: str) -> PhaseRecord:
         """The one record of a strategy that cannot run the phases: why, as one line."""
         return PhaseRecord(
             workload=self.workload,
@@ -239,6 +250,7 @@ class Runner:
             git_commit=self.commit,
             load1=load1(),
             skipped=why,
+            **self.disclosed(strategy, cfg),
         )
 
     def job(self, lane: Lane, n: int, stage: str, args: list[str], tag: str = "") -> ProcResult:
@@ -465,7 +477,7 @@ def run_workload(
             why = unsupported(cfg, steps)
             if why:
                 say(f"{name}: cannot run the workload's phases ({why}): not run")
-                refused.append(runner.refused(name, why))
+                refused.append(runner.refused(name, cfg, why))
                 if sink is not None:
                     sink(refused[-1:])
                 continue

@@ -70,13 +70,19 @@ def test_ratio_says_whether_the_ranges_overlap_and_busy_runs_are_flagged():
     close = [rec("optimized", 300.0), rec("optimized", 200.0)]
     close += [rec("baseline-cow", 250.0), rec("baseline-cow", 150.0)]
     busy = RunRecord.from_dict({**raw("baseline-cow", 180.0), "machine_cores": 2})
-    busy.load["write"] = JobLoad(load1_before=3.0)
-    table, summary = compare_table([*close, busy])
+    busy.load["write"] = JobLoad(load1_before=3.0, outside_share=0.3)
+    # An older run's load average judges nothing: only the noise during its jobs.
+    old = RunRecord.from_dict({**raw("baseline-cow", 170.0), "machine_cores": 2})
+    old.load["write"] = JobLoad(load1_before=3.0)
+    table, summary = compare_table([*close, busy, old])
     assert "no significant difference" in summary["ratio_notes"]["optimized/baseline-cow"]
     assert summary["strategies"]["baseline-cow"]["busy"] == 1
-    assert "busy machine: 1 of 5 run(s) (baseline-cow: load 3 on 2 cores)" in table
+    assert (
+        "busy machine: 1 of 6 run(s) (baseline-cow: other work held 30% of the CPUs during "
+        "the job (write))" in table
+    )
     spread = summary["strategies"]["baseline-cow"]["spread"]["rows_per_core_s"]
-    assert spread == {"n": 3, "median": 180.0, "min": 150.0, "max": 250.0}
+    assert spread == {"n": 4, "median": 175.0, "min": 150.0, "max": 250.0}
 
 
 def test_chart_has_a_panel_per_scale_from_zero_with_whiskers_and_n(tmp_path):

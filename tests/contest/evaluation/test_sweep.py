@@ -85,6 +85,12 @@ def test_busy_runs_leave_the_median_unless_no_run_was_quiet(tmp_path) -> None:
     assert (two.median, two.n, two.busy_only) == (51.0, 3, True)
     table = render_table([one, two])
     assert "51 (busy runs only)" in table and "left out of the medians" in table
+    assert "busy by the per-job noise" in table  # the one rule, named
+    # A case of older runs, without per-job noise: not judged, whatever their load.
+    old = {"write": JobLoad(load1_before=9.0, cpu_busy_before=0.9)}
+    (three, _) = summarize(sweep, [rec(0, r, 70.0 + r, old) for r in range(3)])
+    assert (three.busy, three.unmeasured, three.median, three.busy_only) == (0, 3, 71.0, False)
+    assert "| 3 | 3 | ? | 71 |" in render_table([three])
 
 
 def test_a_sweep_runs_at_the_command_lines_scale_and_repeat(capsys) -> None:

@@ -90,6 +90,27 @@ def test_a_citation_covers_the_figures_before_it_on_its_line() -> None:
     assert list(cited("0x1f, 3x3 grid, v1.2x4, max")) == []
 
 
+def test_a_ratio_written_as_a_bare_decimal_is_held_to_the_same_rule() -> None:
+    """The forms the pages use: after the word ratio, after a quotient of names or of
+    numbers; a bound after a comparison, a number with a unit, a version, a date or a
+    size is none."""
+    text = (
+        "79.9 s: ratio 0.53 (sitting s1), the goal of >= 1.0 is not met\n"
+        "Ratio DuckDB / optimized (>= 1.0: optimized is as fast): **0.527**\n"
+        "after / before **0.90**: not slower; stock was 42.7 / 17.0 = **2.5** (target)\n"
+        "one round, DuckDB 37.9 s, ratio 0.463.\n"
+        "Ratio below 0.8 in three sittings; the ratio >= 1.0; a ratio of 2.6 GB or 0.5 s\n"
+        "Paimon 0.79 / 1.11 s; pyarrow 20.0.0 / duckdb 1.1.3 on 2026-11-29; write 9.8/8.6"
+    )
+    assert list(cited(text)) == [
+        Cited(1, "0.53", "s1"),
+        Cited(2, "0.527", None),
+        Cited(3, "0.90", TARGET),
+        Cited(3, "2.5", TARGET),
+        Cited(4, "0.463", None),
+    ]
+
+
 def test_a_figure_is_traced_at_the_rounding_it_shows() -> None:
     figures = {"optimized / delta (median)": 2.1249, "delta / optimized (median)": 1 / 2.1249}
     assert traced(Cited(1, "2.12", "s"), figures) == "optimized / delta (median)"

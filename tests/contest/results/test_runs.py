@@ -119,32 +119,17 @@ def test_a_failed_write_carries_no_write_rate():
     assert ok.rows_per_core_s == 50.0
 
 
-def test_busy_machine_flag():
+def test_a_record_without_per_job_noise_is_not_judged_by_another_window():
+    """The one busy rule is the per-job noise: an older record's load average, CPU share
+    before a job or steal around it judge nothing; it says its noise was not recorded."""
     rec = RunRecord("optimized", machine_cores=2)
-    assert rec.busy is None
-    rec.load["write"] = JobLoad(load1_before=0.2, steal_before=0.0, steal_after=0.0)
-    rec.load["read"] = JobLoad(load1_before=1.9)  # the write's own tail: not counted
-    assert rec.busy is None
-    rec.load["write"] = JobLoad(load1_before=1.4)
-    assert rec.busy == "load 1.4 on 2 cores"
-    rec.load["write"] = JobLoad(load1_before=0.1, steal_after=0.05)
-    assert rec.busy == "CPU steal 5% around the write"
-
-
-def test_busy_share_measured_between_jobs_wins_over_the_load_average():
-    """The load average still counts the harness's own previous job; the busy share of a
-    window in which the harness ran nothing does not, so a record that has it is judged
-    by it (old records, without it, by the load average)."""
-    rec = RunRecord("optimized", machine_cores=2)
-    rec.load["write"] = JobLoad(load1_before=1.8, cpu_busy_before=0.04)
-    assert rec.busy is None
+    assert rec.busy is None and rec.busy_text == "noise not recorded"
+    rec.load["write"] = JobLoad(load1_before=1.9, cpu_busy_before=0.6, steal_after=0.05)
     rec.load["read"] = JobLoad(load1_before=2.5, cpu_busy_before=0.61)
-    assert rec.busy == "61% of the CPUs busy before the read"
-    rec.load["read"] = JobLoad(cpu_busy_before=0.1)
-    rec.load["write"] = JobLoad(load1_before=1.8, cpu_busy_before=0.3)
-    assert rec.busy == "30% of the CPUs busy before the write"
+    assert rec.busy is None and not rec.noise_recorded
+    assert rec.busy_text == "noise not recorded"
     back = RunRecord.from_dict(rec.to_dict())
-    assert back.load["write"].cpu_busy_before == 0.3
+    assert back.load["write"].cpu_busy_before == 0.6 and back.busy_text == rec.busy_text
 
 
 def test_noise_during_a_job_flags_what_a_sample_before_it_cannot_see():
@@ -171,6 +156,9 @@ def test_noise_during_a_job_flags_what_a_sample_before_it_cannot_see():
     back = RunRecord.from_dict(json.loads(json.dumps(rec.to_dict())))
     assert back.load["read"].job_cpu_s == 35.0
     assert back.busy == rec.busy
+    assert rec.busy_text == rec.busy
     calm = dataclasses.replace(during, outside_share=0.03, peak_outside_share=0.2)
     rec.load["read"] = JobLoad.around(quiet, quiet, calm)
-    assert rec.busy is None
+    # Quiet by its jobs' own noise, whatever the load average before them said.
+    rec.load["write"] = JobLoad.around(Sample(load1=1.9, steal=0.05, cpu_busy=0.6), quiet)
+    assert rec.busy is None and rec.busy_text is None
