@@ -12,6 +12,10 @@ after a quotient of names (`after / before **0.90**`) or of numbers (`42.7 / 17.
 2.5`). A bound after a comparison (`>= 1.0`) is a goal, not a figure; a number with a
 unit (`0.8 s`, `4%`, `2.6 GB`) is no ratio; nor are versions, dates and sizes, which
 none of these forms precede.
+
+In a table, a column whose header says it holds ratios (`ratio`, `ratios`, `last /
+first`) holds figures in every cell: each decimal of its cells is one, cited by a
+citation in its cell or else by one in its header (`| ratios (sitting native_merge) |`).
 """
 
 from __future__ import annotations
@@ -41,6 +45,10 @@ BARE = re.compile(
 # A bound, not a figure: `ratio below 0.8`, `(>= 1.0: ...)`.
 BOUND = re.compile(r"(?:[<>]=?|\b(?:below|above|under|over|least|most))[\s*]*$", re.IGNORECASE)
 CITATION = re.compile(r"\((?:sitting ([^()\s]+)|target)\)")
+# A table column of ratios, by its header; a decimal of one of its cells.
+RATIO_COLUMN = re.compile(r"\bratios?\b|\blast / first\b", re.IGNORECASE)
+CELL_DECIMAL = re.compile(r"(?<![\w.])" + _DECIMAL)
+TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
 TARGET = "target"
 
 
@@ -61,9 +69,47 @@ class Cited:
         return len(self.text.partition(".")[2])
 
 
+def _cells(line: str) -> list[str]:
+    """A markdown table row's cells (an escaped `\\|` stays inside its cell)."""
+    inner = line.strip().removeprefix("|").removesuffix("|")
+    return [c.replace("\\|", "|") for c in re.split(r"(?<!\\)\|", inner)]
+
+
+def _citation(text: str) -> str | None:
+    m = CITATION.search(text)
+    return (m.group(1) or TARGET) if m else None
+
+
+def _column_figures(n: int, header: list[str], line: str) -> Iterator[Cited]:
+    """The figures of a table row's ratio columns (`RATIO_COLUMN`), each cited by its
+    cell or its column's header."""
+    for head, cell in zip(header, _cells(line), strict=False):
+        if not RATIO_COLUMN.search(CITATION.sub("", head)):
+            continue
+        sitting = _citation(cell) or _citation(head)
+        for m in CELL_DECIMAL.finditer(CITATION.sub("", cell)):
+            yield Cited(n, m.group(1), sitting)
+
+
 def cited(text: str) -> Iterator[Cited]:
-    """Every ratio figure of `text`, line by line, with its citation."""
-    for n, line in enumerate(text.splitlines(), 1):
+    """Every ratio figure of `text`, line by line, with its citation (a table's ratio
+    columns by `_column_figures`)."""
+    lines = text.splitlines()
+    header: list[str] | None = None
+    for n, line in enumerate(lines, 1):
+        if not line.lstrip().startswith("|"):
+            header = None
+        elif header is None and n < len(lines) and TABLE_RULE.match(lines[n].strip()):
+            header = _cells(line)
+        elif header is not None and not TABLE_RULE.match(line.strip()):
+            yield from _column_figures(n, header, line)
+            # The other cells as prose (a ratio column's cells are read above only).
+            cells = _cells(line)
+            line = " | ".join(
+                cell
+                for i, cell in enumerate(cells)
+                if i >= len(header) or not RATIO_COLUMN.search(CITATION.sub("", header[i]))
+            )
         marks = [(m.start(), m.group(1) or TARGET) for m in CITATION.finditer(line)]
         found = [(m.start(1), m.end(), m.group(1)) for m in FIGURE.finditer(line)]
         found += [

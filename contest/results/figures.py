@@ -19,6 +19,7 @@ from contest.results.disclosure import sitting_of
 from contest.results.intervals import Ratio, geometric_mean, paired_ratio
 from contest.results.runs import RunRecord
 from contest.results.sittings import REFERENCE, groups, kept, summarize
+from contest.results.workloads import PhaseRecord, head_reads
 
 # A figure's name (what over what, which end of its interval) and its value.
 Figures = dict[str, float]
@@ -151,6 +152,26 @@ def fields(*names: str) -> Callable[[Sequence[Any]], Figures]:
     return figures
 
 
+def workloads(records: Sequence[PhaseRecord]) -> Figures:
+    """Each run's last head read over its first, and over each read between (a page's
+    "last / first", or "after 120 / after 10": what deltas piling up cost), per
+    strategy, both ways."""
+    out: Figures = {}
+    runs: dict[tuple[str, str], list[PhaseRecord]] = {}
+    for r in records:
+        runs.setdefault((r.run_id, r.strategy), []).append(r)
+    for (run, strategy), phases in runs.items():
+        reads = head_reads(sorted(phases, key=lambda p: p.step))
+        for n, earlier in enumerate(reads[:-1]):
+            _both_ways(
+                out,
+                f"{strategy} last read / read {n + 1}, run {run}",
+                reads[-1].seconds,
+                earlier.seconds,
+            )
+    return out
+
+
 def meta_replay(records: Sequence[Any]) -> Figures:
     """The driver against the distributed merge, and a size's time against another's."""
     out: Figures = {}
@@ -173,6 +194,7 @@ RULES: dict[str, Callable[[Sequence[Any]], Figures]] = {
     "native_merge": fields("ratio"),
     "streaming": fields("last_over_first"),
     "meta_replay": meta_replay,
+    "workloads": workloads,
 }
 
 

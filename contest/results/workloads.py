@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,3 +125,22 @@ def load(path: Path) -> list[PhaseRecord]:
         except (json.JSONDecodeError, TypeError) as exc:
             raise DataError(f"{path}:{n}: not a workload phase record: {exc}") from None
     return out
+
+
+def read_kind(p: PhaseRecord) -> str | None:
+    """A history read's kind: as of a version, changes between two, the head."""
+    if p.phase == "changes":
+        return "changes"
+    if p.phase == "read":
+        return "as of" if "as of" in p.label else "head"
+    return None
+
+
+def head_reads(phases: Sequence[PhaseRecord]) -> list[PhaseRecord]:
+    """A run's reads of the head that answered, in order: the first and the last are
+    what a workload's page compares (its "last / first")."""
+    return [
+        p
+        for p in phases
+        if read_kind(p) == "head" and p.ok and not p.refused and p.seconds is not None
+    ]

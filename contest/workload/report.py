@@ -12,7 +12,7 @@ from typing import Any
 
 from contest.infra.noise import BUSY_RULE
 from contest.results.intervals import Interval
-from contest.results.workloads import PhaseRecord
+from contest.results.workloads import PhaseRecord, head_reads, read_kind
 from contest.workload.metrics import (
     degradation_between_compactions,
     degradation_interval,
@@ -178,11 +178,7 @@ def summary_cells(phases: Sequence[PhaseRecord]) -> list[str]:
     its peak memory, and what else the machine did during its jobs (busy: the
     evaluation's rule, `PhaseRecord.busy`)."""
     reads = [p for p in phases if p.correct is not None]
-    plain = [
-        p
-        for p in phases
-        if read_kind(p) == "head" and p.ok and not p.refused and p.seconds is not None
-    ]
+    plain = head_reads(phases)
     first, last = (plain[0], plain[-1]) if plain else (None, None)
     ups = [
         p
@@ -262,15 +258,6 @@ def version_span(p: PhaseRecord) -> str:
     if p.from_version is not None and p.version is not None:
         return f"{p.from_version}..{p.version}"
     return _n(p.version, "{}")
-
-
-def read_kind(p: PhaseRecord) -> str | None:
-    """A history read's kind: as of a version, changes between two, the head."""
-    if p.phase == "changes":
-        return "changes"
-    if p.phase == "read":
-        return "as of" if "as of" in p.label else "head"
-    return None
 
 
 def history_table(runs: dict[tuple[str, str], list[PhaseRecord]]) -> list[str]:

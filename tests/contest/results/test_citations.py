@@ -13,7 +13,8 @@ import pytest
 
 from contest.cli.pages import regenerate
 from contest.results.citations import TARGET, Cited, cited, traced
-from contest.results.figures import by_sitting
+from contest.results.figures import by_sitting, workloads
+from contest.results.workloads import PhaseRecord
 
 RESULTS = Path(__file__).resolve().parents[3] / "results"
 
@@ -132,3 +133,35 @@ def test_the_figures_of_a_sitting_are_recomputed_from_its_records() -> None:
     assert (traced(Cited(1, "1.71", "s"), scale10) or "").startswith("duckdb: ")
     assert not [s for s in figures if s.startswith("2026-11-28T17:1")]
     assert all(traced(Cited(1, "2.40", s), f) is None for s, f in figures.items())
+
+
+def test_a_tables_ratio_column_holds_figures_cited_by_its_cell_or_its_header() -> None:
+    """Every decimal of a column headed ratio(s) or last / first is a figure, cited by a
+    citation in its cell, else by its header's; the other cells read as prose."""
+    text = (
+        "| variant | sitting 1, s | ratios (sitting m) | note |\n"
+        "|---|---:|---|---|\n"
+        "| a | 1.563 | 1.73, 1.91 | 2.30x (sitting s) |\n"
+        "| b | 1.2 | 1.28 (sitting t) | 4.5 s |\n"
+        "\n"
+        "| strategy | last / first |\n"
+        "|---|---:|\n"
+        "| optimized | **1.10** |\n"
+    )
+    assert list(cited(text)) == [
+        Cited(3, "1.73", "m"),
+        Cited(3, "1.91", "m"),
+        Cited(3, "2.30", "s"),
+        Cited(4, "1.28", "t"),
+        Cited(8, "1.10", None),
+    ]
+
+
+def test_a_workload_runs_last_read_over_each_earlier_one_is_its_figure() -> None:
+    reads = [
+        PhaseRecord("w", "r1", "optimized", step, "read", "read", seconds=s)
+        for step, s in ((1, 8.0), (3, 10.0), (5, 12.0))
+    ]
+    upsert = PhaseRecord("w", "r1", "optimized", 2, "upsert", "upsert", seconds=99.0)
+    got = workloads([*reads, upsert])
+    assert sorted(round(v, 4) for v in got.values()) == [0.6667, 0.8333, 1.2, 1.5]
