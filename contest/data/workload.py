@@ -29,6 +29,19 @@ from contest.data.changes import KEY_TYPE_NAMES, check_changes, key_type
 from contest.errors import ConfigError, DataError, toml_error
 
 DEFAULT = "contest"
+# workload.payload: the contest's seven payload columns then `columns`, or a user's own
+# (exactly `columns`).
+PAYLOADS = (DEFAULT, OWN := "own")
+# workload.types: the column types a workload may name for a column (a user's data).
+TYPES: dict[str, pa.DataType] = {
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "float32": pa.float32(),
+    "float64": pa.float64(),
+    "string": pa.string(),
+    "binary": pa.binary(),
+    "bool": pa.bool_(),
+}
 # The contest's merge contract and the operators a workload's extra column may name:
 # the operator registry's (contest/data/operators.py).
 CONTRACT_OPERATORS: dict[str, str] = dict(operators.CONTRACT)
@@ -39,15 +52,26 @@ def check_columns(cfg: Config) -> None:
     """A workload's extra columns: new lower-case names, each with a known operator.
     Registered with the config's validation (`register_check`), which cannot import
     the data layer."""
-    for col, op in cfg.workload.columns.items():
+    w = cfg.workload
+    if w.payload not in PAYLOADS:
+        raise ConfigError(f"workload.payload: {w.payload!r} is not one of {', '.join(PAYLOADS)}")
+    for col, op in w.columns.items():
         if not col.isidentifier() or col.lower() != col:
             raise ConfigError(f"workload.columns.{col}: a column name is lower-case a-z, 0-9, _")
-        if col in COLUMNS:
+        if col in COLUMNS and w.payload != OWN:
             raise ConfigError(f"workload.columns.{col}: a contest column already")
         if op not in OPERATOR_NAMES:
             raise ConfigError(
                 f"workload.columns.{col}: {op!r} is not one of {', '.join(OPERATOR_NAMES)}"
             )
+    for col, name in w.types.items():
+        if name not in TYPES:
+            raise ConfigError(f"workload.types.{col}: {name!r} is not one of {', '.join(TYPES)}")
+        merged = w.columns.get(col)
+        if merged is None and col not in w.key:
+            raise ConfigError(f"workload.types.{col}: neither a key nor a workload.columns column")
+        if merged is not None and not operators.get(merged).accepts(TYPES[name]):
+            raise ConfigError(f"workload.types.{col}: {merged} does not take a {name} column")
 
     for key, table in (("added", cfg.workload.added), ("widened", cfg.workload.widened)):
         for col, batch in table.items():
@@ -130,6 +154,8 @@ _LATER_SETTINGS = (
     "delete_share",
     "reinsert_share",
     "streams",
+    "payload",
+    "types",
 )
 
 
@@ -142,8 +168,11 @@ def _settings(w: WorkloadConfig) -> dict[str, Any]:
     return settings
 
 
-def column_type(op: str) -> pa.DataType:
-    """An extra column's type: its operator's (the registry's `default_type`)."""
+def column_type(op: str, declared: str | None = None) -> pa.DataType:
+    """An extra column's type: the one declared (`workload.types`), else its operator's
+    (the registry's `default_type`)."""
+    if declared:
+        return TYPES[declared]
     return operators.arrow_type(operators.get(op).default_type)
 
 
@@ -154,10 +183,16 @@ def workload_schema(
     another key (`workload.key`): the key's columns first (of `key_types`, the types the
     files have; string when unknown), then every payload column. The op column is not
     in it: it is no payload column and not in the result."""
-    fields = [*SCHEMA, *(pa.field(c, column_type(op)) for c, op in w.columns.items())]
-    if list(w.key) == ["uuid"] and (key_types is None or key_types.get("uuid") == pa.string()):
+    extra = [pa.field(c, column_type(op, w.types.get(c))) for c, op in w.columns.items()]
+    fields = [*SCHEMA, *extra] if w.payload != OWN else extra
+    if (
+        w.payload != OWN
+        and list(w.key) == ["uuid"]
+        and (key_types is None or key_types.get("uuid") == pa.string())
+    ):
         return pa.schema(fields)
     types = {f.name: f.type for f in fields}
+    types.update({k: TYPES[w.types[k]] for k in w.key if k in w.types})
     keys = [pa.field(k, (key_types or {}).get(k, types.get(k, pa.string()))) for k in w.key]
     payload = [
         pa.field(c, types.get(c) or column_type(op)) for c, op in contract_operators(w).items()
@@ -263,5 +298,5 @@ def null_overwriting(w: WorkloadConfig) -> tuple[str, ...]:
 def contract_operators(w: WorkloadConfig) -> dict[str, str]:
     """Every non-key column's merge operator: the contest's, then the extra columns' (a
     contest column made a key column, by `workload.key`, is no longer merged)."""
-    ops = {**CONTRACT_OPERATORS, **w.columns}
+    ops = dict(w.columns) if w.payload == OWN else {**CONTRACT_OPERATORS, **w.columns}
     return {col: op for col, op in ops.items() if col not in w.key}

@@ -1,0 +1,116 @@
+"""contest dataset describe: a user's folder described from its footers (natural file
+order, the key and op column guessed with their reasons, the types), its TOML loaded
+and validated as a workload; nothing written into the folder."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from contest.cli.main import main
+from contest.config import load_config
+from contest.data.batches import discover, natural_key
+from contest.data.describe import column_stats, describe, guess_key, to_toml
+from contest.data.workload import workload_schema, workload_settings
+from contest.errors import ConfigError
+from tests.support.own_data import write_own_data
+
+
+def test_natural_order_puts_part_2_before_part_10():
+    names = ["part-10.parquet", "part-2.parquet", "part-1.parquet", "a.parquet"]
+    assert sorted(names, key=natural_key) == [
+        "a.parquet",
+        "part-1.parquet",
+        "part-2.parquet",
+        "part-10.parquet",
+    ]
+
+
+def test_discover_takes_any_names_in_natural_order(tmp_path):
+    data = write_own_data(tmp_path / "d")
+    batches = discover(data, None, None)
+    assert [b.name for b in batches] == [f"part-{i}.parquet" for i in range(1, 13)]
+    assert [b.index for b in batches] == list(range(12))
+
+
+def test_describe_guesses_the_composite_key_and_debeziums_op_column(tmp_path):
+    data = write_own_data(tmp_path / "d")
+    d = describe(str(data))
+    assert d.key == ("tenant", "item_id") and "tenant" in d.key_why
+    assert (d.op_column, d.op_values) == ("op", "debezium")
+    assert [c.name for c in d.columns] == ["tenant", "item_id", "op", "qty", "price", "label"]
+    text = to_toml(d, "mine")
+    assert "#   9: part-10.parquet (1 rows)" in text
+
+
+def test_its_toml_loads_and_validates_as_the_files_schema(tmp_path):
+    data = write_own_data(tmp_path / "d")
+    out = tmp_path / "mine.toml"
+    before = sorted(p.name for p in data.iterdir())
+    assert main(["dataset", "describe", str(data), "--out", str(out)]) == 0
+    assert sorted(p.name for p in data.iterdir()) == before  # nothing written into it
+    tomllib.loads(out.read_text())
+    cfg = load_config(overrides=workload_settings(str(out)))
+    w = cfg.workload
+    assert (w.payload, w.key, w.op_column) == ("own", ["tenant", "item_id"], "op")
+    assert w.columns == {"qty": "UseLast", "price": "UseLast", "label": "UseLast"}
+    assert workload_schema(w) == pa.schema(
+        [
+            ("tenant", pa.string()),
+            ("item_id", pa.int64()),
+            ("qty", pa.int64()),
+            ("price", pa.float64()),
+            ("label", pa.string()),
+        ]
+    )
+
+
+def test_an_out_file_inside_the_data_folder_is_refused(tmp_path, capsys):
+    data = write_own_data(tmp_path / "d")
+    before = sorted(p.name for p in data.iterdir())
+    assert main(["dataset", "describe", str(data), "--out", str(data / "w.toml")]) == 2
+    assert "inside the data folder" in capsys.readouterr().err.strip().splitlines()[-1]
+    assert sorted(p.name for p in data.iterdir()) == before
+
+
+def _footers(tmp_path, table: pa.Table) -> list[pq.FileMetaData]:
+    pq.write_table(table, tmp_path / "f.parquet")
+    return [pq.read_metadata(tmp_path / "f.parquet")]
+
+
+def test_a_single_id_column_without_nulls_is_the_key(tmp_path):
+    t = pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["a", "b"]})
+    assert guess_key(column_stats(_footers(tmp_path, t)), 1)[0] == ("id",)
+
+
+def test_an_id_column_with_a_null_is_no_key(tmp_path):
+    t = pa.table({"id": pa.array([1, None], pa.int64()), "v": ["a", "b"]})
+    key, why = guess_key(column_stats(_footers(tmp_path, t)), 1)
+    assert key == () and "no column named like an id" in why
+
+
+def test_an_order_key_and_its_line_number_are_a_pair(tmp_path):
+    t = pa.table(
+        {
+            "l_orderkey": pa.array([1, 1], pa.int64()),
+            "l_linenumber": pa.array([1, 2], pa.int32()),
+            "l_partkey": pa.array([5, 6], pa.int64()),
+        }
+    )
+    key, why = guess_key(column_stats(_footers(tmp_path, t)), 1)
+    assert key == ("l_orderkey", "l_linenumber") and "line number" in why
+
+
+def test_a_type_no_operator_takes_is_refused_in_the_config():
+    with pytest.raises(ConfigError, match="workload.types.v: UseLast does not take a binary"):
+        load_config(
+            overrides={
+                "workload.payload": "own",
+                "workload.key": ["id"],
+                "workload.columns": {"v": "UseLast"},
+                "workload.types": {"v": "binary"},
+            }
+        )
