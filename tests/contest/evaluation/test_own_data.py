@@ -2,7 +2,8 @@
 hand-made composite-key folder (tests/support/own_data.py) described by `contest dataset
 describe`, then written and read by optimized (LakeSoul) and delta-merge, each exact by
 the oracle and equal to the result written by hand; the record names the files (name,
-bytes, SHA-256). Bad inputs end in one line, a non-zero exit, nothing written."""
+bytes, SHA-256). Bad inputs end in one line, a non-zero exit, nothing written: refused
+in the data phase, before Spark or any job starts."""
 
 from __future__ import annotations
 
@@ -17,8 +18,6 @@ import pytest
 from contest.cli.main import main
 from tests.support.config import cli
 from tests.support.own_data import EXPECTED, FILES, row, write_own_data
-
-pytestmark = [pytest.mark.spark]
 
 
 def _described(tmp_path: Path, files=FILES) -> tuple[Path, Path]:
@@ -39,6 +38,7 @@ def _listing(folder: Path) -> list[tuple[str, int]]:
 
 
 @pytest.mark.slow
+@pytest.mark.spark
 @pytest.mark.pg
 @pytest.mark.parametrize("strategy", ["optimized", "delta-merge"])
 def test_own_composite_key_data_is_exact(cfg, pg, tmp_path, capsys, strategy):
