@@ -4,6 +4,7 @@ and validated as a workload; nothing written into the folder."""
 
 from __future__ import annotations
 
+import decimal
 import tomllib
 
 import pyarrow as pa
@@ -14,6 +15,7 @@ from contest.cli.main import main
 from contest.config import load_config
 from contest.data.batches import discover, natural_key
 from contest.data.describe import column_stats, describe, guess_key, to_toml
+from contest.data.oracle import expected_rows
 from contest.data.workload import workload_schema, workload_settings
 from contest.errors import ConfigError
 from tests.support.own_data import write_own_data
@@ -114,3 +116,63 @@ def test_a_type_no_operator_takes_is_refused_in_the_config():
                 "workload.types": {"v": "binary"},
             }
         )
+
+
+def test_lakesoul_spelling_and_a_decimal_column_left_out_and_named(tmp_path):
+    t = pa.table(
+        {
+            "id": pa.array([1, 2], pa.int32()),
+            "rowkind": ["insert", "delete"],
+            "amount": pa.array([decimal.Decimal("1.50"), None], pa.decimal128(15, 2)),
+            "note": ["a", None],
+        }
+    )
+    (tmp_path / "d").mkdir()
+    pq.write_table(t, tmp_path / "d" / "x.parquet")
+    d = describe(str(tmp_path / "d"))
+    assert (d.key, d.op_column, d.op_values) == (("id",), "rowkind", "lakesoul")
+    assert d.unsupported == ("amount",)
+    text = to_toml(d, "x")
+    assert "# amount (decimal128(15, 2)): no workload type takes it yet, left out" in text
+    w = load_config(overrides=workload_settings_of(tmp_path, text)).workload
+    assert w.columns == {"note": "UseLast"} and w.types == {"id": "int32"}
+
+
+def workload_settings_of(tmp_path, text: str) -> dict:
+    path = tmp_path / "w.toml"
+    path.write_text(text)
+    return workload_settings(str(path))
+
+
+def test_a_string_column_of_many_values_is_no_op_column(tmp_path):
+    t = pa.table({"id": pa.array(range(40), pa.int64()), "op": [f"v{i}" for i in range(40)]})
+    (tmp_path / "d").mkdir()
+    pq.write_table(t, tmp_path / "d" / "x.parquet", row_group_size=8)
+    d = describe(str(tmp_path / "d"))
+    assert d.op_column == "" and "no string column" in d.op_why
+
+
+def test_an_unknown_payload_kind_is_refused():
+    with pytest.raises(ConfigError, match="workload.payload: 'mine' is not one of contest, own"):
+        load_config(overrides={"workload.payload": "mine"})
+
+
+def test_the_oracle_keeps_the_files_payload_types_on_the_upsert_path(tmp_path):
+    (tmp_path / "d").mkdir()
+    # base-0's qty int32, base-1's int64 (a widening): the schemas differ, so the oracle
+    # casts every column, to the files' types (not UseLast's string, SumAll's int64).
+    for i, rows in enumerate([[("k1", 1, 0.5)], [("k1", 2, None), ("k2", 3, 1.25)]]):
+        t = pa.table(
+            {
+                "uuid": [r[0] for r in rows],
+                "qty": pa.array([r[1] for r in rows], pa.int32() if i == 0 else pa.int64()),
+                "price": pa.array([r[2] for r in rows], pa.float64()),
+            }
+        )
+        pq.write_table(t, tmp_path / "d" / f"base-{i}.parquet")
+    batches = discover(tmp_path / "d", None, None)
+    got = expected_rows(batches, {"qty": "UseLast", "price": "SumAll"})
+    assert got == [
+        {"uuid": "k1", "qty": 2, "price": 0.5},
+        {"uuid": "k2", "qty": 3, "price": 1.25},
+    ]
