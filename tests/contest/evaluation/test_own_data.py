@@ -16,6 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from contest.cli.main import main
+from contest.data.workload import workload_settings
+from contest.evaluation.sweep import case_config, load_sweep
 from tests.support.config import cli
 from tests.support.own_data import EXPECTED, FILES, row, write_own_data
 
@@ -116,3 +118,16 @@ def test_a_column_the_description_does_not_name_is_refused(cfg, tmp_path, capsys
     )
     pq.write_table(t, data / "part-13.parquet")
     _refused(cfg, tmp_path, capsys, data, wl, "part-13.parquet: unexpected column(s) colour")
+
+
+def test_a_sweep_takes_your_data_and_workload(tmp_path, capsys):
+    data, wl = _described(tmp_path)
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('strategy = "delta-merge"\n[grid]\n"spark.shuffle_partitions" = [2, 4]\n')
+    argv = ["sweep", str(sweep), "--data", str(data), "--workload", str(wl), "--check"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["cases"] == 2
+    loaded = load_sweep(sweep, {}, workload_settings(str(wl)), str(data))
+    assert loaded.data == str(data)
+    w = case_config(loaded, loaded.cases[0], {}).workload
+    assert (w.payload, w.key, w.op_column) == ("own", ["tenant", "item_id"], "op")
