@@ -41,6 +41,9 @@ class Column:
     types: tuple[pa.DataType, ...]
     nulls: int | None
     files: int
+    # The first file (batch index) of int64 when the earlier files hold it as int32 (a
+    # widening, workload.widened); 0: none.
+    widened: int = 0
 
     @property
     def type(self) -> pa.DataType:
@@ -95,19 +98,36 @@ def column_stats(footers: Sequence[pq.FileMetaData]) -> tuple[Column, ...]:
     types: dict[str, list[pa.DataType]] = {}
     nulls: dict[str, int | None] = {}
     files: dict[str, int] = {}
-    for meta in footers:
+    per_file: dict[str, list[tuple[int, pa.DataType]]] = {}
+    for index, meta in enumerate(footers):
         schema = meta.schema.to_arrow_schema()
         for f in schema:
             if f.name not in types:
                 order.append(f.name)
                 types[f.name], nulls[f.name], files[f.name] = [], 0, 0
+                per_file[f.name] = []
             if f.type not in types[f.name]:
                 types[f.name].append(f.type)
             files[f.name] += 1
+            per_file[f.name].append((index, f.type))
         for name, count in _null_counts(meta).items():
             before = nulls.get(name)
             nulls[name] = None if before is None or count is None else before + count
-    return tuple(Column(n, tuple(types[n]), nulls[n], files[n]) for n in order)
+    return tuple(
+        Column(n, tuple(types[n]), nulls[n], files[n], widened_at(per_file[n])) for n in order
+    )
+
+
+def widened_at(held: Sequence[tuple[int, pa.DataType]]) -> int:
+    """The batch index from which a column is int64 when every file before it holds it
+    as int32 (a declared widening), else 0 (none, or the types are mixed otherwise)."""
+    kinds = [t for _, t in held]
+    if set(kinds) != {pa.int32(), pa.int64()}:
+        return 0
+    first = kinds.index(pa.int64())
+    if all(t == pa.int32() for t in kinds[:first]) and all(t == pa.int64() for t in kinds[first:]):
+        return held[first][0]
+    return 0
 
 
 def _null_counts(meta: pq.FileMetaData) -> dict[str, int | None]:
@@ -221,7 +241,7 @@ def _payload_type(col: Column) -> str | None:
     beside int64 ones widen), None when no workload type or UseLast takes it."""
     names = {type_name(t) for t in col.types}
     if names == {"int32", "int64"}:
-        return "int64"
+        return "int64" if col.widened else None
     if len(names) != 1:
         return None
     name = names.pop()
@@ -274,6 +294,10 @@ def to_toml(d: Description, name: str) -> str:
     out.append("")
     out.append("[workload.types]")
     out += [f"{n} = {s(t)}" for n, t in declared.items()]
+    widened = {c.name: c.widened for c in payload if c.widened and declared.get(c.name)}
+    if widened:
+        out += ["", "# int32 in the files before this batch, int64 from it", "[workload.widened]"]
+        out += [f"{n} = {i}" for n, i in widened.items()]
     return "\n".join(out) + "\n"
 
 

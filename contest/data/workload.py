@@ -83,7 +83,7 @@ def check_columns(cfg: Config) -> None:
                     f"{where}: batch {batch} is not one of 1-{cfg.workload.batches - 1}"
                 )
     for col in cfg.workload.widened:
-        if operators.get(cfg.workload.columns[col]).default_type != operators.INT64:
+        if column_type(cfg.workload.columns[col], cfg.workload.types.get(col)) != pa.int64():
             raise ConfigError(f"workload.widened.{col}: only an int64 column is widened")
 
 

@@ -4,6 +4,7 @@ and validated as a workload; nothing written into the folder."""
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import tomllib
 
@@ -16,8 +17,8 @@ from contest.config import load_config
 from contest.data.batches import discover, natural_key
 from contest.data.describe import column_stats, describe, guess_key, to_toml
 from contest.data.oracle import expected_rows
-from contest.data.workload import workload_schema, workload_settings
-from contest.errors import ConfigError
+from contest.data.workload import schema_of_batch, workload_schema, workload_settings
+from contest.errors import ConfigError, DataError
 from tests.support.own_data import write_own_data
 
 
@@ -176,3 +177,40 @@ def test_the_oracle_keeps_the_files_payload_types_on_the_upsert_path(tmp_path):
         {"uuid": "k1", "qty": 2, "price": 0.5},
         {"uuid": "k2", "qty": 3, "price": 1.25},
     ]
+
+
+def test_an_int32_column_widened_to_int64_is_declared_and_a_mixed_one_left_out(tmp_path):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    for i, (wide, mixed) in enumerate([(pa.int32(), pa.int32()), (pa.int64(), pa.float64())]):
+        t = pa.table(
+            {
+                "id": pa.array([i], pa.int64()),
+                "n": pa.array([i], wide),
+                "m": pa.array([i], mixed),
+            }
+        )
+        pq.write_table(t, folder / f"f{i}.parquet")
+    d = describe(str(folder))
+    assert d.unsupported == ("m",)
+    w = load_config(overrides=workload_settings_of(tmp_path, to_toml(d, "w"))).workload
+    assert (w.types["n"], w.widened) == ("int64", {"n": 1})
+    # The oracle and discover take it: int32 before batch 1, int64 from it.
+    assert workload_schema(w).field("n").type == pa.int64()
+    assert w.key == ["id"] and "m" not in w.columns
+    w = dataclasses.replace(w, columns={**w.columns, "m": "UseLast"})  # m: the user's pick
+    with pytest.raises(DataError, match="f0.parquet: column m is int32, expected string"):
+        discover(folder, None, schema_of_batch(w))
+    # Without m, the widening is taken: int32 in batch 0, int64 from batch 1.
+    only = tmp_path / "only"
+    only.mkdir()
+    for f in sorted(folder.iterdir()):
+        pq.write_table(pq.read_table(f, columns=["id", "n"]), only / f.name)
+    assert (
+        len(discover(only, None, schema_of_batch(dataclasses.replace(w, columns={"n": "UseLast"}))))
+        == 2
+    )
+    # Left out, m is still in the files: refused, not dropped silently.
+    w = dataclasses.replace(w, columns={"n": "UseLast"})
+    with pytest.raises(DataError, match="f0.parquet: unexpected column"):
+        discover(folder, None, schema_of_batch(w))
