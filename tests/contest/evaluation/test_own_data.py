@@ -131,3 +131,18 @@ def test_a_sweep_takes_your_data_and_workload(tmp_path, capsys):
     assert loaded.data == str(data)
     w = case_config(loaded, loaded.cases[0], {}).workload
     assert (w.payload, w.key, w.op_column) == ("own", ["tenant", "item_id"], "op")
+
+
+def test_bench_peers_refuses_a_strategy_your_data_needs_more_of_before_any_run(
+    cfg, tmp_path, capsys
+):
+    data, wl = _described(tmp_path)
+    before = _listing(data)
+    argv = cli(cfg, "bench", "peers", "--data", str(data), "--workload", str(wl))
+    argv += ["--strategies", "delta-merge,baseline-cow", "--rounds", "1"]
+    code = main([*argv, "--work", str(tmp_path / "work"), "--results", str(tmp_path / "r")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0
+    assert "baseline-cow: cannot delete rows (op column 'op')" in err[-1], err[-5:]
+    assert _listing(data) == before
+    assert not (tmp_path / "work" / "eval").exists()  # no run started
