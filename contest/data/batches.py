@@ -46,7 +46,7 @@ class SchemaRule:
     workload's files may hold some of the payload columns: contest/data/workload.py
     `BatchColumns`); it may record what it found (which batches are partial)."""
 
-    def check(self, path: str, index: int, actual: pa.Schema) -> None:
+    def check(self, path: str, index: int, actual: pa.Schema, rows: int = 0) -> None:
         raise NotImplementedError
 
 
@@ -154,8 +154,8 @@ def discover(
         found, stem = dict(enumerate(named)), ""
     if not found:
         raise DataError(
-            f"{root}: no batch files (expected *.parquet: base-0.parquet, base-1.parquet, "
-            "..., a stream's feed-000000.parquet, ..., or any names, in natural order)"
+            f"{root}: no batch files (expected base-0.parquet, base-1.parquet, ..., or a "
+            "stream's feed-000000.parquet, ..., or any *.parquet names, in natural order)"
         )
     for i in range(max(found) + 1):
         if i not in found:
@@ -174,7 +174,7 @@ def discover(
         except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for non-parquet
             raise DataError(f"{entry.uri}: not a parquet file ({exc.__class__.__name__})") from None
         if isinstance(schema, SchemaRule):
-            schema.check(entry.uri, i, meta.schema.to_arrow_schema())
+            schema.check(entry.uri, i, meta.schema.to_arrow_schema(), meta.num_rows)
         elif schema is not None:
             want = schema if isinstance(schema, pa.Schema) else schema(i)
             check_schema(entry.uri, meta.schema.to_arrow_schema(), want)

@@ -230,10 +230,10 @@ class BatchColumns(SchemaRule):
     key_arrow: dict[str, pa.DataType] = field(default_factory=dict)
     key_types: dict[str, str] = field(default_factory=dict)
 
-    def check(self, path: str, index: int, actual: pa.Schema) -> None:
+    def check(self, path: str, index: int, actual: pa.Schema, rows: int = 0) -> None:
         names = actual.names
         for col in self.w.key:
-            self._key(path, actual, col)
+            self._key(path, actual, col, rows)
         op = self.w.op_column
         if op:
             if op not in names:
@@ -252,14 +252,19 @@ class BatchColumns(SchemaRule):
             want = payload.get(name)
             got = actual.field(name).type
             if want is not None and got != want and not _same_string(got, want):
-                raise DataError(f"{path}: column {name} is {got}, expected {want}")
+                raise DataError(
+                    f"{path}: column {name} is {got}, expected {want} ({rows:,} row(s))"
+                )
         missing = tuple(c for c in payload if c not in names)
         if missing:
             self.partial[index] = missing
 
-    def _key(self, path: str, actual: pa.Schema, col: str) -> None:
+    def _key(self, path: str, actual: pa.Schema, col: str, rows: int = 0) -> None:
         if col not in actual.names:
-            raise DataError(f"{path}: no key column {col!r} (workload.key = {list(self.w.key)})")
+            raise DataError(
+                f"{path}: no key column {col!r} (workload.key = {list(self.w.key)}; "
+                f"{rows:,} row(s) without it)"
+            )
         typ = actual.field(col).type
         found = key_type(typ)
         if found is None:
