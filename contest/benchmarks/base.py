@@ -97,6 +97,11 @@ SEED = Option("--seed", "generator seed", int, 2022)
 CORES = Option("--cores", "local[N] of the timed jobs (default: all)", int, **at_least(1))
 WORK = Option("--work", "work folder (default: work_dir)")
 DATA = Option("--data", "data folder (default: generated at --scale, cached)")
+WORKLOAD = Option(
+    "--workload",
+    "a named workload or a TOML file (your own data's: `contest dataset describe`); "
+    "default: the configuration's [workload]",
+)
 
 
 @dataclass(frozen=True)

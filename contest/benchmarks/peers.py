@@ -28,8 +28,10 @@ from pathlib import Path
 
 from contest.benchmarks.base import (
     CORES,
+    DATA,
     SEED,
     WORK,
+    WORKLOAD,
     Benchmark,
     Option,
     Sitting,
@@ -330,7 +332,20 @@ class PeersBench(Benchmark):
         "round by round with distribution-free intervals; a full disclosure per sitting. "
         "Records to <results>/peer_sittings.jsonl, the page to peer_sittings.md."
     )
-    options = (SCALES, STRATEGY_LIST, ROUNDS, ONCE, CODEC, BUSY_RETRIES, RESUME, SEED, CORES, WORK)
+    options = (
+        SCALES,
+        STRATEGY_LIST,
+        ROUNDS,
+        ONCE,
+        CODEC,
+        BUSY_RETRIES,
+        RESUME,
+        SEED,
+        CORES,
+        WORK,
+        DATA.but(help="your own data folder instead of generated scales (with --workload)"),
+        WORKLOAD,
+    )
 
     def run(self, sitting: Sitting) -> bool:
         # deferred: pulls in pandas and tqdm; `contest --help` starts without them
@@ -361,8 +376,12 @@ class PeersBench(Benchmark):
         }
         cores = opts.cores or os.cpu_count() or 1
         ok = True
-        for scale in opts.scales:
-            data = cached_data(sitting.config(), scale, opts.seed, say)
+        # Your own data (--data): one pass over it instead of the generated scales.
+        sources: list[tuple[float, Path | None]] = [(s, None) for s in opts.scales]
+        if opts.data:
+            sources = [(0.0, Path(opts.data).absolute())]
+        for scale, given in sources:
+            data = given or cached_data(sitting.config(), scale, opts.seed, say)
             refuse_changes(sitting.config, names, overrides, data)
             for rnd in range(1, opts.rounds + 1):
                 for pos, name in enumerate(sitting_order(names, once, rnd), 1):
@@ -370,9 +389,8 @@ class PeersBench(Benchmark):
                         continue
                     for attempt in range(1, opts.busy_retries + 2):
                         again = f", attempt {attempt}" if attempt > 1 else ""
-                        say(
-                            f"== scale {scale:g}, round {rnd}/{opts.rounds} (#{pos}): {name}{again}"
-                        )
+                        where = f"scale {scale:g}" if given is None else str(given)
+                        say(f"== {where}, round {rnd}/{opts.rounds} (#{pos}): {name}{again}")
                         cfg = sitting.config({**preset(name), **overrides})
                         read_ahead(data, say)
                         rec = evaluate(cfg, name, data=data, cores=cores, say=say)

@@ -117,6 +117,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s.set_defaults(needs_metadata=True)
     s.add_argument("file", help="sweep file (TOML)")
+    s.add_argument("--data", help="run every case on this data folder (your own: with --workload)")
+    workload_option(s)
     s.add_argument(
         "--results",
         metavar="DIR",
@@ -380,7 +382,10 @@ def cmd_sweep(args: argparse.Namespace, cfg: Config) -> int:
     from contest.evaluation.sweep_page import render_table, summarize, verdict, write_outputs
 
     source = config_source(args)
-    sweep = sized(load_sweep(Path(args.file), source.env, source.overrides), args)
+    # --workload: its settings under every case's (the --set flags still win).
+    overrides = {**(source.workload or {}), **source.overrides}
+    data = str(Path(args.data).absolute()) if args.data else None  # your own data
+    sweep = sized(load_sweep(Path(args.file), source.env, overrides, data), args)
     runs = len(sweep.cases) * sweep.repeat
     if args.check:
         result(

@@ -316,8 +316,14 @@ class WorkloadConfig:
     null_share: float = 0.0
     null_string_share: float = 0.15
     # Extra payload columns and their merge operators, each column of its operator's type
-    # (contest/data/operators.py default_type).
+    # (contest/data/operators.py default_type) unless `types` gives another.
     columns: dict[str, str] = field(default_factory=dict)
+    # Whose payload columns: "contest" (the contest's seven, then `columns`) or "own" (a
+    # user's data, `contest dataset describe`: exactly `columns`, no contest column).
+    payload: str = "contest"
+    # A column's type when it is not its operator's default, and the key columns' types
+    # (int32, int64, float64, string, binary), e.g. {id = "int64", price = "float64"}.
+    types: dict[str, str] = field(default_factory=dict)
     # Schema evolution: an extra column first in batch N (NULL before), and an int64
     # extra column written as int32 before batch N (widened from N on).
     added: dict[str, int] = field(default_factory=dict)

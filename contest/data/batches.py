@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -45,7 +46,7 @@ class SchemaRule:
     workload's files may hold some of the payload columns: contest/data/workload.py
     `BatchColumns`); it may record what it found (which batches are partial)."""
 
-    def check(self, path: str, index: int, actual: pa.Schema) -> None:
+    def check(self, path: str, index: int, actual: pa.Schema, rows: int = 0) -> None:
         raise NotImplementedError
 
 
@@ -148,9 +149,13 @@ def discover(
             stem = name
             break
     if not found:
+        # A user's files (`contest dataset describe`): any *.parquet, in natural name order.
+        named = sorted((e for e in entries if e.name.endswith(".parquet")), key=natural_key)
+        found, stem = dict(enumerate(named)), ""
+    if not found:
         raise DataError(
             f"{root}: no batch files (expected base-0.parquet, base-1.parquet, ..., or a "
-            "stream's feed-000000.parquet, feed-000001.parquet, ...)"
+            "stream's feed-000000.parquet, ..., or any *.parquet names, in natural order)"
         )
     for i in range(max(found) + 1):
         if i not in found:
@@ -169,12 +174,33 @@ def discover(
         except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for non-parquet
             raise DataError(f"{entry.uri}: not a parquet file ({exc.__class__.__name__})") from None
         if isinstance(schema, SchemaRule):
-            schema.check(entry.uri, i, meta.schema.to_arrow_schema())
+            schema.check(entry.uri, i, meta.schema.to_arrow_schema(), meta.num_rows)
         elif schema is not None:
             want = schema if isinstance(schema, pa.Schema) else schema(i)
             check_schema(entry.uri, meta.schema.to_arrow_schema(), want)
         batches.append(Batch(i, entry.uri, meta.num_rows, entry.size, vmap[i], entry.mtime_ns))
     return batches
+
+
+def file_digests(batches: Sequence[Batch]) -> list[dict[str, Any]]:
+    """Each batch file's name, bytes and SHA-256 (read a megabyte at a time), never its
+    content: what a record says of a user's data."""
+    out = []
+    for b in batches:
+        digest = hashlib.sha256()
+        with open_input(b.path) as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+        out.append({"name": b.name, "bytes": b.bytes, "sha256": digest.hexdigest()})
+    return out
+
+
+def natural_key(entry: Any) -> tuple:
+    """A file's place in natural name order (part-2 before part-10): its name (or an
+    entry's `.name`) as text and numbers in turn."""
+    name = entry if isinstance(entry, str) else entry.name
+    parts = re.split(r"(\d+)", name)
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p)
 
 
 def check_schema(path: str | Path, actual: pa.Schema, expected: pa.Schema = SCHEMA) -> None:

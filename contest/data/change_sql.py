@@ -15,6 +15,7 @@ Nothing here runs SQL: `plan` reads the files' footers, the rest builds text the
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -47,6 +48,12 @@ class ChangePlan:
     missing: frozenset[str]
     # Every file's path as DuckDB reads it -> its name in messages (the batch's own).
     names: dict[str, str]
+    # A payload column's type name (int64, float64, string) as the files have it, when
+    # not its operator's default (a user's data, workload.types); absent: the default.
+    types: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def type_of(self, col: str) -> str:
+        return self.types.get(col) or registry.get(self.operators[col]).default_type
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -72,6 +79,7 @@ def plan(
     names = dict(names or {})
     key_types: dict[str, tuple[KeyType, pa.DataType, str]] = {}
     holders: dict[str, set[str]] = {col: set() for col in operators}
+    types: dict[str, str] = {}
     for b in batches:
         schema = pq.read_schema(b.path)
         where = names.setdefault(str(b.path), str(b.path))
@@ -87,6 +95,7 @@ def plan(
         for col in operators:
             if col in schema.names:
                 holders[col].add(str(b.path))
+                types.setdefault(col, registry.type_name(schema.field(col).type))
     every = {str(b.path) for b in batches}
     return ChangePlan(
         rules,
@@ -95,6 +104,7 @@ def plan(
         {c: frozenset(h) for c, h in holders.items() if h and h != every},
         frozenset(c for c, h in holders.items() if not h),
         names,
+        {c: t for c, t in types.items() if c in operators and c not in rules.key},
     )
 
 
@@ -207,7 +217,7 @@ def select_sql(p: ChangePlan) -> str:
     flags = {col: f"l.h{i}" for i, col in enumerate(p.partial)}
     for col, op in p.operators.items():
         try:
-            typ = registry.get(op).default_type
+            typ = p.type_of(col)
             value, order = f"l.{quote(col)}", "l.__ord"
             if col in flags:
                 value = f"CASE WHEN {flags[col]} THEN {value} END"
@@ -237,8 +247,8 @@ def _source(p: ChangePlan) -> str:
     else:
         cols.append("FALSE AS __del")
     cols.append(f"{ORDER} AS __ord")
-    for col, op in p.operators.items():
-        typ = registry.sql_type(registry.get(op).default_type)
+    for col in p.operators:
+        typ = registry.sql_type(p.type_of(col))
         value = "NULL" if col in p.missing else f"p.{quote(col)}"
         cols.append(f"CAST({value} AS {typ}) AS {quote(col)}")
     cols.extend(f"v.h{i} AS h{i}" for i in range(len(p.partial)))

@@ -73,8 +73,10 @@ def source_sql(batches: Sequence[Batch], operators: Mapping[str, str] | None = N
         return _READ
     present = {f.name for schema in schemas for f in schema}
     cols = ["uuid", "filename", "file_row_number"]
+    # A column keeps the type the files give it (a user's own, workload.types).
+    found = {f.name: registry.type_name(f.type) for schema in schemas for f in schema}
     for col, op in (operators if operators is not None else registry.CONTRACT).items():
-        typ = _DUCKDB_TYPES[registry.get(op).default_type]
+        typ = _DUCKDB_TYPES.get(found.get(col, ""), _DUCKDB_TYPES[registry.get(op).default_type])
         value = f'CAST("{col}" AS {typ})' if col in present else f"CAST(NULL AS {typ})"
         cols.append(f'{value} AS "{col}"')
     read = _READ.replace(")", ", union_by_name = true)")
@@ -285,7 +287,9 @@ def query(
     if not change_sql.needed(rules, schemas, ops):
         register_batches(con, batches)
         source = source_sql(batches, operators)
-        select = select_sql(operators).replace(_READ, source)
+        held = {f.name: registry.type_name(f.type) for schema in schemas for f in schema}
+        types = {c: held[c] for c in ops if held.get(c) in _DUCKDB_TYPES}
+        select = select_sql(operators, types).replace(_READ, source)
         return Query(select, "p.uuid", source, "uuid", "uuid")
     if not batches:
         raise DataError("the oracle has no batch to read")

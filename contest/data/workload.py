@@ -29,6 +29,19 @@ from contest.data.changes import KEY_TYPE_NAMES, check_changes, key_type
 from contest.errors import ConfigError, DataError, toml_error
 
 DEFAULT = "contest"
+# workload.payload: the contest's seven payload columns then `columns`, or a user's own
+# (exactly `columns`).
+PAYLOADS = (DEFAULT, OWN := "own")
+# workload.types: the column types a workload may name for a column (a user's data).
+TYPES: dict[str, pa.DataType] = {
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "float32": pa.float32(),
+    "float64": pa.float64(),
+    "string": pa.string(),
+    "binary": pa.binary(),
+    "bool": pa.bool_(),
+}
 # The contest's merge contract and the operators a workload's extra column may name:
 # the operator registry's (contest/data/operators.py).
 CONTRACT_OPERATORS: dict[str, str] = dict(operators.CONTRACT)
@@ -39,15 +52,26 @@ def check_columns(cfg: Config) -> None:
     """A workload's extra columns: new lower-case names, each with a known operator.
     Registered with the config's validation (`register_check`), which cannot import
     the data layer."""
-    for col, op in cfg.workload.columns.items():
+    w = cfg.workload
+    if w.payload not in PAYLOADS:
+        raise ConfigError(f"workload.payload: {w.payload!r} is not one of {', '.join(PAYLOADS)}")
+    for col, op in w.columns.items():
         if not col.isidentifier() or col.lower() != col:
             raise ConfigError(f"workload.columns.{col}: a column name is lower-case a-z, 0-9, _")
-        if col in COLUMNS:
+        if col in COLUMNS and w.payload != OWN:
             raise ConfigError(f"workload.columns.{col}: a contest column already")
         if op not in OPERATOR_NAMES:
             raise ConfigError(
                 f"workload.columns.{col}: {op!r} is not one of {', '.join(OPERATOR_NAMES)}"
             )
+    for col, name in w.types.items():
+        if name not in TYPES:
+            raise ConfigError(f"workload.types.{col}: {name!r} is not one of {', '.join(TYPES)}")
+        merged = w.columns.get(col)
+        if merged is None and col not in w.key:
+            raise ConfigError(f"workload.types.{col}: neither a key nor a workload.columns column")
+        if merged is not None and not operators.get(merged).accepts(TYPES[name]):
+            raise ConfigError(f"workload.types.{col}: {merged} does not take a {name} column")
 
     for key, table in (("added", cfg.workload.added), ("widened", cfg.workload.widened)):
         for col, batch in table.items():
@@ -59,7 +83,7 @@ def check_columns(cfg: Config) -> None:
                     f"{where}: batch {batch} is not one of 1-{cfg.workload.batches - 1}"
                 )
     for col in cfg.workload.widened:
-        if operators.get(cfg.workload.columns[col]).default_type != operators.INT64:
+        if column_type(cfg.workload.columns[col], cfg.workload.types.get(col)) != pa.int64():
             raise ConfigError(f"workload.widened.{col}: only an int64 column is widened")
 
 
@@ -130,6 +154,8 @@ _LATER_SETTINGS = (
     "delete_share",
     "reinsert_share",
     "streams",
+    "payload",
+    "types",
 )
 
 
@@ -142,8 +168,11 @@ def _settings(w: WorkloadConfig) -> dict[str, Any]:
     return settings
 
 
-def column_type(op: str) -> pa.DataType:
-    """An extra column's type: its operator's (the registry's `default_type`)."""
+def column_type(op: str, declared: str | None = None) -> pa.DataType:
+    """An extra column's type: the one declared (`workload.types`), else its operator's
+    (the registry's `default_type`)."""
+    if declared:
+        return TYPES[declared]
     return operators.arrow_type(operators.get(op).default_type)
 
 
@@ -154,10 +183,16 @@ def workload_schema(
     another key (`workload.key`): the key's columns first (of `key_types`, the types the
     files have; string when unknown), then every payload column. The op column is not
     in it: it is no payload column and not in the result."""
-    fields = [*SCHEMA, *(pa.field(c, column_type(op)) for c, op in w.columns.items())]
-    if list(w.key) == ["uuid"] and (key_types is None or key_types.get("uuid") == pa.string()):
+    extra = [pa.field(c, column_type(op, w.types.get(c))) for c, op in w.columns.items()]
+    fields = [*SCHEMA, *extra] if w.payload != OWN else extra
+    if (
+        w.payload != OWN
+        and list(w.key) == ["uuid"]
+        and (key_types is None or key_types.get("uuid") == pa.string())
+    ):
         return pa.schema(fields)
     types = {f.name: f.type for f in fields}
+    types.update({k: TYPES[w.types[k]] for k in w.key if k in w.types})
     keys = [pa.field(k, (key_types or {}).get(k, types.get(k, pa.string()))) for k in w.key]
     payload = [
         pa.field(c, types.get(c) or column_type(op)) for c, op in contract_operators(w).items()
@@ -195,10 +230,10 @@ class BatchColumns(SchemaRule):
     key_arrow: dict[str, pa.DataType] = field(default_factory=dict)
     key_types: dict[str, str] = field(default_factory=dict)
 
-    def check(self, path: str, index: int, actual: pa.Schema) -> None:
+    def check(self, path: str, index: int, actual: pa.Schema, rows: int = 0) -> None:
         names = actual.names
         for col in self.w.key:
-            self._key(path, actual, col)
+            self._key(path, actual, col, rows)
         op = self.w.op_column
         if op:
             if op not in names:
@@ -217,14 +252,19 @@ class BatchColumns(SchemaRule):
             want = payload.get(name)
             got = actual.field(name).type
             if want is not None and got != want and not _same_string(got, want):
-                raise DataError(f"{path}: column {name} is {got}, expected {want}")
+                raise DataError(
+                    f"{path}: column {name} is {got}, expected {want} ({rows:,} row(s))"
+                )
         missing = tuple(c for c in payload if c not in names)
         if missing:
             self.partial[index] = missing
 
-    def _key(self, path: str, actual: pa.Schema, col: str) -> None:
+    def _key(self, path: str, actual: pa.Schema, col: str, rows: int = 0) -> None:
         if col not in actual.names:
-            raise DataError(f"{path}: no key column {col!r} (workload.key = {list(self.w.key)})")
+            raise DataError(
+                f"{path}: no key column {col!r} (workload.key = {list(self.w.key)}; "
+                f"{rows:,} row(s) without it)"
+            )
         typ = actual.field(col).type
         found = key_type(typ)
         if found is None:
@@ -263,5 +303,5 @@ def null_overwriting(w: WorkloadConfig) -> tuple[str, ...]:
 def contract_operators(w: WorkloadConfig) -> dict[str, str]:
     """Every non-key column's merge operator: the contest's, then the extra columns' (a
     contest column made a key column, by `workload.key`, is no longer merged)."""
-    ops = {**CONTRACT_OPERATORS, **w.columns}
+    ops = dict(w.columns) if w.payload == OWN else {**CONTRACT_OPERATORS, **w.columns}
     return {col: op for col, op in ops.items() if col not in w.key}

@@ -25,10 +25,10 @@ from typing import Any
 import pyarrow
 
 from contest.config import Config, WorkloadConfig, absolute_paths, as_dict, to_toml
-from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discover
+from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discover, file_digests
 from contest.data.checker import compare
 from contest.data.oracle import config_budget
-from contest.data.workload import schema_of_batch
+from contest.data.workload import OWN, schema_of_batch
 from contest.engines import operator_refusal
 from contest.errors import PhaseError, UsageError
 from contest.evaluation import submit
@@ -302,6 +302,8 @@ def phase_data(run: Run) -> None:
         raise PhaseError(f"workload {cfg.workload.name}: {why}")
     run.rows = sum(b.rows for b in batches)
     run.record.data, run.record.rows = str(run.data), run.rows
+    if cfg.workload.payload == OWN:  # a user's files: named by their digests
+        run.record.data_files = file_digests(batches)
     run.record.scale = round(scale_of(run.rows, cfg.workload), 6)
     run.expected = cached_expected(cfg, run.data, cfg.write.versions, run.say)
 

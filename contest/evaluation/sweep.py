@@ -59,9 +59,13 @@ class Sweep:
 
 
 def load_sweep(
-    path: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None
+    path: Path,
+    env: Mapping[str, str],
+    overrides: Mapping[str, Any] | None = None,
+    data: str | None = None,
 ) -> Sweep:
-    """Parse and check a sweep file; every case is validated before anything runs."""
+    """Parse and check a sweep file; every case is validated before anything runs.
+    `data`: a folder every case runs on instead of the file's (`--data`)."""
     try:
         raw = tomllib.loads(path.read_text())
     except OSError as exc:
@@ -81,6 +85,8 @@ def load_sweep(
             f"{path}: strategy {strategy!r} is not one of "
             f"{', '.join(strategy_names(variants=True))}"
         )
+    if data:
+        raw["data"] = data
     scale = raw.get("scale")
     if raw.get("data") is None and (not isinstance(scale, (int, float)) or scale <= 0):
         raise ConfigError(f"{path}: scale must be a positive number (or give data)")

@@ -159,6 +159,9 @@ class RunRecord:
     rows: int | None = None
     scale: float | None = None
     data: str | None = None
+    # A user's own data (workload.payload = "own"): each file's name, bytes and SHA-256
+    # in batch order, so sittings on the same files are told from sittings on others.
+    data_files: list[dict[str, Any]] | None = None
     table: str | None = None
     result_dir: str | None = None
     correct: bool = field(default=False, metadata=shown("correct"))

@@ -1,0 +1,148 @@
+"""A user's own change files through `contest evaluate --data DIR --workload FILE`: the
+hand-made composite-key folder (tests/support/own_data.py) described by `contest dataset
+describe`, then written and read by optimized (LakeSoul) and delta-merge, each exact by
+the oracle and equal to the result written by hand; the record names the files (name,
+bytes, SHA-256). Bad inputs end in one line, a non-zero exit, nothing written: refused
+in the data phase, before Spark or any job starts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from contest.cli.main import main
+from contest.data.workload import workload_settings
+from contest.evaluation.sweep import case_config, load_sweep
+from tests.support.config import cli
+from tests.support.own_data import EXPECTED, FILES, row, write_own_data
+
+
+def _described(tmp_path: Path, files=FILES) -> tuple[Path, Path]:
+    data = write_own_data(tmp_path / "data", files)
+    wl = tmp_path / "mine.toml"
+    assert main(["dataset", "describe", str(data), "--out", str(wl)]) == 0
+    return data, wl
+
+
+def _evaluate(cfg, tmp_path, strategy, data, wl, runs="-"):
+    args = cli(cfg, "evaluate", "--strategy", strategy, "--data", str(data))
+    work = tmp_path / "work"
+    return main([*args, "--workload", str(wl), "--work", str(work), "--results", str(runs)])
+
+
+def _listing(folder: Path) -> list[tuple[str, int]]:
+    return sorted((p.name, p.stat().st_size) for p in folder.iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.pg
+@pytest.mark.parametrize("strategy", ["optimized", "delta-merge"])
+def test_own_composite_key_data_is_exact(cfg, pg, tmp_path, capsys, strategy):
+    data, wl = _described(tmp_path)
+    before = _listing(data)
+    runs = tmp_path / "runs.jsonl"
+    code = _evaluate(cfg, tmp_path, strategy, data, wl, runs)
+    out, err = capsys.readouterr()
+    assert code == 0, err[-3000:]
+    rec = json.loads(out.strip().splitlines()[-1])
+    assert rec["correct"], err[-3000:]
+    got = pq.read_table(rec["result_dir"]).to_pylist()
+    assert sorted(got, key=lambda r: (r["tenant"], r["item_id"])) == EXPECTED
+    assert _listing(data) == before  # nothing written into the user's folder
+    stored = json.loads(runs.read_text().splitlines()[-1])
+    files = stored["data_files"]
+    assert [f["name"] for f in files] == [f"part-{i}.parquet" for i in range(1, 13)]
+    part1 = (data / "part-1.parquet").read_bytes()
+    assert files[0] == {
+        "name": "part-1.parquet",
+        "bytes": len(part1),
+        "sha256": hashlib.sha256(part1).hexdigest(),
+    }
+
+
+def _refused(cfg, tmp_path, capsys, data, wl, says: str) -> None:
+    before = _listing(data)
+    code = _evaluate(cfg, tmp_path, "delta-merge", data, wl)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0
+    assert says in err[-1], err[-5:]
+    assert _listing(data) == before
+    # No job started: no table and no result were written.
+    assert not (tmp_path / "work" / "eval" / "tables").exists()
+    assert not (tmp_path / "work" / "eval" / "result").exists()
+
+
+def test_a_file_without_a_key_column_is_refused(cfg, tmp_path, capsys):
+    data, wl = _described(tmp_path)
+    pq.write_table(pa.table({"tenant": ["a"], "op": ["c"], "qty": [1]}), data / "part-13.parquet")
+    _refused(cfg, tmp_path, capsys, data, wl, "part-13.parquet: no key column 'item_id'")
+
+
+def test_a_null_key_is_refused_naming_the_file_column_and_rows(cfg, tmp_path, capsys):
+    files = [*FILES, [row("a", 1, "u", qty=5), {"tenant": None, "item_id": 3, "op": "c"}]]
+    data, wl = _described(tmp_path, FILES)
+    write_own_data(data, files)  # part-13 after the description: 1 row with a NULL tenant
+    _refused(
+        cfg, tmp_path, capsys, data, wl, "part-13.parquet: 1 row(s) with a NULL key column 'tenant'"
+    )
+
+
+def test_a_type_that_differs_between_files_is_refused(cfg, tmp_path, capsys):
+    data, wl = _described(tmp_path)
+    t = pa.table(
+        {"tenant": ["a"], "item_id": pa.array([1], pa.int64()), "op": ["u"], "qty": ["three"]}
+    )
+    pq.write_table(t, data / "part-13.parquet")
+    _refused(
+        cfg, tmp_path, capsys, data, wl, "part-13.parquet: column qty is string, expected int64"
+    )
+
+
+def test_an_unknown_op_value_is_refused(cfg, tmp_path, capsys):
+    files = [*FILES, [row("a", 1, "upsert", qty=5)]]
+    data, wl = _described(tmp_path, FILES)
+    write_own_data(data, files)
+    _refused(cfg, tmp_path, capsys, data, wl, "part-13.parquet: op column 'op' holds 'upsert'")
+
+
+def test_a_column_the_description_does_not_name_is_refused(cfg, tmp_path, capsys):
+    data, wl = _described(tmp_path)
+    t = pa.table(
+        {"tenant": ["a"], "item_id": pa.array([1], pa.int64()), "op": ["u"], "colour": ["red"]}
+    )
+    pq.write_table(t, data / "part-13.parquet")
+    _refused(cfg, tmp_path, capsys, data, wl, "part-13.parquet: unexpected column(s) colour")
+
+
+def test_a_sweep_takes_your_data_and_workload(tmp_path, capsys):
+    data, wl = _described(tmp_path)
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('strategy = "delta-merge"\n[grid]\n"spark.shuffle_partitions" = [2, 4]\n')
+    argv = ["sweep", str(sweep), "--data", str(data), "--workload", str(wl), "--check"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["cases"] == 2
+    loaded = load_sweep(sweep, {}, workload_settings(str(wl)), str(data))
+    assert loaded.data == str(data)
+    w = case_config(loaded, loaded.cases[0], {}).workload
+    assert (w.payload, w.key, w.op_column) == ("own", ["tenant", "item_id"], "op")
+
+
+def test_bench_peers_refuses_a_strategy_your_data_needs_more_of_before_any_run(
+    cfg, tmp_path, capsys
+):
+    data, wl = _described(tmp_path)
+    before = _listing(data)
+    argv = cli(cfg, "bench", "peers", "--data", str(data), "--workload", str(wl))
+    argv += ["--strategies", "delta-merge,baseline-cow", "--rounds", "1"]
+    code = main([*argv, "--work", str(tmp_path / "work"), "--results", str(tmp_path / "r")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0
+    assert "baseline-cow: cannot delete rows (op column 'op')" in err[-1], err[-5:]
+    assert _listing(data) == before
+    assert not (tmp_path / "work" / "eval").exists()  # no run started
