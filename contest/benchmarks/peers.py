@@ -25,6 +25,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from contest.benchmarks.base import (
     CORES,
@@ -190,6 +191,21 @@ def native_line(natives: Sequence[tuple[str, str | None]]) -> list[str]:
     ]
 
 
+def data_lines(files: Sequence[dict[str, Any]] | None) -> list[str]:
+    """A sitting on a user's data names its files (name, bytes, SHA-256; never their
+    content), so sittings on the same data are told from sittings on other data."""
+    if not files:
+        return []
+    return [
+        "",
+        "## The data (a user's files)",
+        "",
+        "| file | bytes | SHA-256 |",
+        "|---|---:|---|",
+        *(f"| {f['name']} | {f['bytes']:,} | `{f['sha256']}` |" for f in files),
+    ]
+
+
 def render_disclosure(records: Sequence[RunRecord]) -> str:
     """A sitting's full disclosure (TPC's, ClickBench's): everything needed to judge
     and repeat it, from its records alone."""
@@ -222,6 +238,7 @@ def render_disclosure(records: Sequence[RunRecord]) -> str:
         + "; ".join(f"{k}: {', '.join(v)}" for k, v in packages),
         *native_line(natives),
         f"- commits: {', '.join(commits)}",
+        *data_lines(first.data_files),
         "",
         "## Each job, in the order run",
         "",

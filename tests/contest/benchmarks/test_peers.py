@@ -363,3 +363,12 @@ def test_the_docs_sitting_commands_parse_and_pass_their_checks() -> None:
         assert argv[:3] == ["contest", "bench", "peers"]
         args = build_parser().parse_args(argv[1:])
         PeersBench().check(args)
+
+
+def test_disclosure_names_a_users_data_by_its_files_digests() -> None:
+    files = [{"name": "part-1.parquet", "bytes": 1234, "sha256": "ab" * 32}]
+    mine = dataclasses.replace(run("optimized", 1, 300.0), data_files=files)
+    text = render_disclosure([mine])
+    assert "## The data (a user's files)" in text
+    assert f"| part-1.parquet | 1,234 | `{'ab' * 32}` |" in text
+    assert "## The data" not in render_disclosure([run("optimized", 1, 300.0)])
