@@ -110,6 +110,15 @@ def spelling(op_values: str) -> dict[str, str]:
         ) from None
 
 
+def spelled(op_values: str) -> dict[str, str]:
+    """Each row kind's value in a spelling (its first in the registry: Debezium's
+    insert is `c`), for results that name a kind (a changes read's op column)."""
+    out: dict[str, str] = {}
+    for value, kind in spelling(op_values).items():
+        out.setdefault(kind, value)
+    return out
+
+
 def changes_of(cfg: Config) -> Changes:
     """The change rules a configuration sets (`[workload]`, `write.drop_null_keys`)."""
     w = cfg.workload
