@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
 from contest.data.batches import COLUMNS
-from contest.errors import HarnessError, RunError, TaskError, unwrap_spark_error
+from contest.errors import DataError, HarnessError, RunError, TaskError, unwrap_spark_error
 from contest.peers import formats
+from contest.stream.changes import is_change_stream
 from contest.stream.run import (
     StreamReport,
     bad_source,
@@ -106,6 +107,8 @@ def run_peer_stream(
 ) -> StreamReport:
     """Run the query into the peer table until its trigger or a stop condition ends it."""
     fmt = formats.for_stream(cfg.peer.format)
+    if is_change_stream(cfg):
+        raise DataError(stream_change_refusal(fmt.name))
     table = Path(table_path).absolute()
     for key, value in fmt.runtime_conf(cfg, table).items():
         spark.conf.set(key, value)
@@ -156,6 +159,16 @@ def run_peer_stream(
     if (error := query.exception()) is not None:
         raise failure(error, fmt.name, source)
     return report
+
+
+def stream_change_refusal(fmt: str) -> str:
+    """Before any work: the peers' stream sinks take the contest's upserts only (their
+    batch writes take change data: contest/peers/change_merge.py)."""
+    return (
+        f"stream into {fmt}: its stream sinks take the contest's upserts only, not change "
+        "data (workload.op_column, workload.key): stream it into the harness's LakeSoul "
+        "table (--format lakesoul), or write its files in batches (contest write)"
+    )
 
 
 def failure(error: object, fmt: str, source: str) -> HarnessError:

@@ -13,15 +13,20 @@ from pathlib import Path
 import pytest
 
 from contest import api
-from contest.config import Config, override
+from contest.benchmarks.stream.boundary import _kill_at_commit
+from contest.benchmarks.stream.stage import Stage, check_table, child_config, drain
+from contest.config import Config, override, to_toml
 from contest.data.batches import discover
 from contest.data.changes import changes_of
 from contest.data.generator import generate
 from contest.data.oracle import expected_rows
 from contest.data.workload import contract_operators, schema_of_batch, workload_settings
 from contest.errors import DataError
+from contest.evaluation.jobs import child_env
 from contest.stream.changes import stream_shape
-from contest.stream.run import run_stream
+from contest.stream.peer import run_peer_stream
+from contest.stream.run import present_files, run_stream
+from contest.write.job import WriteMode, prepare_table
 from meta import catalog
 from meta.commits import head_snapshot
 from meta.stream import batches as recorded_batches
@@ -96,3 +101,41 @@ def test_a_change_stream_of_another_key_needs_a_first_file(cfg, tmp_path):
     other = override(cfg, {"workload.key": ["tenant", "id"], "workload.op_column": "op"})
     with pytest.raises(DataError, match="takes its key's types from its first source file"):
         stream_shape(other, [])
+
+
+@pytest.mark.spark
+@pytest.mark.slow  # a child JVM a kill, about two minutes on 2 busy cores
+def test_kills_at_the_commit_boundary_with_deletes_lose_and_double_nothing(pg, cfg, tmp_path):
+    """The bench's boundary kill (contest bench stream --boundary-kills) at a tiny
+    scale over the cdc files: each run of `contest stream run` is killed -9 the moment
+    its commit lands, restarted from the checkpoint; then drained. Every file once, the
+    table equal to the oracle over them (deletes and partial files included)."""
+    name = f"cdck_{uuid.uuid4().hex[:8]}"
+    scfg = cdc_config(cfg, tmp_path / name)
+    found = fed_cdc(scfg, tmp_path / name)
+    (tmp_path / name / "logs").mkdir()
+    config_file = tmp_path / name / "child.toml"
+    config_file.write_text(to_toml(child_config(scfg, 1)))
+    stage = Stage(scfg, pg, tmp_path, name, config_file, child_env(scfg))
+    shape = stream_shape(scfg, present_files(str(stage.incoming)))
+    prepare_table(pg, scfg, str(stage.table_path), name, WriteMode.REPLACE, shape)
+    windows = [
+        _kill_at_commit(stage, "lakesoul", tmp_path / name / "logs" / f"kill-{i}.log", print)
+        for i in range(3)
+    ]
+    assert all(w is not None for w in windows), windows
+    code, text = drain(stage, tmp_path / name / "logs" / "drain.log")
+    assert code == 0, text[-2000:]
+    check = check_table(stage, [Path(p) for p in present_files(str(stage.incoming))])
+    assert check.exact, check.detail
+    assert check.consumed == len(found) and check.double == 0
+    print("windows:", windows, "replays skipped:", text.count("skipped (a replay)"))
+
+
+@pytest.mark.parametrize("fmt", ["delta", "paimon", "hudi"])
+def test_a_peers_stream_sink_refuses_change_data_in_one_line(cfg, tmp_path, fmt):
+    other = override(cfg, {"peer.format": fmt, "workload.op_column": "op"})
+    with pytest.raises(DataError) as err:
+        run_peer_stream(None, other, str(tmp_path / "t"))  # type: ignore[arg-type]
+    assert "stream sinks take the contest's upserts only" in str(err.value)
+    assert "\n" not in str(err.value) and not (tmp_path / "t").exists()
