@@ -125,6 +125,13 @@ def changes_of(cfg: Config) -> Changes:
     return Changes(tuple(w.key), w.op_column, w.op_values, cfg.write.drop_null_keys)
 
 
+def declares_changes(cfg: Config) -> bool:
+    """The configuration declares change data (an op column, or another key than the
+    contest's `uuid`): what a stream, whose files are not known beforehand, goes by."""
+    rules = changes_of(cfg)
+    return not (rules.upserts_only and rules.contest_key)
+
+
 def row_kind(rules: Changes, value: str | None, where: str) -> str:
     """The kind of one op value; any other value is refused in one line naming `where`
     (a file) and the value."""

@@ -22,7 +22,7 @@ import pyarrow as pa
 from contest.config import Config
 from contest.data import change_sql
 from contest.data.batches import Batch
-from contest.data.changes import changes_of
+from contest.data.changes import changes_of, declares_changes
 from contest.data.workload import workload_schema
 from contest.errors import DataError
 from contest.write.changes import (
@@ -50,8 +50,7 @@ SPARK_DDL_TYPES = {
 def is_change_stream(cfg: Config) -> bool:
     """The configuration declares change data: an op column or another key than the
     contest's `uuid` (a stream of plain upserts keeps the contest's strict schema)."""
-    rules = changes_of(cfg)
-    return not (rules.upserts_only and rules.contest_key)
+    return declares_changes(cfg)
 
 
 def as_batches(paths: Sequence[str]) -> list[Batch]:

@@ -5,6 +5,7 @@ streamed and read, against the oracle over the same files."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import uuid
@@ -14,7 +15,14 @@ import pytest
 
 from contest import api
 from contest.benchmarks.stream.boundary import _kill_at_commit
-from contest.benchmarks.stream.stage import Stage, check_table, child_config, drain
+from contest.benchmarks.stream.peers import peer_stage, read_peer
+from contest.benchmarks.stream.stage import (
+    Stage,
+    batch_lines,
+    check_table,
+    child_config,
+    drain,
+)
 from contest.config import Config, override, to_toml
 from contest.data.batches import discover
 from contest.data.changes import changes_of
@@ -104,7 +112,7 @@ def test_a_change_stream_of_another_key_needs_a_first_file(cfg, tmp_path):
 
 
 @pytest.mark.spark
-@pytest.mark.slow  # a child JVM a kill, about two minutes on 2 busy cores
+@pytest.mark.slow  # a child JVM a kill: some 50 s, more on busy cores
 def test_kills_at_the_commit_boundary_with_deletes_lose_and_double_nothing(pg, cfg, tmp_path):
     """The bench's boundary kill (contest bench stream --boundary-kills) at a tiny
     scale over the cdc files: each run of `contest stream run` is killed -9 the moment
@@ -132,10 +140,41 @@ def test_kills_at_the_commit_boundary_with_deletes_lose_and_double_nothing(pg, c
     print("windows:", windows, "replays skipped:", text.count("skipped (a replay)"))
 
 
-@pytest.mark.parametrize("fmt", ["delta", "paimon", "hudi"])
-def test_a_peers_stream_sink_refuses_change_data_in_one_line(cfg, tmp_path, fmt):
+@pytest.mark.parametrize(
+    ("fmt", "why"),
+    [
+        ("delta", "change data goes one source file a micro-batch"),
+        ("paimon", "stream sinks take the contest's upserts only"),
+        ("hudi", "stream sinks take the contest's upserts only"),
+    ],
+)
+def test_a_peers_stream_sink_refuses_change_data_in_one_line(cfg, tmp_path, fmt, why):
     other = override(cfg, {"peer.format": fmt, "workload.op_column": "op"})
     with pytest.raises(DataError) as err:
         run_peer_stream(None, other, str(tmp_path / "t"))  # type: ignore[arg-type]
-    assert "stream sinks take the contest's upserts only" in str(err.value)
+    assert why in str(err.value)
     assert "\n" not in str(err.value) and not (tmp_path / "t").exists()
+
+
+@pytest.mark.spark
+@pytest.mark.slow  # a child JVM with Delta's jars, a MERGE a file
+def test_a_cdc_stream_through_deltas_foreach_batch_sink_equals_the_oracle(cfg, tmp_path):
+    """The first five cdc files (deletes, re-inserts, two files of some columns), one a
+    micro-batch, into Delta through the harness's foreachBatch MERGE; read by Delta's
+    reader (`contest read`), against the oracle."""
+    scfg = override(cdc_config(cfg, tmp_path / "src"), {"stream.max_files_per_trigger": 1})
+    scfg = dataclasses.replace(scfg, work_dir=str(tmp_path))
+    stage = peer_stage(scfg, tmp_path / "bench", "delta", cores=1)
+    found = fed_cdc(scfg, tmp_path / "gen")[:5]
+    stage.incoming.mkdir(parents=True, exist_ok=True)
+    for b in found:
+        target = stage.incoming / f"feed-{b.index:06d}.parquet"
+        shutil.copyfile(b.path, target)
+        os.utime(target, (1_700_000_000 + b.index,) * 2)
+    code, err = drain(stage, stage.root / stage.name / "logs" / "drain.log")
+    assert code == 0, err[-3000:]
+    assert len(batch_lines(err)) == len(found)
+    got = read_peer(stage, "delta", tmp_path / "result")
+    want = keyed(expected_rows(found, contract_operators(scfg.workload), changes_of(scfg)))
+    assert [r["uuid"] for r in got] == [r["uuid"] for r in want]
+    assert [{k: r[k] for k in want[0]} for r in got] == want
