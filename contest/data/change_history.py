@@ -8,11 +8,16 @@ column (`rules.op_column`) last, in the configured spelling."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from contest.data.batches import Batch
 from contest.data.changes import DELETE, INSERT, UPDATE, Changes, spelled
-from contest.data.oracle import expected_rows
+from contest.data.oracle import Budget, expected_result, expected_rows
 
 
 def changed_rows(
@@ -63,3 +68,28 @@ def expected_changes(
         expected_rows(between, operators, rules),
         rules,
     )
+
+
+def write_expected_changes(
+    batches: Sequence[Batch],
+    low: int,
+    high: int | None,
+    out_path: str | Path,
+    operators: Mapping[str, str] | None,
+    rules: Changes,
+    budget: Budget | None = None,
+) -> Path:
+    """The changes read's expected file for `contest check --from-version`: the
+    oracle's file as of B typed and keyed (its schema, the key recorded for the
+    checker), the op column appended. In memory: for small tables."""
+    upto_b = [b for b in batches if high is None or b.version <= high]
+    out = Path(out_path)
+    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+        at_b = expected_result(
+            upto_b, Path(tmp) / "b.parquet", budget=budget, operators=operators, changes=rules
+        )
+        schema = pq.read_schema(at_b.path)
+    schema = schema.append(pa.field(rules.op_column, pa.string()))
+    rows = expected_changes(batches, low, high, operators, rules)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), out)
+    return out

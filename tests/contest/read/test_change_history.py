@@ -13,6 +13,7 @@ import itertools
 import pyarrow.parquet as pq
 import pytest
 
+from contest.cli.main import main
 from contest.data import operators as ops
 from contest.data.batches import discover, upto
 from contest.data.change_history import changed_rows, expected_changes
@@ -22,9 +23,11 @@ from contest.maintenance.compact import compact
 from contest.read.arrow import read_merged
 from contest.read.files import write_merged
 from contest.read.job import ReadRequest, change_span, chosen_commits
+from meta import catalog
 from meta.merge import merge_table
 from tests.contest.maintenance.test_erasure import CASE
 from tests.contest.read.test_changes import change_config, plain
+from tests.support.config import cli
 from tests.support.contract_cases import write_change_case
 from tests.support.pipeline import read_rows, write
 
@@ -116,3 +119,21 @@ def test_a_table_without_an_op_column_reads_changes_as_before(cfg):
     plain_cfg = dataclasses.replace(cfg)
     table = dataclasses.make_dataclass("T", [("cdc_column", str)])("")
     assert change_span(plain_cfg, table, {"from_version": 1}) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.spark
+def test_a_changes_read_on_the_command_line_checked_by_the_oracle(spark, pg, cfg, tmp_path):
+    """`contest read --from-version 0 --to-version 3` of a change table, then `contest
+    check --from-version`: right for its own range, wrong for another's."""
+    data = write_change_case(CASE, tmp_path / "data")
+    ccfg = change_config(cfg, CASE)
+    write(spark, pg, ccfg, data, tmp_path / "hist_cli")
+    merge_table(pg, catalog.get_table(pg, "hist_cli"))
+    op = ["--set", "workload.op_column=op"]
+    out = tmp_path / "changes"
+    assert main(cli(cfg, *op, "read", "--table", "hist_cli", "--from-version", "0",
+                    "--to-version", "3", "--out", str(out))) == 0  # fmt: skip
+    assert {r["op"] for r in pq.read_table(out).to_pylist()} == {"update", "delete"}
+    check = ["check", "--result", str(out), "--data", str(data), "--upto-version", "3"]
+    assert main(cli(cfg, *op, *check, "--from-version", "0")) == 0
+    assert main(cli(cfg, *op, *check, "--from-version", "1")) == 1
