@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -21,6 +22,7 @@ from contest.data.changes import Changes
 from contest.data.oracle import expected_rows
 from contest.maintenance.compact import compact
 from contest.read.arrow import read_merged
+from contest.read.changes import ChangeSpan, net_changes
 from contest.read.files import write_merged
 from contest.read.job import ReadRequest, change_span, chosen_commits
 from meta import catalog
@@ -137,3 +139,45 @@ def test_a_changes_read_on_the_command_line_checked_by_the_oracle(spark, pg, cfg
     check = ["check", "--result", str(out), "--data", str(data), "--upto-version", "3"]
     assert main(cli(cfg, *op, *check, "--from-version", "0")) == 0
     assert main(cli(cfg, *op, *check, "--from-version", "1")) == 1
+
+
+def test_net_changes_of_one_bucket_with_a_composite_key():
+    """The read's own per-bucket changes (contest/read/changes.py) on an int32 + string
+    key: (1, x) updated, (1, y) deleted, (2, x) deleted and inserted again (update),
+    (3, z) inserted, (4, w) inserted and deleted between (absent)."""
+    schema = pa.schema(
+        [("id", pa.int32()), ("t", pa.string()), ("n", pa.int64()), ("op", pa.string())]
+    )
+    before = pa.Table.from_pylist(
+        [
+            {"id": 1, "t": "x", "n": 1, "op": "insert"},
+            {"id": 1, "t": "y", "n": 2, "op": "insert"},
+            {"id": 2, "t": "x", "n": 3, "op": "insert"},
+        ],
+        schema=schema,
+    )
+    after = pa.Table.from_pylist(
+        [
+            {"id": 1, "t": "x", "n": 10, "op": "update"},
+            {"id": 1, "t": "y", "n": None, "op": "delete"},
+            {"id": 2, "t": "x", "n": None, "op": "delete"},
+            {"id": 2, "t": "x", "n": 7, "op": "insert"},
+            {"id": 3, "t": "z", "n": 5, "op": "insert"},
+            {"id": 4, "t": "w", "n": 6, "op": "insert"},
+            {"id": 4, "t": "w", "n": None, "op": "delete"},
+        ],
+        schema=schema,
+    )
+    span = ChangeSpan(0, "op", "debezium")
+    got = net_changes((before, {}), (after, {}), ["id", "t"], {"n": "SumAll"}, span)
+    rows = sorted(got.to_pylist(), key=lambda r: (r["id"], r["t"]))
+    assert rows == [
+        {"id": 1, "t": "x", "n": 10, "op": "u"},
+        {"id": 1, "t": "y", "n": None, "op": "d"},
+        {"id": 2, "t": "x", "n": 7, "op": "u"},
+        {"id": 3, "t": "z", "n": 5, "op": "c"},
+    ]
+    assert got.schema.field("id").type == pa.int32()
+    # Nothing after A: nothing changed.
+    empty = net_changes((before, {}), (schema.empty_table(), {}), ["id", "t"], {}, span)
+    assert empty.num_rows == 0 and empty.column_names[-1] == "op"
