@@ -10,6 +10,7 @@ from pathlib import Path
 from contest.cli.common import ListAction, absolute, command, joined, workload_option
 from contest.config import Config
 from contest.data.batches import discover, upto
+from contest.data.change_history import write_expected_changes
 from contest.data.changes import changes_of
 from contest.data.checker import (
     SUCCESS_MARKER,
@@ -111,6 +112,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "most V: a result read --as-of-version V",
     )
     chk.add_argument(
+        "--from-version",
+        type=int,
+        metavar="A",
+        help="with --data: a result read --from-version A (--to-version is --upto-version): "
+        "the merge of the batches after A alone; of change data, each changed key with "
+        "its op (contest/data/change_history.py)",
+    )
+    chk.add_argument(
         "--sha256",
         metavar="HEX",
         help="the contest's check: SHA-256 of the uuid-sorted CSV with header",
@@ -206,6 +215,8 @@ def cmd_check(args: argparse.Namespace, cfg: Config) -> int:
             "check needs exactly one of --data DIR (oracle), --stream-table TABLE (the "
             "oracle over what a stream consumed) or --sha256 HEX"
         )
+    if args.from_version is not None and not args.data:
+        raise UsageError("--from-version goes with --data (a changes read's oracle)")
     if args.sha256 and args.upto_version is not None:
         raise UsageError(
             "--upto-version goes with --data or --stream-table (the hash is of one whole result)"
@@ -227,15 +238,20 @@ def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
     budget = config_budget(cfg)
     scratch = cfg.work_path / "tmp"
     scratch.mkdir(parents=True, exist_ok=True)
+    rules, operators = changes_of(cfg), contract_operators(cfg.workload)
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
-        expected = expected_result(
-            batches,
-            Path(tmp) / "expected.parquet",
-            budget=budget,
-            operators=contract_operators(cfg.workload),
-            changes=changes_of(cfg),
-        )
-        report = compare(args.result, expected.path, budget=budget)
+        target = Path(tmp) / "expected.parquet"
+        since = args.from_version
+        if since is not None and rules.op_column:  # change data: the net changes
+            path = write_expected_changes(
+                batches, since, args.upto_version, target, operators, rules, budget
+            )
+        else:
+            chosen = [b for b in batches if since is None or b.version > since]
+            path = expected_result(
+                chosen, target, budget=budget, operators=operators, changes=rules
+            ).path
+        report = compare(args.result, path, budget=budget)
     if args.json:
         print(json.dumps({"ok": report.ok, **report.__dict__}, default=str))
     else:

@@ -110,10 +110,26 @@ def spelling(op_values: str) -> dict[str, str]:
         ) from None
 
 
+def spelled(op_values: str) -> dict[str, str]:
+    """Each row kind's value in a spelling (its first in the registry: Debezium's
+    insert is `c`), for results that name a kind (a changes read's op column)."""
+    out: dict[str, str] = {}
+    for value, kind in spelling(op_values).items():
+        out.setdefault(kind, value)
+    return out
+
+
 def changes_of(cfg: Config) -> Changes:
     """The change rules a configuration sets (`[workload]`, `write.drop_null_keys`)."""
     w = cfg.workload
     return Changes(tuple(w.key), w.op_column, w.op_values, cfg.write.drop_null_keys)
+
+
+def declares_changes(cfg: Config) -> bool:
+    """The configuration declares change data (an op column, or another key than the
+    contest's `uuid`): what a stream, whose files are not known beforehand, goes by."""
+    rules = changes_of(cfg)
+    return not (rules.upserts_only and rules.contest_key)
 
 
 def row_kind(rules: Changes, value: str | None, where: str) -> str:

@@ -113,6 +113,9 @@ class PeerFormat:
     concurrent_batches: ClassVar[bool] = False
     # The format whose streaming sink a stream of this one uses ("" = its own).
     stream_format: ClassVar[str] = ""
+    # Whether its stream sink takes change data (contest/stream/peer.py refuses a change
+    # stream into the others before any work), one source file a micro-batch.
+    stream_changes: ClassVar[bool] = False
     # The engines its upsert and read merge with (the operator registry's ENGINES,
     # contest/data/operators.py): a workload's operator that one of them cannot
     # express is refused before any work. Default: Spark SQL (collapse and MERGE INTO).

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from contest.config import Config
 from contest.read.files import BucketMerge, MergeTuning, files_by_bucket
-from contest.read.job import ReadRequest, checked_commits
+from contest.read.job import ReadRequest, change_span, checked_commits
 from meta.catalog import TableRef
 from meta.connection import PgConnection
 
@@ -24,8 +24,9 @@ def read_merged(
     commits, _, ops, _ = checked_commits(conn, cfg, table, request)
     keys = list(table.primary_keys)
     # The read's own merge of a bucket (change data too: contest/read/changes.py).
-    merge = BucketMerge.of(table, commits, ops, MergeTuning(method=cfg.read.merge))
+    span = change_span(cfg, table, request.versions)
+    merge = BucketMerge.of(table, commits, ops, MergeTuning(method=cfg.read.merge), span)
     parts = [piece for files in files_by_bucket(commits).values() for piece in merge(files)]
-    merged = pa.concat_tables(parts) if parts else merge.schema.empty_table()
+    merged = pa.concat_tables(parts) if parts else merge.result.empty_table()
     order = pc.sort_indices(merged, sort_keys=[(k, "ascending") for k in keys])
     return merged.take(order)

@@ -13,6 +13,7 @@ The CDC column is not part of the result. The bucket is merged whole, in memory.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -20,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from contest.data import operators as registry
-from contest.data.changes import DELETE
+from contest.data.changes import DELETE, INSERT, UPDATE, spelled
 from contest.errors import RunError
 from contest.infra.storage import filesystem
 from contest.read.operators import result_schema, validate_operators
@@ -166,3 +167,93 @@ def merge_change_bucket(
         read_schema = schema.append(pa.field(cdc_column, pa.string()))
     table, held = read_changes(files, read_schema)
     return merge_changes(table, held, keys, ops, cdc_column)
+
+
+@dataclass(frozen=True)
+class ChangeSpan:
+    """A changes read of change data (`--from-version A`): the files of versions up to
+    A tell which keys existed at A; those after it are the changes. `names`: each row
+    kind's value in the configured spelling (workload.op_values)."""
+
+    since: int
+    op_column: str
+    op_values: str = "lakesoul"
+
+    @property
+    def names(self) -> dict[str, str]:
+        return spelled(self.op_values)
+
+    def split(
+        self, files: Sequence[tuple[str, int | None]]
+    ) -> tuple[list[tuple[str, int | None]], list[tuple[str, int | None]]]:
+        """(files of versions up to A, files after it)."""
+        before = [f for f in files if f[1] is not None and f[1] <= self.since]
+        return before, [f for f in files if f not in before]
+
+
+def existed(keys: pa.Table, known: pa.Table, names: Sequence[str]) -> np.ndarray:
+    """Which rows of `keys` name a key of `known` (any key types, one or more columns)."""
+    if keys.num_rows == 0 or known.num_rows == 0:
+        return np.zeros(keys.num_rows, dtype=bool)
+    both = pa.concat_tables(
+        [known.select(names).cast(keys.select(names).schema), keys.select(names)]
+    )
+    codes = key_codes(both, names)
+    return np.isin(codes[known.num_rows :], codes[: known.num_rows])
+
+
+def last_deleted(table: pa.Table, keys: list[str], cdc_column: str) -> pa.Table:
+    """The keys whose last row is a delete (`table`: rows in application order)."""
+    if table.num_rows == 0:
+        return table.select(keys)
+    kinds = table.column(cdc_column)
+    deletes = np.asarray(pc.fill_null(pc.equal(kinds, DELETE), False), dtype=bool)
+    order, starts = groups(key_codes(table, keys))
+    last = order[np.r_[starts[1:], table.num_rows] - 1]
+    return table.select(keys).take(pa.array(last[deletes[last]]))
+
+
+def net_changes(
+    before: tuple[pa.Table, Mapping[str, np.ndarray]],
+    after: tuple[pa.Table, Mapping[str, np.ndarray]],
+    keys: list[str],
+    ops: Mapping[str, str],
+    span: ChangeSpan,
+) -> pa.Table:
+    """The changes read between A and B (`before`: rows up to A, `after`: rows after A
+    up to B), one row per key whose rows after A leave it changed: live at B, its rows
+    after A merged (after its last delete, as a read of the range merges them) with op
+    insert (the key was not live at A) or update (it was, deleted and inserted again
+    between included); not live at B but live at A: op delete, payload NULL. A key
+    inserted and deleted between A and B is not in it. The op column last."""
+    cdc, names = span.op_column, span.names
+    at_a = merge_changes(*before, keys, ops, cdc).select(keys)
+    live = merge_changes(*after, keys, ops, cdc)
+    was = existed(live, at_a, keys)
+    live = live.append_column(
+        cdc, pa.array(np.where(was, names[UPDATE], names[INSERT]).tolist(), pa.string())
+    )
+    gone = last_deleted(after[0], keys, cdc)
+    gone = gone.filter(pa.array(existed(gone, at_a, keys)))
+    columns = [
+        gone.column(f.name).cast(f.type) if f.name in keys else pa.nulls(gone.num_rows, f.type)
+        for f in live.schema.remove(live.schema.get_field_index(cdc))
+    ]
+    columns.append(pa.array([names[DELETE]] * gone.num_rows, pa.string()))
+    deleted = pa.Table.from_arrays(columns, schema=live.schema)
+    return pa.concat_tables([live, deleted])
+
+
+def change_span_bucket(
+    files: Sequence[tuple[str, int | None]],
+    schema: pa.Schema,
+    keys: list[str],
+    ops: Mapping[str, str],
+    span: ChangeSpan,
+) -> pa.Table:
+    """A bucket's changes read (`files`: every file up to B, with its version)."""
+    read_schema = schema.append(pa.field(span.op_column, pa.string()))
+    before, after = span.split(files)
+    return net_changes(
+        read_changes(before, read_schema), read_changes(after, read_schema), keys, ops, span
+    )

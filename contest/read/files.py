@@ -21,7 +21,7 @@ from contest.data.dictionaries import dictionary_columns, writes_without_arrow_s
 from contest.data.uuid_keys import WORD_COLUMNS
 from contest.errors import SchemaEvolutionError
 from contest.infra.storage import filesystem
-from contest.read.changes import merge_change_bucket, unreadable
+from contest.read.changes import ChangeSpan, change_span_bucket, merge_change_bucket, unreadable
 from contest.read.merges import merge_parts
 from contest.read.operators import merge_rows, picked_columns, result_schema, validate_operators
 from contest.read.statistics import statistics_setting
@@ -150,6 +150,9 @@ class BucketMerge:
     # `cdc`: LakeSoul's CDC column, read beside `schema` ("" = none).
     changes: bool = False
     cdc: str = ""
+    # A changes read of change data (`--from-version` on a table with a CDC column):
+    # `commits` reach back to the start, the result names each key's change.
+    span: ChangeSpan | None = None
 
     @classmethod
     def of(
@@ -158,6 +161,7 @@ class BucketMerge:
         commits: Sequence[SnapshotCommit],
         operators: Mapping[str, str] | None,
         tuning: MergeTuning,
+        span: ChangeSpan | None = None,
     ) -> BucketMerge:
         """The merge of `table`'s buckets at `commits`, its operators checked first."""
         ops = dict(operators or {})
@@ -167,9 +171,19 @@ class BucketMerge:
         schema = pa.schema(fields)
         validate_operators(schema, keys, ops)
         changes = needs_change_merge(table, commits, ops)
-        return cls(schema, keys, ops, newest_version(commits), tuning, changes=changes, cdc=cdc)
+        return cls(
+            schema, keys, ops, newest_version(commits), tuning, changes=changes, cdc=cdc, span=span
+        )
+
+    @property
+    def result(self) -> pa.Schema:
+        """The merged pieces' schema (a changes read's op column last)."""
+        out = result_schema(self.schema, self.ops)
+        return out.append(pa.field(self.span.op_column, pa.string())) if self.span else out
 
     def __call__(self, files: Sequence[tuple[str, int | None]]) -> Iterator[pa.Table]:
+        if self.span is not None:
+            return iter([change_span_bucket(files, self.schema, self.keys, self.ops, self.span)])
         if self.changes:
             return iter([merge_change_bucket(files, self.schema, self.keys, self.ops, self.cdc)])
         t = self.tuning
@@ -326,11 +340,13 @@ def merged_dataframe(
     commits: Sequence[SnapshotCommit],
     operators: Mapping[str, str] | None = None,
     tuning: MergeTuning = MergeTuning(),
+    span: ChangeSpan | None = None,
 ) -> DataFrame:
     """The table merged by primary key, one Spark task per hash bucket (`tuning`: how
-    a bucket is read and merged, see merge_bucket)."""
-    merge = BucketMerge.of(table, commits, operators, tuning)
-    out_schema = _spark_ddl(merge.schema, merge.ops)
+    a bucket is read and merged, see merge_bucket; `span`: a changes read of change
+    data)."""
+    merge = BucketMerge.of(table, commits, operators, tuning, span)
+    out_schema = _spark_ddl(merge.result, merge.ops)
     buckets = files_by_bucket(commits)
     work = [(b, json.dumps(files)) for b, files in sorted(buckets.items())]
     if not work:
@@ -355,6 +371,7 @@ def write_merged(
     codec: str = "none",
     tuning: MergeTuning = MergeTuning(),
     statistics: str = "all",
+    span: ChangeSpan | None = None,
 ) -> int:
     """Merge each bucket in its Spark task and write it straight to `out_dir` as
     `part-<bucket>.parquet` with pyarrow: no Arrow-to-row conversion and no second
@@ -363,8 +380,8 @@ def write_merged(
     (read.statistics): which columns' min/max the files carry (key, all, none)."""
     if codec not in CODECS:
         raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
-    merge = BucketMerge.of(table, commits, operators, tuning)
-    out_schema = result_schema(merge.schema, merge.ops)
+    merge = BucketMerge.of(table, commits, operators, tuning, span)
+    out_schema = merge.result
     # Columns merged as dictionaries are written as they are (the writer stores their
     # indices instead of hashing every string again) when the result's types read back
     # the same without ARROW:schema: its files then say string, as before.

@@ -19,6 +19,7 @@ from contest.config import Config
 from contest.errors import ReadError
 from contest.infra.storage import filesystem
 from contest.read import output
+from contest.read.changes import ChangeSpan
 from contest.read.files import MergeTuning, merged_dataframe, write_merged
 from contest.read.operators import CONTEST_OPERATORS, validate_operators
 from meta import catalog
@@ -63,6 +64,7 @@ class ReadPlan:
     out: output.Output | output.RemoteOutput
     warnings: list[str] = field(default_factory=list)
     version: int | None = None  # the newest batch version the read applies
+    span: ChangeSpan | None = None  # a changes read of change data
 
 
 @dataclass
@@ -241,6 +243,15 @@ def check_range(
         )
 
 
+def change_span(cfg: Config, table: TableRef, versions: dict[str, int | None]) -> ChangeSpan | None:
+    """A changes read (`--from-version`) of a table with a CDC column names each key's
+    change (contest/read/changes.py, `net_changes`); other reads need none."""
+    since = versions.get("from_version")
+    if since is None or not table.cdc_column:
+        return None
+    return ChangeSpan(since, table.cdc_column, cfg.workload.op_values)
+
+
 def chosen_commits(
     conn: PgConnection, cfg: Config, table: TableRef, versions: dict[str, int | None]
 ) -> tuple[list[SnapshotCommit], int, dict[str, str]]:
@@ -274,6 +285,9 @@ def chosen_commits(
     as_of, to_version = versions.get("as_of"), versions.get("to_version")
     high = as_of if as_of is not None else to_version
     unfolded = unfold_compactions(conn, table, commits, versions.get("from_version"), high)
+    if change_span(cfg, table, versions) is not None:
+        # Its files up to A tell which keys existed then: every commit up to B.
+        return select_commits(unfolded, to_version=high), pversion, ops
     return select_commits(unfolded, **versions), pversion, ops
 
 
@@ -317,7 +331,8 @@ def plan_read(conn: PgConnection, cfg: Config, table: TableRef, request: ReadReq
     )
     covers = covers_of(conn, table, [c.commit_id for c in chosen])
     version = max(known_versions(chosen, covers), default=None)
-    return ReadPlan(table, chosen, pversion, ops, out, warnings, version)
+    span = change_span(cfg, table, request.versions)
+    return ReadPlan(table, chosen, pversion, ops, out, warnings, version, span)
 
 
 def newest_complete(known: list[int]) -> int | None:
@@ -348,7 +363,8 @@ def merged(
     """The merged table as a DataFrame (for further Spark work: the copy-on-write
     baseline, tests), after the same checks as a read."""
     chosen, pversion, ops = chosen_commits(conn, cfg, table, versions)
-    df = merged_dataframe(spark, table, chosen, ops, MergeTuning.of(cfg.read))
+    span = change_span(cfg, table, versions)
+    df = merged_dataframe(spark, table, chosen, ops, MergeTuning.of(cfg.read), span)
     return df, pversion, len(chosen)
 
 
@@ -359,7 +375,7 @@ def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
     try:
         if cfg.read.writer == "spark":
             df = merged_dataframe(
-                spark, table, plan.commits, plan.operators, MergeTuning.of(cfg.read)
+                spark, table, plan.commits, plan.operators, MergeTuning.of(cfg.read), plan.span
             )
             df.write.option("compression", cfg.read.codec).parquet(staging)
             rows = spark.read.parquet(staging).count()
@@ -373,6 +389,7 @@ def run_read(spark: SparkSession, cfg: Config, plan: ReadPlan) -> ReadReport:
                 cfg.read.codec,
                 MergeTuning.of(cfg.read),
                 statistics=cfg.read.statistics,
+                span=plan.span,
             )
         name = f"{table.namespace}.{table.name}"
         output.publish(

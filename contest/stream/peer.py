@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
 from contest.data.batches import COLUMNS
-from contest.errors import HarnessError, RunError, TaskError, unwrap_spark_error
+from contest.errors import DataError, HarnessError, RunError, TaskError, unwrap_spark_error
 from contest.peers import formats
+from contest.peers.base import PeerFormat
+from contest.stream.changes import is_change_stream
 from contest.stream.run import (
     StreamReport,
     bad_source,
@@ -106,6 +108,9 @@ def run_peer_stream(
 ) -> StreamReport:
     """Run the query into the peer table until its trigger or a stop condition ends it."""
     fmt = formats.for_stream(cfg.peer.format)
+    why = stream_change_refusal(fmt, cfg) if is_change_stream(cfg) else None
+    if why:
+        raise DataError(why)
     table = Path(table_path).absolute()
     for key, value in fmt.runtime_conf(cfg, table).items():
         spark.conf.set(key, value)
@@ -156,6 +161,27 @@ def run_peer_stream(
     if (error := query.exception()) is not None:
         raise failure(error, fmt.name, source)
     return report
+
+
+def stream_change_refusal(fmt: PeerFormat, cfg: Config) -> str | None:
+    """Before any work, why a change stream cannot go into `fmt`: its stream sinks take
+    the contest's upserts only (its batch write may take change data:
+    contest/peers/change_merge.py), or a micro-batch may hold more than one file (a
+    change sink MERGEs one file, its absent columns the MERGE's, in the micro-batch's
+    one idempotent commit)."""
+    if not fmt.stream_changes:
+        return (
+            f"stream into {fmt.name}: its stream sinks take the contest's upserts only, not "
+            "change data (workload.op_column, workload.key): stream it into the harness's "
+            "LakeSoul table (--format lakesoul), or write its files in batches (contest write)"
+        )
+    if cfg.stream.max_files_per_trigger != 1:
+        return (
+            f"stream into {fmt.name}: change data goes one source file a micro-batch (its "
+            "MERGE is the micro-batch's one idempotent commit): set "
+            "--max-files-per-trigger 1 (stream.max_files_per_trigger)"
+        )
+    return None
 
 
 def failure(error: object, fmt: str, source: str) -> HarnessError:

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from contest.config import Config
 from contest.data.batches import SCHEMA, Batch, check_schema
 from contest.errors import DataError, RunError
+from contest.stream.changes import is_change_stream, source_ddl, stream_shape
 from contest.stream.sink import UpsertSink
 from contest.write.job import WriteMode, prepare_table
 from meta.catalog import TableRef
@@ -98,13 +99,16 @@ def run_stream(
     called once it runs (a test reads the table meanwhile, or stops it)."""
     s = cfg.stream
     name = table_name or Path(table_path).name
-    table = prepare_table(conn, cfg, table_path, name, WriteMode.APPEND)
     source = default_source(cfg)
+    changes = is_change_stream(cfg)
+    shape = stream_shape(cfg, present_files(source)) if changes else None
+    table = prepare_table(conn, cfg, table_path, name, WriteMode.APPEND, shape)
     checkpoint = default_checkpoint(cfg, name)
     if "://" not in source:
         Path(source).mkdir(parents=True, exist_ok=True)
     sink = UpsertSink(cfg, conn, table, checkpoint, say)
-    reader = spark.readStream.schema(spark_ddl())
+    # Change data: the workload's columns (contest/stream/changes.py).
+    reader = spark.readStream.schema(source_ddl(table.schema) if changes else spark_ddl())
     if s.max_files_per_trigger:
         reader = reader.option("maxFilesPerTrigger", s.max_files_per_trigger)
     writer = reader.parquet(source).writeStream.foreachBatch(sink)
@@ -136,7 +140,7 @@ def run_stream(
     except Exception as exc:  # Spark's StreamingQueryException: our error inside, if ours
         if sink.stats.error is not None:
             raise sink.stats.error from None
-        raise bad_source(source) or RunError(
+        raise (None if changes else bad_source(source)) or RunError(
             f"the streaming query failed: {first_line(exc)}"
         ) from None
     finally:
@@ -152,7 +156,9 @@ def run_stream(
     if error is not None:
         if sink.stats.error is not None:
             raise sink.stats.error
-        raise bad_source(source) or RunError(f"the streaming query failed: {first_line(error)}")
+        raise (None if changes else bad_source(source)) or RunError(
+            f"the streaming query failed: {first_line(error)}"
+        )
     return report
 
 
@@ -258,6 +264,16 @@ def _data_pending(query: Any) -> bool:
         return bool(status.get("isDataAvailable")) or bool(status.get("isTriggerActive"))
     except Exception:
         return False
+
+
+def present_files(source: str) -> list[str]:
+    """The source folder's files Spark's file source would take (local folders; names
+    beginning with "." or "_" are skipped, as Spark does)."""
+    if "://" in source or not Path(source).is_dir():
+        return []
+    return sorted(
+        str(p) for p in Path(source).iterdir() if p.is_file() and not p.name.startswith((".", "_"))
+    )
 
 
 def bad_source(source: str) -> DataError | None:

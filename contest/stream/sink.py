@@ -34,6 +34,7 @@ from contest.errors import DataError, HarnessError, RunError
 from contest.infra.folders import open_input
 from contest.infra.storage import filesystem
 from contest.peers.microbatch import check_order, check_replay, real_path
+from contest.stream.changes import is_change_stream, write_change_files
 from contest.write.files import (
     BUCKET_COL,
     FILE_SCHEMA,
@@ -136,6 +137,8 @@ class UpsertSink:
         self.stats = SinkStats()
         self._query_id: str | None = None
         self.run_id: str | None = None  # set once the query started
+        # Change data (contest/stream/changes.py): written per source file.
+        self.changes = is_change_stream(cfg) or bool(table.cdc_column)
 
     @property
     def query_id(self) -> str:
@@ -213,6 +216,10 @@ class UpsertSink:
         group), listed in source order: each (file, row group) writes under a token of
         its own, which says where its files go in the list."""
         cfg, table = self.cfg, self.table
+        if self.changes:
+            if len(tokens) < len(sources):
+                tokens += claim_tokens(self.conn, table, "stream", len(sources) - len(tokens))
+            return write_change_files(spark, cfg, table, sources, lambda i: tokens[i])
         work: list[tuple[str, int]] = []
         for path in sources:
             with open_input(path) as fh:

@@ -12,7 +12,8 @@ from urllib.parse import unquote, urlparse
 from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import SCHEMA, Batch
-from contest.errors import ReadError, RunError, SchemaEvolutionError
+from contest.data.changes import declares_changes
+from contest.errors import DataError, ReadError, RunError, SchemaEvolutionError
 from contest.peers import change_merge
 from contest.peers.base import (
     HARNESS_SINK,
@@ -262,6 +263,9 @@ class Delta(PeerFormat):
 
     def stream_prepare(self, spark: SparkSession, cfg: Config, table: Path) -> None:
         from delta.tables import DeltaTable  # deferred: slow to import
+
+        if declares_changes(cfg):
+            return  # made by the first micro-batch, typed by its file (MergeBatch)
         from pyspark.sql.types import (  # deferred: slow to import
             LongType,
             StringType,
@@ -289,6 +293,9 @@ class Delta(PeerFormat):
         on_batch: OnBatch | None = None,
     ) -> DataStreamWriter:
         return rows.writeStream.foreachBatch(MergeBatch(cfg, table, checkpoint, on_batch))
+
+    # Change data: each micro-batch (one file) collapsed and MERGEd as a batch write does.
+    stream_changes = True
 
     def stream_sinks(self) -> tuple[StreamSink, ...]:
         # Delta's own sink (`format("delta")`) only appends or overwrites; its documented
@@ -347,6 +354,9 @@ class MergeBatch(MicroBatchSink):
         spark, batch = df.sparkSession, int(batch_id)
         t0 = time.perf_counter()
         files = batch_files(df)
+        changes = declares_changes(self.cfg)
+        if changes:
+            self.create_for_changes(spark, files)
         txns = _transactions(spark, self.table)
         if check_batch(
             self.ledger.entries(),
@@ -360,6 +370,9 @@ class MergeBatch(MicroBatchSink):
             self.told(batch, "replayed", _version(spark, self.table), 0, t0)
             return
         self.ledger.write(SourceRecord(self.query_id(), batch, tuple(files)))
+        if changes:
+            self.merge_changes(spark, batch, files, t0)
+            return
         source = collapsed_stream(df).cache()
         rows = source.count()
         view = f"contest_stream_batch_{batch}"
@@ -374,6 +387,47 @@ class MergeBatch(MicroBatchSink):
             spark.conf.unset(TXN_VERSION)
             spark.catalog.dropTempView(view)
             source.unpersist()
+        after = _version(spark, self.table)
+        self.told(batch, "replayed" if after == before else "committed", after, rows, t0)
+
+    def create_for_changes(self, spark: Any, files: list[str]) -> None:
+        """A change stream's table, made before its first MERGE (outside the idempotent
+        write: a commit carrying the batch's transaction would make Delta skip the
+        MERGE) with the columns `contest write` gives it, typed by the first file."""
+        from delta.tables import DeltaTable  # deferred: slow to import
+
+        if (Path(self.table) / "_delta_log").is_dir() or not files:
+            return
+        first = Batch(0, files[0], 0, 0, 0)
+        rows = spark.read.parquet(files[0])
+        builder = DeltaTable.createIfNotExists(spark).location(str(self.table))
+        builder = builder.addColumns(change_merge.table_schema(self.cfg, first, rows))
+        for key, value in Delta().table_properties(self.cfg).items():
+            builder = builder.property(key, value)
+        builder.execute()
+
+    def merge_changes(self, spark: Any, batch: int, files: list[str], t0: float) -> None:
+        """One change file collapsed with the delete rule and MERGEd (DELETE, a SET of
+        the columns it holds) as the micro-batch's idempotent write."""
+        if len(files) != 1:
+            raise DataError(
+                f"delta: batch {batch} holds {len(files)} change files: a change stream "
+                "goes one file a micro-batch (--max-files-per-trigger 1)"
+            )
+        source = change_merge.collapse(spark, self.cfg, Batch(0, files[0], 0, 0, 0))
+        rows = source.rows.count()
+        target = f"delta.{quoted(self.table)}"
+        current = spark.read.format("delta").load(str(self.table))
+        before = _version(spark, self.table)
+        spark.conf.set(TXN_APP_ID, self.query_id())
+        spark.conf.set(TXN_VERSION, str(batch))
+        try:
+            change_merge.apply(
+                spark, self.cfg, source, target, current, f"contest_stream_batch_{batch}"
+            )
+        finally:
+            spark.conf.unset(TXN_APP_ID)
+            spark.conf.unset(TXN_VERSION)
         after = _version(spark, self.table)
         self.told(batch, "replayed" if after == before else "committed", after, rows, t0)
 
