@@ -78,7 +78,8 @@ REINSERT_OF_A_LIVE_KEY = {
     ],
     "changes": {"op_column": "op"},
 }
-RANDOM_SEEDS = range(4)
+# Few examples (the suite's time): the hand cases hold every rule; the random ones mix them.
+RANDOM_SEEDS = range(2)
 
 
 def case_overrides(case: dict) -> dict:
