@@ -14,11 +14,13 @@ differ, an object store, compaction) is refused in one line.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -63,6 +65,27 @@ def hold_cpus(threads: int | None) -> int:
     os.sched_setaffinity(0, held)
     pa.set_cpu_count(len(held))
     return len(held)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def gives_cpus_back(job: Callable[P, R]) -> Callable[P, R]:
+    """A job that holds its process to its cores (`hold_cpus`) gives them back when it
+    returns: run in the CLI's own process (`contest write` by hand, a test), it must not
+    leave that process, and every child it starts later, on fewer CPUs."""
+
+    @functools.wraps(job)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        cpus, threads = os.sched_getaffinity(0), pa.cpu_count()
+        try:
+            return job(*args, **kwargs)
+        finally:
+            os.sched_setaffinity(0, cpus)
+            pa.set_cpu_count(threads)
+
+    return run
 
 
 def native_format(cfg: Config) -> NativeFormat:
@@ -129,6 +152,7 @@ def apply(
     return res
 
 
+@gives_cpus_back
 def run_native_write(
     cfg: Config,
     data_dir: str | Path,
@@ -165,6 +189,7 @@ def run_native_write(
     return report
 
 
+@gives_cpus_back
 def run_native_read(
     cfg: Config,
     table_path: str | Path,

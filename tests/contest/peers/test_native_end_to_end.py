@@ -97,11 +97,11 @@ def test_pypaimon_is_refused_in_one_line_before_any_work(cfg, tmp_path, capsys, 
 
 @pytest.fixture
 def held_cpus():
-    """A native job run in this process holds it to its cores: given back after."""
+    """A native job run in this process (local[1]) holds it to its cores while it runs
+    and gives them back: this process, and every child it starts later, keeps its CPUs."""
     cpus, threads = os.sched_getaffinity(0), pa.cpu_count()
     yield
-    os.sched_setaffinity(0, cpus)
-    pa.set_cpu_count(threads)
+    assert os.sched_getaffinity(0) == cpus and pa.cpu_count() == threads
 
 
 def test_a_native_read_as_of_a_version_is_refused_in_one_line(
