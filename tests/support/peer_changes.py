@@ -2,26 +2,98 @@
 tests: the hand change cases (tests/support/contract_cases.py) and random change
 batches, each refused by the strategy's declaration (`refusal_of`: the one line it
 gives, then nothing run) or written by the strategy in one child Spark session
-(tests/contest/peers/test_change_merge.py's script) and read back against the oracle."""
+(`SCRIPT`) and read back against the oracle."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from contest.config import load_config
+from contest.data import operators as ops
 from contest.data.batches import discover
-from contest.data.changes import changes_of
+from contest.data.changes import ROW_KINDS, Changes, changes_of
 from contest.data.checker import compare
 from contest.data.oracle import expected_result
 from contest.data.workload import contract_operators, schema_of_batch
 from contest.evaluation.strategies import STRATEGIES
 from contest.peers.change_check import refusal_of
-from tests.contest.peers.test_change_merge import SCRIPT, case_overrides, random_case
+from tests.contest.data.test_change_reference import KEY, TYPES, random_files
 from tests.support.contract_cases import CHANGE_CASES, write_change_case
+
+# Every case in one session: discovered, written by the strategy (write_peer), read by the
+# format's reader in the workload's newest schema (what the read job writes).
+SCRIPT = """
+import json, sys
+from pathlib import Path
+from contest.config import load_config
+from contest.data.batches import discover
+from contest.data.workload import schema_of_batch
+from contest.evaluation.strategies import STRATEGIES
+from contest.infra.spark import spark_session
+from contest.peers import formats
+from contest.peers.read import plan_span, table_dataframe
+from contest.peers.write import session_config, write_peer
+
+strategy, cases = sys.argv[1], json.loads(sys.argv[2])
+def config(overrides):
+    overrides = overrides | {"spark.shuffle_partitions": 2}
+    return load_config(preset=STRATEGIES[strategy], overrides=overrides)
+out = {}
+with spark_session(session_config(config({})), "changes", formats.coordinates(config({}))) as spark:
+    for name, case in cases.items():
+        cfg = config(case["overrides"])
+        table = Path(case["table"])
+        batches = discover(case["data"], cfg.write.versions or None, schema_of_batch(cfg.workload))
+        report = write_peer(spark, cfg, table, batches)
+        if report.ok:
+            df = table_dataframe(spark, cfg, table, plan_span(table, None, None, None))
+            df.write.parquet(case["out"])
+        out[name] = {"ok": report.ok, "summary": report.summary(),
+                     "operations": [b.operation for b in report.batches]}
+print("RESULT " + json.dumps(out))
+"""
+
+
+def case_overrides(case: dict) -> dict:
+    """A contract case's change rules and operators as configuration keys."""
+    rules = Changes(**case.get("changes", {}))
+    extra = {c: op for c, op in case.get("operators", {}).items() if c not in ops.CONTRACT}
+    return {
+        "workload.key": list(rules.key),
+        "workload.op_column": rules.op_column,
+        "workload.op_values": rules.op_values,
+        "write.drop_null_keys": rules.drop_null_keys,
+        "workload.columns": extra,
+    }
+
+
+def random_case(seed: int, folder: Path) -> dict:
+    """Random change files (tests/contest/data/test_change_reference.py's), versions
+    shuffled, as a case's data folder and configuration."""
+    rnd = random.Random(seed)
+    spelling = rnd.choice(sorted(ROW_KINDS))
+    files = random_files(rnd, spelling)
+    folder.mkdir(parents=True)
+    for i, (cols, rows) in enumerate(files):
+        schema = pa.schema([(c, TYPES[c]) for c in (*KEY, "op", *cols)])
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), folder / f"base-{i}.parquet")
+    versions = list(range(len(files)))
+    rnd.shuffle(versions)
+    return {
+        "workload.key": list(KEY),
+        "workload.op_column": "op",
+        "workload.op_values": spelling,
+        "workload.columns": {"note": ops.USE_LAST},
+        "write.versions": ",".join(f"{i}={v}" for i, v in enumerate(versions)),
+    }
 
 
 def hand_cases(root: Path, cases: dict[str, dict] = CHANGE_CASES) -> dict[str, dict]:
@@ -35,7 +107,7 @@ def hand_cases(root: Path, cases: dict[str, dict] = CHANGE_CASES) -> dict[str, d
 
 
 def random_cases(root: Path, seeds: range, overrides: dict | None = None) -> dict[str, dict]:
-    """Random change batches (test_change_merge's), their overrides updated by `overrides`."""
+    """Random change batches (`random_case`), their overrides updated by `overrides`."""
     out = {}
     for seed in seeds:
         data = root / f"random-{seed}" / "data"
