@@ -164,6 +164,12 @@ def run_floor(cfg: Config, data: Path, cores: int, rows: int, folder: Path, rnd:
     }
 
 
+def jobs_noise(rec: RunRecord) -> float | None:
+    """Other work's highest share of the CPUs during a run's timed jobs, when measured."""
+    shares = [jl.outside_share for jl in rec.load.values() if jl.outside_share is not None]
+    return max(shares) if shares else None
+
+
 def optimized_row(rnd: int, rec: RunRecord, variant: str | None = None) -> Row:
     """An evaluation's record as one round of the `optimized` engine (under `variant`)."""
     return {
@@ -179,6 +185,8 @@ def optimized_row(rnd: int, rec: RunRecord, variant: str | None = None) -> Row:
         "peak_rss_bytes": max(rec.write_peak_rss_bytes or 0, rec.read_peak_rss_bytes or 0) or None,
         "rows": rec.rows,
         "correct": rec.correct,
+        # Noise during its write and read jobs (the highest), as the floor's row records it.
+        "outside_share": jobs_noise(rec),
         # Why it failed, as DuckDB's failure is shown (the page: "failed after ...").
         **({"error": rec.error} if rec.error else {}),
     }

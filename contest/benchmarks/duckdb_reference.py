@@ -94,5 +94,7 @@ def run_duckdb(
         "peak_process_rss_bytes": r.peak_process_rss_bytes,
         "peak_rss_bytes": r.peak_rss_bytes,
         "duckdb_memory": memory,
+        # Noise during DuckDB's own process, as the floor's and optimized's rows record it.
+        "outside_share": r.noise.outside_share if r.noise is not None else None,
         **json.loads(r.last_line),
     }

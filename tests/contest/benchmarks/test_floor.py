@@ -10,12 +10,13 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from contest.benchmarks.duckdb import DuckDBBench, run_floor, variant_settings
+from contest.benchmarks.duckdb import DuckDBBench, optimized_row, run_floor, variant_settings
 from contest.benchmarks.duckdb_page import summarize
 from contest.benchmarks.floor import io_floor
 from contest.data.generator import generate
 from contest.errors import UsageError
 from contest.results.benchmarks import DuckDBRecord
+from contest.results.runs import JobLoad, RunRecord
 
 
 def test_io_floor_reads_everything_once_and_writes_the_rows_asked(tmp_path: Path) -> None:
@@ -172,9 +173,6 @@ def test_a_failed_engine_is_shown_failed_and_left_out_of_medians_and_ratios() ->
 
 
 def test_a_failed_optimized_run_carries_its_error_to_the_page() -> None:
-    from contest.benchmarks.duckdb import optimized_row
-    from contest.results.runs import RunRecord
-
     error = "read job exited 1: Python worker exited unexpectedly (crashed)"
     ok = optimized_row(1, RunRecord(strategy="optimized", write_s=2.0, read_s=3.0, correct=True))
     bad = RunRecord(strategy="optimized", write_s=2.0, read_s=9.0, correct=False, error=error)
@@ -182,3 +180,16 @@ def test_a_failed_optimized_run_carries_its_error_to_the_page() -> None:
     assert "error" not in ok and row["error"] == error and row["seconds"] == 11.0
     page = DuckDBBench().render([DuckDBRecord(**row, sitting="s")])
     assert f"| optimized | - | failed after 11.0 ({error}) |" in page
+
+
+def test_optimized_rows_carry_the_noise_of_their_jobs() -> None:
+    """The page judges optimized by the noise during its own jobs (the highest of write
+    and read), not by its stamp's window; a record without it shows the window."""
+
+    load = {"write": JobLoad(outside_share=0.03), "read": JobLoad(outside_share=0.12)}
+    rec = RunRecord(strategy="optimized", write_s=2.0, read_s=3.0, correct=True, load=load)
+    row = optimized_row(1, rec)
+    assert row["outside_share"] == 0.12
+    assert optimized_row(1, RunRecord(strategy="optimized", write_s=1.0))["outside_share"] is None
+    page = DuckDBBench().render([DuckDBRecord(**row, sitting="s")])
+    assert "| 12% busy | True |" in page
