@@ -1,11 +1,12 @@
 """The one list of implementations the harness measures: each a table format on an
 engine (LakeSoul on the harness's writer and reader, LakeSoul on its own libraries,
 Delta on Spark, Hudi on Spark with the contract's record merger, ...). A format's folder
-under `contest/peers/` registers its implementations with one `register(...)` call, and
-everything that lists formats or strategies asks here: the CLI's choices, `contest bench
-peers` and `bench stream`, the JVM packages `contest packages fetch` resolves, the
-strategies' presets and `:defaults` rows, the sweeps' checks and the merge engines that
-refuse an operator. Adding a format is its folder plus its line in
+under `contest/peers/` registers each of its implementations (on Spark, on its native
+library) with one `register(...)` call, and everything that lists formats or strategies
+asks here, in one order (`listing_order`): the CLI's choices, `contest bench peers` and
+`bench stream`, the JVM packages `contest packages fetch` resolves, the strategies'
+presets and `:defaults` rows, the sweeps' checks and the merge engines that refuse an
+operator. Adding a format is its folder plus its line in
 `contest/peers/__init__.py`, as pyiceberg's catalogs are one module each behind one
 registry and ClickBench's systems one folder each.
 """

@@ -30,6 +30,7 @@ from contest.write.cow import KEY
 from meta import catalog
 
 VERSION = "2.0.0"
+TABLE_FORMAT = f"LakeSoul (its Python engine, lakesoul {VERSION})"
 # write_arrow's `format`: its default first.
 FILE_FORMATS = ("", "vortex-compact", "vortex", "parquet")
 
