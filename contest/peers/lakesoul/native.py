@@ -86,6 +86,13 @@ class LakeSoulPy(NativeFormat):
         if has_files:
             shutil.rmtree(table)
 
+    def forget(self, cfg: Config, table: Path) -> None:
+        """Its metadata in PostgreSQL (LakeSoul's catalog on the harness's database): the
+        table at exactly this path, and no other."""
+        ref = self._ref(cfg, table)
+        if ref is not None:
+            catalog.drop_table(resolve_connection(cfg), ref.name, ref.namespace)
+
     def _write(self, cfg: Config, handle: Any, rows: pa.Table, threads: int) -> Metrics:
         options: dict[str, Any] = {"thread_num": threads}
         if cfg.peer.file_format:
