@@ -8,8 +8,8 @@ error's first line). Correctness only: nothing here is timed or scored, so a mat
 measured on a busy machine is still true.
 
 Which engines write and read which format is `FAMILIES` (data): the Spark peers, the
-formats' native libraries (contest/peers/native/) and LakeSoul's two engines (the
-harness's, and LakeSoul's own Python engine)."""
+formats' native libraries (each format folder's native.py, contest/peers/<format>/) and
+LakeSoul's two engines (the harness's, and LakeSoul's own Python engine)."""
 
 from __future__ import annotations
 

@@ -233,7 +233,10 @@ def results_page() -> str:
 
 
 def operators_page() -> str:
-    engines = list(operators.ENGINES.values())
+    # The harness's own engines, then the implementations' in listing order.
+    theirs = registry.merge_engines()
+    own = [e for e in operators.ENGINES.values() if e not in theirs]
+    engines = own + theirs
     out = [
         "# Merge operators\n",
         GENERATED.format(source="contest/data/operators.py (OPERATORS, ENGINES)"),
@@ -288,14 +291,14 @@ def strategies_page() -> str:
         "the `<strategy>:defaults` row at the format's documented defaults.\n",
         "| implementation | format | engine | `stream run --format` |\n|---|---|---|---|",
     ]
-    for impl in registry.IMPLEMENTATIONS.values():
+    for impl in registry.implementations():
         out.append(
             f"| `{impl.name}` | {_cell(impl.table_format)} | {_cell(impl.engine)} | "
             f"{f'`{impl.stream}`' if impl.stream else '-'} |"
         )
     out.append("\n## Strategies\n")
     out.append("| strategy | implementation | preset | `:defaults` row |\n|---|---|---|---|")
-    for impl in registry.IMPLEMENTATIONS.values():
+    for impl in registry.implementations():
         for s in impl.strategies:
             defaults = _preset(s.defaults) if s.defaults is not None else "-"
             out.append(f"| `{s.name}` | `{impl.name}` | {_preset(s.preset)} | {defaults} |")
@@ -322,7 +325,7 @@ def change_data_section() -> list[str]:
         "| implementation | deletes | partial columns | NULL told from absent | key types "
         "| two-column keys |\n|---|---|---|---|---|---|",
     ]
-    for impl in registry.IMPLEMENTATIONS.values():
+    for impl in registry.implementations():
         c = impl.changes
         out.append(
             f"| `{impl.name}` | {_cell(c.deletes) or '-'} | {_cell(c.partial_columns) or '-'} "

@@ -49,7 +49,7 @@ from contest.infra.postgres import resolve_connection
 from contest.infra.proc import ProcResult
 from contest.infra.s3server import ensure_bucket
 from contest.infra.storage import configure, delete_tree, is_object_store
-from contest.peers import change_check
+from contest.peers import change_check, formats
 from contest.peers.formats import coordinates, is_peer, kind_of
 from contest.peers.native.libraries import require_for as require_libraries
 from contest.peers.native.libraries import versions as native_versions
@@ -99,7 +99,7 @@ def environment(work: Path | None = None) -> dict:
         "git_commit": commit,
         "machine": machine_facts(work or Path.cwd()),
         "jvm_packages": {name: list(coords) for name, coords in package_sets().items()},
-        # The native engines' Python libraries (contest/peers/native/), as installed.
+        # The native engines' Python libraries (each format folder's native.py), installed.
         "native_libraries": native_versions(),
     }
 
@@ -349,9 +349,12 @@ def _drop_outputs(cfg: Config, table_dir: str, result_dir: Path | str) -> None:
 
 def drop_run(cfg: Config, record: RunRecord) -> None:
     """What one evaluation made, and nothing else: its table's metadata and folder and its
-    result. Other runs' tables in the same work folder are left alone."""
+    result. Other runs' tables in the same work folder are left alone. A peer's table
+    is its folder, and what its format keeps outside it (lakesoul-py's catalog entry)."""
     run = new_run(cfg, record.strategy, None, None, 0, None, None, lambda _: None)
-    if not run.peer:
+    if run.peer:
+        formats.of(cfg).forget(cfg, Path(run.table_dir))
+    else:
         catalog.drop_table(resolve_connection(cfg), run.table_name, cfg.table.namespace)
     _drop_outputs(cfg, run.table_dir, run.result_dir)
 

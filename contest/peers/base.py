@@ -137,6 +137,11 @@ class PeerFormat:
         """Settings read when the session starts (extensions, catalogs, serializer)."""
         return {}
 
+    def forget(self, cfg: Config, table: Path) -> None:
+        """Remove what this table keeps outside its folder (a catalog's entry for exactly
+        this table, nothing else), as its run is dropped; the folder is the caller's.
+        Default: nothing (the table is its folder)."""
+
     def runtime_conf(self, cfg: Config, table: Path) -> dict[str, str]:
         """SQL settings a running session takes, set before the table is touched."""
         if cfg.peer.broadcast_bytes:

@@ -1,18 +1,19 @@
 """The one list of implementations the harness measures: each a table format on an
 engine (LakeSoul on the harness's writer and reader, LakeSoul on its own libraries,
 Delta on Spark, Hudi on Spark with the contract's record merger, ...). A format's folder
-under `contest/peers/` registers its implementations with one `register(...)` call, and
-everything that lists formats or strategies asks here: the CLI's choices, `contest bench
-peers` and `bench stream`, the JVM packages `contest packages fetch` resolves, the
-strategies' presets and `:defaults` rows, the sweeps' checks and the merge engines that
-refuse an operator. Adding a format is its folder plus its line in
+under `contest/peers/` registers each of its implementations (on Spark, on its native
+library) with one `register(...)` call, and everything that lists formats or strategies
+asks here, in one order (`listing_order`): the CLI's choices, `contest bench peers` and
+`bench stream`, the JVM packages `contest packages fetch` resolves, the strategies'
+presets and `:defaults` rows, the sweeps' checks and the merge engines that refuse an
+operator. Adding a format is its folder plus its line in
 `contest/peers/__init__.py`, as pyiceberg's catalogs are one module each behind one
 registry and ClickBench's systems one folder each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,8 @@ NATIVE = EngineKind(
     "python",
     lacks=("compact", "vacuum"),
 )
+# The kinds in the order every list shows their implementations: Spark's, then the native.
+KINDS = (SPARK, NATIVE)
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,8 @@ class Implementation:
     operators' names, registered with the operator registry so that an operator it
     cannot express is refused before any work. `kind`: how its jobs run (SPARK or
     NATIVE); `libraries`: the Python distributions a native one needs, pinned
-    (`deltalake==1.6.6`), checked before any work."""
+    (`deltalake==1.6.6`), checked before any work. `rank`: its place among its kind's
+    implementations in every list (`listing_order`)."""
 
     name: str
     table_format: str
@@ -110,9 +114,26 @@ class Implementation:
     # before any work, and are left out of the default lists (compare, bench peers).
     unavailable: str = ""
     libraries: tuple[str, ...] = ()
+    # Lower first among the implementations of its kind; equal ranks (every Spark one's
+    # 0) keep the order of registration, the folders' in contest/peers/__init__.py.
+    rank: int = 0
 
 
+# By name, in the order of registration: every list asks `implementations()`.
 IMPLEMENTATIONS: dict[str, Implementation] = {}
+
+
+def listing_order(impls: Iterable[Implementation]) -> list[Implementation]:
+    """Implementations as every list shows them: by kind (`KINDS`), then by rank; a
+    stable sort, so equal ones keep the order they come in. A format's folder registers
+    its Spark and its native implementation together, and the lists still show every
+    Spark one before the native ones."""
+    return sorted(impls, key=lambda i: (KINDS.index(i.kind), i.rank))
+
+
+def implementations() -> list[Implementation]:
+    """Every registered implementation, in listing order."""
+    return listing_order(IMPLEMENTATIONS.values())
 
 
 def register(impl: Implementation) -> Implementation:
@@ -146,14 +167,14 @@ def unregister(name: str) -> None:
 
 
 def strategies() -> dict[str, Strategy]:
-    """Every implementation's strategies, in registration order."""
-    return {s.name: s for impl in IMPLEMENTATIONS.values() for s in impl.strategies}
+    """Every implementation's strategies, in listing order."""
+    return {s.name: s for impl in implementations() for s in impl.strategies}
 
 
 def available_strategies() -> list[str]:
     """The strategies a default comparison runs: every one whose implementation can run
-    here (`unavailable` empty), in registration order."""
-    return [s.name for i in IMPLEMENTATIONS.values() if not i.unavailable for s in i.strategies]
+    here (`unavailable` empty), in listing order."""
+    return [s.name for i in implementations() if not i.unavailable for s in i.strategies]
 
 
 def change_support(strategy: str) -> ChangeSupport:
@@ -164,7 +185,7 @@ def change_support(strategy: str) -> ChangeSupport:
 
 
 def implementation_of(strategy: str) -> Implementation:
-    for impl in IMPLEMENTATIONS.values():
+    for impl in implementations():
         if any(s.name == strategy for s in impl.strategies):
             return impl
     raise KeyError(strategy)
@@ -172,16 +193,16 @@ def implementation_of(strategy: str) -> Implementation:
 
 def peer_formats() -> dict[str, PeerFormat]:
     """The values `peer.format` takes, and their implementations."""
-    return {i.name: i.peer for i in IMPLEMENTATIONS.values() if i.peer is not None}
+    return {i.name: i.peer for i in implementations() if i.peer is not None}
 
 
 def stream_names() -> tuple[str, ...]:
     """The formats `contest stream run --format` takes."""
-    return tuple(i.stream for i in IMPLEMENTATIONS.values() if i.stream)
+    return tuple(i.stream for i in implementations() if i.stream)
 
 
 def by_stream(name: str) -> Implementation:
-    for impl in IMPLEMENTATIONS.values():
+    for impl in implementations():
         if impl.stream == name:
             return impl
     raise ConfigError(f"--format: {name!r} is not one of {', '.join(stream_names())}")
@@ -191,8 +212,14 @@ def package_sets() -> dict[str, tuple[str, ...]]:
     """Every JVM package set by name: the harness's own (contest/infra/packages.py), then
     every implementation's."""
     own = dict(packages.PACKAGES)
-    return own | {n: c for impl in IMPLEMENTATIONS.values() for n, c in impl.packages.items()}
+    return own | {n: c for impl in implementations() for n, c in impl.packages.items()}
 
 
 def package_excludes() -> dict[str, tuple[str, ...]]:
-    return {n: c for impl in IMPLEMENTATIONS.values() for n, c in impl.excludes.items()}
+    return {n: c for impl in implementations() for n, c in impl.excludes.items()}
+
+
+def merge_engines() -> list[operators.MergeEngine]:
+    """The implementations' own merge engines (each once), in listing order."""
+    engines = {i.merge_engine.name: i.merge_engine for i in implementations() if i.merge_engine}
+    return list(engines.values())

@@ -1,10 +1,13 @@
 """Delta Lake 3.3.2 on Spark: MERGE INTO a path table, copy-on-write or with deletion
-vectors; its stream a foreachBatch MERGE made idempotent by txnAppId/txnVersion."""
+vectors; its stream a foreachBatch MERGE made idempotent by txnAppId/txnVersion. And
+Delta Lake on its own Rust library, delta-rs (native.py: a Python process, no JVM)."""
 
 from __future__ import annotations
 
 from contest.data.changes import KEY_TYPES, ChangeSupport
+from contest.peers.delta import native
 from contest.peers.delta.format import FORMAT
+from contest.peers.native.base import native_implementation
 from contest.peers.registry import Implementation, Strategy, register
 
 # The delta-spark jar of the same release as the `delta-spark` Python package pinned in
@@ -78,5 +81,13 @@ register(
         stream=FORMAT.name,
         changes=CHANGES,
         commit_records=lambda t: FORMAT.commit_records(t.path),
+    )
+)
+
+# delta-rs: lz4_raw, as delta-merge (the cheapest codec that still compresses). Defaults:
+# delta-rs's own writer properties (snappy).
+register(
+    native_implementation(
+        native, {"peer.codec": "lz4_raw"}, rank=1, merge_engine=native.MERGE_ENGINE
     )
 )

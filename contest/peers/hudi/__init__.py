@@ -1,13 +1,16 @@
 """Apache Hudi 1.0.2 on Spark, MERGE_ON_READ keyed by uuid: `hudi` upserts rows merged
 in Spark (Hudi's MOR MERGE INTO cannot read target columns), `hudi-merger` upserts each
-collapsed batch as it is and merges at read with the contract's record merger (jvm/)."""
+collapsed batch as it is and merges at read with the contract's record merger (jvm/).
+And hudi-rs (native.py: a Python process, no JVM), a reader only."""
 
 from __future__ import annotations
 
 from contest.data.changes import KEY_TYPES, ChangeSupport
+from contest.peers.hudi import native
 from contest.peers.hudi.format import FORMAT
 from contest.peers.hudi.merger import FORMAT as MERGER
 from contest.peers.hudi.options import MERGE_ENGINE
+from contest.peers.native.base import native_implementation
 from contest.peers.registry import Implementation, Strategy, register
 
 # Hudi's Spark 3.5 bundle; it pulls hive-storage-api 2.8.1 and slf4j-api 1.7.36.
@@ -94,3 +97,6 @@ register(
         merge_engine=MERGE_ENGINE,
     )
 )
+
+# hudi-rs: a reader only, no strategy (`contest bench interop` reads with it).
+register(native_implementation(native, None, rank=5))

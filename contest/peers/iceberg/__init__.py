@@ -1,10 +1,13 @@
 """Apache Iceberg 1.10.0 on Spark: MERGE INTO a table of a Hadoop catalog, as
-merge-on-read with position delete files (format v2) or deletion vectors (v3)."""
+merge-on-read with position delete files (format v2) or deletion vectors (v3). And
+Iceberg on its own Python library, PyIceberg (native.py: a Python process, no JVM)."""
 
 from __future__ import annotations
 
 from contest.data.changes import KEY_TYPES, ChangeSupport
+from contest.peers.iceberg import native
 from contest.peers.iceberg.format import FORMAT
+from contest.peers.native.base import native_implementation
 from contest.peers.registry import Implementation, Strategy, register
 
 # Iceberg's Spark 3.5 runtime jar (self-contained).
@@ -82,3 +85,6 @@ register(
         changes=CHANGES,
     )
 )
+
+# pyiceberg: snappy, as iceberg-mor. Defaults: PyIceberg's zstd.
+register(native_implementation(native, {"peer.codec": "snappy"}, rank=2))

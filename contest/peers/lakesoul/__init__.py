@@ -1,12 +1,15 @@
 """LakeSoul: the harness's own tables (concurrent versioned upserts, the metadata merge,
 merge operators on read; contest/write and contest/read) and LakeSoul's own released
 libraries (write.engine = read.engine = lakesoul-stock). Neither is a `peer.format`: the
-write and read engines choose them."""
+write and read engines choose them. And LakeSoul on its own Python engine, lakesoul-py
+(native.py: a Python process, no JVM), a `peer.format` as the other native libraries."""
 
 from __future__ import annotations
 
 from contest.data.changes import KEY_TYPES, ChangeSupport
 from contest.infra import lakesoul_jvm
+from contest.peers.lakesoul import native
+from contest.peers.native.base import native_implementation
 from contest.peers.registry import Implementation, Strategy, StreamTable, register
 from meta.stream import committed_count
 
@@ -105,3 +108,7 @@ register(
         strategies=(Strategy("lakesoul-stock", STOCK),),
     )
 )
+
+# lakesoul-py: parquet (every reader here reads it) in the contest's 4 hash buckets.
+# Defaults: its writer's vortex-compact files and its own bucket count.
+register(native_implementation(native, {"peer.file_format": "parquet", "peer.buckets": 4}, rank=3))

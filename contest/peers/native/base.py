@@ -1,22 +1,27 @@
 """What a format's own native library is to the harness: a `PeerFormat` whose Write and
 Read jobs are plain Python processes (contest/peers/native/job.py runs them), so a
-module per library implements three things: make the folder ready, apply one batch
-through the library's own upsert or merge, read the table through the library's own
-reader. The Spark methods of `PeerFormat` stay unimplemented: a native format is never
-handed to a Spark job (its implementation's kind is NATIVE, contest/peers/registry.py).
+module per library (`native.py` in its format's folder: contest/peers/delta/native.py,
+...) implements three things: make the folder ready, apply one batch through the
+library's own upsert or merge, read the table through the library's own reader. The
+Spark methods of `PeerFormat` stay unimplemented: a native format is never handed to a
+Spark job (its implementation's kind is NATIVE, contest/peers/registry.py). The
+format's folder registers it with `native_implementation(native, ...)`.
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import pyarrow as pa
 
 from contest.config import Config
+from contest.data.operators import MergeEngine
 from contest.errors import UsageError
 from contest.peers.base import PeerFormat
+from contest.peers.registry import NATIVE, Implementation, Strategy
 
 # The format's own numbers for one commit (rows updated, files added, ...).
 Metrics = dict[str, int]
@@ -60,3 +65,52 @@ class NativeFormat(PeerFormat):
     def read_table(self, cfg: Config, table: Path, threads: int) -> pa.Table:
         """The table's head as the library's reader merges it."""
         raise NotImplementedError
+
+
+class NativeModule(Protocol):
+    """What a format's `native.py` defines: its `NativeFormat`, the library's version
+    (pinned in pyproject.toml) and how a results row names the format on it."""
+
+    @property
+    def FORMAT(self) -> NativeFormat: ...
+
+    @property
+    def VERSION(self) -> str: ...
+
+    @property
+    def TABLE_FORMAT(self) -> str: ...
+
+
+def native_implementation(
+    native: NativeModule,
+    preset: Mapping[str, object] | None,
+    *,
+    rank: int,
+    merge_engine: MergeEngine | None = None,
+    unavailable: str = "",
+) -> Implementation:
+    """A format's native library as an implementation (kind NATIVE), named, labelled and
+    pinned (`<library>==<VERSION>`) by its module. `preset`: the settings of its one
+    strategy (named as the format, `peer.format` set to it) over the defaults; its
+    `:defaults` row is `peer.format` alone; None: a reader only, no strategy.
+    `unavailable`: why the library cannot run here (nothing is pinned then). `rank`: its
+    place among the native implementations in every list."""
+    fmt = native.FORMAT
+    selected = {"peer.format": fmt.name}
+    strategies = (
+        (Strategy(fmt.name, {**selected, **preset}, defaults=selected),)
+        if preset is not None
+        else ()
+    )
+    return Implementation(
+        name=fmt.name,
+        table_format=native.TABLE_FORMAT,
+        engine=fmt.label,
+        peer=fmt,
+        strategies=strategies,
+        merge_engine=merge_engine,
+        kind=NATIVE,
+        unavailable=unavailable,
+        libraries=() if unavailable else (f"{fmt.library}=={native.VERSION}",),
+        rank=rank,
+    )

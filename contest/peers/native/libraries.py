@@ -40,7 +40,7 @@ def installed(name: str) -> str | None:
 def versions() -> dict[str, str | None]:
     """Every registered native implementation's libraries as installed (None: absent),
     for a run's disclosure."""
-    specs = [s for impl in registry.IMPLEMENTATIONS.values() for s in impl.libraries]
+    specs = [s for impl in registry.implementations() for s in impl.libraries]
     return {name: installed(name) for name, _ in map(pinned, specs)}
 
 

@@ -1,9 +1,13 @@
 """Apache Paimon 0.9.0 on Spark: a primary-key table whose aggregation merge engine is
-the contract; batches append sorted runs and the merge runs at read, as LakeSoul's."""
+the contract; batches append sorted runs and the merge runs at read, as LakeSoul's. And
+Paimon's Python API, pypaimon (native.py): named, and refused in one line (it cannot be
+installed beside the harness)."""
 
 from __future__ import annotations
 
 from contest.data.changes import KEY_TYPES, ChangeSupport
+from contest.peers.native.base import native_implementation
+from contest.peers.paimon import native
 from contest.peers.paimon.format import FORMAT
 from contest.peers.paimon.table import MERGE_ENGINE
 from contest.peers.registry import Implementation, Strategy, register
@@ -67,3 +71,6 @@ register(
         merge_engine=MERGE_ENGINE,
     )
 )
+
+# pypaimon: its defaults (it cannot run here: native.WHY).
+register(native_implementation(native, {}, rank=4, unavailable=native.WHY))

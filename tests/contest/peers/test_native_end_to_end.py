@@ -1,10 +1,11 @@
 """Each native strategy end to end: `contest evaluate` with the real library (a timed
 Python process for its write and its read, no Spark), the contract cases' hand-written
 rows and the oracle's verdict, the cores the jobs took; its `:defaults` row; what it
-refuses, in one line."""
+refuses, in one line; what dropping a run removes."""
 
 import json
 import os
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,6 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from contest.cli.main import main
+from contest.config import override
+from contest.errors import TableError
+from contest.evaluation.evaluate import drop_run, evaluate
+from contest.evaluation.strategies import preset
+from contest.infra.postgres import resolve_connection
+from contest.peers import formats
+from meta import catalog
 from tests.support.combined_cases import write_combined
 from tests.support.config import cli
 
@@ -144,3 +152,41 @@ def test_a_native_table_takes_batches_in_phases_under_its_ledger(
     assert report["version"] == 2 and report["spark_cores"] == 1
     got = pq.read_table(out).to_pylist()
     assert sorted(got, key=lambda r: r["uuid"]) == expected
+
+
+def test_a_dropped_lakesoul_py_run_leaves_no_metadata_and_others_keep_theirs(
+    cfg, pg, tmp_path, capsys, contract_data, held_cpus
+):
+    """lakesoul-py keeps its table's metadata in PostgreSQL (LakeSoul's own catalog on the
+    harness's database), outside the table folder: dropping the run (as `bench peers`
+    does after a checked run) removes that table's rows too, and no other table's."""
+    data, _ = contract_data
+    conn = resolve_connection(cfg)
+    run_cfg = override(cfg, {**preset("lakesoul-py"), "work_dir": str(tmp_path / "work")})
+    lakesoul_py = formats.of(run_cfg)
+    # Another lakesoul-py table on the same database (a name of its own: the database
+    # outlives the test session).
+    kept = tmp_path / f"kept_{uuid.uuid4().hex[:12]}"
+    base = cli(cfg, "--set", "peer.format=lakesoul-py", "--set", "spark.master=local[1]")
+    try:
+        assert main([*base, "write", "--data", str(data), "--table", str(kept)]) == 0
+        capsys.readouterr()
+        rec = evaluate(run_cfg, "lakesoul-py", data=data, cores=2, say=lambda _: None)
+        assert rec.correct, rec.error
+        assert rec.peer_write is not None
+        table = Path(rec.peer_write["table"])
+        ref = catalog.find_table(conn, str(table))
+        kept_ref = catalog.find_table(conn, str(kept))
+
+        drop_run(run_cfg, rec)
+
+        assert not table.exists() and not Path(rec.result_dir).exists()
+        with pytest.raises(TableError):
+            catalog.find_table(conn, str(table))
+        with pytest.raises(TableError):
+            catalog.get_table(conn, ref.name, ref.namespace)
+        # The other table: its metadata as it was, and still read by LakeSoul.
+        assert catalog.find_table(conn, str(kept)) == kept_ref
+        assert lakesoul_py.read_table(run_cfg, kept, 1).num_rows > 0
+    finally:
+        lakesoul_py.forget(run_cfg, kept)  # the test's own table: gone from the database

@@ -14,9 +14,9 @@ from contest.errors import ConnectorError, UsageError
 from contest.evaluation.jobs import native_command, spark_submit
 from contest.evaluation.strategies import DEFAULTS, STRATEGIES
 from contest.peers import formats, registry
+from contest.peers.delta.native import update_expressions
 from contest.peers.native import libraries
 from contest.peers.native.collapse import collapsed, folded
-from contest.peers.native.delta_rs import update_expressions
 from contest.peers.native.job import threads_of
 
 NATIVE = ("delta-rs", "pyiceberg", "lakesoul-py", "pypaimon")

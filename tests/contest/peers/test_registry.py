@@ -169,3 +169,34 @@ def test_a_strategy_that_cannot_run_here_is_named_but_not_in_the_default_lists()
     assert available == [s for s in strategies.STRATEGIES if s != "pypaimon"]
     compare = build_parser().parse_args(["compare"])
     assert compare.strategies == available
+
+
+def _impl(name: str, kind: registry.EngineKind = registry.SPARK, rank: int = 0) -> Implementation:
+    return Implementation(name=name, table_format="", engine="", kind=kind, rank=rank)
+
+
+def test_lists_show_the_spark_implementations_first_then_the_native_ones_by_rank():
+    # A folder registers its Spark implementation and its native one together.
+    registered = [
+        _impl("a"),
+        _impl("a-native", registry.NATIVE, rank=2),
+        _impl("b"),
+        _impl("b-native", registry.NATIVE, rank=1),
+        _impl("c-native", registry.NATIVE, rank=2),
+        _impl("c"),
+    ]
+    listed = [i.name for i in registry.listing_order(registered)]
+    # Equal kinds and ranks keep the order they came in (a stable sort).
+    assert listed == ["a", "b", "c", "b-native", "a-native", "c-native"]
+    assert registry.listing_order([]) == []
+
+
+def test_the_registry_lists_in_listing_order(toy):
+    impls = registry.implementations()
+    assert impls == registry.listing_order(registry.IMPLEMENTATIONS.values())
+    kinds = [registry.KINDS.index(i.kind) for i in impls]
+    assert kinds == sorted(kinds) and registry.NATIVE in {i.kind for i in impls}
+    # A Spark implementation registered after the native ones is listed before them.
+    assert impls.index(TOY_IMPL) < min(impls.index(i) for i in impls if i.kind is registry.NATIVE)
+    names = [s for i in impls for s in (x.name for x in i.strategies)]
+    assert list(registry.strategies()) == names

@@ -30,6 +30,7 @@ from contest.write.cow import KEY
 from meta import catalog
 
 VERSION = "2.0.0"
+TABLE_FORMAT = f"LakeSoul (its Python engine, lakesoul {VERSION})"
 # write_arrow's `format`: its default first.
 FILE_FORMATS = ("", "vortex-compact", "vortex", "parquet")
 
@@ -84,6 +85,13 @@ class LakeSoulPy(NativeFormat):
             catalog.drop_table(resolve_connection(cfg), ref.name, ref.namespace)
         if has_files:
             shutil.rmtree(table)
+
+    def forget(self, cfg: Config, table: Path) -> None:
+        """Its metadata in PostgreSQL (LakeSoul's catalog on the harness's database): the
+        table at exactly this path, and no other."""
+        ref = self._ref(cfg, table)
+        if ref is not None:
+            catalog.drop_table(resolve_connection(cfg), ref.name, ref.namespace)
 
     def _write(self, cfg: Config, handle: Any, rows: pa.Table, threads: int) -> Metrics:
         options: dict[str, Any] = {"thread_num": threads}

@@ -22,6 +22,7 @@ from contest.peers.native.collapse import collapsed
 from contest.write.cow import KEY
 
 VERSION = "1.6.6"
+TABLE_FORMAT = f"Delta Lake (delta-rs {VERSION})"
 # MERGE's update expressions are DataFusion SQL: every operator's combine expression of
 # the registry (`spark_combine`: CASE, coalesce, greatest, least, concat) is standard
 # SQL that DataFusion evaluates alike.

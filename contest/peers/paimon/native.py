@@ -15,6 +15,7 @@ from contest.errors import ConnectorError
 from contest.peers.native.base import Metrics, NativeFormat
 
 VERSION = "2.1.0"
+TABLE_FORMAT = f"Apache Paimon (pypaimon {VERSION})"
 WHY = (
     f"pypaimon {VERSION} requires polars<2, the harness polars>=2,<3 (read.merge=polars): "
     "they cannot be installed together, so pypaimon is not pinned"

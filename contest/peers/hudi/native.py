@@ -14,6 +14,7 @@ from contest.errors import ConnectorError
 from contest.peers.native.base import Metrics, NativeFormat
 
 VERSION = "0.5.0"
+TABLE_FORMAT = f"Apache Hudi (hudi-rs {VERSION})"
 
 
 class HudiRs(NativeFormat):

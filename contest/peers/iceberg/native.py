@@ -24,6 +24,7 @@ from contest.peers.native.collapse import collapsed, folded
 from contest.write.cow import KEY
 
 VERSION = "0.12.0"
+TABLE_FORMAT = f"Apache Iceberg (pyiceberg {VERSION})"
 CATALOG_FILE = "pyiceberg_catalog.db"
 # A Hadoop catalog's pointer to the table's current metadata file (Spark's iceberg peers).
 HADOOP_HINT = "metadata/version-hint.text"
