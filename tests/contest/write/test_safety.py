@@ -79,6 +79,15 @@ def test_read_refuses_holes_unless_asked(spark, pg, cfg, data, tmp_path, capsys)
     assert "warning: table" in capsys.readouterr().err
 
 
+@pytest.fixture(scope="module")
+def ranged_table(spark, pg, cfg, data, tmp_path_factory) -> str:
+    """One table of versions 0-10, written and merged once for every range case (each
+    case is refused before a row is read)."""
+    _, table = write(spark, pg, cfg, data, tmp_path_factory.mktemp("rng") / "rng")
+    merge_and_read(spark, pg, cfg, table)
+    return table.name
+
+
 @pytest.mark.parametrize(
     "args, needle",
     [
@@ -89,11 +98,9 @@ def test_read_refuses_holes_unless_asked(spark, pg, cfg, data, tmp_path, capsys)
     ],
 )
 def test_version_ranges_outside_the_table_are_errors(
-    spark, pg, cfg, data, tmp_path, capsys, args, needle
+    cfg, ranged_table, tmp_path, capsys, args, needle
 ):
-    _, table = write(spark, pg, cfg, data, tmp_path / "rng")
-    merge_and_read(spark, pg, cfg, table)
-    code = main(cli(cfg, "read", "--table", table.name, "--out", str(tmp_path / "o"), *args))
+    code = main(cli(cfg, "read", "--table", ranged_table, "--out", str(tmp_path / "o"), *args))
     err = capsys.readouterr().err
     assert code == 2 and needle in err and err.count("\n") == 1
 
