@@ -320,7 +320,9 @@ def phase_clean(run: Run) -> None:
     """The evaluation's table (metadata and folder) and result dropped; the jobs'
     config file and options written."""
     cfg = run.cfg
-    if not run.peer:  # a peer table has no metadata in PostgreSQL
+    if run.peer:  # its folder, and what its format keeps outside it (lakesoul-py's catalog)
+        formats.of(cfg).forget(cfg, Path(run.table_dir))
+    else:
         run.conn = resolve_connection(cfg)
         check_reachable(run.conn)
         catalog.drop_table(run.conn, run.table_name, cfg.table.namespace)
