@@ -320,12 +320,10 @@ def phase_clean(run: Run) -> None:
     """The evaluation's table (metadata and folder) and result dropped; the jobs'
     config file and options written."""
     cfg = run.cfg
-    if run.peer:  # its folder, and what its format keeps outside it (lakesoul-py's catalog)
-        formats.of(cfg).forget(cfg, Path(run.table_dir))
-    else:
+    if not run.peer:
         run.conn = resolve_connection(cfg)
         check_reachable(run.conn)
-        catalog.drop_table(run.conn, run.table_name, cfg.table.namespace)
+    _drop_metadata(run)
     for where in (run.table_dir, str(run.result_dir)):
         if is_object_store(where):
             configure(cfg.s3)
@@ -341,6 +339,17 @@ def phase_clean(run: Run) -> None:
     )
 
 
+def _drop_metadata(run: Run) -> None:
+    """What the run's table keeps outside its folder: LakeSoul's metadata for the
+    harness's table, the format's own (`PeerFormat.forget`: lakesoul-py's catalog
+    entry) for a peer's."""
+    if run.peer:
+        formats.of(run.cfg).forget(run.cfg, Path(run.table_dir))
+    else:
+        conn = run.conn or resolve_connection(run.cfg)
+        catalog.drop_table(conn, run.table_name, run.cfg.table.namespace)
+
+
 def _drop_outputs(cfg: Config, table_dir: str, result_dir: Path | str) -> None:
     """The run's table folder, and its result when it is the evaluation's own folder (a
     given one: see the read)."""
@@ -354,10 +363,7 @@ def drop_run(cfg: Config, record: RunRecord) -> None:
     result. Other runs' tables in the same work folder are left alone. A peer's table
     is its folder, and what its format keeps outside it (lakesoul-py's catalog entry)."""
     run = new_run(cfg, record.strategy, None, None, 0, None, None, lambda _: None)
-    if run.peer:
-        formats.of(cfg).forget(cfg, Path(run.table_dir))
-    else:
-        catalog.drop_table(resolve_connection(cfg), run.table_name, cfg.table.namespace)
+    _drop_metadata(run)
     _drop_outputs(cfg, run.table_dir, run.result_dir)
 
 

@@ -81,8 +81,7 @@ class LakeSoulPy(NativeFormat):
             raise UsageError(
                 f"--table {table}: not a {self.name} table (no metadata): not replaced"
             )
-        if ref is not None:
-            catalog.drop_table(resolve_connection(cfg), ref.name, ref.namespace)
+        self.forget(cfg, table)
         if has_files:
             shutil.rmtree(table)
 
