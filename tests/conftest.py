@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from contest.config import Config
-from tests.support.config import make_config
+from tests.support.config import TEST_PG_PORT, TEST_STATE, make_config
 
 # Every child a test starts through the harness dies with the test (tests/support/reaper.py).
 pytest_plugins = ["tests.support.reaper"]
@@ -47,11 +47,20 @@ def fixture_markers(fixturenames: Iterable[str]) -> set[str]:
     return {mark for name in fixturenames for mark in FIXTURE_MARKERS.get(name, ())}
 
 
+# Under pytest-xdist (`./build.sh test` runs two workers) the tests of a server a worker
+# starts for the rest of its run (a Spark standalone cluster, S3Proxy) run on one worker:
+# one of each at a time, not one a worker.
+SERVER_MARKERS = {"standalone", "s3"}
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         # item.fixturenames is the closure: the fixtures of its fixtures are in it too.
-        for mark in sorted(fixture_markers(getattr(item, "fixturenames", ()))):
+        marks = fixture_markers(getattr(item, "fixturenames", ()))
+        for mark in sorted(marks):
             item.add_marker(mark)
+        if marks & SERVER_MARKERS:
+            item.add_marker(pytest.mark.xdist_group("servers"))
 
 
 def pytest_collection_finish(session) -> None:
@@ -66,7 +75,6 @@ def use_class_data_archive(config) -> None:
     """Every test JVM maps the checkout's class-data archives (built now if missing)."""
     from contest.infra import cds
     from tests.support.cds import archive_options
-    from tests.support.config import TEST_STATE
 
     if not (TEST_STATE / "cds" / cds.STAMP).is_file():
         reporter = config.pluginmanager.get_plugin("terminalreporter")
@@ -79,6 +87,19 @@ def use_class_data_archive(config) -> None:
         _jvm_options.update(submit=f"{TEST_JVM_OPTIONS} {driver}", archive=driver)
         os.environ["SPARK_SUBMIT_OPTS"] = _jvm_options["submit"]
         os.environ.setdefault("SPARK_LAUNCHER_OPTS", launcher)
+
+
+def worker_state(config) -> dict[str, object]:
+    """Under pytest-xdist each worker has its own state folder and port, so its own
+    PostgreSQL, Spark standalone cluster and S3 server: the tests name their tables as if
+    they were alone. One process (no -n) uses the tests' folder and port as they are."""
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if worker is None:
+        return {}
+    return {
+        "state_dir": str(TEST_STATE / worker),
+        "pg.port": TEST_PG_PORT + 1 + int(worker.removeprefix("gw")),
+    }
 
 
 @pytest.fixture(scope="session")
@@ -131,8 +152,8 @@ def _container():
 
 
 @pytest.fixture(scope="session")
-def cfg(session_tmp, _container) -> Config:
-    return make_config(session_tmp, **(_container or {}))
+def cfg(session_tmp, _container, request) -> Config:
+    return make_config(session_tmp, **worker_state(request.config), **(_container or {}))
 
 
 @pytest.fixture(scope="session")

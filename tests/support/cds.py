@@ -14,6 +14,8 @@ import os
 import sys
 from pathlib import Path
 
+from filelock import FileLock
+
 
 def archive_options(state: Path, jvm_options: str) -> tuple[str, str]:
     """(the driver's, the launcher's) JVM options that map the archives, built now when
@@ -33,7 +35,10 @@ def archive_options(state: Path, jvm_options: str) -> tuple[str, str]:
         "SPARK_SUBMIT_OPTS": jvm_options,
     }
     try:
-        archives = cds.build(cfg, env)
+        # pytest-xdist's workers: one builds, the other waits and finds them built.
+        state.mkdir(parents=True, exist_ok=True)
+        with FileLock(state / "cds.lock"):
+            archives = cds.build(cfg, env)
     except (HarnessError, OSError):
         return "", ""
     return archives.java_option("driver"), archives.java_option("launcher")

@@ -9,6 +9,7 @@ from contest.config import Config, load_config
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_STATE = REPO / ".state" / "tests"
+TEST_PG_PORT = 54331
 TEST_LOAD_WINDOW_S = 0.05
 
 
@@ -19,7 +20,7 @@ def make_config(tmp: Path, **overrides: object) -> Config:
         "state_dir": str(TEST_STATE),
         "work_dir": str(tmp),
         "results_dir": str(tmp / "results"),
-        "pg.port": 54331,
+        "pg.port": TEST_PG_PORT,
         "spark.master": "local[2]",
         "spark.shuffle_partitions": 4,
         "spark.ui": False,
