@@ -2,8 +2,8 @@
 # Set up everything the project needs (idempotently), then build, test or run.
 #   ./build.sh          set up, then build submit.zip (the contest submission archive)
 #   ./build.sh setup    set up only: system packages, virtualenv, Python packages
-#   ./build.sh test     set up, then run the test suite (pytest args may follow) on two
-#                       pytest-xdist workers; `-n N` for N of them, `-n 0` for one process
+#   ./build.sh test     set up, then run the test suite (pytest args may follow; `-n 2`
+#                       for two pytest-xdist workers)
 #   ./build.sh run      set up, then run the main job: the contest evaluation
 #                       (contest evaluate; its options may follow)
 #   ./build.sh lint     set up, then the checks CI runs: ruff, ruff format --check, mypy,
@@ -161,13 +161,7 @@ case "$cmd" in
   setup) setup ;;
   test)
     setup
-    # Two workers: most of a test's time is a child JVM starting or a server answering,
-    # so two at once fill the two cores; the servers are shared (tests/conftest.py).
-    workers=(-n 2)
-    for arg in "$@"; do
-      case "$arg" in -n|-n*|--numprocesses*|-pno:xdist|no:xdist) workers=() ;; esac
-    done
-    exec "$VENV/bin/python" -m pytest "${workers[@]}" "$@" ;;
+    exec "$VENV/bin/python" -m pytest "$@" ;;
   run)
     setup
     "$VENV/bin/contest" db up
