@@ -148,6 +148,17 @@ class WriteConfig:
     # did not win (optimized 1.07x [0.99-1.10] faster without it, the read slower with
     # the batch's whole dictionary in every bucket file; results/notes/duckdb.md).
     file_dictionaries: bool = False
+    # A big batch's row group cut into ranges to give every core a task (on): a range
+    # starting inside a row group decodes and drops the rows before it (parquet cannot
+    # seek to a row), so on files of one row group base-0's second task decodes its first
+    # half twice. Off: such a group is one task that reads it once and writes it in the
+    # same pieces, the other batches' tasks filling the other cores (issue 62).
+    cut_row_groups: bool = True
+    # A write task decodes its batch's row groups together on pyarrow's threads (one
+    # read_row_groups call; a range inside a row group streamed with use_threads). Off:
+    # whole row groups one at a time (their columns on pyarrow's threads), a streamed
+    # range on the task's own thread (issue 62, "row groups decoded in parallel").
+    decode_threads: bool = False
 
 
 @dataclass(frozen=True)

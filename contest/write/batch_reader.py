@@ -27,6 +27,7 @@ def read_pieces(
     piece_rows: int,
     columns: Sequence[str],
     dictionaries: Collection[str] = (),
+    threads: bool = False,
 ) -> Iterator[pa.Table]:
     """Rows [start, stop) of a parquet file, in pieces of at most `piece_rows` rows (0:
     one piece), in file order. A range of whole row groups read as one piece is read
@@ -34,7 +35,8 @@ def read_pieces(
     (parquet cannot seek to a row) and holding one piece at a time. A file that cannot
     be read is a DataError naming the row group. Those of `dictionaries` the file stores
     as small dictionaries in every row group come back as dictionary arrays (one
-    dictionary a row group), with no string decoded."""
+    dictionary a row group), with no string decoded. `threads` (write.decode_threads):
+    whole row groups decoded together on pyarrow's threads, a streamed range with them."""
     overlap = list(groups_of(group_rows, start, stop))
     if not overlap:
         return
@@ -61,6 +63,10 @@ def read_pieces(
             as_dictionaries = dictionary_columns(metadata, dictionaries) if dictionaries else []
             if whole and len(cuts) == 1:
                 pf = pq.ParquetFile(fh, metadata=metadata, read_dictionary=as_dictionaries)
+                if threads:
+                    reading[:] = [g for g, _ in overlap]
+                    yield pf.read_row_groups(reading, columns=list(columns), use_threads=True)
+                    return
                 parts = []
                 for group, _ in overlap:
                     reading[:] = [group]
@@ -78,7 +84,7 @@ def read_pieces(
                 batch_size=STREAM_BATCH_ROWS,
                 row_groups=[g for g, _ in overlap],
                 columns=list(columns),
-                use_threads=False,
+                use_threads=threads,
             )
             pos = first_row  # the file row the stream is at
             held: list[pa.RecordBatch] = []

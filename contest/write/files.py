@@ -277,6 +277,7 @@ def write_file_direct(
     piece_rows: int = 0,
     key_words: bool = False,
     file_dictionaries: bool = False,
+    decode_threads: bool = False,
 ) -> WriteOutcome:
     """Write a batch file as bucket files of `table` without a shuffle, one Spark task
     per row group reading it with pyarrow and bucketing with Spark's hash computed in
@@ -307,6 +308,7 @@ def write_file_direct(
         sort=sort,
         key_words=key_words,
         file_dictionaries=file_dictionaries,
+        decode_threads=decode_threads,
     )
 
 
@@ -332,6 +334,7 @@ def write_file_split(
     sort: str = "arrow",
     key_words: bool = False,
     file_dictionaries: bool = False,
+    decode_threads: bool = False,
 ) -> WriteOutcome:
     """Write a batch file as bucket files of `table` without the JVM: one Spark task per
     row range (contest/write/split.py), reading it with pyarrow (a range inside a row
@@ -341,7 +344,8 @@ def write_file_split(
     then piece order: a key's rows in several files of the commit keep the file's row
     order (files of one commit are applied in their listed order). Files stay
     uncommitted. `file_dictionaries` (write.file_dictionaries): the batch's non-key
-    string columns stored as small dictionaries are read as dictionaries."""
+    string columns stored as small dictionaries are read as dictionaries;
+    `decode_threads` (write.decode_threads): see read_pieces' `threads`."""
     if codec not in CODECS:
         raise ValueError(f"codec {codec!r}: choose one of {', '.join(CODECS)}")
     if not direct_read_possible(table):
@@ -358,7 +362,14 @@ def write_file_split(
             for start, stop in zip(starts, stops, strict=True):
                 refused = False
                 for data in read_pieces(
-                    path, groups, start, stop, piece_rows, schema.names, as_dictionaries
+                    path,
+                    groups,
+                    start,
+                    stop,
+                    piece_rows,
+                    schema.names,
+                    as_dictionaries,
+                    threads=decode_threads,
                 ):
                     nulls = data.column(key).null_count
                     refused = refused or bool(nulls and not drop_null_keys)

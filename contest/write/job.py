@@ -193,6 +193,7 @@ def write_batches(
                     piece_rows=cfg.write.batch_piece_rows,
                     key_words=cfg.write.key_words,
                     file_dictionaries=cfg.write.file_dictionaries,
+                    decode_threads=cfg.write.decode_threads,
                 )
             else:
                 df = spark.read.parquet(str(batch.path))
@@ -276,7 +277,11 @@ def write_big(
             spark,
             path,
             table,
-            ranges=plan_ranges(group_rows, piece_rows, min(cores, parts)),
+            # write.cut_row_groups off: a row group bigger than a part is one task
+            # reading it once, written in the same pieces.
+            ranges=plan_ranges(
+                group_rows, piece_rows, min(cores, parts) if cfg.write.cut_row_groups else 1
+            ),
             group_rows=group_rows,
             piece_rows=piece_rows,
             codec=cfg.write.codec,
@@ -285,6 +290,7 @@ def write_big(
             sort=cfg.write.sort,
             key_words=cfg.write.key_words,
             file_dictionaries=cfg.write.file_dictionaries,
+            decode_threads=cfg.write.decode_threads,
         )
     df = spark.read.parquet(path)
     check_schema(batch.path, _arrow_schema(df), schema)

@@ -73,6 +73,23 @@ def test_arrow_split_equals_the_oracle(spark, pg, cfg, data, tmp_path, groups, f
     assert merge_and_read(spark, pg, cfg, table) == oracle(d)
 
 
+@pytest.mark.parametrize("groups", [None, [1700, 1700, 1600]], ids=["one-group", "three-groups"])
+def test_row_groups_read_once_and_decoded_on_threads_equal_the_oracle(
+    spark, pg, cfg, data, tmp_path, groups
+):
+    """write.cut_row_groups off (a row group bigger than a part read once by one task,
+    written in the same pieces) and write.decode_threads on (row groups decoded together
+    on pyarrow's threads): the same bucket files' worth of pieces, the same result."""
+    d = _regroup(data, tmp_path / "d", groups)
+    settings = {"shuffle": "arrow", "cut_row_groups": False, "decode_threads": True, **SPLIT}
+    report, table = write(spark, pg, with_write(cfg, **settings), d, tmp_path / "t")
+    assert report.ok
+    base0 = _base0_files(pg, table)
+    per_bucket = max(sum(1 for f in base0 if f.bucket == b) for b in {f.bucket for f in base0})
+    assert per_bucket >= 2  # still written in pieces
+    assert merge_and_read(spark, pg, cfg, table) == oracle(d)
+
+
 def test_the_spark_shuffle_follows_the_rows_too(spark, pg, cfg, data, tmp_path):
     d = _regroup(data, tmp_path / "d", None)
     report, table = write(spark, pg, with_write(cfg, shuffle="spark", **SPLIT), d, tmp_path / "t")

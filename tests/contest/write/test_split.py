@@ -84,15 +84,18 @@ def batch_file(tmp_path_factory):
     ("start", "stop", "piece_rows"),
     [(0, 300, 0), (0, 300, 64), (7, 107, 0), (3, 250, 40), (150, 151, 10), (290, 300, 3)],
 )
+@pytest.mark.parametrize("threads", [False, True], ids=["one-thread", "decode-threads"])
 def test_read_pieces_gives_the_ranges_rows_in_order(
-    batch_file, monkeypatch, start, stop, piece_rows
+    batch_file, monkeypatch, start, stop, piece_rows, threads
 ):
     import contest.write.batch_reader as files
 
     path, rows = batch_file
     monkeypatch.setattr(files, "STREAM_BATCH_ROWS", 16)  # batches across row groups
     groups = row_group_rows(str(path))
-    got = list(read_pieces(str(path), groups, start, stop, piece_rows, ["uuid", "v"]))
+    got = list(
+        read_pieces(str(path), groups, start, stop, piece_rows, ["uuid", "v"], threads=threads)
+    )
     assert [p.num_rows for p in got] == [b - a for a, b in pieces(start, stop, piece_rows)]
     assert pa.concat_tables(got).to_pydict() == rows.slice(start, stop - start).to_pydict()
 
