@@ -2,8 +2,8 @@
 # Set up everything the project needs (idempotently), then build, test or run.
 #   ./build.sh          set up, then build submit.zip (the contest submission archive)
 #   ./build.sh setup    set up only: system packages, virtualenv, Python packages
-#   ./build.sh test     set up, then run the test suite (pytest args may follow; `-n 2`
-#                       for two pytest-xdist workers)
+#   ./build.sh test     set up, then run the test suite on three pytest-xdist workers
+#                       (pytest args may follow; `-n 0` for one process)
 #   ./build.sh run      set up, then run the main job: the contest evaluation
 #                       (contest evaluate; its options may follow)
 #   ./build.sh lint     set up, then the checks CI runs: ruff, ruff format --check, mypy,
@@ -161,7 +161,16 @@ case "$cmd" in
   setup) setup ;;
   test)
     setup
-    exec "$VENV/bin/python" -m pytest "$@" ;;
+    # Three pytest-xdist workers unless the arguments choose (-n/--numprocesses, or
+    # -p no:xdist): the suite waits on JVM starts and servers more than it computes, so
+    # three fill two cores (docs/development/tests.md).
+    workers=(-n 3)
+    for arg in "$@"; do
+      case "$arg" in
+        -n | -n* | --numprocesses | --numprocesses=* | no:xdist) workers=() ;;
+      esac
+    done
+    exec "$VENV/bin/python" -m pytest "${workers[@]}" "$@" ;;
   run)
     setup
     "$VENV/bin/contest" db up
