@@ -72,14 +72,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "rebuild every results page and chart from the records",
         "Rebuild every generated page and chart of <results_dir> from its records (the "
         "score's README.md, each benchmark's, sweep's, cluster's and workload's page: "
-        "`contest publish` adds runs to runs.jsonl); --results FILE for one runs file's "
-        "README.md, --local for this machine's own runs (written beside them, in the "
-        "ignored work folder).",
+        "`contest publish` adds runs to runs.jsonl); --results DIR for another results "
+        "folder's, --results FILE for one runs file's README.md, --local for this "
+        "machine's own runs (written beside them, in the ignored work folder).",
         cmd_report,
     )
     where = r.add_mutually_exclusive_group()
     where.add_argument(
-        "--results", default=None, help="runs file (default: runs.jsonl in results_dir)"
+        "--results",
+        default=None,
+        help="a results folder, or one runs file (default: the folder results_dir)",
     )
     where.add_argument("--local", action="store_true", help="this machine's own runs")
 
@@ -284,19 +286,28 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
-    if not args.local and not args.results:
+    # A folder (the default results_dir, or --results DIR as the benchmarks take it):
+    # every page under it; a file: that runs file's README.md.
+    folder = (
+        cfg.results_path
+        if not args.local and not args.results
+        else Path(args.results)
+        if args.results and Path(args.results).is_dir()
+        else None
+    )
+    if folder is not None:
         # deferred: pulls in pandas and tqdm; `contest --help` starts without them
         from contest.cli.pages import regenerate
 
-        if not (cfg.results_path / "runs.jsonl").exists():
+        if not (folder / "runs.jsonl").exists():
             raise UsageError(
-                f"no runs file at {cfg.results_path / 'runs.jsonl'}: run `contest evaluate` "
+                f"no runs file at {folder / 'runs.jsonl'}: run `contest evaluate` "
                 "and `contest publish` first"
             )
-        written = [str(p) for p in regenerate(cfg.results_path)]
+        written = [str(p) for p in regenerate(folder)]
         result(
-            {"results": str(cfg.results_path), "wrote": written},
-            f"wrote {len(written)} page(s) and chart(s) under {cfg.results_path}",
+            {"results": str(folder), "wrote": written},
+            f"wrote {len(written)} page(s) and chart(s) under {folder}",
         )
         return EXIT_OK
     runs = local_runs(cfg.work_path) if args.local else Path(args.results)

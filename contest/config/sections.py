@@ -152,7 +152,9 @@ class WriteConfig:
     # starting inside a row group decodes and drops the rows before it (parquet cannot
     # seek to a row), so on files of one row group base-0's second task decodes its first
     # half twice. Off: such a group is one task that reads it once and writes it in the
-    # same pieces, the other batches' tasks filling the other cores (issue 62).
+    # same pieces, the other batches' tasks filling the other cores: 1.05x [0.95-1.18]
+    # and 1.06x [0.99-1.09] on the harness's files, no clear gain, the write's peak 2.84
+    # GB against 1.91 (results/duckdb.md, issue 62), so cut by default.
     cut_row_groups: bool = True
     # A write task decodes its batch's row groups together on pyarrow's threads (one
     # read_row_groups call; a range inside a row group streamed with use_threads). Off:

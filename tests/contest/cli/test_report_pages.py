@@ -47,3 +47,20 @@ def test_contest_report_regenerates_every_committed_page(tmp_path: Path, capsys)
     disclosures = [p for p in generated if p.parts[0] == "disclosure"]
     assert len(generated) == len(files) - 1 + 1 + len(disclosures)
     assert Path("peers_batches.md") in generated
+
+
+def test_report_results_takes_a_folder_as_the_benchmarks_do(tmp_path: Path, capsys):
+    """`--results DIR`, as every benchmark takes it, regenerates that folder's pages (it
+    was read as a runs file and ended in a traceback); a folder without runs is one line."""
+    shutil.copytree(REPO / "results", tmp_path / "results")
+    shutil.copytree(REPO / "sweeps", tmp_path / "sweeps")
+    page = tmp_path / "results" / "duckdb.md"
+    page.write_text("stale\n")
+    args = ["--set", f"work_dir={tmp_path}", "report", "--results", str(tmp_path / "results")]
+    assert main(args) == 0
+    assert page.read_text() == (REPO / "results" / "duckdb.md").read_text()
+    capsys.readouterr()
+    (tmp_path / "empty").mkdir()
+    code = main(["--set", f"work_dir={tmp_path}", "report", "--results", str(tmp_path / "empty")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1 and "no runs file at" in err[0]
