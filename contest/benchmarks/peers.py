@@ -419,8 +419,8 @@ class PeersBench(Benchmark):
                         # not fit beside the next scale's); a wrong one's stay to inspect.
                         if rec.correct:
                             drop_run(cfg, rec)
-                        if rec.correct and not rec.busy:
-                            break
+                        if (rec.correct and not rec.busy) or rec.timed_out:
+                            break  # a run stopped at its cap would be stopped again
                         if rec.busy:
                             say(f"{name}: busy ({rec.busy}): left out of the medians")
         return ok

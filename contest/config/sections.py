@@ -430,6 +430,10 @@ class Config:
     # and busy share just before and just after each timed job (untimed; the tests take
     # a short one: each evaluation waited 2 s on it).
     load_window_s: float = 0.5
+    # A run's time cap in seconds (its timed jobs together; 0 = none): a job still
+    # running when its run passes it is stopped, its whole process tree killed, and the
+    # run recorded as timed out (failed in that job's phase), not left out of a sitting.
+    run_cap_s: float = 0.0
     s3: ObjectStoreConfig = field(default_factory=ObjectStoreConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     peer: PeerConfig = field(default_factory=PeerConfig)

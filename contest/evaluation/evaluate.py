@@ -468,7 +468,8 @@ def score(rec: RunRecord) -> None:
 
 def run_stage_job(run: Run, stage: str, log: Path, args: list[str]) -> ProcResult:
     """One Write or Read job of the run, with the run's config file, environment,
-    cores, master and spark-submit options (evaluate's and the workload runner's)."""
+    cores, master and spark-submit options (evaluate's and the workload runner's), and
+    what is left of the run's time cap (run_cap_s) after its jobs so far."""
     assert run.config_file is not None
     return run_job(
         run.cfg,
@@ -480,7 +481,16 @@ def run_stage_job(run: Run, stage: str, log: Path, args: list[str]) -> ProcResul
         args,
         run.record.master,
         run.submit_opts,
+        cap_s=cap_left(run.cfg.run_cap_s, run.record.write_s, run.record.read_s),
     )
+
+
+def cap_left(cap_s: float, *spent: float | None) -> float | None:
+    """Seconds a run's next job may take under its cap (None: no cap); at least a
+    second, so a job past the cap already still starts and is stopped at once."""
+    if cap_s <= 0:
+        return None
+    return max(cap_s - sum(s or 0.0 for s in spent), 1.0)
 
 
 def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
@@ -496,6 +506,7 @@ def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
         job = run_stage_job(run, stage, log, args)
     after = Sample.take(run.cfg.load_window_s)
     run.record.load[stage] = JobLoad.around(before, after, job.noise)
+    run.record.timed_out = run.record.timed_out or job.timed_out
     run.record.prepare_s[stage] = job.prepare_s
     setattr(run.record, f"{stage}_s", round(job.seconds, 3))
     setattr(run.record, f"{stage}_peak_rss_bytes", job.peak_rss_bytes)

@@ -116,6 +116,11 @@ def child_env(cfg: Config) -> dict[str, str]:
 
 
 def job_failure(stage: str, job: ProcResult) -> str:
+    if job.timed_out:
+        return (
+            f"{stage} job timed out: stopped after {job.seconds:.0f} s, at the run's time "
+            f"cap (run_cap_s) (log {job.log})"
+        )
     return f"{stage} job exited {job.returncode}: {failure_cause(job)} (log {job.log})"
 
 
@@ -165,16 +170,20 @@ def run_job(
     args: list[str],
     master: str | None = None,
     options: list[str] | None = None,
+    cap_s: float | None = None,
 ):
     """A timed spark-submit process, run in the evaluation's folder (not the checkout).
-    The embedded PostgreSQL's work during the job is the job's, not noise."""
+    The embedded PostgreSQL's work during the job is the job's, not noise. Past `cap_s`
+    seconds it is stopped (ProcResult.timed_out)."""
     started = time.perf_counter()
     # spark.cds: both JVMs start from the class-data archive when it is current.
     env, cds_option = cds.submit_env(cfg, env)
     launch = spark_submit if kind_of(cfg).jvm else native_command
     cmd = launch(cfg, stage, cores, config_file, args, master, options, cds_option)
     prepare_s = round(time.perf_counter() - started, 3)
-    job = run_timed(cmd, log, env=env, cwd=config_file.parent, servers=local_server_pids(cfg))
+    job = run_timed(
+        cmd, log, env=env, cwd=config_file.parent, servers=local_server_pids(cfg), cap_s=cap_s
+    )
     job.prepare_s = prepare_s
     return job
 

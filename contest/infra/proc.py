@@ -67,6 +67,8 @@ class ProcResult:
     # Seconds spent making the command before the process started (resolving its JVM
     # libraries), not timed: reported apart.
     prepare_s: float = 0.0
+    # Stopped at its time cap (run_cap_s): its tree killed, its returncode the kill's.
+    timed_out: bool = False
 
     @property
     def ok(self) -> bool:
@@ -111,9 +113,11 @@ def run_timed(
     cwd: str | Path | None = None,
     poll_s: float = 0.25,
     servers: Sequence[int] = (),
+    cap_s: float | None = None,
 ) -> ProcResult:
     """Run `cmd` with output to `log`; time it, sample its tree's memory and the
-    machine's noise (contest/infra/noise.py; `servers`' trees count as the job's)."""
+    machine's noise (contest/infra/noise.py; `servers`' trees count as the job's). Past
+    `cap_s` seconds its whole tree is killed and the result says `timed_out`."""
     log.parent.mkdir(parents=True, exist_ok=True)
     peak = [0, 0]
     with log.open("wb") as out:
@@ -140,8 +144,14 @@ def run_timed(
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
+        timed_out = False
         try:
-            code = proc.wait()
+            try:
+                code = proc.wait(timeout=cap_s if cap_s and cap_s > 0 else None)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                kill_group(proc)
+                code = proc.returncode if proc.returncode is not None else -9
         except BaseException:  # interrupted (Ctrl-C, SIGTERM): no job left running
             done.set()
             kill_group(proc)
@@ -151,7 +161,14 @@ def run_timed(
         sampler.join()
     lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
     return ProcResult(
-        code, seconds, peak[0], peak[1], log, lines[-1] if lines else "", meter.result()
+        code,
+        seconds,
+        peak[0],
+        peak[1],
+        log,
+        lines[-1] if lines else "",
+        meter.result(),
+        timed_out=timed_out,
     )
 
 

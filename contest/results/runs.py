@@ -189,6 +189,8 @@ class RunRecord:
     check: str | None = None
     error: str | None = field(default=None, metadata=shown("error", fmt="error", place=3))
     failed_phase: str | None = None
+    # A job stopped at the run's time cap (run_cap_s): failed, and not run again.
+    timed_out: bool = False
     phases: list[Phase] = field(default_factory=list)
     load: dict[str, JobLoad] = field(default_factory=dict)
     # Per timed job, the seconds spent before it started making its command (its JVM

@@ -112,6 +112,28 @@ def test_failing_write_names_the_phase(cfg, pg, tmp_path, capsys):
     assert rec["phases"][-1]["status"] == "failed" and rec["phases"][-1]["error"] == rec["error"]
 
 
+def test_a_run_past_its_time_cap_is_recorded_as_timed_out(cfg, pg, tmp_path, capsys):
+    """run_cap_s: the write job still running at the cap is stopped and the run is
+    recorded, failed in the write and timed out, not left out; no read starts."""
+    data = tmp_path / "data"
+    generate(data, 0.0005, seed=4, progress=False)
+    code = main(cli(cfg, "--set", "run_cap_s=3", "evaluate", "--data", str(data), "--results", "-"))
+    rec = _last_json(capsys.readouterr().out)
+    assert code == 1 and rec["timed_out"] is True and rec["correct"] is False
+    assert rec["failed_phase"].startswith("write") and "timed out" in rec["error"]
+    assert "run_cap_s" in rec["error"] and 3 <= rec["write_s"] < 30
+    assert rec["read_s"] is None
+
+
+def test_cap_left_is_what_the_run_has_not_spent():
+    from contest.evaluation.evaluate import cap_left
+
+    assert cap_left(0, 5.0) is None  # no cap
+    assert cap_left(100, None, None) == 100
+    assert cap_left(100, 30.5, None) == 69.5
+    assert cap_left(100, 99.9) == 1.0  # at least a second
+
+
 def test_missing_batch_fails_in_the_data_phase(cfg, pg, tmp_path, capsys):
     data = tmp_path / "gap"
     generate(data, 0.0005, seed=4, progress=False)

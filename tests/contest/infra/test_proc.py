@@ -42,6 +42,26 @@ def test_run_timed_measures_the_tree(tmp_path):
     assert 290 * mb <= res.peak_process_rss_bytes < res.peak_rss_bytes
 
 
+def test_run_timed_stops_a_job_at_its_cap_with_its_children(tmp_path):
+    """Past its cap a job's whole tree is killed (a grandchild too) and the result says
+    timed out; a job within its cap is not touched."""
+    pid_file = tmp_path / "kid.pid"
+    sleeper = (
+        "import subprocess, sys, time\n"
+        "kid = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(kid.pid))\n"
+        "time.sleep(60)\n"
+    )
+    res = run_timed([sys.executable, "-c", sleeper], tmp_path / "log.txt", poll_s=0.1, cap_s=2)
+    assert res.timed_out and not res.ok
+    assert 2 <= res.seconds < 20
+    kid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(kid, 0)
+    quick = run_timed([sys.executable, "-c", "print('done')"], tmp_path / "q.txt", cap_s=30)
+    assert quick.ok and not quick.timed_out and quick.last_line == "done"
+
+
 def test_tree_rss_of_a_gone_process_is_zero():
     assert tree_rss(2**22 + 12345) == (0, 0)
 
