@@ -47,7 +47,7 @@ def fixture_markers(fixturenames: Iterable[str]) -> set[str]:
     return {mark for name in fixturenames for mark in FIXTURE_MARKERS.get(name, ())}
 
 
-# Under pytest-xdist (`./build.sh test`, three workers) the tests of a server a worker
+# Under pytest-xdist (`./build.sh test`, two workers) the tests of a server a worker
 # starts for the rest of its run (the Spark standalone cluster, S3Proxy) run on one worker.
 SERVER_MARKERS = {"standalone", "s3"}
 

@@ -16,10 +16,12 @@ from contest.data.checker import compare
 from contest.data.generator import generate
 from contest.data.oracle import expected_result
 from contest.infra.cluster import Standalone
+from contest.infra.s3server import ensure_bucket
 from meta import catalog
 from meta.commits import committed_versions
 from meta.merge import merge_table
 from tests.support.cluster import executor_of, failed_tasks, python_started, submit, wait_for
+from tests.support.s3 import configured
 
 pytestmark = pytest.mark.slow
 
@@ -44,6 +46,10 @@ def killed_write(cfg, pg, s3, standalone, data, tmp_path_factory):
     # two buckets: the read runs one merge task per executor, so the executor killed
     # there is running a task
     two_buckets = dataclasses.replace(s3, table=TableConfig(hash_buckets=2))
+    # Its own bucket: the embedded server starts without one, and under pytest-xdist no
+    # earlier test on this worker need have made it (a run failed NO_SUCH_BUCKET so).
+    with configured(s3):
+        ensure_bucket(f"s3://lake/faults/{TABLE}")
     proc = submit(
         two_buckets,
         "write",
