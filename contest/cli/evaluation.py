@@ -288,13 +288,9 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
 def cmd_report(args: argparse.Namespace, cfg: Config) -> int:
     # A folder (the default results_dir, or --results DIR as the benchmarks take it):
     # every page under it; a file: that runs file's README.md.
-    folder = (
-        cfg.results_path
-        if not args.local and not args.results
-        else Path(args.results)
-        if args.results and Path(args.results).is_dir()
-        else None
-    )
+    folder = None if args.local else cfg.results_path
+    if args.results:
+        folder = Path(args.results) if Path(args.results).is_dir() else None
     if folder is not None:
         # deferred: pulls in pandas and tqdm; `contest --help` starts without them
         from contest.cli.pages import regenerate

@@ -146,12 +146,11 @@ def run_timed(
         sampler.start()
         timed_out = False
         try:
-            try:
-                code = proc.wait(timeout=cap_s if cap_s and cap_s > 0 else None)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                kill_group(proc)
-                code = proc.returncode if proc.returncode is not None else -9
+            code = proc.wait(timeout=cap_s or None)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_group(proc)  # waits for it: its returncode is the kill's
+            code = proc.returncode
         except BaseException:  # interrupted (Ctrl-C, SIGTERM): no job left running
             done.set()
             kill_group(proc)
