@@ -47,9 +47,18 @@ def fixture_markers(fixturenames: Iterable[str]) -> set[str]:
     return {mark for name in fixturenames for mark in FIXTURE_MARKERS.get(name, ())}
 
 
-# Under pytest-xdist (`./build.sh test`, two workers) the tests of a server a worker
-# starts for the rest of its run (the Spark standalone cluster, S3Proxy) run on one worker.
+# Under pytest-xdist (`./build.sh test`, two workers, `--dist loadgroup`) the tests of a
+# server a worker starts for the rest of its run (the Spark standalone cluster, S3Proxy)
+# run on one worker; every other test runs on the worker of its module's other tests, so
+# a module-scoped fixture (a peer's table history, a shared session's tables) is built
+# once, not once on each worker that gets one of its tests (loadgroup sends an ungrouped
+# test alone).
 SERVER_MARKERS = {"standalone", "s3"}
+
+
+def xdist_group_name(nodeid: str, marks: set[str]) -> str:
+    """The one xdist group of a test: the servers' group, else its module's path."""
+    return "servers" if marks & SERVER_MARKERS else nodeid.split("::", 1)[0]
 
 
 def pytest_collection_modifyitems(config, items) -> None:
@@ -58,8 +67,9 @@ def pytest_collection_modifyitems(config, items) -> None:
         marks = fixture_markers(getattr(item, "fixturenames", ()))
         for mark in sorted(marks):
             item.add_marker(mark)
-        if marks & SERVER_MARKERS:
-            item.add_marker(pytest.mark.xdist_group("servers"))
+        # One group a test: xdist joins several groups' names into one new group.
+        if not any(item.iter_markers("xdist_group")):
+            item.add_marker(pytest.mark.xdist_group(xdist_group_name(item.nodeid, marks)))
 
 
 def pytest_collection_finish(session) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.conftest import fixture_markers
+from tests.conftest import fixture_markers, xdist_group_name
 from tests.support.config import REPO
 
 
@@ -31,3 +31,10 @@ def test_a_fixture_of_a_fixture_marks_the_test():
 def test_this_test_is_not_marked(request):
     marks = {m.name for m in request.node.iter_markers()}
     assert not marks & {"spark", "pg", "s3", "standalone"}
+
+
+def test_a_test_runs_with_its_module_or_with_the_servers():
+    test = "tests/contest/peers/test_peer_history.py::test_as_of[delta-merge]"
+    assert xdist_group_name(test, {"spark", "pg"}) == "tests/contest/peers/test_peer_history.py"
+    assert xdist_group_name(test, {"spark", "s3"}) == "servers"
+    assert xdist_group_name("tests/test_docs.py::test_x", set()) == "tests/test_docs.py"
