@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
@@ -61,15 +62,29 @@ def xdist_group_name(nodeid: str, marks: set[str]) -> str:
     return "servers" if marks & SERVER_MARKERS else nodeid.split("::", 1)[0]
 
 
+def heaviest_first(groups: Sequence[str], slow: Sequence[bool]) -> list[int]:
+    """The tests' order (their indices) with the groups holding more slow tests first,
+    each group's tests in their own order: xdist hands out whole groups in the order it
+    meets them, so a long group is started early instead of left to run alone at the end."""
+    weight = Counter(g for g, s in zip(groups, slow, strict=True) if s)
+    return sorted(range(len(groups)), key=lambda i: -weight[groups[i]])
+
+
 def pytest_collection_modifyitems(config, items) -> None:
+    groups = []
     for item in items:
         # item.fixturenames is the closure: the fixtures of its fixtures are in it too.
         marks = fixture_markers(getattr(item, "fixturenames", ()))
         for mark in sorted(marks):
             item.add_marker(mark)
         # One group a test: xdist joins several groups' names into one new group.
+        group = xdist_group_name(item.nodeid, marks)
         if not any(item.iter_markers("xdist_group")):
-            item.add_marker(pytest.mark.xdist_group(xdist_group_name(item.nodeid, marks)))
+            item.add_marker(pytest.mark.xdist_group(group))
+        groups.append(group)
+    if hasattr(config, "workerinput"):  # an xdist worker: the order the groups are sent in
+        slow = [item.get_closest_marker("slow") is not None for item in items]
+        items[:] = [items[i] for i in heaviest_first(groups, slow)]
 
 
 def pytest_collection_finish(session) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.conftest import fixture_markers, xdist_group_name
+from tests.conftest import fixture_markers, heaviest_first, xdist_group_name
 from tests.support.config import REPO
 
 
@@ -38,3 +38,10 @@ def test_a_test_runs_with_its_module_or_with_the_servers():
     assert xdist_group_name(test, {"spark", "pg"}) == "tests/contest/peers/test_peer_history.py"
     assert xdist_group_name(test, {"spark", "s3"}) == "servers"
     assert xdist_group_name("tests/test_docs.py::test_x", set()) == "tests/test_docs.py"
+
+
+def test_groups_with_more_slow_tests_are_sent_first_each_in_its_own_order():
+    groups = ["a", "b", "b", "c", "c", "c", "a"]
+    slow = [False, True, False, True, True, False, False]
+    # c holds two slow tests, b one, a none; ties and each group's tests keep their order.
+    assert heaviest_first(groups, slow) == [3, 4, 5, 1, 2, 0, 6]
