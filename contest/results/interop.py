@@ -10,6 +10,9 @@ from contest.results.benchmarks import BenchRecord
 from contest.results.shown import shown
 
 EXACT, WRONG, REFUSED = "exact", "wrong", "refused"
+# The table's state when it was read: as its writer left it, or after `contest compact`
+# (the format's own compaction) of that table.
+WRITTEN, COMPACTED = "written", "compacted"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,12 +25,18 @@ class InteropRecord(BenchRecord):
     sitting: str | None = field(default=None, metadata=shown("sitting", fmt="time"))
     family: str = field(metadata=shown("format"))
     writer: str = field(metadata=shown("writer"))
+    state: str = field(default=WRITTEN, metadata=shown("table"))
     reader: str = field(metadata=shown("reader"))
     verdict: str = field(metadata=shown("verdict"))
     wrong_keys: int | None = field(default=None, metadata=shown("wrong keys", fmt="count"))
     rows: int | None = None
     error: str = ""
     scale: float | None = None
+
+    @property
+    def table(self) -> str:
+        """The matrix's row: the writer, and `compacted` after the format's compaction."""
+        return self.writer if self.state == WRITTEN else f"{self.writer}, {self.state}"
 
     @property
     def cell(self) -> str:

@@ -14,6 +14,7 @@ from contest.data.batches import Batch
 from contest.errors import ConfigError, ReadError, SchemaEvolutionError
 from contest.peers import change_merge
 from contest.peers.base import Layout, PeerFormat, codec_name, error_line
+from contest.peers.iceberg.native import current_metadata
 from contest.peers.merge import collapsed, merge_sql, peer_operators, source_operators
 from contest.peers.schema import batch_changes
 
@@ -286,6 +287,11 @@ class Iceberg(PeerFormat):
         return {k: int(snap[k]) for k in METRICS if k in snap}
 
     def read(self, spark: SparkSession, cfg: Config, table: Path) -> DataFrame:
+        # PyIceberg's table (the pyiceberg peer's: a SQL catalog in its folder, no
+        # version-hint.text) is loaded from its current metadata file, a static table.
+        pointer = current_metadata(table)
+        if pointer is not None:
+            return spark.read.format("iceberg").load(pointer)
         return spark.table(identifier(table))
 
     def compact(self, spark: SparkSession, cfg: Config, table: Path) -> dict[str, int]:

@@ -11,6 +11,8 @@ row is labelled so."""
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,6 +32,23 @@ CATALOG_FILE = "pyiceberg_catalog.db"
 HADOOP_HINT = "metadata/version-hint.text"
 NAMESPACE, TABLE = "contest", "ccf"
 IDENTIFIER = f"{NAMESPACE}.{TABLE}"
+
+
+def current_metadata(table: Path) -> str | None:
+    """The current metadata file of PyIceberg's table in `table` (its SQL catalog's
+    pointer, read from the sqlite file without PyIceberg), or None when the folder holds
+    no PyIceberg table: another engine (Spark's iceberg peers) loads the table from it
+    as a static table, since a Hadoop catalog cannot see a SQL catalog's table."""
+    file = Path(table) / CATALOG_FILE
+    if not file.is_file():
+        return None
+    with closing(sqlite3.connect(f"{file.as_uri()}?mode=ro", uri=True)) as db:
+        found = db.execute(
+            "SELECT metadata_location FROM iceberg_tables "
+            "WHERE table_namespace = ? AND table_name = ?",
+            (NAMESPACE, TABLE),
+        ).fetchone()
+    return str(found[0]) if found else None
 
 
 class IcebergPy(NativeFormat):

@@ -15,6 +15,7 @@ differ, an object store, compaction) is refused in one line.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 import time
@@ -40,6 +41,10 @@ from contest.peers.write import PeerBatch, PeerWriteReport, record_files
 from contest.read import output
 from contest.write.cow import KEY
 from contest.write.job import select_batches
+
+# One line a batch as it is applied (the Spark peers' write logs the same): a job stopped
+# at a run's time cap still shows how far it got and what each batch took.
+log = logging.getLogger("contest.peers.native")
 
 _LOCAL = re.compile(r"local\[(\d+|\*)\]")
 
@@ -183,6 +188,15 @@ def run_native_write(
     for i, batch in enumerate(batches):
         res = apply(fmt, cfg, table, batch, i == 0 and not exists, threads)
         report.batches.append(res)
+        log.info(
+            "%s v%d: %s %.2fs (%s rows)%s",
+            res.batch,
+            res.version,
+            res.operation or "failed",
+            res.seconds,
+            f"{res.rows:,}",
+            f": {res.error}" if res.error else "",
+        )
         if res.error:
             break
     report.wall_s = time.perf_counter() - started

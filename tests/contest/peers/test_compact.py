@@ -14,7 +14,7 @@ from contest.cli.main import main
 from contest.config import load_config, override
 from contest.evaluation.strategies import STRATEGIES
 from tests.support.config import cli
-from tests.support.lakesoul import run_module
+from tests.support.peer_child import child_config, run_child
 
 # Spark runs in a child process per format (its jars are fixed when its JVM starts).
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -44,28 +44,6 @@ def tiny(cfg, tmp_path_factory):
     assert main(cli(cfg, "gen", "--workload", str(spec), "--scale", "1", "--out", str(data))) == 0
     assert main(cli(cfg, "oracle", "--data", str(data), "--out", str(expected))) == 0
     return data, pq.read_table(expected / "expected.parquet").sort_by("uuid")
-
-
-def child_config(cfg, strategy: str, tmp_path):
-    return load_config(
-        preset=STRATEGIES[strategy],
-        overrides={
-            "state_dir": str(cfg.state_dir),
-            "work_dir": str(tmp_path / "work"),
-            "results_dir": str(tmp_path / "results"),
-            "spark.master": "local[1]",
-            "spark.shuffle_partitions": 2,
-            "spark.ui": False,
-            "spark.driver_memory": "1g",
-        },
-    )
-
-
-def run_child(child, commands: list[list[str]], tmp_path) -> list[dict]:
-    proc = run_module("tests.support.contest_child", child, commands, tmp_path, timeout=900)
-    done = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert [d["code"] for d in done] == [0] * len(commands), proc.stderr[-4000:]
-    return done
 
 
 def set_format(child, strategy: str) -> list[str]:

@@ -19,9 +19,11 @@ from contest.evaluation.evaluate import drop_run, evaluate
 from contest.evaluation.strategies import preset
 from contest.infra.postgres import resolve_connection
 from contest.peers import formats
+from contest.peers.iceberg.native import current_metadata
 from meta import catalog
 from tests.support.combined_cases import write_combined
 from tests.support.config import cli
+from tests.support.peer_child import child_config, run_child
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +59,9 @@ def test_delta_rs_is_exact(cfg, tmp_path, capsys, contract_data):
     _exact(code, rec, err, expected, "merge")
     merges = rec["peer_write"]["batches"][1:]
     assert all(b["metrics"]["num_target_rows_updated"] >= 1 for b in merges)  # MERGE's own
+    # A line a batch in the job's log as it goes (a job stopped at a time cap shows how far).
+    log = (tmp_path / "work" / "eval" / "logs" / "delta-rs-write.log").read_text()
+    assert "base-0.parquet v0: create" in log and "base-2.parquet v2: merge" in log
 
 
 def test_delta_rs_defaults_row_is_exact(cfg, tmp_path, capsys, contract_data):
@@ -92,6 +97,19 @@ def test_lakesoul_py_defaults_row_writes_vortex_and_is_exact(
     names = [p.name for p in Path(rec["peer_write"]["table"]).iterdir()]
     data = [n for n in names if not n.startswith("_")]
     assert data and all(n.endswith(".vortex") for n in data)
+
+
+@pytest.mark.parametrize("strategy", ["delta-rs", "pyiceberg", "lakesoul-py"])
+def test_a_native_strategy_on_the_wide_workload_is_exact(cfg, pg, tmp_path, capsys, strategy):
+    """21 more payload columns, every operator of the registry among them, SQL NULLs:
+    generated at a tiny scale, written and read by the library, checked by the oracle."""
+    args = cli(cfg, "evaluate", "--strategy", strategy, "--workload", "wide", "--scale", "0.0004")
+    code = main([*args, "--work", str(tmp_path / "work"), "--results", "-", "--cores", "2"])
+    out, err = capsys.readouterr()
+    rec = json.loads(out.strip().splitlines()[-1])
+    assert code == 0 and rec["correct"], err[-3000:]
+    assert rec["rows"] == 2_000 + 10 * 400
+    assert pq.read_table(rec["result_dir"]).num_columns == 8 + 21  # the contest's and wide's
 
 
 def test_pypaimon_is_refused_in_one_line_before_any_work(cfg, tmp_path, capsys, contract_data):
@@ -150,6 +168,25 @@ def test_a_native_table_takes_batches_in_phases_under_its_ledger(
     assert main([*base, "read", "--table", str(table), "--out", str(out)]) == 0
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert report["version"] == 2 and report["spark_cores"] == 1
+    got = pq.read_table(out).to_pylist()
+    assert sorted(got, key=lambda r: r["uuid"]) == expected
+
+
+def test_spark_iceberg_reads_a_pyiceberg_table_exactly(
+    cfg, tmp_path, capsys, contract_data, held_cpus
+):
+    """PyIceberg keeps its table in a SQL catalog (sqlite in the table's folder, no
+    version-hint.text): Spark's Iceberg (a child session with its jars) loads it from the
+    catalog's current metadata file, a static table, and reads what PyIceberg reads."""
+    data, expected = contract_data
+    table, out = tmp_path / "t", tmp_path / "out"
+    native = cli(cfg, "--set", "peer.format=pyiceberg", "--set", "spark.master=local[1]")
+    assert main([*native, "write", "--data", str(data), "--table", str(table)]) == 0
+    assert current_metadata(table).endswith(".metadata.json")
+    assert current_metadata(tmp_path) is None  # no PyIceberg catalog there
+    capsys.readouterr()
+    child = child_config(cfg, "iceberg-mor", tmp_path)
+    run_child(child, [["read", "--table", str(table), "--out", str(out)]], tmp_path)
     got = pq.read_table(out).to_pylist()
     assert sorted(got, key=lambda r: r["uuid"]) == expected
 
