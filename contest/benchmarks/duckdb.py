@@ -49,6 +49,7 @@ from contest.benchmarks.duckdb_reference import DEFAULTS, VARIANTS, run_duckdb
 from contest.config import Config, override
 from contest.data.checker import compare
 from contest.data.oracle import config_budget
+from contest.data.staging import staged
 from contest.errors import RunError, UsageError
 from contest.evaluation.jobs import child_env
 from contest.evaluation.strategies import STRATEGIES, round_order
@@ -243,6 +244,7 @@ class DuckDBBench(Benchmark):
                     "the batches this sitting generates are removed after its write"
                 )
         data = Path(opts.data) if opts.data else cached_data(cfg, scale, opts.seed, say)
+        data = Path(staged(data, cfg.workload, cfg.work_path, say))  # files grouped or ordered
         cores = opts.cores or os.cpu_count() or 1
         expected = cached_expected(cfg, data, cfg.write.versions, say)
         out_dir = cfg.work_path / "bench" / "duckdb" / "result"

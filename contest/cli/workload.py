@@ -11,6 +11,7 @@ from contest.cli.common import ListAction, command, group, result, say
 from contest.cli.evaluation import known_strategies, strategy_config
 from contest.config import Config, absolute_paths
 from contest.data.batches import discover
+from contest.data.staging import staged
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
 from contest.infra.machine import check_local_cores
 from contest.results.workloads import append, load, local_file, published_file
@@ -102,6 +103,7 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     data = (
         Path(args.data).absolute() if args.data else cached_data(first, args.scale, args.seed, say)
     )
+    data = Path(staged(data, first.workload, first.work_path, say))  # files grouped or ordered
     found = len(discover(data, None, None))
     if found != cfg.workload.batches:
         raise UsageError(f"{data}: {found} batches, the workload has {cfg.workload.batches}")

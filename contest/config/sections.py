@@ -368,6 +368,13 @@ class WorkloadConfig:
     # Generated multi-stream data: the payload columns dealt to this many streams sharing
     # the key, each batch one stream's (the key and that stream's columns); 0 = one stream.
     streams: int = 0
+    # A data folder's files made batches: this many consecutive files (natural name
+    # order, or the order column's) are one batch, one commit (contest/data/staging.py).
+    files_per_batch: int = 1
+    # A log position or timestamp column (Debezium's source.lsn or ts_ms): the files
+    # ordered by their ranges of it (overlapping ranges refused) and each batch's rows by
+    # it; "" = natural name order, rows as the files hold them.
+    order_column: str = ""
 
 
 STREAM_TRIGGERS = ("processing-time", "available-now")

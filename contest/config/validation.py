@@ -197,6 +197,13 @@ def validate_workload(w: WorkloadConfig) -> None:
         raise ConfigError("workload.delete_share: deletes need an op column (workload.op_column)")
     if w.streams < 0:
         raise ConfigError(f"workload.streams: must be 0 or more, got {w.streams}")
+    if w.files_per_batch < 1:
+        raise ConfigError(f"workload.files_per_batch: must be at least 1, got {w.files_per_batch}")
+    if w.order_column and w.order_column in (*w.key, w.op_column):
+        raise ConfigError(
+            f"workload.order_column: {w.order_column!r} is the key or the op column, not a "
+            "log position"
+        )
     _validate_key(w)
 
 

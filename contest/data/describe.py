@@ -250,6 +250,22 @@ def _payload_type(col: Column) -> str | None:
     return name
 
 
+# Names a change log's position or time takes (Debezium's source.lsn and ts_ms, flattened).
+LOG_POSITION_NAMES = ("lsn", "ts_ms", "scn", "offset", "position", "seq", "sequence")
+
+
+def log_positions(columns: Sequence[Column]) -> list[str]:
+    """Columns that look like a log position (`workload.order_column`): an integer or
+    timestamp column named like one, offered commented out for the user to choose."""
+    out = []
+    for col in columns:
+        name = col.name.lower()
+        named = name in LOG_POSITION_NAMES or name.split("_", 1)[-1] in LOG_POSITION_NAMES
+        if named and all(pa.types.is_integer(t) or pa.types.is_timestamp(t) for t in col.types):
+            out.append(col.name)
+    return out
+
+
 def to_toml(d: Description, name: str) -> str:
     """The starting workload: its columns with UseLast and their types, the key and the
     op column guessed (each with its reason), the batch order as comments."""
@@ -272,6 +288,13 @@ def to_toml(d: Description, name: str) -> str:
         out += [f"op_column = {s(d.op_column)}", f"op_values = {s(d.op_values)}"]
     out.append("# batch order (one file a batch, natural name order, rows as the file has them):")
     out += [f"#   {b.index}: {b.name} ({b.rows:,} rows)" for b in d.batches]
+    out.append(
+        "# files_per_batch = 1  # consecutive files one batch, one commit (then set batches)"
+    )
+    for col in log_positions(d.columns):
+        out.append(
+            f"# order_column = {s(col)}  # a log position? the files by its ranges, rows by it"
+        )
     for col in d.unsupported:
         shown = ", ".join(str(t) for t in _column(d, col).types)
         out.append(f"# {col} ({shown}): no workload type takes it yet, left out")

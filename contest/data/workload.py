@@ -136,7 +136,9 @@ def is_default(w: WorkloadConfig) -> bool:
 
 def cache_label(w: WorkloadConfig) -> str:
     """A folder-name-safe key of a shape: '' for the contest's (so caches made before
-    workloads existed stay valid), else the name and a digest of every setting."""
+    workloads existed stay valid), else the name and a digest of every setting but the
+    two that say how a folder's files are read as batches (contest/data/staging.py)."""
+    w = dataclasses.replace(w, files_per_batch=1, order_column="")
     if is_default(w):
         return ""
     settings = json.dumps(_settings(w), sort_keys=True)

@@ -28,6 +28,7 @@ from contest.config import Config, WorkloadConfig, absolute_paths, as_dict, to_t
 from contest.data.batches import BASE0_ROWS, BATCHES, UPDATE_BATCH_ROWS, discover, file_digests
 from contest.data.checker import compare
 from contest.data.oracle import config_budget
+from contest.data.staging import staged
 from contest.data.workload import OWN, schema_of_batch
 from contest.engines import operator_refusal
 from contest.errors import PhaseError, UsageError
@@ -293,6 +294,9 @@ def phase_data(run: Run) -> None:
         run.data = cached_data(cfg, scale, run.seed, run.say)
     if not is_object_store(str(run.data)):
         run.data = Path(run.data).absolute()  # the jobs run in the evaluation's folder
+    source = run.data
+    # Files grouped into batches or ordered by a column: staged once, untimed.
+    run.data = staged(run.data, cfg.workload, cfg.work_path, run.say)
     found = schema_of_batch(cfg.workload)
     batches = discover(run.data, cfg.write.versions or None, found)
     # Change data the strategy's format cannot take: refused now, before any data is
@@ -301,9 +305,10 @@ def phase_data(run: Run) -> None:
     if why:
         raise PhaseError(f"workload {cfg.workload.name}: {why}")
     run.rows = sum(b.rows for b in batches)
-    run.record.data, run.record.rows = str(run.data), run.rows
+    run.record.data, run.record.rows = str(source), run.rows
     if cfg.workload.payload == OWN:  # a user's files: named by their digests
-        run.record.data_files = file_digests(batches)
+        files = batches if source == run.data else discover(source, None, None)
+        run.record.data_files = file_digests(files)
     run.record.scale = round(scale_of(run.rows, cfg.workload), 6)
     run.expected = cached_expected(cfg, run.data, cfg.write.versions, run.say)
 

@@ -47,6 +47,25 @@ def test_describe_guesses_the_composite_key_and_debeziums_op_column(tmp_path):
     assert [c.name for c in d.columns] == ["tenant", "item_id", "op", "qty", "price", "label"]
     text = to_toml(d, "mine")
     assert "#   9: part-10.parquet (1 rows)" in text
+    assert "# files_per_batch = 1" in text and "order_column" not in text  # no log position
+
+
+def test_a_log_position_column_is_offered_as_the_order_column(tmp_path):
+    data = tmp_path / "d"
+    data.mkdir()
+    table = pa.table(
+        {
+            "id": pa.array([1], pa.int64()),
+            "source_lsn": pa.array([7], pa.int64()),
+            "ts_ms": pa.array([9], pa.int64()),
+            "position": ["left"],  # named like one, but text: not offered
+            "seq_name": pa.array([1], pa.int64()),  # not named like one
+        }
+    )
+    pq.write_table(table, data / "part-1.parquet")
+    text = to_toml(describe(str(data)), "mine")
+    offered = [line for line in text.splitlines() if line.startswith("# order_column")]
+    assert [line.split('"')[1] for line in offered] == ["source_lsn", "ts_ms"]
 
 
 def test_its_toml_loads_and_validates_as_the_files_schema(tmp_path):

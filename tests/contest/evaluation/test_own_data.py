@@ -146,3 +146,64 @@ def test_bench_peers_refuses_a_strategy_your_data_needs_more_of_before_any_run(
     assert "baseline-cow: cannot delete rows (op column 'op')" in err[-1], err[-5:]
     assert _listing(data) == before
     assert not (tmp_path / "work" / "eval").exists()  # no run started
+
+
+def _log_named(tmp_path: Path) -> tuple[Path, Path]:
+    """FILES with a log position (`lsn`, rising file by file) under names whose natural
+    order is not the log's (the twelfth file's name sorts first)."""
+    data = write_own_data(tmp_path / "data")
+    for i in range(1, 13):
+        part = data / f"part-{i}.parquet"
+        table = pq.read_table(part)
+        lsn = pa.array([100 * (i - 1) + j for j in range(table.num_rows)], pa.int64())
+        pq.write_table(table.append_column("lsn", lsn), data / f"chunk-{13 - i:02d}.parquet")
+        part.unlink()
+    wl = tmp_path / "mine.toml"
+    assert main(["dataset", "describe", str(data), "--out", str(wl)]) == 0
+    return data, wl
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.pg
+def test_files_ordered_by_a_log_position_are_exact(cfg, pg, tmp_path, capsys):
+    data, wl = _log_named(tmp_path)
+    before = _listing(data)
+    args = cli(cfg, "--set", "workload.order_column=lsn", "evaluate", "--data", str(data))
+    argv = [*args, "--workload", str(wl), "--work", str(tmp_path / "work"), "--results", "-"]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 0, err[-3000:]
+    rec = json.loads(out.strip().splitlines()[-1])
+    assert rec["correct"] and rec["data"] == str(data)
+    got = [
+        {k: v for k, v in r.items() if k != "lsn"}
+        for r in pq.read_table(rec["result_dir"]).to_pylist()
+    ]
+    assert sorted(got, key=lambda r: (r["tenant"], r["item_id"])) == EXPECTED
+    assert _listing(data) == before
+    # The record names the user's files, not the staged batches.
+    assert sorted(f["name"] for f in rec["data_files"]) == [
+        f"chunk-{i:02d}.parquet" for i in range(1, 13)
+    ]
+
+
+def test_files_whose_log_ranges_overlap_are_refused(cfg, tmp_path, capsys):
+    data, wl = _log_named(tmp_path)
+    late = pa.table(
+        {"tenant": ["a", "a"], "item_id": [1, 1], "op": ["u", "u"], "qty": [9, 8], "lsn": [50, 250]}
+    )
+    pq.write_table(late, data / "chunk-13.parquet")  # spans the second and third files
+    before = _listing(data)
+    args = cli(cfg, "--set", "workload.order_column=lsn", "evaluate", "--strategy", "delta-merge")
+    argv = [*args, "--data", str(data), "--workload", str(wl), "--work", str(tmp_path / "work")]
+    code = main([*argv, "--results", "-"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0
+    assert (
+        "chunk-11.parquet: its lsn range [100, 100] overlaps chunk-13.parquet's [50, 250]"
+        in (err[-1])
+    ), err[-5:]
+    assert _listing(data) == before
+    assert not (tmp_path / "work" / "eval" / "tables").exists()
+    assert not list((tmp_path / "work").glob("data/staged-*"))
