@@ -158,6 +158,8 @@ _LATER_SETTINGS = (
     "streams",
     "payload",
     "types",
+    "files_per_batch",  # (and order_column: how a folder's files are read, never in a key)
+    "order_column",
 )
 
 
