@@ -10,10 +10,13 @@ from contest.evaluation.strategies import STRATEGIES
 from tests.support.lakesoul import run_module
 
 
-def child_config(cfg, strategy: str, tmp_path):
+def child_config(cfg, strategy: str, tmp_path, settings: dict | None = None):
+    """The strategy's preset on the test run's state, small and quiet; `settings` (a
+    workload file's, say) on top."""
     return load_config(
         preset=STRATEGIES[strategy],
         overrides={
+            **(settings or {}),
             "state_dir": str(cfg.state_dir),
             "work_dir": str(tmp_path / "work"),
             "results_dir": str(tmp_path / "results"),

@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from contest.cli.main import main
-from contest.config import load_config
 from contest.data.batches import discover
 from contest.data.oracle import expected_rows
 from contest.data.workload import contract_operators, schema_of_batch, workload_settings
@@ -23,6 +22,7 @@ from contest.evaluation.strategies import STRATEGIES
 from contest.peers.schema import Change, schema_changes
 from tests.support.config import cli
 from tests.support.lakesoul import run_module
+from tests.support.peer_child import child_config
 
 SPEC = """
 [workload]
@@ -101,22 +101,6 @@ def tiny(cfg, tmp_path_factory):
     return spec, data
 
 
-def child_config(cfg, strategy: str, spec, tmp_path):
-    return load_config(
-        preset=STRATEGIES[strategy],
-        overrides={
-            **workload_settings(str(spec)),
-            "state_dir": str(cfg.state_dir),
-            "work_dir": str(tmp_path / "work"),
-            "results_dir": str(tmp_path / "results"),
-            "spark.master": "local[1]",
-            "spark.shuffle_partitions": 2,
-            "spark.ui": False,
-            "spark.driver_memory": "1g",
-        },
-    )
-
-
 def expected(child, data, spec: dict[str, Any], head: int) -> list[dict]:
     """The oracle's rows of a read under the newest schema: the batches up to `to` (or
     the as-of version), after `from` for a change read."""
@@ -132,7 +116,7 @@ def expected(child, data, spec: dict[str, Any], head: int) -> list[dict]:
 @pytest.mark.parametrize("group", GROUPS, ids=["+".join(g) for g in GROUPS])
 def test_history_reads_under_the_newest_schema(cfg, tiny, tmp_path, group):
     spec, data = tiny
-    child = child_config(cfg, group[0], spec, tmp_path)
+    child = child_config(cfg, group[0], tmp_path, workload_settings(str(spec)))
     plans = [
         {
             "format": STRATEGIES[s]["peer.format"],
