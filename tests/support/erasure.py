@@ -42,10 +42,13 @@ def parquet_files(root: Path, skip: tuple[str, ...] = ()) -> list[Path]:
     return sorted(out)
 
 
-def leftovers(root: Path, gone: set, stale: set, skip: tuple[str, ...] = ()) -> list[str]:
+def leftovers(
+    root: Path, gone: set, stale: set, skip: tuple[str, ...] = (), tombstones: bool = False
+) -> list[str]:
     """One line per file row that should have been erased: a deleted key's row
-    (tombstones included) or a row from before a live key's last delete. Files without
-    the key column (Iceberg's position deletes) name no key."""
+    (tombstones included, unless `tombstones`: a deleted key's row without a payload
+    may stay) or a row from before a live key's last delete. Files without the key
+    column (Iceberg's position deletes) name no key."""
     found = []
     for path in parquet_files(root, skip):
         names = pq.read_schema(path).names
@@ -53,6 +56,7 @@ def leftovers(root: Path, gone: set, stale: set, skip: tuple[str, ...] = ()) -> 
             continue
         cols = [KEY] + ([MARKER] if MARKER in names else [])
         for r in pq.read_table(path, columns=cols).to_pylist():
-            if r[KEY] in gone or r.get(MARKER) in stale:
+            tombstone = tombstones and r[KEY] in gone and r.get(MARKER) is None
+            if (r[KEY] in gone and not tombstone) or r.get(MARKER) in stale:
                 found.append(f"{path.relative_to(root)}: {r}")
     return found
