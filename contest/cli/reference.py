@@ -29,6 +29,7 @@ from contest.cli.common import HelpFormatter
 from contest.cli.main import build_parser
 from contest.config import sections
 from contest.data import operators
+from contest.data.changes import ChangeSupport
 from contest.errors import UsageError
 from contest.peers import registry
 from contest.results.registry import FILES
@@ -317,31 +318,35 @@ def change_data_section() -> list[str]:
     data is written."""
     out = [
         "\n## Change data\n",
-        "Row kinds (deletes), batches holding some of the payload columns and keys of other "
-        "types or two columns, as each implementation declares them (`changes=` in its "
+        "Row kinds (deletes), batches holding some of the payload columns, keys of other "
+        "types or two columns, and a user's payload types (decimal, date, timestamp with "
+        "or without a zone), as each implementation declares them (`changes=` in its "
         "folder's registration; [the contract](../concepts/contract.md) says what they "
         "mean). A dash: refused in one line, naming what it lacks, before any data is "
         "written.\n",
         "| implementation | deletes | partial columns | NULL told from absent | key types "
-        "| two-column keys |\n|---|---|---|---|---|---|",
+        "| two-column keys | types it cannot store |\n|---|---|---|---|---|---|---|",
     ]
     for impl in registry.implementations():
-        c = impl.changes
-        out.append(
-            f"| `{impl.name}` | {_cell(c.deletes) or '-'} | {_cell(c.partial_columns) or '-'} "
-            f"| {'yes' if c.absent_is_not_null else '-'} | {', '.join(c.key_types)} "
-            f"| {'yes' if c.composite_keys else '-'} |"
+        out.append(_change_row(f"`{impl.name}`", impl.changes))
+        out.extend(
+            _change_row(f"`{s.name}` (of `{impl.name}`)", s.changes)
+            for s in impl.strategies
+            if s.changes is not None
         )
-        for s in impl.strategies:
-            if s.changes is not None:
-                c = s.changes
-                out.append(
-                    f"| `{s.name}` (of `{impl.name}`) | {_cell(c.deletes) or '-'} "
-                    f"| {_cell(c.partial_columns) or '-'} "
-                    f"| {'yes' if c.absent_is_not_null else '-'} | {', '.join(c.key_types)} "
-                    f"| {'yes' if c.composite_keys else '-'} |"
-                )
     return out
+
+
+def _change_row(who: str, c: ChangeSupport) -> str:
+    """One implementation's (or strategy's) row of the change-data table; a refused
+    delete says the mechanism it lacks."""
+    deletes = _cell(c.deletes) or (f"- ({_cell(c.no_deletes)})" if c.no_deletes else "-")
+    return (
+        f"| {who} | {deletes} | {_cell(c.partial_columns) or '-'} "
+        f"| {'yes' if c.absent_is_not_null else '-'} | {', '.join(c.key_types)} "
+        f"| {'yes' if c.composite_keys else '-'} "
+        f"| {'; '.join(f'{t}: {_cell(why)}' for t, why in c.refused_types) or '-'} |"
+    )
 
 
 # ------------------------------------------------------------------------------- pages

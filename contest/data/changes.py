@@ -165,6 +165,9 @@ class ChangeSupport:
 
     # How a delete row reaches the table (e.g. "MERGE ... WHEN MATCHED THEN DELETE").
     deletes: str = ""
+    # Without `deletes`: the mechanism it lacks, said in its refusal and the feature
+    # table (default: no delete mechanism at all).
+    no_deletes: str = ""
     # How a batch that holds only some payload columns leaves the others as they were.
     partial_columns: str = ""
     # Whether, with partial columns, a NULL that overwrites (UseLast) is told from an
@@ -173,6 +176,9 @@ class ChangeSupport:
     # The key types it keys by (`KEY_TYPES` names) and whether a key may have two columns.
     key_types: tuple[str, ...] = ("string",)
     composite_keys: bool = False
+    # A user's payload types it cannot store, each (the operator registry's type name,
+    # e.g. "timestamp" for one without a zone, and the mechanism it lacks).
+    refused_types: tuple[tuple[str, str], ...] = ()
 
 
 def change_refusal(
@@ -182,15 +188,19 @@ def change_refusal(
     partial: bool,
     null_overwriting: tuple[str, ...],
     who: str,
+    payload_types: Mapping[str, str] | None = None,
 ) -> str | None:
     """Why `who` cannot take this change data, in one line naming the mechanism it lacks,
     or None. `key_types`: each key column's key-type name; `partial`: some batch holds
     only some payload columns; `null_overwriting`: the columns whose operator lets a
-    NULL overwrite (UseLast)."""
+    NULL overwrite (UseLast); `payload_types`: each payload column's type name."""
+    refused = dict(support.refused_types)
+    for col, typ in (payload_types or {}).items():
+        if typ in refused:
+            return f"{who}: cannot store column {col!r} of type {typ}: {refused[typ]}"
     if rules.op_column and not support.deletes:
-        return (
-            f"{who}: cannot delete rows (op column {rules.op_column!r}): it has no delete mechanism"
-        )
+        lacks = support.no_deletes or "it has no delete mechanism"
+        return f"{who}: cannot delete rows (op column {rules.op_column!r}): {lacks}"
     if len(rules.key) > 1 and not support.composite_keys:
         cols = ", ".join(rules.key)
         return f"{who}: cannot key by {len(rules.key)} columns ({cols}): it keys by one column"

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from contest.data import operators
 from contest.data.batches import Batch, discover
 from contest.data.changes import ROW_KINDS, key_type
-from contest.data.workload import OWN, TYPES
+from contest.data.workload import OWN, TYPES, workload_type
 from contest.infra.folders import open_input
 
 # A column whose name says it is a record's identity (id, uuid, pk, key, customer_id).
@@ -216,7 +216,11 @@ def type_name(typ: pa.DataType) -> str | None:
     """A workload type's name (`workload.types`) for an arrow type, or None."""
     if pa.types.is_large_string(typ):
         return "string"
-    return next((name for name, t in TYPES.items() if t == typ), None)
+    simple = next((name for name, t in TYPES.items() if t == typ), None)
+    if simple is not None:
+        return simple
+    name = operators.type_name(typ)  # decimal(P,S), date, timestamp(tz), as declared
+    return name if workload_type(name) == typ else None
 
 
 def describe(folder: str) -> Description:
@@ -245,7 +249,8 @@ def _payload_type(col: Column) -> str | None:
     if len(names) != 1:
         return None
     name = names.pop()
-    if name is None or not operators.get(operators.USE_LAST).accepts(TYPES[name]):
+    typ = None if name is None else workload_type(name)
+    if typ is None or not operators.get(operators.USE_LAST).accepts(typ):
         return None
     return name
 

@@ -36,6 +36,15 @@ from contest.errors import MergeOperatorError
 Kernel = Callable[[Any, Any, Any, Any], pa.Array]
 
 INT64, FLOAT64, STRING = "int64", "float64", "string"
+# The families of a user's other types (issue 60): a decimal of any precision and scale,
+# a date, a timestamp with or without a time zone. An operator lists the families it
+# takes; a column's exact type (`type_name`) keeps its precision, scale and zone.
+DECIMAL, DATE, TIMESTAMP = "decimal", "date", "timestamp"
+# Every row-picking and comparing operator takes them; a sum takes decimals.
+_ORDERED = (INT64, FLOAT64, STRING, DECIMAL, DATE, TIMESTAMP)
+# A decimal sum keeps the column's scale at the widest precision (Spark's and DuckDB's
+# sums widen to it as well).
+DECIMAL_SUM_PRECISION = 38
 
 
 @dataclass(frozen=True)
@@ -83,23 +92,63 @@ class Operator:
     null_overwrites: bool = False
 
     def accepts(self, typ: pa.DataType) -> bool:
-        return type_name(typ) in self.types
+        return family(type_name(typ)) in self.types
 
 
 def type_name(typ: pa.DataType) -> str:
-    """int64 (any integer), float64 (any float), string (string, large string) or the
-    type's own name."""
+    """int64 (any integer), float64 (any float), string (string, large string),
+    decimal(P,S), date, timestamp (no time zone), timestamptz (one: the values are
+    instants), or the type's own name."""
     if pa.types.is_integer(typ):
         return INT64
     if pa.types.is_floating(typ):
         return FLOAT64
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):
         return STRING
+    if pa.types.is_decimal(typ):
+        return f"{DECIMAL}({typ.precision},{typ.scale})"
+    if pa.types.is_date(typ):
+        return DATE
+    if pa.types.is_timestamp(typ):
+        return TIMESTAMP + ("tz" if typ.tz else "")
     return str(typ)
 
 
+def family(name: str) -> str:
+    """A type name's family, as operators list what they take (decimal(15,2): decimal;
+    timestamptz: timestamp)."""
+    if name.startswith(DECIMAL + "("):
+        return DECIMAL
+    return TIMESTAMP if name == TIMESTAMP + "tz" else name
+
+
+def _decimal(name: str) -> tuple[int, int]:
+    precision, scale = name[len(DECIMAL) + 1 : -1].split(",")
+    return int(precision), int(scale)
+
+
 def arrow_type(name: str) -> pa.DataType:
-    return {INT64: pa.int64(), FLOAT64: pa.float64(), STRING: pa.string()}[name]
+    """The Arrow type of a type name (`type_name`'s inverse; a timestamp in
+    microseconds, one with a zone in UTC)."""
+    if family(name) == DECIMAL:
+        return pa.decimal128(*_decimal(name))
+    simple = {
+        INT64: pa.int64(),
+        FLOAT64: pa.float64(),
+        STRING: pa.string(),
+        DATE: pa.date32(),
+        TIMESTAMP: pa.timestamp("us"),
+        TIMESTAMP + "tz": pa.timestamp("us", tz="UTC"),
+    }
+    return simple[name]
+
+
+def merged_name(op: str, name: str) -> str:
+    """The merged column's type name: a sum of decimals at the widest precision, its
+    scale kept; any other the column's own (integers are int64 already)."""
+    if get(op).widens and family(name) == DECIMAL:
+        return f"{DECIMAL}({DECIMAL_SUM_PRECISION},{_decimal(name)[1]})"
+    return name
 
 
 # -- numpy kernels ------------------------------------------------------------------
@@ -118,6 +167,9 @@ def _pick_last(arr, order, starts, positions, valid) -> pa.Array:
 
 
 def _np_sum(arr, order, starts, positions) -> pa.Array:
+    if pa.types.is_decimal(arr.type):  # exact, in Arrow's decimal arithmetic
+        wide = pa.decimal128(DECIMAL_SUM_PRECISION, arr.type.scale)
+        return _np_hash("sum")(arr.cast(wide), order, starts, positions)
     valid = _valid(arr)[order]
     values = pc.fill_null(arr, 0).to_numpy()[order]
     sums = np.add.reduceat(np.where(valid, values, 0), starts)
@@ -199,7 +251,7 @@ _LAST_NOT_NULL_COLLAPSE = "max_by({c}, CASE WHEN {c} IS NOT NULL THEN {pos} END)
 _ALL = (
     Operator(
         USE_LAST,
-        (INT64, FLOAT64, STRING),
+        _ORDERED,
         "the last row's value, NULL included",
         STRING,
         "pool",
@@ -215,7 +267,7 @@ _ALL = (
     ),
     Operator(
         USE_LAST_NOT_NULL,
-        (INT64, FLOAT64, STRING),
+        _ORDERED,
         "the last non-NULL value; NULL when every value is NULL",
         STRING,
         "pool",
@@ -230,8 +282,9 @@ _ALL = (
     ),
     Operator(
         SUM_ALL,
-        (INT64, FLOAT64),
-        "the sum of the non-NULL values (integers as int64); NULL when every value is NULL",
+        (INT64, FLOAT64, DECIMAL),
+        "the sum of the non-NULL values (integers as int64, decimals at precision 38 in "
+        "their scale); NULL when every value is NULL",
         INT64,
         "numbers",
         _np_sum,
@@ -264,7 +317,7 @@ _ALL = (
     ),
     Operator(
         MAX,
-        (INT64, FLOAT64, STRING),
+        _ORDERED,
         "the greatest non-NULL value (strings by their bytes); NULL when every value is NULL",
         INT64,
         "numbers",
@@ -278,7 +331,7 @@ _ALL = (
     ),
     Operator(
         MIN,
-        (INT64, FLOAT64, STRING),
+        _ORDERED,
         "the least non-NULL value (strings by their bytes); NULL when every value is NULL",
         STRING,
         "pool",
@@ -292,7 +345,7 @@ _ALL = (
     ),
     Operator(
         FIRST_NOT_NULL,
-        (INT64, FLOAT64, STRING),
+        _ORDERED,
         "the first non-NULL value; NULL when every value is NULL",
         STRING,
         "pool",
@@ -414,18 +467,22 @@ def validate(schema: pa.Schema, keys: list[str], ops: Mapping[str, str]) -> None
         op, typ = OPERATORS[name], schema.field(col).type
         if not op.accepts(typ):
             need = " or ".join(op.types)
-            what = "a numeric" if set(op.types) == {INT64, FLOAT64} else f"a {need}"
+            numeric = {INT64, FLOAT64} <= set(op.types) <= {INT64, FLOAT64, DECIMAL}
+            what = "a numeric" if numeric else f"a {need}"
             raise MergeOperatorError(f"column {col!r}: {name} needs {what} column, not {typ}")
 
 
 def result_schema(schema: pa.Schema, ops: Mapping[str, str]) -> pa.Schema:
     """The merged result's schema: an integer column under a widening operator (a sum,
-    a product) becomes int64; every merge casts to it."""
+    a product) becomes int64, a decimal one precision 38 in its scale; every merge
+    casts to it."""
     fields = []
     for f in schema:
         name = ops.get(f.name)
         if name is not None and OPERATORS[name].widens and pa.types.is_integer(f.type):
             f = f.with_type(pa.int64())
+        elif name is not None and pa.types.is_decimal(f.type):
+            f = f.with_type(arrow_type(merged_name(name, type_name(f.type))))
         fields.append(f)
     return pa.schema(fields)
 
@@ -516,13 +573,32 @@ def expressed_by(name: str) -> list[str]:
 # -- the expressions, filled in -------------------------------------------------------
 
 
+# DuckDB's type of each type name (a decimal's: DECIMAL(P,S)); any other: VARCHAR.
+_SQL_TYPES = {
+    INT64: "BIGINT",
+    FLOAT64: "DOUBLE",
+    DATE: "DATE",
+    TIMESTAMP: "TIMESTAMP",
+    TIMESTAMP + "tz": "TIMESTAMPTZ",
+}
+
+
 def sql_type(typ: str) -> str:
-    return {INT64: "BIGINT", FLOAT64: "DOUBLE"}.get(typ, "VARCHAR")
+    if family(typ) == DECIMAL:
+        return "DECIMAL({},{})".format(*_decimal(typ))
+    return _SQL_TYPES.get(typ, "VARCHAR")
+
+
+def known_type(name: str) -> bool:
+    """A type name the operators' engines carry as it is (else read as its operator's
+    default type)."""
+    return family(name) in _ORDERED
 
 
 def sql_aggregate(name: str, column: str, order: str, typ: str) -> str:
-    """The DuckDB aggregate of operator `name` over `column` (a SQL expression)."""
-    return get(name).sql.format(c=column, o=order, t=sql_type(typ))
+    """The DuckDB aggregate of operator `name` over `column` (a SQL expression), cast
+    to the merged type (`merged_name`)."""
+    return get(name).sql.format(c=column, o=order, t=sql_type(merged_name(name, typ)))
 
 
 def spark_collapse(name: str, column: str, pos: str) -> str:

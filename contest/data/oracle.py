@@ -57,9 +57,6 @@ GROUP BY p.uuid
 """
 
 
-_DUCKDB_TYPES = {registry.INT64: "BIGINT", registry.FLOAT64: "DOUBLE", registry.STRING: "VARCHAR"}
-
-
 def source_sql(batches: Sequence[Batch], operators: Mapping[str, str] | None = None) -> str:
     """The rows the aggregates read, every batch under the newest schema: the
     batch files as they are when they share one schema; otherwise (a workload that
@@ -76,7 +73,10 @@ def source_sql(batches: Sequence[Batch], operators: Mapping[str, str] | None = N
     # A column keeps the type the files give it (a user's own, workload.types).
     found = {f.name: registry.type_name(f.type) for schema in schemas for f in schema}
     for col, op in (operators if operators is not None else registry.CONTRACT).items():
-        typ = _DUCKDB_TYPES.get(found.get(col, ""), _DUCKDB_TYPES[registry.get(op).default_type])
+        name = found.get(col, "")
+        typ = registry.sql_type(
+            name if registry.known_type(name) else registry.get(op).default_type
+        )
         value = f'CAST("{col}" AS {typ})' if col in present else f"CAST(NULL AS {typ})"
         cols.append(f'{value} AS "{col}"')
     read = _READ.replace(")", ", union_by_name = true)")
@@ -288,7 +288,7 @@ def query(
         register_batches(con, batches)
         source = source_sql(batches, operators)
         held = {f.name: registry.type_name(f.type) for schema in schemas for f in schema}
-        types = {c: held[c] for c in ops if held.get(c) in _DUCKDB_TYPES}
+        types = {c: held[c] for c in ops if registry.known_type(held.get(c, ""))}
         select = select_sql(operators, types).replace(_READ, source)
         return Query(select, "p.uuid", source, "uuid", "uuid")
     if not batches:

@@ -42,6 +42,23 @@ TYPES: dict[str, pa.DataType] = {
     "binary": pa.binary(),
     "bool": pa.bool_(),
 }
+
+
+def workload_type(name: str) -> pa.DataType | None:
+    """A `workload.types` name's Arrow type, or None: one of `TYPES`, or a decimal(P,S)
+    (P at most 38), date, timestamp (microseconds, no zone) or timestamptz
+    (microseconds, UTC), the operator registry's names for a user's other types."""
+    if name in TYPES:
+        return TYPES[name]
+    try:
+        typ = operators.arrow_type(name)
+    except (KeyError, ValueError):
+        return None
+    return typ if not pa.types.is_decimal(typ) or 0 < typ.precision <= 38 else None
+
+
+TYPE_NAMES = f"{', '.join(TYPES)}, decimal(P,S), date, timestamp, timestamptz"
+
 # The contest's merge contract and the operators a workload's extra column may name:
 # the operator registry's (contest/data/operators.py).
 CONTRACT_OPERATORS: dict[str, str] = dict(operators.CONTRACT)
@@ -65,12 +82,13 @@ def check_columns(cfg: Config) -> None:
                 f"workload.columns.{col}: {op!r} is not one of {', '.join(OPERATOR_NAMES)}"
             )
     for col, name in w.types.items():
-        if name not in TYPES:
-            raise ConfigError(f"workload.types.{col}: {name!r} is not one of {', '.join(TYPES)}")
+        typ = workload_type(name)
+        if typ is None:
+            raise ConfigError(f"workload.types.{col}: {name!r} is not one of {TYPE_NAMES}")
         merged = w.columns.get(col)
         if merged is None and col not in w.key:
             raise ConfigError(f"workload.types.{col}: neither a key nor a workload.columns column")
-        if merged is not None and not operators.get(merged).accepts(TYPES[name]):
+        if merged is not None and not operators.get(merged).accepts(typ):
             raise ConfigError(f"workload.types.{col}: {merged} does not take a {name} column")
 
     for key, table in (("added", cfg.workload.added), ("widened", cfg.workload.widened)):
@@ -176,7 +194,10 @@ def column_type(op: str, declared: str | None = None) -> pa.DataType:
     """An extra column's type: the one declared (`workload.types`), else its operator's
     (the registry's `default_type`)."""
     if declared:
-        return TYPES[declared]
+        typ = workload_type(declared)
+        if typ is None:
+            raise ConfigError(f"workload type {declared!r} is not one of {TYPE_NAMES}")
+        return typ
     return operators.arrow_type(operators.get(op).default_type)
 
 
@@ -196,7 +217,7 @@ def workload_schema(
     ):
         return pa.schema(fields)
     types = {f.name: f.type for f in fields}
-    types.update({k: TYPES[w.types[k]] for k in w.key if k in w.types})
+    types.update({k: column_type("", w.types[k]) for k in w.key if k in w.types})
     keys = [pa.field(k, (key_types or {}).get(k, types.get(k, pa.string()))) for k in w.key]
     payload = [
         pa.field(c, types.get(c) or column_type(op)) for c, op in contract_operators(w).items()

@@ -69,6 +69,9 @@ def session_conf(
         "spark.pyspark.driver.python": sys.executable,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
+        # A user's timestamps written as Parquet's TIMESTAMP(MICROS), zone flag kept
+        # (Spark's default, INT96, reads back as a zoneless nanosecond timestamp).
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     }
     jars = list(packages) + ([cfg.spark.connector] if cfg.spark.use_connector else [])
     if jars:

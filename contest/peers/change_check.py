@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from contest.config import Config
 from contest.data.changes import change_refusal, changes_of
-from contest.data.workload import BatchColumns, null_overwriting
+from contest.data.operators import type_name
+from contest.data.workload import BatchColumns, null_overwriting, workload_schema
 from contest.errors import ConfigError
 from contest.peers import registry
 
@@ -50,7 +51,16 @@ def refusal_of(cfg: Config, found: BatchColumns, strategy: str = "") -> str | No
         bool(found.partial),
         null_overwriting(cfg.workload),
         strategy or impl.name,
+        payload_types(cfg),
     )
+
+
+def payload_types(cfg: Config) -> dict[str, str]:
+    """Each payload column's type name (the operator registry's), as the workload
+    declares it (the files are checked against it)."""
+    keys = set(cfg.workload.key)
+    schema = workload_schema(cfg.workload)
+    return {f.name: type_name(f.type) for f in schema if f.name not in keys}
 
 
 def refuse(cfg: Config, found: BatchColumns, strategy: str = "") -> None:

@@ -38,6 +38,7 @@ from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import Batch
 from contest.data.changes import Changes, changes_of
+from contest.data.spark_types import spark_type
 from contest.data.workload import batch_schema, contract_operators
 from contest.errors import DataError
 from contest.infra.folders import open_input
@@ -52,26 +53,10 @@ REPLACE = "__contest_replace"
 # the key's last delete in the batch.
 _POS, _LIVE, _LAST_DELETE = "__contest_pos", "__contest_live", "__contest_last_delete"
 
-# Arrow types of the workload's columns and Spark's DDL names for them.
-_SPARK_TYPES = (
-    (pa.types.is_int64, "bigint"),
-    (pa.types.is_int32, "int"),
-    (pa.types.is_float64, "double"),
-    (lambda t: pa.types.is_string(t) or pa.types.is_large_string(t), "string"),
-    (lambda t: pa.types.is_binary(t) or pa.types.is_fixed_size_binary(t), "binary"),
-)
-
 
 def q(name: str) -> str:
     """A column name as a Spark SQL identifier."""
     return "`" + name.replace("`", "``") + "`"
-
-
-def spark_type(typ: pa.DataType) -> str:
-    for test, name in _SPARK_TYPES:
-        if test(typ):
-            return name
-    raise DataError(f"no Spark type for a column of {typ}")
 
 
 def payload_columns(cfg: Config, index: int) -> dict[str, pa.DataType]:

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from contest.config import CODECS, ReadConfig
 from contest.data import operators as registry
 from contest.data.dictionaries import dictionary_columns, writes_without_arrow_schema
+from contest.data.spark_types import spark_type
 from contest.data.uuid_keys import WORD_COLUMNS
 from contest.errors import SchemaEvolutionError
 from contest.infra.storage import filesystem
@@ -441,22 +442,6 @@ def write_merged(
     return written
 
 
-_ARROW_TO_SPARK = {
-    pa.string(): "string",
-    pa.large_string(): "string",
-    pa.int64(): "bigint",
-    pa.int32(): "int",
-    pa.float64(): "double",
-    pa.bool_(): "boolean",
-    pa.binary(): "binary",
-}
-
-
 def _spark_ddl(schema: pa.Schema, ops: Mapping[str, str]) -> str:
-    cols = []
-    for f in result_schema(schema, ops):
-        typ = f.type
-        if typ not in _ARROW_TO_SPARK:
-            raise ValueError(f"column {f.name}: type {typ} not supported by the reader")
-        cols.append(f"`{f.name}` {_ARROW_TO_SPARK[typ]}")
+    cols = [f"`{f.name}` {spark_type(f.type)}" for f in result_schema(schema, ops)]
     return ", ".join(cols)

@@ -105,13 +105,31 @@ def _arrow(parts: Sequence[pa.Table], keys: list[str], ops: Mapping[str, str]) -
         function, skip_nulls, min_count = op.arrow
         if op.null_string:
             arr = _null_string_to_null(arr)
+        if pa.types.is_decimal(arr.type) and function in _PICKS:
+            arr = _viewed(arr, pa.binary(16))  # pyarrow 20 picks no decimal: its 16 bytes
+        elif pa.types.is_decimal(arr.type):
+            arr = arr.cast(out_schema.field(name).type)  # a sum at its result's precision
         opts = pc.ScalarAggregateOptions(skip_nulls=skip_nulls, min_count=min_count)
         aggs.append((name, function, opts))
         cols[name] = arr
     grouped = pa.table(cols).group_by(keys, use_threads=False).aggregate(aggs)
     names = {f"{name}_{fn}": name for name, fn, _ in aggs}
     grouped = grouped.rename_columns([names.get(c, c) for c in grouped.column_names])
-    return grouped.select(table.column_names).cast(out_schema)
+    grouped = grouped.select(table.column_names)
+    picked = [
+        _viewed(grouped.column(i), f.type) if pa.types.is_decimal(f.type) else grouped.column(i)
+        for i, f in enumerate(table.schema)
+    ]
+    return pa.Table.from_arrays(picked, names=table.column_names).cast(out_schema)
+
+
+# pyarrow's ordered aggregates that pick one row's value.
+_PICKS = ("first", "last")
+
+
+def _viewed(arr: pa.ChunkedArray, typ: pa.DataType) -> pa.ChunkedArray:
+    """The same bytes as another type of their layout (a decimal's 16 bytes)."""
+    return pa.chunked_array([c.view(typ) for c in arr.chunks], typ)
 
 
 _duck = threading.local()

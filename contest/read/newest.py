@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from contest.config import Config
 from contest.data.operators import result_schema
+from contest.data.spark_types import spark_type
 from contest.data.workload import contract_operators, workload_schema
 
 if TYPE_CHECKING:
@@ -25,13 +26,26 @@ def newest_schema(df: DataFrame, cfg: Config) -> DataFrame:
 
     schema = result_schema(workload_schema(cfg.workload), contract_operators(cfg.workload))
     have = set(df.columns)
+    keys = set(cfg.workload.key)
     cols = []
     for f in schema:
-        typ = "long" if pa.types.is_integer(f.type) else "string"
+        if f.name in keys:  # a key keeps the files' type (an int32 key stays int32)
+            cols.append(F.col(f.name))
+            continue
+        typ = "long" if pa.types.is_integer(f.type) else _merged_type(f.type)
         if f.name not in have:
             cols.append(F.lit(None).cast(typ).alias(f.name))
-        elif pa.types.is_integer(f.type):
-            cols.append(F.col(f.name).cast("long").alias(f.name))
+        elif pa.types.is_integer(f.type) or typ != "string":
+            cols.append(F.col(f.name).cast(typ).alias(f.name))
         else:
             cols.append(F.col(f.name))
     return df.select(*cols)
+
+
+def _merged_type(typ: pa.DataType) -> str:
+    """Spark's type of a merged column that is not an integer: a decimal, date or
+    timestamp its own (a summed decimal at precision 38), else string (as before a
+    user's types: the contest's strings, and floats read as they are)."""
+    if pa.types.is_decimal(typ) or pa.types.is_date(typ) or pa.types.is_timestamp(typ):
+        return spark_type(typ)
+    return "string"

@@ -15,6 +15,8 @@ FENCE = re.compile(r"^```(sh|bash|console)[ \t]*$")
 NOT_RUN = re.compile(r"^<!--\s*not run:\s*(.*?)\s*-->$")
 # The examples run at this scale at most, with one round: a tiny scale, as the tour.
 TINY_SCALE = 0.001
+# `contest dataset tpch --scale-factor`: 6,000 lines of lineitem.
+TINY_SCALE_FACTOR = 0.001
 
 
 @dataclass(frozen=True)
@@ -76,11 +78,14 @@ def every_example() -> list[Example]:
 
 
 def tiny(argv: list[str]) -> list[str]:
-    """`argv` at a tiny scale and one round: `--scale S` at most TINY_SCALE, `--repeat 1`."""
+    """`argv` at a tiny scale and one round: `--scale S` at most TINY_SCALE, TPC-H's
+    `--scale-factor` at most TINY_SCALE_FACTOR, `--repeat 1`."""
     out = list(argv)
     for i, word in enumerate(out[:-1]):
         if word == "--scale":
             out[i + 1] = str(min(float(out[i + 1]), TINY_SCALE))
+        elif word == "--scale-factor":
+            out[i + 1] = str(min(float(out[i + 1]), TINY_SCALE_FACTOR))
         elif word == "--repeat":
             out[i + 1] = "1"
     return out

@@ -53,12 +53,22 @@ MERGER_PRESET = {**MOR, "peer.format": MERGER.name}
 # A binary key is refused: Hudi makes the record key a string of the column's value, and a
 # binary value's string is not its bytes (tried: one key came back once per write).
 KEYS = tuple(t.name for t in KEY_TYPES if t.name != "16-byte binary")
+# A timestamp without a zone is refused: Hudi 1.0.2's Spark-to-Avro schema converter has
+# no TimestampNTZ (tried: "Failed to convert struct type to avro schema", the first batch).
+TYPES = (
+    (
+        "timestamp",
+        "Hudi 1.0.2's Avro schema converter has no timestamp without a time zone "
+        "(Spark's TIMESTAMP_NTZ)",
+    ),
+)
 MOR_CHANGES = ChangeSupport(
     deletes="upsert with _hoodie_is_deleted = true (the batch collapsed with the delete rule)",
     partial_columns="the batch merged in Spark with the keys' rows, lacking columns kept",
     absent_is_not_null=True,
     key_types=KEYS,
     composite_keys=True,
+    refused_types=TYPES,
 )
 MERGER_CHANGES = ChangeSupport(
     deletes="a tombstone record (_contest_deleted) the record merger resets the key on",
@@ -66,6 +76,7 @@ MERGER_CHANGES = ChangeSupport(
     absent_is_not_null=False,
     key_types=KEYS,
     composite_keys=True,
+    refused_types=TYPES,
 )
 
 register(

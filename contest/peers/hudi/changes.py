@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from contest.data import operators as registry
-from contest.peers.change_merge import REPLACE, ChangeBatch, q, spark_type
+from contest.data.spark_types import spark_type
+from contest.peers.change_merge import REPLACE, ChangeBatch, q
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -75,7 +75,16 @@ CHANGES = ChangeSupport(
 )
 # baseline-cow: the contest's upserts only (its copy-on-write join keeps no tombstones
 # and no per-file columns).
-COPY_ON_WRITE_CHANGES = ChangeSupport()
+COPY_ON_WRITE_CHANGES = ChangeSupport(
+    no_deletes="copy-on-write's full outer join per batch keeps no tombstones"
+)
+# lakesoul-stock: LakeSoul 2.6.2's native IO library merges every row of a key with its
+# merge operators; it has no CDC column (no "cdc" in its library's symbols or options):
+# the connectors that drop deleted keys after the merge are not served here.
+STOCK_CHANGES = ChangeSupport(
+    no_deletes="LakeSoul 2.6.2's native IO has no CDC column option (its Spark and Flink "
+    "connectors, which drop deleted keys after the merge, are not served here)"
+)
 
 
 def stream_commits(table: StreamTable) -> int:
@@ -106,6 +115,7 @@ register(
         packages={lakesoul_jvm.PACKAGE_SET: lakesoul_jvm.COORDINATES},
         excludes={lakesoul_jvm.PACKAGE_SET: lakesoul_jvm.EXCLUDES},
         strategies=(Strategy("lakesoul-stock", STOCK),),
+        changes=STOCK_CHANGES,
     )
 )
 

@@ -50,6 +50,9 @@ DEFAULTS = {"peer.format": "paimon", "write.threads": 1}
 # is `partial-update.remove-record-on-delete`, for the partial-update engine without
 # aggregate functions (0.9 refuses them without sequence groups, and both together).
 CHANGES = ChangeSupport(
+    no_deletes="Paimon 0.9's aggregation engine retracts a -D row field by field and keeps "
+    "the key (remove-record-on-delete is the partial-update engine's, which 0.9 refuses "
+    "beside aggregate functions)",
     partial_columns="the aggregation merge engine: a lacking column written NULL, which its "
     "aggregates but last_value skip",
     absent_is_not_null=False,

@@ -47,9 +47,10 @@ from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import COLUMNS, SCHEMA, Batch
 from contest.data.changes import changes_of
+from contest.data.spark_types import spark_type
 from contest.peers import change_merge
 from contest.peers.base import HARNESS_SINK, OWN_SINK, Layout, PeerFormat, StreamSink, codec_name
-from contest.peers.change_merge import q, spark_type
+from contest.peers.change_merge import q
 from contest.peers.merge import peer_operators, source_operators, written
 from contest.peers.microbatch import OnBatch
 from contest.peers.paimon import history as paimon_history

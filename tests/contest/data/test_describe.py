@@ -138,12 +138,14 @@ def test_a_type_no_operator_takes_is_refused_in_the_config():
         )
 
 
-def test_lakesoul_spelling_and_a_decimal_column_left_out_and_named(tmp_path):
+def test_lakesoul_spelling_a_decimal_described_and_a_time_column_left_out(tmp_path):
     t = pa.table(
         {
             "id": pa.array([1, 2], pa.int32()),
             "rowkind": ["insert", "delete"],
             "amount": pa.array([decimal.Decimal("1.50"), None], pa.decimal128(15, 2)),
+            "day": pa.array([10_000, None], pa.int32()).cast(pa.date32()),
+            "clock": pa.array([1, 2], pa.time64("us")),
             "note": ["a", None],
         }
     )
@@ -151,11 +153,12 @@ def test_lakesoul_spelling_and_a_decimal_column_left_out_and_named(tmp_path):
     pq.write_table(t, tmp_path / "d" / "x.parquet")
     d = describe(str(tmp_path / "d"))
     assert (d.key, d.op_column, d.op_values) == (("id",), "rowkind", "lakesoul")
-    assert d.unsupported == ("amount",)
+    assert d.unsupported == ("clock",)
     text = to_toml(d, "x")
-    assert "# amount (decimal128(15, 2)): no workload type takes it yet, left out" in text
+    assert "# clock (time64[us]): no workload type takes it yet, left out" in text
     w = load_config(overrides=workload_settings_of(tmp_path, text)).workload
-    assert w.columns == {"note": "UseLast"} and w.types == {"id": "int32"}
+    assert w.columns == {"amount": "UseLast", "day": "UseLast", "note": "UseLast"}
+    assert w.types == {"amount": "decimal(15,2)", "day": "date", "id": "int32"}
 
 
 def workload_settings_of(tmp_path, text: str) -> dict:

@@ -4,7 +4,9 @@ batches with NULLs, "null" strings and repeated keys."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,7 @@ import pytest
 
 from contest.data import operators as registry
 from contest.data.batches import Batch
-from contest.data.oracle import select_sql
+from contest.data.oracle import expected_result, select_sql
 from contest.errors import MergeOperatorError
 from contest.peers import registry as format_registry
 from contest.read.merges import MERGES, merge_parts
@@ -68,14 +70,34 @@ def test_an_operator_on_a_column_of_a_type_it_refuses():
 
 # -- property-style agreement --------------------------------------------------------
 
+# Values of each type name (a user's decimals, dates and timestamps beside the
+# contest's three), few distinct ones so that keys repeat values.
 VALUES = {
     registry.INT64: lambda rng, n: pa.array(rng.integers(-3, 4, n), pa.int64()),
     registry.FLOAT64: lambda rng, n: pa.array(rng.integers(-8, 9, n) / 4.0, pa.float64()),
     registry.STRING: lambda rng, n: pa.array(
         rng.choice(np.array(["a", "b", "null", "", "zz", "B"]), n), pa.string()
     ),
+    "decimal(15,2)": lambda rng, n: pa.array(
+        [Decimal(int(v)).scaleb(-2) for v in rng.integers(-99_999, 99_999, n)],
+        pa.decimal128(15, 2),
+    ),
+    registry.DATE: lambda rng, n: pa.array(rng.integers(9_000, 9_009, n), pa.int32()).cast(
+        pa.date32()
+    ),
+    registry.TIMESTAMP: lambda rng, n: pa.array(
+        rng.integers(0, 9, n) * 86_399_999_999, pa.int64()
+    ).cast(pa.timestamp("us")),
+    "timestamptz": lambda rng, n: pa.array(rng.integers(0, 9, n) * 3_600_000_001, pa.int64()).cast(
+        pa.timestamp("us", tz="UTC")
+    ),
 }
-CASES = [(name, typ) for name, op in registry.OPERATORS.items() for typ in op.types]
+CASES = [
+    (name, typ)
+    for name, op in registry.OPERATORS.items()
+    for typ in VALUES
+    if registry.family(typ) in op.types
+]
 
 
 def random_batches(rng, typ: str, batches: int = 3, rows: int = 40) -> list[pa.Table]:
@@ -156,7 +178,22 @@ def test_spark_collapse_and_merge_agree_with_the_oracle(spark, tmp_path):
     assert current is not None
     got = {r["uuid"]: r.asDict() for r in current.collect()}
     want = merge_rows(pa.concat_tables(batches), ["uuid"], ops).to_pylist()
-    assert {r["uuid"]: r for r in want} == got
+    # Spark's collect gives an instant (TIMESTAMP) as a zoneless datetime in the session's
+    # zone (UTC here): the expected instants in the same form.
+    want_rows = {r["uuid"]: {c: _as_spark_collects(v) for c, v in r.items()} for r in want}
+    wrong = sorted(
+        f"{CASES[int(c[1:])]}: {k} {want_rows[k][c]!r} != {got[k][c]!r}"
+        for k in want_rows
+        for c in ops
+        if want_rows[k][c] != got.get(k, {}).get(c)
+    )
+    assert not wrong and want_rows.keys() == got.keys(), wrong[:10]
+
+
+def _as_spark_collects(v):
+    if isinstance(v, dt.datetime) and v.tzinfo is not None:
+        return v.astimezone(dt.UTC).replace(tzinfo=None)
+    return v
 
 
 def test_the_docs_list_every_operator_with_its_rule():
@@ -168,3 +205,74 @@ def test_the_docs_list_every_operator_with_its_rule():
     for name, op in registry.OPERATORS.items():
         assert name in rows, name
         assert op.rule.replace('"null"', '`"null"`').replace('","', "`,`") in rows[name], name
+
+
+# -- a user's types ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("typ", "name", "family"),
+    [
+        (pa.decimal128(15, 2), "decimal(15,2)", registry.DECIMAL),
+        (pa.date32(), registry.DATE, registry.DATE),
+        (pa.timestamp("us"), registry.TIMESTAMP, registry.TIMESTAMP),
+        (pa.timestamp("us", tz="UTC"), "timestamptz", registry.TIMESTAMP),
+        (pa.int32(), registry.INT64, registry.INT64),
+    ],
+)
+def test_a_type_name_keeps_precision_scale_and_zone(typ, name, family):
+    assert registry.type_name(typ) == name and registry.family(name) == family
+    if not pa.types.is_integer(typ):
+        assert registry.arrow_type(name) == typ
+
+
+def test_a_decimal_sum_keeps_its_scale_at_precision_38():
+    assert registry.merged_name(registry.SUM_ALL, "decimal(15,2)") == "decimal(38,2)"
+    assert registry.merged_name(registry.USE_LAST, "decimal(15,2)") == "decimal(15,2)"
+    schema = pa.schema([("uuid", pa.string()), ("q", pa.decimal128(15, 2))])
+    assert registry.result_schema(schema, {"q": registry.SUM_ALL}).field("q").type == (
+        pa.decimal128(38, 2)
+    )
+    assert registry.sql_type("decimal(38,2)") == "DECIMAL(38,2)"
+
+
+def test_an_operator_refuses_a_type_outside_its_families_in_one_line():
+    schema = pa.schema([("k", pa.string()), ("d", pa.date32())])
+    with pytest.raises(MergeOperatorError, match="SumAll needs a numeric column, not date32"):
+        registry.validate(schema, ["k"], {"d": registry.SUM_ALL})
+
+
+@pytest.mark.parametrize("seed", [3])
+def test_a_user_types_merged_by_numpy_keep_their_types_and_the_oracles_values(tmp_path, seed):
+    """The merged table's types are the oracle's file's: a decimal sum at precision 38,
+    a date a date, a timestamp with its zone or without one."""
+    rng = np.random.default_rng(seed)
+    ops = {
+        "q": registry.SUM_ALL,
+        "d": registry.MAX,
+        "t": registry.USE_LAST,
+        "z": registry.USE_LAST_NOT_NULL,
+    }
+    cols = {"q": "decimal(15,2)", "d": registry.DATE, "t": registry.TIMESTAMP, "z": "timestamptz"}
+    batches = []
+    for _ in range(3):
+        t = pa.table({"uuid": pa.array([f"k{i}" for i in rng.integers(0, 5, 30)])})
+        for c, typ in cols.items():
+            values = VALUES[typ](rng, 30)
+            t = t.append_column(
+                c, pc.if_else(pa.array(rng.random(30) < 0.3), pa.nulls(30, values.type), values)
+            )
+        batches.append(t)
+    files = []
+    for i, t in enumerate(batches):
+        path = tmp_path / f"base-{i}.parquet"
+        pq.write_table(t, path)
+        files.append(Batch(i, str(path), t.num_rows, path.stat().st_size, i))
+    out = tmp_path / "expected.parquet"
+    expected_result(files, out, operators=ops)
+    want = pq.read_table(out)
+    got = merge_rows(pa.concat_tables(batches), ["uuid"], ops).sort_by("uuid")
+    assert got.schema.field("q").type == pa.decimal128(38, 2) == want.schema.field("q").type
+    for c in ("d", "t", "z"):
+        assert got.schema.field(c).type == want.schema.field(c).type, c
+    assert got.to_pylist() == want.to_pylist()

@@ -15,6 +15,7 @@ import org.apache.spark.sql.HoodieInternalRowUtils;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
@@ -186,6 +187,9 @@ public class ContractRecordMerger extends HoodieSparkRecordMerger {
         }
         if (early instanceof Integer && late instanceof Integer) {
           return (Integer) early + (Integer) late; // an int column before its widening
+        }
+        if (early instanceof Decimal) { // a user's decimal: exact, in its scale
+          return ((Decimal) early).$plus((Decimal) late);
         }
         return (Long) early + (Long) late;
       case "product":
