@@ -177,15 +177,32 @@ def write_batch(group: Sequence[Source], column: str, out: Path) -> int:
         rows = table.num_rows
     else:
         with pq.ParquetWriter(tmp, schema) as writer:
+            held: list[pa.Table] = []
             for src in group:
                 with open_input(src.uri) as fh:
                     reader = pq.ParquetFile(fh)
                     for g in range(reader.num_row_groups):
                         part = reader.read_row_group(g)
-                        writer.write_table(part)
+                        held.append(part)
                         rows += part.num_rows
+                        if sum(t.num_rows for t in held) >= STAGED_ROW_GROUP_ROWS:
+                            _flush(writer, held)
+            _flush(writer, held)
     tmp.replace(out)
     return rows
+
+
+# Rows of a staged batch's row group: small files' row groups gathered into groups of
+# this many (a thousand files of three rows as one group, not a thousand groups, each
+# of which the write would make a task and a file), large ones copied about as they are.
+STAGED_ROW_GROUP_ROWS = 1 << 20
+
+
+def _flush(writer: pq.ParquetWriter, held: list[pa.Table]) -> None:
+    """The held row groups written as one (then forgotten)."""
+    if held:
+        writer.write_table(pa.concat_tables(held).combine_chunks(), STAGED_ROW_GROUP_ROWS)
+        held.clear()
 
 
 def staged(
