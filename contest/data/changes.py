@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from contest.config import Config, WorkloadConfig
+from contest.data.operators import DECIMAL, family
 from contest.errors import ConfigError, DataError
 
 INSERT, UPDATE, DELETE = "insert", "update", "delete"
@@ -196,8 +197,10 @@ def change_refusal(
     NULL overwrite (UseLast); `payload_types`: each payload column's type name."""
     refused = dict(support.refused_types)
     for col, typ in (payload_types or {}).items():
-        if typ in refused:
-            return f"{who}: cannot store column {col!r} of type {typ}: {refused[typ]}"
+        # A name as the registry gives it (timestamp: no zone), or "decimal" for any.
+        why = refused.get(typ) or (refused.get(DECIMAL) if family(typ) == DECIMAL else None)
+        if why:
+            return f"{who}: cannot store column {col!r} of type {typ}: {why}"
     if rules.op_column and not support.deletes:
         lacks = support.no_deletes or "it has no delete mechanism"
         return f"{who}: cannot delete rows (op column {rules.op_column!r}): {lacks}"

@@ -112,3 +112,24 @@ def test_a_strategy_that_declares_less_than_its_implementation_is_refused(tmp_pa
         "baseline-cow: cannot delete rows (op column 'op'): copy-on-write's full outer join "
         "per batch keeps no tombstones"
     )
+
+
+def test_a_type_a_format_cannot_store_is_refused_naming_the_column():
+    """Hudi has no timestamp without a zone (its Avro converter), a zoned one it stores;
+    stock LakeSoul's write declares string and integer columns only, decimals of any
+    precision among what it refuses."""
+    own = {"workload.payload": "own", "workload.columns": {"at": "UseLast"}}
+
+    def refusal(typ: str, strategy: str) -> str | None:
+        cfg = _cfg(**own, **{"workload.types": {"at": typ}})
+        return change_check.refusal_of(cfg, schema_of_batch(cfg.workload), strategy)
+
+    why = refusal("timestamp", "hudi-mor")
+    assert why == (
+        "hudi-mor: cannot store column 'at' of type timestamp: Hudi 1.0.2's Avro schema "
+        "converter has no timestamp without a time zone (Spark's TIMESTAMP_NTZ)"
+    )
+    assert refusal("timestamptz", "hudi-mor") is None
+    assert refusal("timestamptz", "delta-merge") is None
+    why = refusal("decimal(9,4)", "lakesoul-stock")
+    assert why is not None and "cannot store column 'at' of type decimal(9,4)" in why
