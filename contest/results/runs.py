@@ -289,8 +289,12 @@ class RunRecord:
 
     @property
     def data_shape(self) -> str:
-        """Which files the run read: its workload's name and how the files were written."""
+        """Which files the run read: its workload's name and how the files were written
+        (a user's own: their folder's name and how many files)."""
         w = self.config.get("workload") or {}
+        if self.data_files:
+            folder = str(self.data or "").rstrip("/").rsplit("/", 1)[-1]
+            return f"{w.get('name', 'contest')} / your files ({folder}, {len(self.data_files)})"
         return f"{w.get('name', 'contest')} / {w.get('file_writer', 'contest')} files"
 
     @property

@@ -168,7 +168,7 @@ def summarize(records: Sequence[RunRecord]) -> SittingSummary:
         excluded.append(f"{r.strategy}, round {r.compare_round}, attempt {r.attempt}: {why}")
     return SittingSummary(
         sitting=first.sitting or "",
-        scale=first.scale,
+        scale=sitting_scale(first),
         shape=first.data_shape,
         codec=plan.codec,
         rounds_planned=plan.rounds,
@@ -196,5 +196,10 @@ def newest(records: Sequence[RunRecord]) -> dict[tuple[float | None, str, str], 
     """The newest sitting of each (scale, data shape, codec): what a page shows."""
     out: dict[tuple[float | None, str, str], list[RunRecord]] = {}
     for g in sorted(groups(records), key=lambda g: g[0].sitting or ""):
-        out[(g[0].scale, g[0].data_shape, g[0].sitting_settings.codec)] = g
+        out[(sitting_scale(g[0]), g[0].data_shape, g[0].sitting_settings.codec)] = g
     return out
+
+
+def sitting_scale(r: RunRecord) -> float | None:
+    """A run's contest scale, or None for a user's files (their shape names them)."""
+    return None if r.data_files else r.scale
