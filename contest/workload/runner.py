@@ -49,6 +49,7 @@ from contest.evaluation.strategies import file_stem, round_order
 from contest.infra.machine import git_state, load1, machine_id
 from contest.infra.postgres import local_server_pids
 from contest.infra.proc import ProcResult, run_timed
+from contest.peers import change_check
 from contest.peers.write import folder_bytes
 from contest.results.workloads import PhaseRecord
 from contest.workload.plan import Step
@@ -59,12 +60,21 @@ from meta.merge import merge_table
 Say = Callable[[str], None]
 
 
-def unsupported(cfg: Config, steps: Sequence[Step] = ()) -> str | None:
+def unsupported(
+    cfg: Config, steps: Sequence[Step] = (), data: Path | None = None, strategy: str = ""
+) -> str | None:
     """Why a strategy cannot run these phases, or None: a workload's merge operator its
-    format cannot express (contest.engines.operator_refusal). A history read it cannot
+    format cannot express (contest.engines.operator_refusal), or change data in `data`
+    its implementation does not take (deletes, batches of some columns, a key or a type:
+    contest/peers/change_check.py, as evaluate refuses it). A history read it cannot
     answer is not this: its read job refuses it in one line, recorded as refused, and
     the lane goes on; a schema change its format refuses is refused by its write job."""
-    return operator_refusal(cfg)
+    why = operator_refusal(cfg)
+    if why or data is None:
+        return why
+    found = schema_of_batch(cfg.workload)
+    discover(data, cfg.write.versions or None, found)
+    return change_check.refusal_of(cfg, found, strategy)
 
 
 def concurrent_reads_why(cfg: Config) -> str | None:
@@ -474,7 +484,7 @@ def run_workload(
     refused: list[PhaseRecord] = []
     with ev.work_lock(first.work_path / "eval"):
         for name, cfg in configs.items():
-            why = unsupported(cfg, steps)
+            why = unsupported(cfg, steps, data, name)
             if why:
                 say(f"{name}: cannot run the workload's phases ({why}): not run")
                 refused.append(runner.refused(name, cfg, why))
