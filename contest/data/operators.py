@@ -28,23 +28,28 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from contest.data.type_names import (  # noqa: F401 (the registry's vocabulary)
+    DATE,
+    DECIMAL,
+    DECIMAL_SUM_PRECISION,
+    FLOAT64,
+    INT64,
+    ORDERED,
+    STRING,
+    TIMESTAMP,
+    arrow_type,
+    decimal_parts,
+    family,
+    known_type,
+    sql_type,
+    type_name,
+)
 from contest.errors import MergeOperatorError
 
 # A numpy kernel: (column, order, starts, positions) -> one value per group, where
 # `order` lists the row indices grouped by key in application order and `starts` says
 # where each group begins in it; `positions` is arange(n) (shared by the columns).
 Kernel = Callable[[Any, Any, Any, Any], pa.Array]
-
-INT64, FLOAT64, STRING = "int64", "float64", "string"
-# The families of a user's other types (issue 60): a decimal of any precision and scale,
-# a date, a timestamp with or without a time zone. An operator lists the families it
-# takes; a column's exact type (`type_name`) keeps its precision, scale and zone.
-DECIMAL, DATE, TIMESTAMP = "decimal", "date", "timestamp"
-# Every row-picking and comparing operator takes them; a sum takes decimals.
-_ORDERED = (INT64, FLOAT64, STRING, DECIMAL, DATE, TIMESTAMP)
-# A decimal sum keeps the column's scale at the widest precision (Spark's and DuckDB's
-# sums widen to it as well).
-DECIMAL_SUM_PRECISION = 38
 
 
 @dataclass(frozen=True)
@@ -95,59 +100,11 @@ class Operator:
         return family(type_name(typ)) in self.types
 
 
-def type_name(typ: pa.DataType) -> str:
-    """int64 (any integer), float64 (any float), string (string, large string),
-    decimal(P,S), date, timestamp (no time zone), timestamptz (one: the values are
-    instants), or the type's own name."""
-    if pa.types.is_integer(typ):
-        return INT64
-    if pa.types.is_floating(typ):
-        return FLOAT64
-    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
-        return STRING
-    if pa.types.is_decimal(typ):
-        return f"{DECIMAL}({typ.precision},{typ.scale})"
-    if pa.types.is_date(typ):
-        return DATE
-    if pa.types.is_timestamp(typ):
-        return TIMESTAMP + ("tz" if typ.tz else "")
-    return str(typ)
-
-
-def family(name: str) -> str:
-    """A type name's family, as operators list what they take (decimal(15,2): decimal;
-    timestamptz: timestamp)."""
-    if name.startswith(DECIMAL + "("):
-        return DECIMAL
-    return TIMESTAMP if name == TIMESTAMP + "tz" else name
-
-
-def _decimal(name: str) -> tuple[int, int]:
-    precision, scale = name[len(DECIMAL) + 1 : -1].split(",")
-    return int(precision), int(scale)
-
-
-def arrow_type(name: str) -> pa.DataType:
-    """The Arrow type of a type name (`type_name`'s inverse; a timestamp in
-    microseconds, one with a zone in UTC)."""
-    if family(name) == DECIMAL:
-        return pa.decimal128(*_decimal(name))
-    simple = {
-        INT64: pa.int64(),
-        FLOAT64: pa.float64(),
-        STRING: pa.string(),
-        DATE: pa.date32(),
-        TIMESTAMP: pa.timestamp("us"),
-        TIMESTAMP + "tz": pa.timestamp("us", tz="UTC"),
-    }
-    return simple[name]
-
-
 def merged_name(op: str, name: str) -> str:
     """The merged column's type name: a sum of decimals at the widest precision, its
     scale kept; any other the column's own (integers are int64 already)."""
     if get(op).widens and family(name) == DECIMAL:
-        return f"{DECIMAL}({DECIMAL_SUM_PRECISION},{_decimal(name)[1]})"
+        return f"{DECIMAL}({DECIMAL_SUM_PRECISION},{decimal_parts(name)[1]})"
     return name
 
 
@@ -251,7 +208,7 @@ _LAST_NOT_NULL_COLLAPSE = "max_by({c}, CASE WHEN {c} IS NOT NULL THEN {pos} END)
 _ALL = (
     Operator(
         USE_LAST,
-        _ORDERED,
+        ORDERED,
         "the last row's value, NULL included",
         STRING,
         "pool",
@@ -267,7 +224,7 @@ _ALL = (
     ),
     Operator(
         USE_LAST_NOT_NULL,
-        _ORDERED,
+        ORDERED,
         "the last non-NULL value; NULL when every value is NULL",
         STRING,
         "pool",
@@ -317,7 +274,7 @@ _ALL = (
     ),
     Operator(
         MAX,
-        _ORDERED,
+        ORDERED,
         "the greatest non-NULL value (strings by their bytes); NULL when every value is NULL",
         INT64,
         "numbers",
@@ -331,7 +288,7 @@ _ALL = (
     ),
     Operator(
         MIN,
-        _ORDERED,
+        ORDERED,
         "the least non-NULL value (strings by their bytes); NULL when every value is NULL",
         STRING,
         "pool",
@@ -345,7 +302,7 @@ _ALL = (
     ),
     Operator(
         FIRST_NOT_NULL,
-        _ORDERED,
+        ORDERED,
         "the first non-NULL value; NULL when every value is NULL",
         STRING,
         "pool",
@@ -571,28 +528,6 @@ def expressed_by(name: str) -> list[str]:
 
 
 # -- the expressions, filled in -------------------------------------------------------
-
-
-# DuckDB's type of each type name (a decimal's: DECIMAL(P,S)); any other: VARCHAR.
-_SQL_TYPES = {
-    INT64: "BIGINT",
-    FLOAT64: "DOUBLE",
-    DATE: "DATE",
-    TIMESTAMP: "TIMESTAMP",
-    TIMESTAMP + "tz": "TIMESTAMPTZ",
-}
-
-
-def sql_type(typ: str) -> str:
-    if family(typ) == DECIMAL:
-        return "DECIMAL({},{})".format(*_decimal(typ))
-    return _SQL_TYPES.get(typ, "VARCHAR")
-
-
-def known_type(name: str) -> bool:
-    """A type name the operators' engines carry as it is (else read as its operator's
-    default type)."""
-    return family(name) in _ORDERED
 
 
 def sql_aggregate(name: str, column: str, order: str, typ: str) -> str:
