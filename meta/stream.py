@@ -170,18 +170,19 @@ def commit_batch(
     )
 
 
-def last_source(conn: PgConnection, table: TableRef, query_id: str) -> str:
-    """The source file of the query's committed micro-batches whose name sorts last
-    (then by path), or "": a later file must not sort before it."""
+def last_sources(conn: PgConnection, table: TableRef, query_id: str) -> list[str]:
+    """The source files of the query's newest committed micro-batch (none: []). Each
+    micro-batch's files come after every earlier one's in the stream's order, so the
+    last of these is the last the query committed (the caller's order: natural names,
+    or an order column's ranges)."""
     with session(conn) as pgc, pgc, pgc.cursor() as cur:
         cur.execute(
-            "SELECT f FROM contest_stream_batch b, unnest(b.source_files) AS f "
-            "WHERE b.table_id = %s AND b.query_id = %s ORDER BY "
-            "regexp_replace(f, '^.*/', '') COLLATE \"C\" DESC, f COLLATE \"C\" DESC LIMIT 1",
+            "SELECT source_files FROM contest_stream_batch "
+            "WHERE table_id = %s AND query_id = %s ORDER BY version DESC LIMIT 1",
             (table.table_id, query_id),
         )
         row = cur.fetchone()
-    return "" if row is None else str(row[0])
+    return [] if row is None else [str(f) for f in row[0]]
 
 
 def batches(conn: PgConnection, table: TableRef, query_id: str | None = None) -> list[StreamBatch]:

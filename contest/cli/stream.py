@@ -7,7 +7,15 @@ import json
 import logging
 import sys
 
-from contest.cli.common import absolute, command, config_default, config_source, group, say
+from contest.cli.common import (
+    absolute,
+    command,
+    config_default,
+    config_source,
+    group,
+    say,
+    workload_option,
+)
 from contest.config import Config, override
 from contest.data.workload import schema_of_batch
 from contest.errors import EXIT_OK
@@ -77,9 +85,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"(the harness's); none = the format's first ({config_default('stream.sink')})",
     )
     r.add_argument("--name", help="table name (default: the path's last folder)")
-    r.add_argument(
+    source = r.add_mutually_exclusive_group()
+    source.add_argument(
         "--source", help="source folder (stream.source, default none: <work>/stream/incoming)"
     )
+    source.add_argument(
+        "--data",
+        metavar="DIR",
+        help="your own files as the source folder (with --workload FILE): the files there "
+        "are checked before the query starts; files landing later, micro-batch by "
+        "micro-batch; only read, never moved",
+    )
+    workload_option(r)
     r.add_argument(
         "--checkpoint", help="Spark's checkpoint (stream.checkpoint, default none: one per table)"
     )
@@ -160,15 +177,21 @@ def cmd_feed(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
+    from contest.stream.check import check_source  # deferred: loads pandas; CLI start-up
     from contest.stream.run import run_stream  # deferred: loads pandas; CLI start-up
 
     if args.format and _peer_format(args.format):
         cfg = config_source(args).load(preset=stream_preset(args.format))
 
+    if args.data:
+        cfg = override(cfg, {"stream.source": absolute(args.data)})
     cfg = _stream_config(args, cfg)
-    # Change data the stream's format cannot take (deletes, a composite key): refused
-    # before the query starts. Its files are the contest's columns (contest/stream/run.py).
-    change_check.refuse(cfg, schema_of_batch(cfg.workload))
+    if args.data:  # a user's files: checked as the batch commands check theirs
+        say(f"stream: {check_source(cfg, cfg.stream.source)} file(s) in {args.data} checked")
+    else:
+        # Change data the stream's format cannot take (deletes, a composite key): refused
+        # before the query starts.
+        change_check.refuse(cfg, schema_of_batch(cfg.workload))
     logging.getLogger("py4j").setLevel(logging.WARNING)
     if cfg.peer.format:
         return _run_peer(args, cfg)

@@ -133,24 +133,27 @@ def sources(folder: str, column: str) -> list[Source]:
     """The folder's parquet files in natural name order, each with its footer's counts
     and, with an order column, its range (nothing but footers read, unless a file has
     no statistics for the column)."""
-    out = []
-    for entry in sorted(list_files(folder), key=natural_key):
-        if not entry.name.endswith(".parquet"):
-            continue
-        try:
-            with open_input(entry.uri) as fh:
-                meta = pq.read_metadata(fh)
-        except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for non-parquet
-            raise DataError(f"{entry.uri}: not a parquet file ({exc.__class__.__name__})") from None
-        low, high = column_range(entry.uri, meta, column) if column else (None, None)
-        schema = meta.schema.to_arrow_schema()
-        rows = meta.num_rows
-        out.append(
-            Source(entry.name, entry.uri, entry.size, entry.mtime_ns, rows, schema, low, high)
-        )
+    out = [
+        source_of(entry.uri, column, entry.size, entry.mtime_ns)
+        for entry in sorted(list_files(folder), key=natural_key)
+        if entry.name.endswith(".parquet")
+    ]
     if not out:
         raise DataError(f"{folder}: no *.parquet files to make batches of")
     return out
+
+
+def source_of(uri: str, column: str, size: int = 0, mtime_ns: int = 0) -> Source:
+    """One file's footer counts and, with an order column, its range of it."""
+    try:
+        with open_input(uri) as fh:
+            meta = pq.read_metadata(fh)
+    except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for non-parquet
+        raise DataError(f"{uri}: not a parquet file ({exc.__class__.__name__})") from None
+    low, high = column_range(uri, meta, column) if column else (None, None)
+    name = uri.rstrip("/").rsplit("/", 1)[-1]
+    schema = meta.schema.to_arrow_schema()
+    return Source(name, uri, size, mtime_ns, meta.num_rows, schema, low, high)
 
 
 def stage_key(folder: str, found: Sequence[Source], w: WorkloadConfig) -> str:

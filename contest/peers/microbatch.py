@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from contest.config import Config
+from contest.data.batches import natural_key
 from contest.errors import DataError, RunError
 from contest.infra.storage import filesystem
 
@@ -125,15 +126,18 @@ def real_path(path: str) -> str:
 
 
 def batch_files(df: DataFrame) -> list[str]:
-    """The real paths of a micro-batch's source files, in name order (footers only)."""
+    """The real paths of a micro-batch's source files, in natural name order (footers
+    only)."""
     from pyspark.sql import functions as F  # deferred: slow to import
 
     rows = df.select(F.input_file_name().alias("f")).distinct().collect()
-    return sorted({real_path(r["f"]) for r in rows if r["f"]}, key=_name_key)
+    return sorted({real_path(r["f"]) for r in rows if r["f"]}, key=name_order)
 
 
-def _name_key(path: str) -> tuple[str, str]:
-    return (path.rsplit("/", 1)[-1], path)
+def name_order(path: str) -> tuple[tuple, str]:
+    """A source file's place: its name in natural order (part-2 before part-10, as the
+    batch commands take a folder's files), then its whole path."""
+    return (natural_key(path.rsplit("/", 1)[-1]), path)
 
 
 def check_batch(
@@ -171,7 +175,7 @@ def check_batch(
                 "restart from the checkpoint that consumed it"
             )
         if e.query == query:
-            last = max([last, *e.files], key=_name_key)
+            last = max([last, *e.files], key=name_order)
     check_order(files, last)
     return False
 
@@ -194,7 +198,7 @@ def check_replay(query: str, batch: int, recorded: Sequence[str], files: Sequenc
 def check_order(files: Sequence[str], last: str) -> None:
     """Refuse a file whose name sorts before `last`, the last file the query committed
     (source files apply in name order: a late one would apply after later ones)."""
-    late = [p for p in files if last and _name_key(p) < _name_key(last)]
+    late = [p for p in files if last and name_order(p) < name_order(last)]
     if late:
         raise DataError(
             f"{late[0]}: landed after {last} was committed: its rows would apply after "

@@ -21,8 +21,9 @@ import pyarrow as pa
 
 from contest.config import Config
 from contest.data import change_sql
-from contest.data.batches import Batch
+from contest.data.batches import SCHEMA, Batch
 from contest.data.changes import changes_of, declares_changes
+from contest.data.spark_types import spark_type
 from contest.data.workload import workload_schema
 from contest.errors import DataError
 from contest.write.changes import (
@@ -35,22 +36,12 @@ from contest.write.changes import (
 from meta.catalog import TableRef
 from meta.commits import DataFile
 
-# Arrow types of a change stream's columns as Spark's DDL.
-SPARK_DDL_TYPES = {
-    pa.string(): "string",
-    pa.large_string(): "string",
-    pa.int32(): "int",
-    pa.int64(): "bigint",
-    pa.float64(): "double",
-    pa.binary(): "binary",
-    pa.bool_(): "boolean",
-}
-
 
 def is_change_stream(cfg: Config) -> bool:
-    """The configuration declares change data: an op column or another key than the
-    contest's `uuid` (a stream of plain upserts keeps the contest's strict schema)."""
-    return declares_changes(cfg)
+    """The configuration declares change data (an op column or another key than the
+    contest's `uuid`) or other columns than the contest's (a workload's, a user's): a
+    stream of the contest's plain upserts keeps its strict schema and row-group tasks."""
+    return declares_changes(cfg) or workload_schema(cfg.workload).names != SCHEMA.names
 
 
 def as_batches(paths: Sequence[str]) -> list[Batch]:
@@ -85,13 +76,7 @@ def stream_shape(cfg: Config, source_files: Sequence[str]) -> ChangeShape:
 
 def source_ddl(schema: pa.Schema) -> str:
     """Spark's DDL of the source folder's rows (a column a file lacks reads as NULL)."""
-    cols = []
-    for f in schema:
-        typ = SPARK_DDL_TYPES.get(f.type)
-        if typ is None:
-            raise DataError(f"column {f.name}: type {f.type} is not one a stream's source takes")
-        cols.append(f"`{f.name}` {typ}")
-    return ", ".join(cols)
+    return ", ".join(f"`{f.name}` {spark_type(f.type)}" for f in schema)
 
 
 def check_files(cfg: Config, sources: Sequence[str]) -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
 from contest.data.batches import COLUMNS
+from contest.data.changes import declares_changes
 from contest.errors import DataError, HarnessError, RunError, TaskError, unwrap_spark_error
 from contest.peers import formats
 from contest.peers.base import PeerFormat
@@ -29,6 +30,7 @@ from contest.stream.run import (
     bad_source,
     default_checkpoint,
     default_source,
+    files_per_trigger,
     first_line,
     spark_ddl,
     wait_query,
@@ -49,8 +51,8 @@ def source_rows(spark: SparkSession, cfg: Config, source: str) -> DataFrame:
     from pyspark.sql import functions as F
 
     reader = spark.readStream.schema(spark_ddl())
-    if cfg.stream.max_files_per_trigger:
-        reader = reader.option("maxFilesPerTrigger", cfg.stream.max_files_per_trigger)
+    if files_per_trigger(cfg):
+        reader = reader.option("maxFilesPerTrigger", files_per_trigger(cfg))
     df = reader.parquet(source)
     ver = F.regexp_extract(F.col("_metadata.file_name"), FEED_NUMBER, 1).cast("long")
     return df.select(
@@ -175,7 +177,13 @@ def stream_change_refusal(fmt: PeerFormat, cfg: Config) -> str | None:
             "change data (workload.op_column, workload.key): stream it into the harness's "
             "LakeSoul table (--format lakesoul), or write its files in batches (contest write)"
         )
-    if cfg.stream.max_files_per_trigger != 1:
+    if not declares_changes(cfg):
+        return (
+            f"stream into {fmt.name}: its stream sinks take the contest's columns; a "
+            "workload's or your own columns stream into the harness's LakeSoul table "
+            "(--format lakesoul), or go in batches (contest evaluate)"
+        )
+    if files_per_trigger(cfg) != 1:
         return (
             f"stream into {fmt.name}: change data goes one source file a micro-batch (its "
             "MERGE is the micro-batch's one idempotent commit): set "

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from contest.config import Config
 from contest.data.batches import SCHEMA, Batch, check_schema
-from contest.errors import DataError, RunError
+from contest.errors import ConfigError, DataError, RunError
 from contest.stream.changes import is_change_stream, source_ddl, stream_shape
 from contest.stream.sink import UpsertSink
 from contest.write.job import WriteMode, prepare_table
@@ -75,6 +75,20 @@ def spark_ddl() -> str:
     return ", ".join(f"{f.name} {SPARK_TYPES[str(f.type)]}" for f in SCHEMA)
 
 
+def files_per_trigger(cfg: Config) -> int:
+    """The files a micro-batch takes at most (0: all that landed): stream.
+    max_files_per_trigger, else workload.files_per_batch when it groups files (a folder
+    read at once, trigger available-now, is then cut as the batch commands cut it);
+    refused in one line when the two say different things."""
+    given, per_batch = cfg.stream.max_files_per_trigger, cfg.workload.files_per_batch
+    if per_batch > 1 and given and given != per_batch:
+        raise ConfigError(
+            f"stream.max_files_per_trigger = {given} and workload.files_per_batch = "
+            f"{per_batch}: a micro-batch is one commit of both; give one"
+        )
+    return given or (per_batch if per_batch > 1 else 0)
+
+
 def default_source(cfg: Config) -> str:
     return cfg.stream.source or str((cfg.work_path / "stream" / "incoming").absolute())
 
@@ -109,8 +123,8 @@ def run_stream(
     sink = UpsertSink(cfg, conn, table, checkpoint, say)
     # Change data: the workload's columns (contest/stream/changes.py).
     reader = spark.readStream.schema(source_ddl(table.schema) if changes else spark_ddl())
-    if s.max_files_per_trigger:
-        reader = reader.option("maxFilesPerTrigger", s.max_files_per_trigger)
+    if files_per_trigger(cfg):
+        reader = reader.option("maxFilesPerTrigger", files_per_trigger(cfg))
     writer = reader.parquet(source).writeStream.foreachBatch(sink)
     writer = writer.option("checkpointLocation", checkpoint)
     if s.trigger == "available-now":

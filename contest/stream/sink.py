@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -33,8 +35,9 @@ from contest.data.batches import SCHEMA, check_schema
 from contest.errors import DataError, HarnessError, RunError
 from contest.infra.folders import open_input
 from contest.infra.storage import filesystem
-from contest.peers.microbatch import check_order, check_replay, real_path
+from contest.peers.microbatch import check_order, check_replay, name_order, real_path
 from contest.stream.changes import is_change_stream, write_change_files
+from contest.stream.ordering import order_files, sorted_copies
 from contest.write.files import (
     BUCKET_COL,
     FILE_SCHEMA,
@@ -49,7 +52,7 @@ from contest.write.spark_hash import buckets
 from meta.catalog import TableRef
 from meta.commits import DataFile, live_files
 from meta.connection import PgConnection
-from meta.stream import BatchRecorded, commit_batch, last_source, recorded
+from meta.stream import BatchRecorded, commit_batch, last_sources, recorded
 from meta.tokens import release_tokens
 
 if TYPE_CHECKING:
@@ -111,14 +114,14 @@ def checkpoint_query_id(checkpoint: str) -> str:
 
 def source_files(df: DataFrame) -> list[str]:
     """The files of a micro-batch by their real paths (a folder reached through a
-    symlink names the same files), by name. `foreachBatch` hands over the batch as an RDD
-    (Spark 3.5's ForeachBatchSink), so `inputFiles()` is empty: Spark's own
+    symlink names the same files), in natural name order. `foreachBatch` hands over the
+    batch as an RDD (Spark 3.5's ForeachBatchSink), so `inputFiles()` is empty: Spark's own
     `input_file_name()` of the rows says (a scan of no columns: footers only)."""
     # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import functions as F
 
     rows = df.select(F.input_file_name().alias("f")).distinct().collect()
-    return sorted({real_path(r["f"]) for r in rows if r["f"]})
+    return sorted({real_path(r["f"]) for r in rows if r["f"]}, key=name_order)
 
 
 class UpsertSink:
@@ -168,13 +171,18 @@ class UpsertSink:
             self._verify(done.batch_id, done.version)
             self._replayed(done.batch_id, done.version, run_id)
             return
-        check_order(sources, last_source(self.conn, self.table, qid))
+        last = last_sources(self.conn, self.table, qid)
+        column = self.cfg.workload.order_column
+        if column:  # by the column's ranges (contest/stream/ordering.py)
+            sources = order_files(sources, column, last)
+        else:
+            check_order(sources, max(last, key=name_order, default=""))
         started = time.perf_counter()
         tokens: list[str] = []
         group = f"contest-stream-{write_token()}"
         spark.sparkContext.setJobGroup(group, f"stream batch {batch_id}", interruptOnCancel=True)
         try:
-            files = self._write(spark, sources, tokens)
+            files = self._write(spark, self._readable(sources, batch_id), tokens)
             write_s = time.perf_counter() - started
             try:
                 result, version = commit_batch(
@@ -195,6 +203,8 @@ class UpsertSink:
             wait_for_tasks(spark, group)
             self._delete(tokens)
             raise
+        finally:
+            shutil.rmtree(self._copies(batch_id), ignore_errors=True)
         entry = BatchLog(
             batch_id,
             qid,
@@ -210,6 +220,18 @@ class UpsertSink:
         self._log(entry)
         if self.cfg.stream.pause_after_commit_s:
             time.sleep(self.cfg.stream.pause_after_commit_s)  # a crash here: a replay
+
+    def _copies(self, batch_id: int) -> Path:
+        """Where a micro-batch's files sorted by the order column are (this sink's own)."""
+        return self.cfg.work_path / "stream" / "ordered" / f"{self.query_id}-{batch_id}"
+
+    def _readable(self, sources: list[str], batch_id: int) -> list[str]:
+        """The files the write reads: the sources, or with an order column their copies
+        with the rows in its order."""
+        column = self.cfg.workload.order_column
+        if not column:
+            return sources
+        return sorted_copies(sources, column, self._copies(batch_id))
 
     def _write(self, spark: SparkSession, sources: list[str], tokens: list[str]) -> list[DataFile]:
         """The batch's source files as bucket files in one Spark job (a task per row
