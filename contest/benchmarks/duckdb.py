@@ -38,6 +38,7 @@ from contest.benchmarks.base import (
     SCALE,
     SEED,
     WORK,
+    WORKLOAD,
     Benchmark,
     Option,
     Row,
@@ -47,9 +48,11 @@ from contest.benchmarks.base import (
 from contest.benchmarks.disk import disk_needed, free_bytes, refuse
 from contest.benchmarks.duckdb_reference import DEFAULTS, VARIANTS, run_duckdb
 from contest.config import Config, override
+from contest.data.batches import discover, file_digests
 from contest.data.checker import compare
 from contest.data.oracle import config_budget
 from contest.data.staging import staged
+from contest.data.workload import OWN
 from contest.errors import RunError, UsageError
 from contest.evaluation.jobs import child_env
 from contest.evaluation.strategies import STRATEGIES, round_order
@@ -206,6 +209,7 @@ class DuckDBBench(Benchmark):
     )
     options = (
         DATA,
+        WORKLOAD,
         SCALE.but(default=None, help="scale of generated data (default 1)"),
         SEED,
         CORES,
@@ -248,7 +252,9 @@ class DuckDBBench(Benchmark):
         cores = opts.cores or os.cpu_count() or 1
         expected = cached_expected(cfg, data, cfg.write.versions, say)
         out_dir = cfg.work_path / "bench" / "duckdb" / "result"
-        where = {"data": str(data), "cores": cores}
+        where: dict = {"data": str(data), "cores": cores}
+        if cfg.workload.payload == OWN:  # a user's files: named by their digests
+            where["data_files"] = file_digests(discover(opts.data, None, None))
         ok = True
 
         def drop_batches() -> None:

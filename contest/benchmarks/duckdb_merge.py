@@ -14,6 +14,12 @@ DuckDB spills by default). With `--memory-limit`, the connection the oracle make
 limit, insertion order not kept (the older sittings' reference, and an equal-memory
 comparison's).
 
+A workload other than the contest's (`--operators`, `--changes`: a user's files, their
+key, row kinds and operators) is merged by the oracle's query (contest/data/oracle.py),
+the only merge SQL that takes any of them, its per-file checks included: on such data
+the check against the oracle says the result was written whole, not that two queries
+agree.
+
 Key ranges (`--parts`): one query per range of uuid, each writing its own file (0: as
 many as the memory limit needs, the oracle's rule, one without a limit; 1: one query).
 Split, every query reads the batches again: a different, slower reference, which the page
@@ -27,13 +33,16 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
 
 from contest.data.batches import discover
-from contest.data.oracle import Budget, connect, data_bytes, key_ranges, range_filter
+from contest.data.changes import Changes
+from contest.data.operators import CONTRACT
+from contest.data.oracle import Budget, connect, data_bytes, key_ranges, query, range_filter
 
 _LAST = "(v.version::HUGEINT << 40) + p.file_row_number"
 _SOURCE = "read_parquet($files, filename = true, file_row_number = true)"
@@ -76,9 +85,13 @@ def run(
     memory_limit: int | None,
     versions: str | None,
     parts: int = 0,
+    operators: Mapping[str, str] | None = None,
+    changes: Changes | None = None,
 ) -> dict:
-    """Merge `data` into `out`; `memory_limit` None: DuckDB's default limit and settings."""
-    batches = discover(data, versions)
+    """Merge `data` into `out`; `memory_limit` None: DuckDB's default limit and settings.
+    `operators` and `changes`: a workload's other than the contest's (a user's columns,
+    key and row kinds), merged by the oracle's query (contest/data/oracle.py)."""
+    batches = discover(data, versions, None)  # checked by the sitting
     files = [str(b.path) for b in batches]
     if memory_limit is None:
         # No limit to fit: one query unless ranges are asked for.
@@ -102,13 +115,28 @@ def run(
         [(f, b.version) for f, b in zip(files, batches, strict=True)],
     )
     started = time.perf_counter()
+    rules = changes or Changes()
+    if operators is None or (dict(operators) == CONTRACT and rules == Changes()):
+        column, sample, of = "p.uuid", _SOURCE, "uuid"
+
+        def sql_of(where: str) -> str:
+            return merge_sql(where=where)
+    else:
+        # Any workload: the contract's query as the oracle writes it (the only merge SQL
+        # that takes a user's key, row kinds and operators), its file checks included.
+        q = query(con, batches, files, operators, rules, {f: f for f in files})
+        column, sample, of = q.range_column, q.sample_source, q.sample_column
+
+        def sql_of(where: str) -> str:
+            return q.sql("WHERE " + where)
+
     # The sample that places the boundaries is part of the timed work (a user pays it).
-    bounds = key_ranges(con, _SOURCE, parts, {"files": files})
+    bounds = key_ranges(con, sample, parts, {"files": files}, of)
     written = []
     for i in range(len(bounds) + 1):
         path = out / f"part-{i:05d}.parquet"
         target = str(path).replace("'", "''")
-        sql = merge_sql(where=range_filter("p.uuid", bounds, i))
+        sql = sql_of(range_filter(column, bounds, i))
         con.execute(
             f"COPY ({sql}) TO '{target}' (FORMAT parquet, COMPRESSION uncompressed)",
             {"files": files},
@@ -128,6 +156,12 @@ def run(
     }
 
 
+def changes_from(text: str) -> Changes:
+    """A workload's `Changes` from its JSON (a list for the key's tuple)."""
+    fields = json.loads(text)
+    return Changes(**{**fields, "key": tuple(fields["key"])})
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True)
@@ -140,8 +174,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--parts", type=int, default=0, help="key ranges, one query each (0: as the data needs)"
     )
+    ap.add_argument("--operators", help="JSON: each non-key column's operator (a workload's)")
+    ap.add_argument("--changes", help="JSON: the key, op column and spelling (a workload's)")
     a = ap.parse_args(argv)
-    result = run(Path(a.data), Path(a.out), a.threads, a.memory_limit, a.versions, a.parts)
+    ops = json.loads(a.operators) if a.operators else None
+    rules = changes_from(a.changes) if a.changes else None
+    result = run(
+        Path(a.data), Path(a.out), a.threads, a.memory_limit, a.versions, a.parts, ops, rules
+    )
     print(json.dumps(result))
     return 0
 

@@ -12,6 +12,7 @@ most 4 GiB: how sittings before ran the reference, which made it spill at scale 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sys
@@ -21,8 +22,10 @@ from pathlib import Path
 from types import MappingProxyType
 
 from contest.config import Config
+from contest.data.changes import changes_of
 from contest.data.checker import SUCCESS_MARKER
 from contest.data.oracle import config_budget
+from contest.data.workload import contract_operators
 from contest.errors import RunError
 from contest.infra.proc import run_timed
 from contest.results.benchmarks import DuckDBRecord
@@ -84,6 +87,9 @@ def run_duckdb(
         cmd += ["--memory-limit", str(limit)]
     if cfg.write.versions:
         cmd += ["--versions", cfg.write.versions]
+    # The workload's columns, key and row kinds (a user's data: the oracle's query).
+    cmd += ["--operators", json.dumps(contract_operators(cfg.workload))]
+    cmd += ["--changes", json.dumps(dataclasses.asdict(changes_of(cfg)))]
     r = run_timed(cmd, log)
     shutil.rmtree(out_dir / ".spill", ignore_errors=True)
     if not r.ok:

@@ -27,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from contest.data.batches import SCHEMA, discover
+from contest.data.batches import discover
 from contest.data.dictionaries import dictionary_columns
 from contest.read.statistics import statistics_setting
 
@@ -41,8 +41,9 @@ def io_floor(
     written as dictionaries, as the pipeline's write and read do (the least work)."""
     pa.set_cpu_count(threads)
     pa.set_io_thread_count(threads)
-    batches = discover(data)
-    with_statistics = statistics_setting(statistics, SCHEMA.names[:1])
+    batches = discover(data, None, None)  # checked by the sitting (a user's files too)
+    first = pq.read_schema(batches[0].path).names
+    with_statistics = statistics_setting(statistics, first[:1])
     started = time.perf_counter()
     read_rows, written = 0, 0
     writer: pq.ParquetWriter | None = None
@@ -50,14 +51,16 @@ def io_floor(
     try:
         for batch in batches:
             pf = pq.ParquetFile(batch.path)
-            as_dictionaries = dictionary_columns(pf.metadata, SCHEMA.names[1:])
+            as_dictionaries = dictionary_columns(pf.metadata, pf.schema_arrow.names[1:])
             if as_dictionaries:
                 pf = pq.ParquetFile(
                     batch.path, metadata=pf.metadata, read_dictionary=as_dictionaries
                 )
             for chunk in pf.iter_batches(batch_size=1 << 20):
                 read_rows += chunk.num_rows
-                if written < rows:
+                # Written: rows of the first file's columns (a file of some of a user's
+                # columns is read only: the floor stays below any merge's cost).
+                if written < rows and chunk.schema.names == first:
                     part = pa.Table.from_batches([chunk.slice(0, rows - written)])
                     if writer is not None and part.schema != writer.schema:
                         # A file whose column is plain where the first was a dictionary.

@@ -169,6 +169,8 @@ class DuckDBRecord(BenchRecord):
     correct: bool = field(metadata=shown("correct", fmt="check"))
     rows: int | None = None
     data: str | None = None
+    # A user's files (workload.payload = "own"): each one's name, bytes and SHA-256.
+    data_files: list[dict[str, Any]] | None = None
     cores: int | None = None
     peak_process_rss_bytes: int | None = field(
         default=None, metadata=shown("peak RSS", unit="GB", fmt="gb")

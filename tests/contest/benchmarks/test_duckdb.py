@@ -136,3 +136,50 @@ def test_each_round_rotates_the_engines_and_a_lean_sitting_runs_optimized_last()
     assert orders[1][-1] == RoundStep("optimized")
     steps = round_steps([None], 1, lean=True)
     assert steps == [RoundStep("duckdb"), RoundStep("floor"), RoundStep("optimized")]
+
+
+def test_the_duckdb_merge_takes_your_key_row_kinds_and_operators(tmp_path):
+    """The hand-made composite-key folder (Debezium's kinds, files of some columns):
+    DuckDB's merge at its defaults writes the result the user's workload says."""
+    import pyarrow.parquet as pq
+
+    from contest.benchmarks.duckdb_merge import main as merge_main
+    from contest.data.changes import Changes
+    from tests.support.own_data import EXPECTED, write_own_data
+
+    data = write_own_data(tmp_path / "data")
+    ops = {"qty": "UseLast", "price": "UseLast", "label": "UseLast"}
+    rules = Changes(key=("tenant", "item_id"), op_column="op", op_values="debezium")
+    out = tmp_path / "duckdb"
+    argv = ["--data", str(data), "--out", str(out), "--threads", "2"]
+    argv += ["--operators", json.dumps(ops), "--changes", json.dumps(rules.__dict__)]
+    assert merge_main(argv) == 0
+    got = pq.read_table(out).to_pylist()
+    assert sorted(got, key=lambda r: (r["tenant"], r["item_id"])) == EXPECTED
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.pg
+def test_a_sitting_on_your_files_is_exact_and_names_them(cfg, pg, tmp_path: Path) -> None:
+    import hashlib
+
+    from tests.support.own_data import write_own_data
+
+    data = write_own_data(tmp_path / "data")
+    wl = tmp_path / "mine.toml"
+    assert main(["dataset", "describe", str(data), "--out", str(wl)]) == 0
+    out, work = tmp_path / "published", tmp_path / "work"
+    argv = ["bench", "duckdb", "--data", str(data), "--workload", str(wl), "--repeat", "1"]
+    argv += ["--cores", "2", "--results", str(out), "--work", str(work)]
+    assert main(cli(cfg, *argv)) == 0
+    lines = [json.loads(ln) for ln in (out / "duckdb.jsonl").read_text().splitlines()]
+    assert sorted(x["engine"] for x in lines) == ["duckdb", "floor", "optimized"]
+    assert all(x["correct"] for x in lines), lines
+    part1 = (data / "part-1.parquet").read_bytes()
+    for line in lines:
+        assert [f["name"] for f in line["data_files"]] == [
+            f"part-{i}.parquet" for i in range(1, 13)
+        ]
+        assert line["data_files"][0]["sha256"] == hashlib.sha256(part1).hexdigest()
+    assert {p.name for p in data.iterdir()} == {f"part-{i}.parquet" for i in range(1, 13)}
