@@ -292,7 +292,7 @@ def to_toml(d: Description, name: str) -> str:
     if d.op_column:
         out += [f"op_column = {s(d.op_column)}", f"op_values = {s(d.op_values)}"]
     out.append("# batch order (one file a batch, natural name order, rows as the file has them):")
-    out += [f"#   {b.index}: {b.name} ({b.rows:,} rows)" for b in d.batches]
+    out += [f"#   {b.index}: {b.name} ({_rows(b.rows)})" for b in d.batches]
     out.append(
         "# files_per_batch = 1  # consecutive files one batch, one commit (then set batches)"
     )
@@ -331,3 +331,7 @@ def to_toml(d: Description, name: str) -> str:
 
 def _column(d: Description, name: str) -> Column:
     return next(c for c in d.columns if c.name == name)
+
+
+def _rows(n: int) -> str:
+    return f"{n:,} row" if n == 1 else f"{n:,} rows"

@@ -25,7 +25,10 @@ OPERATORS = {
     "at": ops.USE_LAST_NOT_NULL,
     "at_utc": ops.FIRST_NOT_NULL,
 }
+# The contest's key, for the engines that take no other (the native libraries).
+UUID_KEY = ("uuid",)
 TYPES = {
+    "uuid": pa.string(),
     "order_id": pa.int64(),
     "line": pa.int32(),
     "op": pa.string(),
@@ -51,10 +54,16 @@ def _value(rnd: random.Random, col: str):
     }[col]
 
 
-def write_case(folder: Path, seed: int, changes: bool, omit: tuple[str, ...] = ()) -> dict:
+def write_case(
+    folder: Path,
+    seed: int,
+    changes: bool,
+    omit: tuple[str, ...] = (),
+    key: tuple[str, ...] = KEY,
+) -> dict:
     """Three or four files into `folder`; the case's configuration keys. `changes`: an
     op column (deletes, re-inserts) and files lacking some payload columns; `omit`:
-    payload columns left out (a type a format refuses)."""
+    payload columns left out (a type a format refuses); `key`: KEY or UUID_KEY."""
     operators = {c: op for c, op in OPERATORS.items() if c not in omit}
     rnd = random.Random(seed)
     folder.mkdir(parents=True)
@@ -63,18 +72,24 @@ def write_case(folder: Path, seed: int, changes: bool, omit: tuple[str, ...] = (
         cols = [c for c in operators if not changes or rnd.random() < 0.7]
         rows = []
         for _ in range(rnd.randint(2, 8)):
-            r: dict = {"order_id": rnd.randint(1, 2), "line": rnd.randint(1, 2)}
+            r: dict = (
+                {"uuid": f"key-{rnd.randint(1, 4)}"}
+                if key == UUID_KEY
+                else {"order_id": rnd.randint(1, 2), "line": rnd.randint(1, 2)}
+            )
             if changes:
                 r["op"] = rnd.choice(["insert", "update", "update", "delete"])
             rows.append(r | {c: _value(rnd, c) for c in cols})
-        names = [*KEY, *(["op"] if changes else []), *cols]
+        names = [*key, *(["op"] if changes else []), *cols]
         schema = pa.schema([(c, TYPES[c]) for c in names])
         pq.write_table(pa.Table.from_pylist(rows, schema=schema), folder / f"base-{i}.parquet")
     return {
         "workload.payload": "own",
         "workload.batches": files,
-        "workload.key": list(KEY),
+        "workload.key": list(key),
         "workload.op_column": "op" if changes else "",
         "workload.columns": operators,
-        "workload.types": {c: t for c, t in DECLARED.items() if c not in omit},
+        "workload.types": {
+            c: t for c, t in DECLARED.items() if c not in omit and (c not in KEY or key == KEY)
+        },
     }

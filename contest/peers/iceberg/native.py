@@ -88,13 +88,14 @@ class IcebergPy(NativeFormat):
             table.mkdir(parents=True, exist_ok=True)
             iceberg = self._catalog(table)
             iceberg.create_namespace(NAMESPACE)
+            source = collapsed(rows, cfg)
+            # The merged rows' schema: a sum of decimals is declared at precision 38.
             handle = iceberg.create_table(
                 IDENTIFIER,
-                schema=rows.schema,
+                schema=source.schema,
                 location=table.as_uri(),
                 properties=self.table_properties(cfg),
             )
-            source = collapsed(rows, cfg)
             handle.append(source)
             return "create+append", {"rows": source.num_rows}
         handle = self._catalog(table).load_table(IDENTIFIER)

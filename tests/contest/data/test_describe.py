@@ -46,7 +46,7 @@ def test_describe_guesses_the_composite_key_and_debeziums_op_column(tmp_path):
     assert (d.op_column, d.op_values) == ("op", "debezium")
     assert [c.name for c in d.columns] == ["tenant", "item_id", "op", "qty", "price", "label"]
     text = to_toml(d, "mine")
-    assert "#   9: part-10.parquet (1 rows)" in text
+    assert "#   9: part-10.parquet (1 row)" in text
     assert "# files_per_batch = 1" in text and "order_column" not in text  # no log position
 
 

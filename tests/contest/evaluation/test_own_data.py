@@ -246,3 +246,60 @@ def test_ten_thousand_small_files_grouped_into_batches_are_exact(cfg, pg, tmp_pa
     peaks = [rec["write_peak_process_rss_bytes"], rec["read_peak_process_rss_bytes"]]
     assert all(p is not None and 0 < p < bound for p in peaks), peaks
     assert _listing(data) == before
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.slow  # two evaluations, each two spark-submit jobs
+@pytest.mark.spark
+@pytest.mark.pg
+def test_compare_on_your_files_is_exact(cfg, pg, tmp_path, capsys):
+    data, wl = _described(tmp_path)
+    runs = tmp_path / "runs.jsonl"
+    args = cli(cfg, "compare", "--strategies", "optimized,delta-merge", "--data", str(data))
+    code = main(
+        [*args, "--workload", str(wl), "--work", str(tmp_path / "w"), "--results", str(runs)]
+    )
+    assert code == 0, capsys.readouterr().err[-3000:]
+    recs = _records(runs)
+    assert [r["strategy"] for r in recs] == ["optimized", "delta-merge"]
+    assert all(r["correct"] and len(r["data_files"]) == 12 for r in recs)
+
+
+@pytest.mark.slow  # a sweep case: two spark-submit jobs
+@pytest.mark.spark
+@pytest.mark.pg
+def test_a_sweep_case_on_your_files_is_exact(cfg, pg, tmp_path, capsys):
+    data, wl = _described(tmp_path)
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(
+        'strategy = "optimized"\nrepeat = 1\n[grid]\n"spark.shuffle_partitions" = [2]\n'
+    )
+    out = tmp_path / "sweep"
+    args = cli(cfg, "sweep", str(sweep), "--data", str(data), "--workload", str(wl))
+    code = main([*args, "--results", str(out), "--work", str(tmp_path / "w")])
+    assert code == 0, capsys.readouterr().err[-3000:]
+    [rec] = [r for f in out.glob("*.jsonl") for r in _records(f)]
+    assert rec["correct"] and rec["data"] == str(data)
+    assert [f["name"] for f in rec["data_files"]][:3] == [
+        "part-1.parquet",
+        "part-2.parquet",
+        "part-3.parquet",
+    ]
+
+
+@pytest.mark.slow  # a workload run: a write and a read job a strategy
+@pytest.mark.spark
+@pytest.mark.pg
+def test_a_workload_run_on_your_files_reads_exactly(cfg, pg, tmp_path, capsys):
+    data, wl = _described(tmp_path)
+    before = _listing(data)
+    out = tmp_path / "records.jsonl"
+    args = cli(cfg, "workload", "run", str(wl), "--data", str(data), "--strategies", "optimized")
+    code = main([*args, "--work", str(tmp_path / "w"), "--results", str(out)])
+    assert code == 0, capsys.readouterr().err[-3000:]
+    reads = [r for r in _records(out) if r.get("correct") is not None]
+    assert reads and all(r["correct"] for r in reads), reads
+    assert _listing(data) == before

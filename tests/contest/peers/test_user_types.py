@@ -19,7 +19,7 @@ from contest.cli.main import main
 from contest.data import operators as ops
 from tests.support import peer_changes
 from tests.support.config import cli
-from tests.support.typed_cases import write_case
+from tests.support.typed_cases import UUID_KEY, write_case
 
 STRATEGIES = ["delta-merge", "iceberg-mor", "hudi-mor", "hudi-merger", "paimon-agg"]
 # A format's refusal of a type it cannot store (contest/data/changes.py change_refusal).
@@ -93,3 +93,28 @@ def workload_toml(overrides: dict) -> str:
     for name, table in tables.items():
         lines += [f"[workload.{name}]", *(f"{c} = {json.dumps(t)}" for c, t in table.items())]
     return "\n".join(lines) + "\n"
+
+
+@pytest.mark.pg
+@pytest.mark.slow  # a native job's write and read a strategy
+@pytest.mark.parametrize("strategy", ["delta-rs", "pyiceberg", "lakesoul-py"])
+def test_a_native_engines_merge_of_user_types_is_the_oracles(cfg, pg, tmp_path, capsys, strategy):
+    """The native libraries (whole-row upserts keyed by `uuid`, their only path) on the
+    typed columns, through `contest evaluate`: exact by the checker (values and types),
+    or a type the library cannot store refused in one line before any work."""
+    data = tmp_path / "data"
+    overrides = write_case(data, 11, changes=False, key=UUID_KEY)
+    wl = tmp_path / "typed.toml"
+    wl.write_text(workload_toml(overrides))
+    args = cli(cfg, "evaluate", "--strategy", strategy, "--data", str(data), "--cores", "2")
+    code = main([*args, "--workload", str(wl), "--work", str(tmp_path / "w"), "--results", "-"])
+    out, err = capsys.readouterr()
+    rec = json.loads(out.strip().splitlines()[-1])
+    if code != 0:  # refused: one line naming the type, nothing timed
+        assert STORED.search(rec["error"]) and "\n" not in rec["error"], err[-3000:]
+        assert rec["write_s"] is None
+        return
+    assert rec["correct"], err[-3000:]
+    got = pq.read_schema(next(Path(rec["result_dir"]).glob("*.parquet")))
+    assert got.field("qty").type == pa.decimal128(ops.DECIMAL_SUM_PRECISION, 2)
+    assert got.field("at_utc").type.tz is not None and got.field("at").type.tz is None
