@@ -1,9 +1,9 @@
-"""A user's own change files through `contest evaluate --data DIR --workload FILE`: the
-hand-made composite-key folder (tests/support/own_data.py) described by `contest dataset
-describe`, then written and read by optimized (LakeSoul) and delta-merge, each exact by
-the oracle and equal to the result written by hand; the record names the files (name,
-bytes, SHA-256). Bad inputs end in one line, a non-zero exit, nothing written: refused
-in the data phase, before Spark or any job starts."""
+"""A user's own change files through `--data DIR --workload FILE`: the hand-made
+composite-key folder (tests/support/own_data.py) described by `contest dataset describe`,
+then through `compare` (optimized and delta-merge, each an evaluate), a sweep case and
+`workload run`, each exact by the oracle (and equal to the result written by hand); the
+records name the files (name, bytes, SHA-256). Bad inputs end in one line, a non-zero
+exit, nothing written: refused in the data phase, before Spark or any job starts."""
 
 from __future__ import annotations
 
@@ -37,33 +37,6 @@ def _evaluate(cfg, tmp_path, strategy, data, wl, runs="-"):
 
 def _listing(folder: Path) -> list[tuple[str, int]]:
     return sorted((p.name, p.stat().st_size) for p in folder.iterdir())
-
-
-@pytest.mark.slow
-@pytest.mark.spark
-@pytest.mark.pg
-@pytest.mark.parametrize("strategy", ["optimized", "delta-merge"])
-def test_own_composite_key_data_is_exact(cfg, pg, tmp_path, capsys, strategy):
-    data, wl = _described(tmp_path)
-    before = _listing(data)
-    runs = tmp_path / "runs.jsonl"
-    code = _evaluate(cfg, tmp_path, strategy, data, wl, runs)
-    out, err = capsys.readouterr()
-    assert code == 0, err[-3000:]
-    rec = json.loads(out.strip().splitlines()[-1])
-    assert rec["correct"], err[-3000:]
-    got = pq.read_table(rec["result_dir"]).to_pylist()
-    assert sorted(got, key=lambda r: (r["tenant"], r["item_id"])) == EXPECTED
-    assert _listing(data) == before  # nothing written into the user's folder
-    stored = json.loads(runs.read_text().splitlines()[-1])
-    files = stored["data_files"]
-    assert [f["name"] for f in files] == [f"part-{i}.parquet" for i in range(1, 13)]
-    part1 = (data / "part-1.parquet").read_bytes()
-    assert files[0] == {
-        "name": "part-1.parquet",
-        "bytes": len(part1),
-        "sha256": hashlib.sha256(part1).hexdigest(),
-    }
 
 
 def _refused(cfg, tmp_path, capsys, data, wl, says: str) -> None:
@@ -255,17 +228,32 @@ def _records(path: Path) -> list[dict]:
 @pytest.mark.slow  # two evaluations, each two spark-submit jobs
 @pytest.mark.spark
 @pytest.mark.pg
-def test_compare_on_your_files_is_exact(cfg, pg, tmp_path, capsys):
+def test_compare_on_your_composite_key_files_is_exact_and_names_them(cfg, pg, tmp_path, capsys):
+    """optimized (LakeSoul) and delta-merge through `contest compare`, each an evaluate:
+    exact by the oracle, the last result equal to the one written by hand, the records
+    naming the files, the folder untouched."""
     data, wl = _described(tmp_path)
+    before = _listing(data)
     runs = tmp_path / "runs.jsonl"
     args = cli(cfg, "compare", "--strategies", "optimized,delta-merge", "--data", str(data))
-    code = main(
-        [*args, "--workload", str(wl), "--work", str(tmp_path / "w"), "--results", str(runs)]
-    )
+    args += ["--workload", str(wl), "--work", str(tmp_path / "w")]
+    code = main([*args, "--results", str(runs)])
     assert code == 0, capsys.readouterr().err[-3000:]
     recs = _records(runs)
     assert [r["strategy"] for r in recs] == ["optimized", "delta-merge"]
-    assert all(r["correct"] and len(r["data_files"]) == 12 for r in recs)
+    assert all(r["correct"] for r in recs), recs
+    got = pq.read_table(recs[-1]["result_dir"]).to_pylist()
+    assert sorted(got, key=lambda r: (r["tenant"], r["item_id"])) == EXPECTED
+    assert _listing(data) == before  # nothing written into the user's folder
+    part1 = (data / "part-1.parquet").read_bytes()
+    for rec in recs:
+        files = rec["data_files"]
+        assert [f["name"] for f in files] == [f"part-{i}.parquet" for i in range(1, 13)]
+        assert files[0] == {
+            "name": "part-1.parquet",
+            "bytes": len(part1),
+            "sha256": hashlib.sha256(part1).hexdigest(),
+        }
 
 
 @pytest.mark.slow  # a sweep case: two spark-submit jobs
