@@ -253,7 +253,7 @@ class DuckDBBench(Benchmark):
         expected = cached_expected(cfg, data, cfg.write.versions, say)
         out_dir = cfg.work_path / "bench" / "duckdb" / "result"
         where: dict = {"data": str(data), "cores": cores}
-        if cfg.workload.payload == OWN:  # a user's files: named by their digests
+        if cfg.workload.payload == OWN and opts.data:  # a user's files: their digests
             where["data_files"] = file_digests(discover(opts.data, None, None))
         ok = True
 

@@ -14,17 +14,13 @@ from contest.config import Config
 from contest.data.batches import discover
 from contest.data.staging import ordered, sources
 from contest.data.workload import schema_of_batch
-from contest.errors import DataError
-from contest.infra.folders import kind
 from contest.peers import change_check
 from contest.stream.changes import check_files, is_change_stream
 
 
 def check_source(cfg: Config, folder: str) -> int:
-    """The folder's files checked (raises one line on the first problem); returns how
-    many there are."""
-    if kind(folder) != "folder":
-        raise DataError(f"{folder}: no such data folder")
+    """The folder's files checked (raises one line on the first problem, a missing
+    folder `discover`'s); returns how many there are."""
     found = schema_of_batch(cfg.workload)
     batches = discover(folder, None, found)
     change_check.refuse(cfg, found)
