@@ -106,6 +106,26 @@ def test_delta_rs_runs_the_contract_as_update_expressions(tmp_path):
     assert got["a"]["requests"] == 4 and got["a"]["name"] == "y"
 
 
+def test_delta_rs_reads_through_arrows_own_files_not_a_python_file_system(tmp_path, monkeypatch):
+    """The read's files open through Arrow's local filesystem: delta-rs's Python one
+    (DeltaStorageHandler) left buffers holding Python objects for Arrow's threads to
+    release while the interpreter exited (std::terminate, exit -6: local_files). Every
+    file method of the Python one is made to fail, and the read is still exact."""
+    from deltalake import write_deltalake
+    from deltalake.fs import DeltaStorageHandler
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the read went through delta-rs's Python file system")
+
+    table = tmp_path / "t"
+    cfg = load_config()
+    write_deltalake(str(table), collapsed(ROWS, cfg))
+    for method in ("open_input_file", "open_input_stream", "get_file_info"):
+        monkeypatch.setattr(DeltaStorageHandler, method, refused)
+    got = formats.lookup("delta-rs").read_table(cfg, table, 1)  # type: ignore[attr-defined]
+    assert got.sort_by("uuid").to_pylist() == collapsed(ROWS, cfg).sort_by("uuid").to_pylist()
+
+
 def test_the_cli_offers_every_native_strategy(capsys):
     from contest.cli.main import main
 
