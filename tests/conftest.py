@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from contest.config import Config
+from tests.support import fast_tier
 from tests.support.config import TEST_PG_PORT, TEST_STATE, make_config
 
 # Every child a test starts through the harness dies with the test (tests/support/reaper.py).
@@ -73,25 +74,57 @@ def heaviest_first(groups: Sequence[str], slow: Sequence[bool]) -> list[int]:
     return sorted(range(len(groups)), key=lambda i: -weight[groups[i]])
 
 
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help="the fast tier (./build.sh test --fast): only tests that start no JVM and no "
+        "server and are not slow; a test that starts one anyway fails, naming its marker",
+    )
+
+
+def pytest_configure(config) -> None:
+    if config.getoption("--fast"):
+        own = getattr(config, "workerinput", {}).get("workerid", "main")
+        folder = TEST_STATE / "fast-tier" / own
+        fast_tier.install_guard(folder / "bin", folder / "calls.log")
+
+
+@pytest.fixture(autouse=True)
+def _fast_tier_guard(request):
+    """In the fast tier, a test that ran java or a PostgreSQL server fails after it."""
+    yield
+    if request.config.getoption("--fast"):
+        log = os.environ.get(fast_tier.LOG_VARIABLE)
+        calls = fast_tier.calls_of(Path(log), request.node.nodeid) if log else []
+        if calls:
+            pytest.fail(fast_tier.refusal(calls), pytrace=False)
+
+
 def pytest_collection_modifyitems(config, items) -> None:
-    groups = []
+    group_of = {}
     for item in items:
         # item.fixturenames is the closure: the fixtures of its fixtures are in it too.
         marks = fixture_markers(getattr(item, "fixturenames", ()))
         for mark in sorted(marks):
             item.add_marker(mark)
         # One group a test: xdist joins several groups' names into one new group.
-        group = xdist_group_name(item.nodeid, marks)
+        group_of[item.nodeid] = xdist_group_name(item.nodeid, marks)
         if not any(item.iter_markers("xdist_group")):
-            item.add_marker(pytest.mark.xdist_group(group))
-        groups.append(group)
+            item.add_marker(pytest.mark.xdist_group(group_of[item.nodeid]))
+    if config.getoption("--fast"):
+        fast_tier.select(config, items)
     if hasattr(config, "workerinput"):  # an xdist worker: the order the groups are sent in
+        groups = [group_of[item.nodeid] for item in items]
         slow = [item.get_closest_marker("slow") is not None for item in items]
         items[:] = [items[i] for i in heaviest_first(groups, slow)]
 
 
 def pytest_collection_finish(session) -> None:
-    # After -m and -k have deselected: a run of tests without Spark builds nothing.
+    # After -m and -k have deselected: a run of tests without Spark builds nothing, nor
+    # does a run that only collects (--collect-only).
+    if session.config.option.collectonly:
+        return
     if os.environ.get("SPARK_SUBMIT_OPTS") == TEST_JVM_OPTIONS and any(
         item.get_closest_marker("spark") for item in session.items
     ):

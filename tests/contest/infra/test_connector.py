@@ -20,6 +20,7 @@ def test_local_jar_found_in_maven_cache(tmp_path):
     assert local_jar("com.dmetasoul:lakesoul-x:2.0", home=tmp_path) is None
 
 
+@pytest.mark.jvm  # Maven
 @pytest.mark.skipif(shutil.which("mvn") is None, reason="needs Maven")
 def test_unresolvable_connector_names_coordinates_and_command():
     coords = "com.dmetasoul:lakesoul-spark-no-such-artifact_2.12:0.0.1"

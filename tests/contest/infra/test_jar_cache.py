@@ -269,6 +269,7 @@ def mirror_settings(tmp_path) -> Path:
     return settings
 
 
+@pytest.mark.jvm  # Maven
 @pytest.mark.skipif(shutil.which("mvn") is None, reason="Maven is not installed")
 def test_a_corrupt_jar_in_the_maven_repository_is_fetched_again(tmp_path, mirror_settings):
     if jarcache.problem(maven.jar_path(maven.ARTIFACTS["jffi"].coordinate)) is not None:

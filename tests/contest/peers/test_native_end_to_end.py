@@ -172,6 +172,7 @@ def test_a_native_table_takes_batches_in_phases_under_its_ledger(
     assert sorted(got, key=lambda r: r["uuid"]) == expected
 
 
+@pytest.mark.spark  # Spark's Iceberg in a child session, without the spark fixture
 def test_spark_iceberg_reads_a_pyiceberg_table_exactly(
     cfg, tmp_path, capsys, contract_data, held_cpus
 ):
