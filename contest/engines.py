@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from contest.config import Config
-from contest.data import operators as registry
 from contest.data.batches import discover
+from contest.data.merge_engines import refusal
 from contest.data.workload import contract_operators
 from contest.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, MergeOperatorError, UsageError
 from contest.infra.lakesoul_jvm import COORDINATES, session_config
@@ -353,7 +353,7 @@ def engine_for(cfg: Config, stage: str) -> Engine:
 
 
 def merge_engines(cfg: Config) -> tuple[str, ...]:
-    """The engines (contest/data/operators.py ENGINES) the configured write and read
+    """The engines (contest/data/merge_engines.py ENGINES) the configured write and read
     merge with: a peer format's own; stock LakeSoul's operators; the harness's read
     merge (read.merge), after Spark's collapse and join for copy-on-write."""
     if cfg.peer.format:
@@ -389,4 +389,4 @@ def operator_refusal(cfg: Config) -> str | None:
     """Why this configuration cannot merge its workload's operators (the contest's and
     the extra columns'), in one line naming the operator and the format, or None."""
     ops = contract_operators(cfg.workload)
-    return registry.refusal(ops, merge_engines(cfg), who(cfg))
+    return refusal(ops, merge_engines(cfg), who(cfg))

@@ -1,11 +1,12 @@
-"""Commits of LakeSoul tables: make one, list a snapshot, and the queries both need.
+"""Commits of LakeSoul tables: make one, and read back which are live.
 
 A commit follows LakeSoul's protocol: a data_commit_info row, then partition_info
 version n+1 whose snapshot lists the live commits (a version taken by a concurrent
 writer is a primary-key conflict, and the commit is retried on the new head), plus
 the commit's user-defined version in `contest_commit_version`, all in one
-transaction. Every statement against these tables that more than one module needs
-is a function here.
+transaction. Read back: the head snapshot's commits and files, the versions live, the
+files live. The statements the package's modules share are meta/queries.py's; what a
+compaction replaced, meta/compactions.py's.
 """
 
 from __future__ import annotations
@@ -24,6 +25,15 @@ import psycopg2.errors
 from meta.catalog import TableRef
 from meta.connection import TRANSIENT, PgConnection, connect, session
 from meta.errors import CommitError, MetaError, TableError
+from meta.queries import (
+    append_partition_version,
+    commit_rows,
+    compaction_covers,
+    head_partition,
+    head_version,
+    insert_partition_version,
+    partition_descs,
+)
 from meta.replay import RESET_OPS
 
 NO_PARTITION = "-5"  # LakeSoul's partition_desc for a table without range partitions
@@ -57,105 +67,6 @@ class SnapshotCommit:
     version: int | None
 
 
-# -- queries shared by the modules of this package ---------------------------------
-
-
-def head_partition(cur: Any, table_id: str, desc: str) -> tuple[int, list[str]] | None:
-    """The newest partition version and its snapshot (commit ids in order), or None."""
-    cur.execute(
-        "SELECT version, snapshot::text[] FROM partition_info "
-        "WHERE table_id = %s AND partition_desc = %s ORDER BY version DESC LIMIT 1",
-        (table_id, desc),
-    )
-    row = cur.fetchone()
-    return None if row is None else (int(row[0]), [str(s) for s in row[1]])
-
-
-def partition_descs(cur: Any, table_id: str) -> list[str]:
-    cur.execute(
-        "SELECT DISTINCT partition_desc FROM partition_info WHERE table_id = %s ORDER BY 1",
-        (table_id,),
-    )
-    return [r[0] for r in cur.fetchall()]
-
-
-def commit_rows(
-    cur: Any, table_id: str, desc: str, ids: Sequence[str], files: bool = False
-) -> dict[str, tuple]:
-    """commit id -> (commit id, commit_op, version or None[, added files as text rows]).
-
-    One index lookup per commit (LATERAL): linear whatever the statistics say."""
-    file_col = (
-        (
-            ", ARRAY(SELECT ROW((f).path, (f).size, (f).file_exist_cols)::text "
-            "FROM unnest(d.file_ops) AS f WHERE (f).file_op = 'add')"
-        )
-        if files
-        else ""
-    )
-    cur.execute(
-        f"SELECT s.cid::text, d.commit_op, v.version{file_col} "
-        "FROM unnest(%s::uuid[]) AS s(cid) "
-        "JOIN LATERAL (SELECT dc.commit_op, dc.file_ops FROM data_commit_info dc "
-        "WHERE dc.table_id = %s AND dc.partition_desc = %s AND dc.commit_id = s.cid) d ON true "
-        "LEFT JOIN LATERAL (SELECT cv.version FROM contest_commit_version cv "
-        "WHERE cv.table_id = %s AND cv.partition_desc = %s AND cv.commit_id = s.cid) v ON true",
-        (list(ids), table_id, desc, table_id, desc),
-    )
-    return {r[0]: r for r in cur.fetchall()}
-
-
-def insert_partition_version(
-    cur: Any,
-    table_id: str,
-    desc: str,
-    version: int,
-    commit_op: str,
-    snapshot: Sequence[str],
-    timestamp_ms: int | None = None,
-) -> None:
-    """A new partition_info version (a primary-key conflict when another took it)."""
-    cur.execute(
-        "INSERT INTO partition_info (table_id, partition_desc, version, commit_op, "
-        "timestamp, snapshot, expression) VALUES (%s, %s, %s, %s, %s, %s::uuid[], '')",
-        (
-            table_id,
-            desc,
-            version,
-            commit_op,
-            int(time.time() * 1000) if timestamp_ms is None else timestamp_ms,
-            list(snapshot),
-        ),
-    )
-
-
-def head_version(cur: Any, table_id: str, desc: str) -> int | None:
-    """The newest partition version (its snapshot is not read), or None."""
-    cur.execute(
-        "SELECT max(version) FROM partition_info WHERE table_id = %s AND partition_desc = %s",
-        (table_id, desc),
-    )
-    row = cur.fetchone()
-    return None if row is None or row[0] is None else int(row[0])
-
-
-def append_partition_version(
-    cur: Any, table_id: str, desc: str, head: int, commit_op: str, commit_id: str, ts_ms: int
-) -> None:
-    """Partition version head + 1: head's snapshot plus `commit_id`, appended by
-    PostgreSQL, so a commit sends and receives the same few bytes however many commits
-    the snapshot lists (a primary-key conflict when another writer took head + 1)."""
-    cur.execute(
-        "INSERT INTO partition_info (table_id, partition_desc, version, commit_op, "
-        "timestamp, snapshot, expression) SELECT table_id, partition_desc, version + 1, %s, "
-        "%s, snapshot || %s::uuid, '' FROM partition_info WHERE table_id = %s "
-        "AND partition_desc = %s AND version = %s",
-        (commit_op, ts_ms, commit_id, table_id, desc, head),
-    )
-    if cur.rowcount != 1:
-        raise CommitError(f"partition version {head} of table {table_id} vanished mid-commit")
-
-
 def live_commit_count(conn: PgConnection, table: TableRef) -> int:
     """The most live commits of any partition of `table` (its head snapshots' size)."""
     with session(conn) as pgc, pgc, pgc.cursor() as cur:
@@ -167,9 +78,6 @@ def live_commit_count(conn: PgConnection, table: TableRef) -> int:
             (table.table_id,),
         )
         return int(cur.fetchone()[0])
-
-
-# -- commits ---------------------------------------------------------------------------
 
 
 def file_ops(files: Iterable[DataFile]) -> list[tuple[str, str, int, str]]:
@@ -365,112 +273,10 @@ def head_snapshot(
             return -1, []
         pversion, snapshot = head
         rows = commit_rows(cur, table.table_id, partition_desc, snapshot, files=True)
-    return pversion, _snapshot_commits(table, snapshot, rows)
+    return pversion, snapshot_commits(table, snapshot, rows)
 
 
-@dataclass(frozen=True)
-class Compaction:
-    """A compaction commit: the versions it stands for, when it landed, and the
-    snapshot it replaced (the commits it merged; their files stay until vacuum)."""
-
-    commit_id: str
-    covers: tuple[int, ...]
-    timestamp_ms: int
-    replaced: tuple[SnapshotCommit, ...]
-
-
-def compaction_covers(cur: Any, table_id: str, desc: str, ids: Sequence[str]) -> dict[str, tuple]:
-    """commit id -> the versions it covers, for the compactions among `ids`."""
-    cur.execute(
-        "SELECT commit_id::text, versions FROM contest_compaction WHERE table_id = %s "
-        "AND partition_desc = %s AND commit_id = ANY(%s::uuid[])",
-        (table_id, desc, list(ids)),
-    )
-    return {r[0]: tuple(sorted(int(v) for v in r[1])) for r in cur.fetchall()}
-
-
-def covers_of(
-    conn: PgConnection, table: TableRef, ids: Sequence[str], partition_desc: str = NO_PARTITION
-) -> dict[str, tuple]:
-    """commit id -> the versions it covers, for the compactions among `ids`."""
-    with session(conn) as pgc, pgc, pgc.cursor() as cur:
-        return compaction_covers(cur, table.table_id, partition_desc, ids)
-
-
-# The partition version a compaction landed on: its commit_op, and its snapshot starts
-# with it (cheap tests first: a long snapshot's array is never searched).
-LANDED = "commit_op = 'CompactionCommit' AND snapshot[1] = %s::uuid"
-
-
-def retired_files(conn: PgConnection, table: TableRef) -> dict[str, int]:
-    """path -> when it left the table (ms), for the files of the commits a compaction
-    replaced or a rollback took out: a vacuum's retention counts from then, as Delta's
-    counts from a file's removal, so time travel lasts the retention window."""
-    out: dict[str, int] = {}
-    with session(conn) as pgc, pgc, pgc.cursor() as cur:
-        cur.execute(
-            "SELECT (f).path, c.ts FROM (SELECT cp.partition_desc, cp.commit_id, "
-            "dc.timestamp AS ts, (SELECT min(p.version) FROM partition_info p WHERE "
-            "p.table_id = cp.table_id AND p.partition_desc = cp.partition_desc AND "
-            "p.commit_op = 'CompactionCommit' AND p.snapshot[1] = cp.commit_id) AS landed "
-            "FROM contest_compaction cp JOIN data_commit_info dc ON dc.table_id = "
-            "cp.table_id AND dc.partition_desc = cp.partition_desc AND dc.commit_id = "
-            "cp.commit_id WHERE cp.table_id = %s) c "
-            "JOIN partition_info prev ON prev.table_id = %s AND prev.partition_desc = "
-            "c.partition_desc AND prev.version = c.landed - 1 "
-            "CROSS JOIN unnest(prev.snapshot) AS s(cid) "
-            "JOIN data_commit_info d ON d.table_id = %s AND d.partition_desc = "
-            "c.partition_desc AND d.commit_id = s.cid "
-            "CROSS JOIN unnest(d.file_ops) AS f WHERE (f).file_op = 'add' "
-            "UNION ALL "
-            "SELECT (f).path, (extract(epoch FROM rb.rolled_back_at) * 1000)::bigint "
-            "FROM contest_rolled_back_version rb JOIN data_commit_info d ON d.table_id = "
-            "rb.table_id AND d.partition_desc = rb.partition_desc AND d.commit_id = "
-            "rb.commit_id CROSS JOIN unnest(d.file_ops) AS f "
-            "WHERE rb.table_id = %s AND (f).file_op = 'add'",
-            (table.table_id,) * 4,
-        )
-        for path, ms in cur.fetchall():
-            out[path] = max(out.get(path, 0), int(ms))
-    return out
-
-
-def compaction(
-    conn: PgConnection, table: TableRef, commit_id: str, partition_desc: str = NO_PARTITION
-) -> Compaction:
-    """A compaction commit and the snapshot it replaced: the partition version just
-    before the first one that holds it (a compaction commits only on the head it read)."""
-    with session(conn) as pgc, pgc, pgc.cursor() as cur:
-        covers = compaction_covers(cur, table.table_id, partition_desc, [commit_id])
-        cur.execute(
-            f"SELECT min(version) FROM partition_info WHERE table_id = %s AND "
-            f"partition_desc = %s AND {LANDED}",
-            (table.table_id, partition_desc, commit_id),
-        )
-        landed = cur.fetchone()[0]
-        cur.execute(
-            "SELECT snapshot::text[] FROM partition_info WHERE table_id = %s AND "
-            "partition_desc = %s AND version = %s",
-            (table.table_id, partition_desc, -1 if landed is None else int(landed) - 1),
-        )
-        row = cur.fetchone()
-        snapshot = [str(s) for s in row[0]] if row else []
-        rows = commit_rows(cur, table.table_id, partition_desc, snapshot, files=True)
-        cur.execute(
-            "SELECT timestamp FROM data_commit_info WHERE table_id = %s AND "
-            "partition_desc = %s AND commit_id = %s",
-            (table.table_id, partition_desc, commit_id),
-        )
-        ts = cur.fetchone()
-    return Compaction(
-        commit_id,
-        covers.get(commit_id, ()),
-        int(ts[0]) if ts else 0,
-        tuple(_snapshot_commits(table, snapshot, rows)),
-    )
-
-
-def _snapshot_commits(
+def snapshot_commits(
     table: TableRef, snapshot: list[str], rows: dict[str, tuple]
 ) -> list[SnapshotCommit]:
     """A snapshot's commits with their files, in snapshot order."""
@@ -480,12 +286,12 @@ def _snapshot_commits(
     commits = []
     for cid in snapshot:
         _, op, version, raw_files = rows[cid]
-        files = tuple(_parse_file_row(text) for text in raw_files)
+        files = tuple(parse_file_row(text) for text in raw_files)
         commits.append(SnapshotCommit(cid, op, files, version))
     return commits
 
 
-def _parse_file_row(text: str) -> DataFile:
+def parse_file_row(text: str) -> DataFile:
     """Parse PostgreSQL's text form of ROW(path, size, cols): `(path,123,"a,b")`."""
     inner = text[1:-1]
     path, size, cols = next(csv.reader([inner], quotechar='"', escapechar="\\"))
@@ -537,5 +343,5 @@ def live_files(conn: PgConnection, table: TableRef) -> set[str]:
                 continue
             rows = commit_rows(cur, table.table_id, desc, head[1], files=True)
             for r in rows.values():
-                out.update(_parse_file_row(text).path for text in r[3])
+                out.update(parse_file_row(text).path for text in r[3])
         return out

@@ -20,11 +20,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from meta.catalog import TableRef
-from meta.commits import NO_PARTITION, partition_descs
+from meta.commits import NO_PARTITION
 from meta.connection import PgConnection, session
 from meta.distributed import SparkOrderer
 from meta.errors import MetaError, ReplayError
 from meta.merge_io import Head, read_head, read_rows, read_snapshot, write_merge
+from meta.queries import partition_descs
 from meta.replay import (
     RESET_OPS,
     first_duplicate,

@@ -19,9 +19,10 @@ from datetime import datetime
 from typing import Any
 
 from meta.catalog import TableRef
-from meta.commits import NO_PARTITION, CommitResult, DataFile, commit_files, head_partition
+from meta.commits import NO_PARTITION, CommitResult, DataFile, commit_files
 from meta.connection import PgConnection, session
 from meta.errors import CommitError
+from meta.queries import head_partition
 
 # Versions taken by another writer between choosing one and committing it are retried.
 VERSION_RETRIES = 5

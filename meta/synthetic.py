@@ -19,8 +19,9 @@ import pyarrow as pa
 
 from meta import catalog
 from meta.catalog import TableRef
-from meta.commits import NO_PARTITION, head_partition, insert_partition_version
+from meta.commits import NO_PARTITION
 from meta.connection import PgConnection, session
+from meta.queries import head_partition, insert_partition_version
 
 SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
 

@@ -12,17 +12,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from meta.catalog import TableRef
-from meta.commits import (
-    NO_PARTITION,
-    commit_rows,
-    compaction_covers,
-    head_partition,
-    insert_partition_version,
-    live_versions,
-)
+from meta.commits import NO_PARTITION, live_versions
 from meta.connection import PgConnection, session
 from meta.errors import MetaError, UsageError
 from meta.merge import describe_versions
+from meta.queries import commit_rows, compaction_covers, head_partition, insert_partition_version
 
 ROLLBACK_LOCK = "contest.meta.merge"  # the merge's lock: a rollback never interleaves one
 

@@ -19,7 +19,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from contest.benchmarks.base import (
+from contest.config import Config
+from contest.data.batches import SCHEMA
+from contest.infra.dbmanager import DBManager
+from contest.infra.lakesoul_jvm import COORDINATES, session_config
+from contest.infra.postgres import resolve_connection
+from contest.infra.spark import spark_session
+from contest.results.benchmarks import CommitPathRecord
+from contest.sitting import (
     REPEAT,
     Benchmark,
     Option,
@@ -28,13 +35,6 @@ from contest.benchmarks.base import (
     at_least,
     sittings,
 )
-from contest.config import Config
-from contest.data.batches import SCHEMA
-from contest.infra.dbmanager import DBManager
-from contest.infra.lakesoul_jvm import COORDINATES, session_config
-from contest.infra.postgres import resolve_connection
-from contest.infra.spark import spark_session
-from contest.results.benchmarks import CommitPathRecord
 from meta import catalog
 from meta.commits import DataFile, commit_files, head_snapshot
 from meta.connection import PgConnection

@@ -15,16 +15,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from contest.benchmarks.base import (
-    REPEAT,
-    SCALE,
-    SEED,
-    Benchmark,
-    Row,
-    Say,
-    Sitting,
-    utc_now,
-)
 from contest.config import Config
 from contest.data.checker import compare
 from contest.errors import RunError
@@ -34,6 +24,16 @@ from contest.maintenance.compact import compact
 from contest.read.files import mean_files_per_bucket
 from contest.read.job import ReadRequest, plan_read, run_read
 from contest.results.benchmarks import CompactRecord
+from contest.sitting import (
+    REPEAT,
+    SCALE,
+    SEED,
+    Benchmark,
+    Row,
+    Say,
+    Sitting,
+    utc_now,
+)
 from contest.write.job import WriteMode, run_write
 from meta import catalog
 from meta.commits import head_snapshot

@@ -6,7 +6,7 @@ the same sitting; every result checked against the reference's.
     python -m contest.benchmarks.merge_micro --table ccf --batch DATA/base-0.parquet
 
 Prints one JSON line per variant (results/native_merge.md quotes them), each with its
-sitting and the stamp every benchmark's record carries (contest/benchmarks/base.py: the
+sitting and the stamp every benchmark's record carries (contest/sitting.py: the
 machine, commit, full disclosure and the noise over the variants' rounds): on a shared
 machine only the ratios mean much.
 """
@@ -26,13 +26,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from contest.benchmarks.base import stamp_of, utc_now, where_run
 from contest.config import READ_MERGES, load_config
 from contest.evaluation.disclosure import disclosure
 from contest.infra.noise import Background
 from contest.infra.postgres import resolve_connection
 from contest.read.files import files_by_bucket, merge_bucket, newest_version
 from contest.read.job import ReadRequest, checked_commits
+from contest.sitting import stamp_of, utc_now, where_run
 from contest.write.order import bucket_key_order
 from contest.write.spark_hash import buckets as bucket_of
 from meta import catalog

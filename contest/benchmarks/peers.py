@@ -27,17 +27,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from contest.benchmarks.base import (
-    CORES,
-    DATA,
-    SEED,
-    WORK,
-    WORKLOAD,
-    Benchmark,
-    Option,
-    Sitting,
-    at_least,
-)
 from contest.config import Config
 from contest.data.batches import discover
 from contest.data.workload import schema_of_batch
@@ -57,6 +46,17 @@ from contest.results.disclosure import disclosure_name
 from contest.results.intervals import Interval, geometric_mean
 from contest.results.runs import RunRecord, other_cpu
 from contest.results.sittings import REFERENCE, SittingSummary, groups, newest, summarize
+from contest.sitting import (
+    CORES,
+    DATA,
+    SEED,
+    WORK,
+    WORKLOAD,
+    Benchmark,
+    Option,
+    Sitting,
+    at_least,
+)
 
 # --codec: each strategy's own preset, or one codec for every strategy's files.
 CODEC_CHOICES = ("preset", "none", "snappy", "zstd")

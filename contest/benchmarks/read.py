@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from contest.benchmarks.base import REPEAT, SCALE, Benchmark, Row, Say, Sitting, newest_per
 from contest.config import Config, override
 from contest.data.operators import DEFAULT as DEFAULT_OPERATOR
 from contest.errors import RunError
@@ -24,6 +23,7 @@ from contest.infra.spark import cores_of, spark_session
 from contest.read.job import merged
 from contest.read.operators import CONTEST_OPERATORS
 from contest.results.benchmarks import ReadBenchRecord
+from contest.sitting import REPEAT, SCALE, Benchmark, Row, Say, Sitting, newest_per
 from contest.write.job import WriteMode, run_write
 from meta import catalog
 from meta.merge import merge_table

@@ -3,18 +3,18 @@ Adding one is a module with a `Benchmark` subclass and a line below."""
 
 from __future__ import annotations
 
-from contest.benchmarks.base import Benchmark
 from contest.benchmarks.commits import CommitsBench
 from contest.benchmarks.compact import CompactBench
-from contest.benchmarks.duckdb import DuckDBBench
-from contest.benchmarks.faults.bench import FaultsBench
-from contest.benchmarks.interop import InteropBench
+from contest.benchmarks.duckdb.bench import DuckDBBench
 from contest.benchmarks.peers import PeersBench
 from contest.benchmarks.read import ReadBench
 from contest.benchmarks.replay import ReplayBench
 from contest.benchmarks.scale import ScaleBench
 from contest.benchmarks.stream.bench import StreamBench
 from contest.errors import UsageError
+from contest.sitting import Benchmark
+from contest.trials.faults.bench import FaultsBench
+from contest.trials.interop import InteropBench
 
 BENCHMARKS: dict[str, type[Benchmark]] = {
     b.name: b

@@ -16,12 +16,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from contest.benchmarks.base import Benchmark, Option, Row, Say, Sitting, sittings
 from contest.errors import UsageError
 from contest.infra.postgres import resolve_connection
 from contest.infra.proc import own_peak_rss, reset_own_peak_rss
 from contest.infra.spark import spark_session
 from contest.results.benchmarks import ReplayRecord
+from contest.sitting import Benchmark, Option, Row, Say, Sitting, sittings
 from meta import catalog
 from meta.connection import PgConnection
 from meta.distributed import JDBC_PACKAGE

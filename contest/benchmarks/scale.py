@@ -22,16 +22,6 @@ import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from contest.benchmarks.base import (
-    CORES,
-    WORK,
-    Benchmark,
-    Option,
-    Row,
-    Say,
-    Sitting,
-    newest_per,
-)
 from contest.benchmarks.disk import check_disk
 from contest.config import Config
 from contest.errors import UsageError
@@ -41,6 +31,16 @@ from contest.infra.proc import own_peak_rss, reset_own_peak_rss
 from contest.read.files import mean_files_per_bucket
 from contest.results.benchmarks import ScaleRecord
 from contest.results.runs import RunRecord
+from contest.sitting import (
+    CORES,
+    WORK,
+    Benchmark,
+    Option,
+    Row,
+    Say,
+    Sitting,
+    newest_per,
+)
 from meta import catalog
 from meta.commits import head_snapshot
 

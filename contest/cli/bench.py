@@ -7,15 +7,15 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from contest.benchmarks.base import Results, Sitting
 from contest.benchmarks.registry import BENCHMARKS, benchmark
 from contest.cli.common import ListAction, alias, command, config_source, group, result, say
 from contest.config import Config
 from contest.errors import EXIT_FAILED, EXIT_OK
 from contest.results.runs import local_runs
+from contest.sitting import Results, Sitting
 
 if TYPE_CHECKING:
-    from contest.benchmarks.base import Option
+    from contest.sitting import Option
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from contest.benchmarks.base import Results
 from contest.benchmarks.registry import BENCHMARKS
 from contest.evaluation.report import write_report
 from contest.evaluation.sweep import as_recorded, load_sweep, split_name
@@ -19,6 +18,7 @@ from contest.evaluation.sweep_page import summarize, write_outputs
 from contest.peers.analysis import amplification_tables
 from contest.results import registry
 from contest.results.disclosure import write_pages
+from contest.sitting import Results
 from contest.workload.report import write_report as write_workload_report
 
 

@@ -28,7 +28,7 @@ import contest.peers  # noqa: F401  (registers every format's implementations)
 from contest.cli.common import HelpFormatter
 from contest.cli.main import build_parser
 from contest.config import sections
-from contest.data import operators
+from contest.data import merge_engines, operators
 from contest.data.changes import ChangeSupport
 from contest.errors import UsageError
 from contest.peers import registry
@@ -236,11 +236,13 @@ def results_page() -> str:
 def operators_page() -> str:
     # The harness's own engines, then the implementations' in listing order.
     theirs = registry.merge_engines()
-    own = [e for e in operators.ENGINES.values() if e not in theirs]
+    own = [e for e in merge_engines.ENGINES.values() if e not in theirs]
     engines = own + theirs
     out = [
         "# Merge operators\n",
-        GENERATED.format(source="contest/data/operators.py (OPERATORS, ENGINES)"),
+        GENERATED.format(
+            source="contest/data/operators.py (OPERATORS), contest/data/merge_engines.py (ENGINES)"
+        ),
         "Every merge operator of the registry, its column types and its rule, exactly. "
         "Rows reach an operator in application order (batch version, then row position); "
         "an operator folds only the rows after a key's last delete. Configure them per "

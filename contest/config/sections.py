@@ -1,6 +1,12 @@
 """The configuration's sections: one frozen dataclass per part of the pipeline, with
 its defaults and the closed sets of values its keys take (validated in
-`contest.config.validation`). Loaded and overridden in `contest.config.loading`."""
+`contest.config.validation`). Loaded and overridden in `contest.config.loading`.
+
+One concern: the configuration's schema, every key with its type, default and closed
+set of values, read whole by the loader, the validation and the generated reference
+(docs/reference/configuration.md); split by section, a key would be looked for in
+several files and `Config` would import them all back.
+"""
 
 from __future__ import annotations
 

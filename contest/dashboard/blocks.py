@@ -1,13 +1,13 @@
 """The dashboard page's building blocks: numbers written the way page.js writes them,
 the state its sections share (keys, colours, figures) and the HTML pieces they are
-made of; the sections themselves are in page.py."""
+made of; the sections themselves are in scores.py and measured.py, the page in page.py."""
 
 from __future__ import annotations
 
 import html
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +85,19 @@ def scale_order(label: str) -> tuple[int, float, str]:
 def strategy_order(name: str) -> tuple[int, str]:
     """optimized first, then the others by name, unknown last."""
     return (0 if name == REFERENCE else 2 if name == UNKNOWN else 1, name)
+
+
+def when_desc(items: list[Item], when: Callable[[Item], str | None]) -> list[Item]:
+    """Newest first, those without a time last (the order kept among equals)."""
+    known = [i for i in items if when(i)]
+    return sorted(known, key=lambda i: when(i) or "", reverse=True) + [
+        i for i in items if not when(i)
+    ]
+
+
+def when_asc(items: list[Item], when: Callable[[Item], str | None]) -> list[Item]:
+    """Oldest first, those without a time last."""
+    return sorted(items, key=lambda i: (not when(i), when(i) or ""))
 
 
 # -- the page's state --------------------------------------------------------------------

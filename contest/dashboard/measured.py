@@ -1,5 +1,6 @@
 """The dashboard's sections for the workloads, streaming and the benchmarks apart from
-the score (page.py has the runs, the comparison, scale, sweeps and faults).
+the score, and the fault experiments (scores.py has the runs, the comparison, scale and
+sweeps).
 
 A line joins points of one series only: one sitting (a workload run, a stream
 sitting, a benchmark invocation) at one scale; two sittings or two scales are two
@@ -21,11 +22,12 @@ from contest.dashboard.blocks import (
     section,
     short_time,
     strategy_order,
+    when_desc,
 )
 from contest.dashboard.load import Item, Loaded
 from contest.dashboard.records import bars, record_table
 from contest.results import registry
-from contest.results.benchmarks import DuckDBRecord
+from contest.results.benchmarks import DuckDBRecord, FaultRecord
 from contest.results.streaming import StreamFreshness
 from contest.results.workloads import PhaseRecord
 
@@ -233,6 +235,27 @@ def streaming_section(b: Builder, loaded: Loaded) -> str:
             + record_table(b, meta, what="measurements")
         )
     return section("streaming", "Streaming", intro, "".join(parts))
+
+
+# -- fault experiments -----------------------------------------------------------------
+
+
+def fault(i: Item) -> FaultRecord:
+    assert isinstance(i.row, FaultRecord)
+    return i.row
+
+
+def faults_section(b: Builder, loaded: Loaded) -> str:
+    data = sorted(loaded.table("faults"), key=lambda i: fault(i).name)
+    data = when_desc(data, lambda i: fault(i).when)
+    intro = (
+        "<code>contest bench faults</code> (<code>faults.jsonl</code>): each experiment "
+        "breaks a run on purpose and checks that nothing committed is lost and nothing "
+        "half-done is visible."
+    )
+    if not data:
+        return section("faults", "Fault experiments", intro, empty("No fault experiments yet."))
+    return section("faults", "Fault experiments", intro, record_table(b, data, what="experiments"))
 
 
 # -- the other benchmarks ----------------------------------------------------------------

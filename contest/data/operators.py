@@ -7,9 +7,11 @@ pyarrow's and polars' group-by aggregates (read.merge=arrow / polars), the Spark
 aggregate that collapses a batch and the expression that merges the collapsed batch into
 a table row (`MERGE INTO`, copy-on-write, Hudi without a merger) and LakeSoul's native
 operator. `None` where an engine cannot express it: that engine refuses the operator in
-one line (`refusal`) before any work. A format's own merge engine (Paimon's aggregate
-functions, the Hudi record merger's rules) is a `MergeEngine` its folder under
-contest/peers registers, naming the operators by the constants below. Adding an
+one line (`merge_engines.refusal`) before any work. The engines themselves, and which
+operators each expresses, are the registry of merge engines (contest/data/merge_engines.py):
+a format's own merge engine (Paimon's aggregate functions, the Hudi record merger's
+rules) is a `MergeEngine` its folder under contest/peers registers there, naming the
+operators by the constants below; the numpy kernels are contest/data/kernels.py's. Adding an
 operator is one entry here plus its tests (and its name in the merge engines that
 express it); no other module spells an operator's name
 (tests/contest/data/test_operator_registry.py greps the source tree).
@@ -24,10 +26,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from contest.data import kernels
 from contest.data.type_names import (  # noqa: F401 (the registry's vocabulary)
     DATE,
     DECIMAL,
@@ -46,11 +47,6 @@ from contest.data.type_names import (  # noqa: F401 (the registry's vocabulary)
 )
 from contest.errors import MergeOperatorError
 
-# A numpy kernel: (column, order, starts, positions) -> one value per group, where
-# `order` lists the row indices grouped by key in application order and `starts` says
-# where each group begins in it; `positions` is arange(n) (shared by the columns).
-Kernel = Callable[[Any, Any, Any, Any], pa.Array]
-
 
 @dataclass(frozen=True)
 class Operator:
@@ -65,7 +61,7 @@ class Operator:
     # What the generator puts in such a column (contest/data/generator.py extra_column):
     # "numbers" 1..999, "factors" -1/1/2, "names" with "null" strings, "pool" strings.
     generated: str
-    numpy: Kernel
+    numpy: kernels.Kernel
     # DuckDB: {c} the column, {o} the row's order key, {t} the SQL type of the column.
     sql: str
     # Spark SQL: the aggregate collapsing a batch's rows ({c} the column, {pos} the row's
@@ -108,86 +104,6 @@ def merged_name(op: str, name: str) -> str:
     return name
 
 
-# -- numpy kernels ------------------------------------------------------------------
-# The contract's four are the read's hot path: their bodies are the ones
-# contest/read/operators.py:merge_rows had inline (results/native_merge.md measured them).
-
-
-def _valid(arr) -> Any:
-    return np.asarray(pc.is_valid(arr).to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def _pick_last(arr, order, starts, positions, valid) -> pa.Array:
-    last = np.maximum.reduceat(np.where(valid, positions, -1), starts)
-    pick = pa.array(order[np.maximum(last, 0)], mask=last < 0)
-    return arr.take(pick)
-
-
-def _np_sum(arr, order, starts, positions) -> pa.Array:
-    if pa.types.is_decimal(arr.type):  # exact, in Arrow's decimal arithmetic
-        wide = pa.decimal128(DECIMAL_SUM_PRECISION, arr.type.scale)
-        return _np_hash("sum")(arr.cast(wide), order, starts, positions)
-    valid = _valid(arr)[order]
-    values = pc.fill_null(arr, 0).to_numpy()[order]
-    sums = np.add.reduceat(np.where(valid, values, 0), starts)
-    seen = np.add.reduceat(valid.astype(np.int64), starts)
-    return pa.array(sums, mask=seen == 0)
-
-
-def _np_last(arr, order, starts, positions) -> pa.Array:
-    return _pick_last(arr, order, starts, positions, np.ones(len(order), dtype=bool))
-
-
-def _np_last_not_null(arr, order, starts, positions) -> pa.Array:
-    return _pick_last(arr, order, starts, positions, _valid(arr)[order])
-
-
-def _np_last_not_null_nor_null_string(arr, order, starts, positions) -> pa.Array:
-    real = pc.fill_null(pc.not_equal(arr, "null"), False)
-    valid = np.asarray(real.to_numpy(zero_copy_only=False), dtype=bool)[order]
-    return _pick_last(arr, order, starts, positions, valid)
-
-
-def _grouped(arr, order, starts) -> pa.Table:
-    """The column in grouped order beside its group number (for pyarrow's group-by)."""
-    sizes = np.diff(np.r_[starts, len(order)])
-    groups = np.repeat(np.arange(len(starts), dtype=np.int64), sizes)
-    return pa.table({"g": groups, "v": pc.take(arr, pa.array(order))})
-
-
-def _np_hash(function: str) -> Kernel:
-    """A kernel by pyarrow's ordered hash aggregate over the grouped column (NULLs
-    skipped, NULL for a group without a value)."""
-
-    def kernel(arr, order, starts, positions) -> pa.Array:
-        opts = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
-        out = _grouped(arr, order, starts).group_by("g", use_threads=False)
-        res = out.aggregate([("v", function, opts)]).sort_by("g")
-        return res.column(f"v_{function}").combine_chunks()
-
-    return kernel
-
-
-def _np_joined(arr, order, starts, positions) -> pa.Array:
-    valid = _valid(arr)[order]
-    counts = np.add.reduceat(valid.astype(np.int64), starts)
-    offsets = pa.array(np.r_[0, np.cumsum(counts)].astype(np.int32))
-    values = pc.take(arr, pa.array(order[valid])).combine_chunks()
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    lists = pa.ListArray.from_arrays(offsets, values)
-    joined = pc.binary_join(lists, ",")
-    return pc.if_else(pa.array(counts == 0), pa.nulls(len(counts), arr.type), joined)
-
-
-def _np_first_not_null(arr, order, starts, positions) -> pa.Array:
-    valid = _valid(arr)[order]
-    n = len(order)
-    first = np.minimum.reduceat(np.where(valid, positions, n), starts)
-    pick = pa.array(order[np.minimum(first, n - 1)], mask=first >= n)
-    return arr.take(pick)
-
-
 # -- the registry -------------------------------------------------------------------
 
 # The operators' names, which the format folders' native merge engines map.
@@ -212,7 +128,7 @@ _ALL = (
         "the last row's value, NULL included",
         STRING,
         "pool",
-        _np_last,
+        kernels.last,
         "arg_max_null({c}, {o})",
         "max_by({c}, {pos})",
         "{s}",
@@ -228,7 +144,7 @@ _ALL = (
         "the last non-NULL value; NULL when every value is NULL",
         STRING,
         "pool",
-        _np_last_not_null,
+        kernels.last_not_null,
         "arg_max({c}, {o}) FILTER (WHERE {c} IS NOT NULL)",
         _LAST_NOT_NULL_COLLAPSE,
         "coalesce({s}, {t})",
@@ -244,7 +160,7 @@ _ALL = (
         "their scale); NULL when every value is NULL",
         INT64,
         "numbers",
-        _np_sum,
+        kernels.sum_all,
         "CAST(sum({c}) AS {t})",
         "sum({c})",
         _SUM_COMBINE,
@@ -262,7 +178,7 @@ _ALL = (
         'the last value that is neither NULL nor the string "null"; NULL when there is none',
         STRING,
         "names",
-        _np_last_not_null_nor_null_string,
+        kernels.last_not_null_nor_null_string,
         "arg_max({c}, {o}) FILTER (WHERE {c} IS NOT NULL AND {c} <> 'null')",
         "max_by({c}, CASE WHEN {c} IS NOT NULL AND {c} <> 'null' THEN {pos} END)",
         "coalesce({s}, {t})",
@@ -278,7 +194,7 @@ _ALL = (
         "the greatest non-NULL value (strings by their bytes); NULL when every value is NULL",
         INT64,
         "numbers",
-        _np_hash("max"),
+        kernels.hash_aggregate("max"),
         "max({c})",
         "max({c})",
         "greatest({t}, {s})",
@@ -292,7 +208,7 @@ _ALL = (
         "the least non-NULL value (strings by their bytes); NULL when every value is NULL",
         STRING,
         "pool",
-        _np_hash("min"),
+        kernels.hash_aggregate("min"),
         "min({c})",
         "min({c})",
         "least({t}, {s})",
@@ -306,7 +222,7 @@ _ALL = (
         "the first non-NULL value; NULL when every value is NULL",
         STRING,
         "pool",
-        _np_first_not_null,
+        kernels.first_not_null,
         "arg_min({c}, {o}) FILTER (WHERE {c} IS NOT NULL)",
         "min_by({c}, CASE WHEN {c} IS NOT NULL THEN {pos} END)",
         "coalesce({t}, {s})",
@@ -321,7 +237,7 @@ _ALL = (
         'the non-NULL values in order joined by ","; NULL when every value is NULL',
         STRING,
         "pool",
-        _np_joined,
+        kernels.joined_by_comma,
         "string_agg({c}, ',' ORDER BY {o})",
         (
             "CASE WHEN count({c}) > 0 THEN array_join(transform(array_sort(collect_list("
@@ -341,7 +257,7 @@ _ALL = (
         "it in DOUBLE, exact below 2^53); NULL when every value is NULL",
         INT64,
         "factors",
-        _np_hash("product"),
+        kernels.hash_aggregate("product"),
         "CAST(product({c}) AS {t})",
         (
             "CASE WHEN count({c}) > 0 THEN "
@@ -444,89 +360,6 @@ def result_schema(schema: pa.Schema, ops: Mapping[str, str]) -> pa.Schema:
     return pa.schema(fields)
 
 
-# -- which engine expresses what ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MergeEngine:
-    """An engine a format or strategy merges with, and which operators it expresses:
-    `native` maps an operator's name to the engine's own name for it (an operator it
-    does not map is refused), or, for the harness's engines, `expresses` says which."""
-
-    name: str
-    label: str
-    native: Mapping[str, str] | None = None
-    expresses: Callable[[Operator], bool] = lambda op: True
-
-    def has(self, op: Operator) -> bool:
-        return op.name in self.native if self.native is not None else self.expresses(op)
-
-    def name_of(self, operator: str) -> str | None:
-        return (self.native or {}).get(operator)
-
-
-ENGINES: dict[str, MergeEngine] = {
-    e.name: e
-    for e in (
-        MergeEngine("numpy", "read.merge=numpy"),
-        MergeEngine("duckdb", "read.merge=duckdb"),
-        MergeEngine("arrow", "read.merge=arrow", expresses=lambda op: op.arrow is not None),
-        MergeEngine("polars", "read.merge=polars", expresses=lambda op: op.polars is not None),
-        MergeEngine("spark", "Spark SQL"),
-        MergeEngine(
-            "lakesoul",
-            "LakeSoul 2.6.2's merge operators",
-            expresses=lambda op: op.lakesoul is not None,
-        ),
-    )
-}
-
-
-def register_engine(engine: MergeEngine) -> None:
-    """A format's own merge engine (its folder registers it with its implementation)."""
-    if ENGINES.get(engine.name, engine) != engine:
-        raise MergeOperatorError(f"merge engine {engine.name!r} is registered already")
-    unknown = sorted(set(engine.native or ()) - set(OPERATORS))
-    if unknown:
-        raise MergeOperatorError(f"merge engine {engine.name}: unknown operators {unknown}")
-    ENGINES[engine.name] = engine
-
-
-def unregister_engine(name: str) -> None:
-    ENGINES.pop(name)
-
-
-def engine(name: str) -> MergeEngine:
-    try:
-        return ENGINES[name]
-    except KeyError:
-        raise MergeOperatorError(
-            f"unknown merge engine {name!r} (known: {', '.join(ENGINES)})"
-        ) from None
-
-
-def refusal(ops: Mapping[str, str], engines: tuple[str, ...], who: str) -> str | None:
-    """Why `who` (a strategy or format) cannot merge these operators with `engines`, in
-    one line naming the operator and the format, or None."""
-    for col, name in ops.items():
-        op = get(name)
-        for name_ in engines:
-            merger = engine(name_)
-            if not merger.has(op):
-                why = op.lakesoul_why if name_ == "lakesoul" and op.lakesoul_why else ""
-                return (
-                    f"{who}: merge operator {name} (column {col}) is not expressible in "
-                    f"{merger.label}" + (f" ({why})" if why else "")
-                )
-    return None
-
-
-def expressed_by(name: str) -> list[str]:
-    """The engines that express operator `name` (the README's table)."""
-    op = get(name)
-    return [e.name for e in ENGINES.values() if e.has(op)]
-
-
 # -- the expressions, filled in -------------------------------------------------------
 
 
@@ -542,18 +375,3 @@ def spark_collapse(name: str, column: str, pos: str) -> str:
 
 def spark_combine(name: str, table: str, source: str) -> str:
     return get(name).spark_combine.format(t=table, s=source)
-
-
-def native_names(engine_name: str, ops: Mapping[str, str]) -> dict[str, str]:
-    """Each column's operator in a format's own merge engine's words; an operator it has
-    no name for is refused in one line naming the engine."""
-    merger = engine(engine_name)
-    out = {}
-    for col, name in ops.items():
-        native = merger.name_of(get(name).name)
-        if native is None:
-            raise MergeOperatorError(
-                f"merge operator {name} (column {col}) is not expressible in {merger.label}"
-            )
-        out[col] = native
-    return out

@@ -1,5 +1,5 @@
 """What a full disclosure names, taken on this machine for records of any kind (TPC's,
-ClickBench's): the benchmarks' stamps (`contest.benchmarks.base.Sitting`) and the
+ClickBench's): the benchmarks' stamps (`contest.sitting.Sitting`) and the
 workloads' phases (`contest.workload.runner`) both record it, so it lives below both.
 Evaluations record the same environment themselves (`RunRecord.environment`)."""
 

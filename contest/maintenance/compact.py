@@ -34,16 +34,8 @@ from contest.read.files import (
 )
 from contest.read.job import operators_for
 from contest.read.operators import merge_rows, validate_operators
-from contest.write.files import (
-    BUCKET_COL,
-    FILE_SCHEMA,
-    claim_tokens,
-    delete_files,
-    delete_written,
-    file_rows,
-    wait_for_tasks,
-    write_bucket_files,
-)
+from contest.write.cleanup import delete_files, delete_written, wait_for_tasks
+from contest.write.files import BUCKET_COL, FILE_SCHEMA, claim_tokens, file_rows, write_bucket_files
 from meta.catalog import TableRef
 from meta.commits import (
     DataFile,

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 
 from contest.errors import UsageError
 from contest.infra.storage import filesystem
-from contest.write.files import inner_path, table_data_files
+from contest.write.cleanup import inner_path, table_data_files
 from meta.catalog import TableRef, neighbours
-from meta.commits import live_files, retired_files
+from meta.commits import live_files
+from meta.compactions import retired_files
 from meta.connection import PgConnection
 from meta.tokens import ownership
 

@@ -1,5 +1,5 @@
 """What the harness's own `foreachBatch` sinks of the peer formats share (Delta's MERGE,
-contest/peers/delta/format.py; Hudi's upsert, contest/peers/hudi/merger.py): the query
+contest/peers/delta/stream.py; Hudi's upsert, contest/peers/hudi/merger.py): the query
 id Spark keeps in the checkpoint, which names the writer in the format's idempotence record (it
 stays the same across restarts, the run id does not), and the report of each
 micro-batch to the stream (contest/stream/peer.py), followed by the pause after a commit

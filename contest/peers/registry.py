@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contest.data import operators
 from contest.data.changes import ChangeSupport
+from contest.data.merge_engines import MergeEngine, register_engine, unregister_engine
 from contest.errors import ConfigError
 from contest.infra import packages
 from contest.peers.base import PeerFormat
@@ -89,9 +89,9 @@ class Implementation:
     artifacts a set must not pull in. `stream`: the name `contest stream run --format`
     takes ("" = no stream). `commit_records`: the count of the table's own commit
     records, the boundary a kill trial aims at. `merge_engine`: its native merge
-    operators' names, registered with the operator registry so that an operator it
-    cannot express is refused before any work. `kind`: how its jobs run (SPARK or
-    NATIVE); `libraries`: the Python distributions a native one needs, pinned
+    operators' names, registered with the merge engines (contest/data/merge_engines.py)
+    so that an operator it cannot express is refused before any work. `kind`: how its
+    jobs run (SPARK or NATIVE); `libraries`: the Python distributions a native one needs, pinned
     (`deltalake==1.6.6`), checked before any work. `rank`: its place among its kind's
     implementations in every list (`listing_order`)."""
 
@@ -104,7 +104,7 @@ class Implementation:
     strategies: tuple[Strategy, ...] = ()
     stream: str = ""
     commit_records: Callable[[StreamTable], int] | None = None
-    merge_engine: operators.MergeEngine | None = None
+    merge_engine: MergeEngine | None = None
     # The change data it takes (deletes, partial columns, key shapes) and by which of its
     # mechanisms; the rest is refused in one line before any work (change_refusal).
     changes: ChangeSupport = ChangeSupport()
@@ -152,7 +152,7 @@ def register(impl: Implementation) -> Implementation:
         if name in sets and sets[name] != coords:
             raise ConfigError(f"package set {name!r} is registered with other coordinates")
     if impl.merge_engine is not None:
-        operators.register_engine(impl.merge_engine)
+        register_engine(impl.merge_engine)
     IMPLEMENTATIONS[impl.name] = impl
     return impl
 
@@ -163,7 +163,7 @@ def unregister(name: str) -> None:
     if impl.merge_engine is not None and not any(
         i.merge_engine == impl.merge_engine for i in IMPLEMENTATIONS.values()
     ):
-        operators.unregister_engine(impl.merge_engine.name)
+        unregister_engine(impl.merge_engine.name)
 
 
 def strategies() -> dict[str, Strategy]:
@@ -219,7 +219,7 @@ def package_excludes() -> dict[str, tuple[str, ...]]:
     return {n: c for impl in implementations() for n, c in impl.excludes.items()}
 
 
-def merge_engines() -> list[operators.MergeEngine]:
+def merge_engines() -> list[MergeEngine]:
     """The implementations' own merge engines (each once), in listing order."""
     engines = {i.merge_engine.name: i.merge_engine for i in implementations() if i.merge_engine}
     return list(engines.values())

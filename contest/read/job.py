@@ -24,7 +24,8 @@ from contest.read.files import MergeTuning, merged_dataframe, write_merged
 from contest.read.operators import CONTEST_OPERATORS, validate_operators
 from meta import catalog
 from meta.catalog import TableRef
-from meta.commits import Compaction, SnapshotCommit, compaction, covers_of, head_snapshot
+from meta.commits import SnapshotCommit, head_snapshot
+from meta.compactions import Compaction, compaction, covers_of
 from meta.connection import PgConnection
 from meta.merge import describe_versions
 from meta.replay import Commit, in_version_order, order_commits

@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from contest.config import READ_MERGES
 from contest.data import operators as registry
+from contest.data.merge_engines import refusal
 from contest.errors import MergeOperatorError
 from contest.read.operators import merge_rows, result_schema, validate_operators
 
@@ -59,7 +60,7 @@ def merge_parts(
 
 def refuse(method: str, ops: Mapping[str, str]) -> None:
     """A one-line error when read.merge `method` has no kernel for one of the operators."""
-    why = registry.refusal(ops, (method,), f"read.merge={method}")
+    why = refusal(ops, (method,), f"read.merge={method}")
     if why:
         raise MergeOperatorError(why)
 

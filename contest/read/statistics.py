@@ -1,6 +1,6 @@
 """Which columns of the read's result files carry min/max statistics (read.statistics).
 
-A module of its own, without imports, so the floor (contest/benchmarks/floor.py) writes
+A module of its own, without imports, so the floor (contest/benchmarks/duckdb/floor.py) writes
 its rows as the result is written without loading the read's machinery."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 per measured row), each read from every shape committed so far.
 
 `sitting` is when the invocation that measured a row started (stamped by
-`contest.benchmarks.base.Sitting.record`); lines from before it existed have none, and
+`contest.sitting.Sitting.record`); lines from before it existed have none, and
 the renderers group those by their own rule. `stamp` (contest/results/stamp.py): the
 machine, commit, load and noise of the interval that measured the row.
 """
@@ -182,7 +182,7 @@ class DuckDBRecord(BenchRecord):
     query_s: float | None = None
     # DuckDB's key ranges, one query each (older lines: one query, no figure).
     parts: int | None = None
-    # The floor (contest/benchmarks/floor.py): its I/O process and its two Spark starts.
+    # The floor (contest/benchmarks/duckdb/floor.py): its I/O process and its two Spark starts.
     io_s: float | None = None
     starts_s: float | None = None
     # Noise during the engine's processes: other work's highest mean share of the CPUs.

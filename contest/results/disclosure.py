@@ -4,7 +4,7 @@ before records carried one), the commits, every library's version, each configur
 the rows ran under, and each row's noise judged by the one busy rule (the per-job
 noise, `contest.infra.noise.BUSY_RULE`). One mechanism for every benchmark: a record
 discloses through its stamp (`contest.results.stamp.Stamp`, what
-`contest.benchmarks.base.Sitting.record` writes) or, an evaluation's run, through its
+`contest.sitting.Sitting.record` writes) or, an evaluation's run, through its
 own environment and config; the page reads either the same way.
 
 A peer sitting's page is its benchmark's own, richer one (each job's write and read

@@ -1,5 +1,5 @@
 """What every benchmark record carries about where and how quietly it was measured
-(`contest.benchmarks.base.Sitting.record` stamps it): the machine, the commit, the load
+(`contest.sitting.Sitting.record` stamps it): the machine, the commit, the load
 average and the noise of the interval that produced the record (other work's share of
 the CPUs and the steal, measured throughout, `contest.infra.noise.Background`), and what
 a full disclosure names as a peer sitting's records do: the CPU model, the environment

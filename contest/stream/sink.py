@@ -38,13 +38,12 @@ from contest.infra.storage import filesystem
 from contest.peers.microbatch import check_order, check_replay, name_order, real_path
 from contest.stream.changes import is_change_stream, write_change_files
 from contest.stream.ordering import order_files, sorted_copies
+from contest.write.cleanup import delete_written, wait_for_tasks
 from contest.write.files import (
     BUCKET_COL,
     FILE_SCHEMA,
     claim_tokens,
-    delete_written,
     file_rows,
-    wait_for_tasks,
     write_bucket_files,
     write_token,
 )

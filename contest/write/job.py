@@ -44,16 +44,13 @@ from contest.write.changes import (
     needs_changes,
     write_changes,
 )
+from contest.write.cleanup import delete_files, delete_table_files, delete_written, wait_for_tasks
 from contest.write.cow import write_cow
 from contest.write.files import (
     WriteOutcome,
     claim_tokens,
-    delete_files,
-    delete_table_files,
-    delete_written,
     direct_read_possible,
     row_group_rows,
-    wait_for_tasks,
     write_dataframe,
     write_file_direct,
     write_file_split,

@@ -55,7 +55,7 @@ from contest.data.workload import batch_schema, contract_operators, schema_of_ba
 from contest.errors import DataError, RunError
 from contest.infra.dbmanager import DBManager, StockTable, column_specs, columns_of
 from contest.infra.lakesoul_jvm import jlist
-from contest.write.files import delete_table_files
+from contest.write.cleanup import delete_table_files
 from contest.write.job import refuse_committed, select_batches
 from contest.write.report import BatchResult, WriteReport, fail, log, log_batch
 from meta import catalog

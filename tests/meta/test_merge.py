@@ -212,7 +212,7 @@ def test_driver_merge_follows_the_replay_rules(pg, tmp_path, monkeypatch, join):
 
 
 def test_a_checkpoint_that_is_no_longer_a_prefix_is_not_used(pg, table):
-    from meta.commits import insert_partition_version
+    from meta.queries import insert_partition_version
     from meta.synthetic import head_commit_ids
 
     ids = [_commit(pg, table, v) for v in (4, 1, 3, 2)]

@@ -32,7 +32,7 @@ from contest.infra.lakesoul_jvm import COORDINATES, session_config
 from contest.infra.postgres import resolve_connection
 from contest.infra.spark import build_session
 from contest.read.stock import run_stock_read
-from contest.write.files import delete_table_files
+from contest.write.cleanup import delete_table_files
 from contest.write.stock import run_stock_write, write_native
 from meta import catalog
 from meta.tokens import ownership

@@ -23,7 +23,7 @@ micro-batches committed (recorded with each commit): no file lost, none counted 
   work (write + commit).
 
 The stream under test (its folders, child process, feed and check) is
-contest/benchmarks/stream/stage.py.
+contest/trials/stream/stage.py.
 """
 
 from __future__ import annotations
@@ -34,7 +34,24 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from contest.benchmarks.base import (
+from contest.benchmarks.stream.boundary_page import render_boundary
+from contest.benchmarks.stream.meta import commit_cost, render_meta
+from contest.benchmarks.stream.peers import (
+    measure_peers,
+    render_peers,
+    render_per_format,
+    sink_of,
+    who,
+)
+from contest.config import Config
+from contest.errors import RunError, UsageError
+from contest.infra.cluster import check_master
+from contest.infra.noise import BUSY_RULE
+from contest.infra.postgres import resolve_connection
+from contest.infra.proc import kill_group
+from contest.peers import registry
+from contest.results.streaming import StreamFault, StreamFreshness, StreamRecord, series_key
+from contest.sitting import (
     POSITIVE,
     SEED,
     Benchmark,
@@ -47,16 +64,10 @@ from contest.benchmarks.base import (
     no_stamp,
     utc_now,
 )
-from contest.benchmarks.stream.boundary import boundary_cases, render_boundary
-from contest.benchmarks.stream.meta import commit_cost, render_meta
-from contest.benchmarks.stream.peers import (
-    measure_peers,
-    render_peers,
-    render_per_format,
-    sink_of,
-    who,
-)
-from contest.benchmarks.stream.stage import (
+from contest.stream.feed import write_feed_file
+from contest.trials.breaks import broken
+from contest.trials.stream.boundary import boundary_cases
+from contest.trials.stream.stage import (
     CHILD_TIMEOUT_S,
     Feeder,
     Stage,
@@ -65,19 +76,11 @@ from contest.benchmarks.stream.stage import (
     drain,
     freshness_figures,
     lag_summary,
+    logged,
     make_stage,
     read_text,
     start_live_stream,
 )
-from contest.config import Config
-from contest.errors import RunError, UsageError
-from contest.infra.cluster import check_master
-from contest.infra.noise import BUSY_RULE
-from contest.infra.postgres import resolve_connection
-from contest.infra.proc import kill_group, spawn
-from contest.peers import registry
-from contest.results.streaming import StreamFault, StreamFreshness, StreamRecord, series_key
-from contest.stream.feed import write_feed_file
 from meta.stream import batches, visible
 
 
@@ -93,45 +96,31 @@ def kill_trials(
     for i in range(trials):
         log = logs / f"trial-{i:02d}.log"
         err = log.with_suffix(".err")
-        proc = spawn(
-            stage.command(
-                "--trigger",
-                "processing-time",
-                "--interval",
-                "0.5",
-                "--max-files-per-trigger",
-                "4",
-                "--pause-after-commit",
-                "1.0",
-            ),
+        # After 0-2 logged commits plus up to a second; 0: a moment up to 2 s after the
+        # query started (before its first commit, mostly).
+        after = rng.randint(0, 2)
+        then = rng.uniform(0.0, 2.0) if after == 0 else rng.uniform(0.0, 1.0)
+        cmd = stage.command(
+            "--trigger", "processing-time", "--interval", "0.5",
+            "--max-files-per-trigger", "4", "--pause-after-commit", "1.0",
+        )  # fmt: skip
+        kill = broken(
+            cmd,
             log,
             stage.env,
             stage.root,
+            until=logged(err, after, "committed"),
+            within_s=CHILD_TIMEOUT_S,
+            poll_s=0.05 if after == 0 else 0.02,
+            then_s=then,
         )
-        after = rng.randint(0, 2)
-        start = time.monotonic()
-        if after == 0:
-            while "stream: query" not in read_text(err) and proc.poll() is None:
-                if time.monotonic() - start > CHILD_TIMEOUT_S:
-                    break
-                time.sleep(0.05)
-            time.sleep(rng.uniform(0.0, 2.0))
-        else:
-            while (
-                proc.poll() is None
-                and sum(b["status"] == "committed" for b in batch_lines(read_text(err))) < after
-                and time.monotonic() - start < CHILD_TIMEOUT_S
-            ):
-                time.sleep(0.02)
-            time.sleep(rng.uniform(0.0, 1.0))
-        exited = proc.poll()
-        kill_group(proc)
+        exited = kill.exited
         lines = batch_lines(read_text(err))
         replayed += sum(b["status"] == "replayed" for b in lines)
         kills_after_commit += any(b["status"] == "committed" for b in lines)
         check = check_table(stage)
         say(
-            f"kill -9 trial {i + 1}/{trials}: after {time.monotonic() - start:.1f} s, "
+            f"kill -9 trial {i + 1}/{trials}: after {kill.at_s:.1f} s, "
             f"{sum(b['status'] == 'committed' for b in lines)} commit(s) logged, "
             f"{check.consumed} file(s) in the table: {'exact' if check.exact else check.detail}"
             + (f" (the child had exited: {exited})" if exited is not None else "")

@@ -20,10 +20,10 @@ import uuid as uuidlib
 from collections.abc import Sequence
 from typing import Any
 
-from contest.benchmarks.base import Row, Say
 from contest.config import Config
 from contest.data.batches import SCHEMA
 from contest.results.streaming import StreamMetadata, StreamRecord
+from contest.sitting import Row, Say
 from meta import catalog
 from meta.commits import DataFile
 from meta.connection import connect

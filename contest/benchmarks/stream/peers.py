@@ -22,156 +22,42 @@ A double commit is reported with its reproduction: the command lines and folders
 
 from __future__ import annotations
 
-import json
 import random
-import shutil
 import time
 from collections.abc import Sequence
-from contextlib import suppress
-from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
-import pyarrow.parquet as pq
-
-from contest.benchmarks.base import Row, Say, Stamper, no_stamp
-from contest.benchmarks.stream.stage import (
-    CHILD_TIMEOUT_S,
-    Feeder,
-    Stage,
-    batch_lines,
-    child_config,
-    drain,
-    freshness_figures,
-    lag_summary,
-    read_text,
-    start_live_stream,
-)
-from contest.config import Config, override, to_toml, unless_set
+from contest.config import Config
 from contest.data.batches import Batch
 from contest.data.changes import changes_of
 from contest.data.oracle import expected_rows
 from contest.errors import RunError
-from contest.evaluation.jobs import child_env
-from contest.evaluation.strategies import stream_preset
-from contest.infra.proc import kill_group, spawn, wait_bounded
+from contest.infra.proc import kill_group
 from contest.peers import formats
 from contest.results.streaming import StreamFault, StreamRecord
+from contest.sitting import Row, Say, Stamper, no_stamp
 from contest.stream.feed import write_feed_file
-
-
-def peer_stage(
-    cfg: Config,
-    root: Path,
-    fmt: str,
-    cores: int,
-    master: str = "",
-    suffix: str = "",
-    sink: str = "",
-) -> Stage:
-    """A fresh folder for the format's stream through `sink` (empty: its default; a
-    previous sitting's folder, of this bench, replaced); no LakeSoul table. The child
-    runs on `master` when given."""
-    name = f"stream_bench_{fmt.replace('-', '_')}{suffix}"
-    folder = root / name
-    shutil.rmtree(folder, ignore_errors=True)  # this bench's own folder of a sitting before
-    folder.mkdir(parents=True)
-    config_file = folder / "child.toml"
-    # The child's config file holds every key, so it carries the format's strategy
-    # preset itself (a preset the child applied under it would lose to the file's
-    # defaults) where the user left a key at its default, and the sink, checked
-    # against the format.
-    chosen = unless_set(cfg, stream_preset(fmt)) | ({"stream.sink": sink} if sink else {})
-    config_file.write_text(to_toml(override(child_config(cfg, cores, master), chosen)))
-    return Stage(cfg, None, root, name, config_file, child_env(cfg), fmt)
-
-
-def batch_files(checkpoint: Path) -> dict[int, set[str]]:
-    """The file source's batch id -> the names of the files it took: its log in the
-    checkpoint (`sources/0/<batch>`, compacted every few batches into `.compact`
-    files, one JSON line per file with its path and batchId)."""
-    out: dict[int, set[str]] = {}
-    folder = checkpoint / "sources" / "0"
-    for path in folder.iterdir() if folder.is_dir() else ():
-        if path.name.startswith("."):
-            continue
-        for line in read_text(path).splitlines()[1:]:
-            try:
-                entry = json.loads(line)
-                name = Path(unquote(urlparse(entry["path"]).path)).name
-                out.setdefault(int(entry["batchId"]), set()).add(name)
-            except (ValueError, KeyError, TypeError):
-                continue  # a line being written
-    return out
-
-
-def micro_batch_files(checkpoint: Path) -> dict[int, set[str]]:
-    """Spark's micro-batch id -> the names of the files it read. The file source's log
-    numbers its own batches, which are not Spark's: a query killed after the source
-    logged a batch but before Spark's offset log took it leaves a source batch that
-    the next run's micro-batch folds into its own. Spark's offset log (`offsets/<id>`,
-    the source's `logOffset` on its last line) says which source batches each
-    micro-batch covered: those after the previous micro-batch's offset, up to its own."""
-    source = batch_files(checkpoint)
-    offsets: dict[int, int] = {}
-    folder = checkpoint / "offsets"
-    for path in folder.iterdir() if folder.is_dir() else ():
-        if path.name.isdigit():
-            with suppress(ValueError, KeyError, TypeError, IndexError):
-                lines = read_text(path).strip().splitlines()
-                offsets[int(path.name)] = int(json.loads(lines[-1])["logOffset"])
-    out: dict[int, set[str]] = {}
-    done = -1  # the source batches taken by earlier micro-batches
-    for batch in sorted(offsets):
-        files = set().union(*(source.get(b, set()) for b in range(done + 1, offsets[batch] + 1)))
-        if files:
-            out[batch] = files
-        done = max(done, offsets[batch])
-    return out
-
-
-def micro_batches_with_files(checkpoint: Path) -> set[int]:
-    """Spark's ids of the micro-batches that read files (see `micro_batch_files`)."""
-    return set(micro_batch_files(checkpoint))
-
-
-def read_peer(stage: Stage, fmt: str, out: Path) -> list[dict]:
-    """The table read merged by the format's own reader (`contest read`), sorted by uuid."""
-    cmd = [
-        *stage.command()[:5],  # python -m contest.cli.main --config FILE
-        "--set",
-        f"peer.format={formats.for_stream(fmt).name}",
-        "read",
-        "--table",
-        str(stage.table_path),
-        "--out",
-        str(out),
-        "--overwrite",
-    ]
-    log = stage.root / stage.name / "logs" / "read.log"
-    code = wait_bounded(spawn(cmd, log, stage.env, stage.root), CHILD_TIMEOUT_S)
-    if code != 0:
-        raise RuntimeError(f"contest read exited {code}: see {log.with_suffix('.err')}")
-    rows = pq.read_table(out).to_pylist()
-    return sorted(rows, key=lambda r: r["uuid"])
-
-
-def compare(actual: list[dict], expected: list[dict]) -> dict[str, Any]:
-    """Keys counted twice (requests above the oracle's), keys lost (missing or below),
-    other differing rows."""
-    have = {r["uuid"]: r for r in actual}
-    double = lost = other = 0
-    for row in expected:
-        got = have.pop(row["uuid"], None)
-        if got is None:
-            lost += 1
-        elif (got["requests"] or 0) > (row["requests"] or 0):
-            double += 1
-        elif (got["requests"] or 0) < (row["requests"] or 0):
-            lost += 1
-        elif got != row:
-            other += 1
-    return {"double_keys": double, "lost_keys": lost, "other_keys": other + len(have)}
+from contest.trials.breaks import broken
+from contest.trials.stream.peer import (
+    compare,
+    expected_over,
+    micro_batch_files,
+    micro_batches_with_files,
+    peer_stage,
+    read_peer,
+)
+from contest.trials.stream.stage import (
+    CHILD_TIMEOUT_S,
+    Feeder,
+    Stage,
+    batch_lines,
+    drain,
+    freshness_figures,
+    lag_summary,
+    logged,
+    read_text,
+    start_live_stream,
+)
 
 
 def peer_faults(
@@ -187,29 +73,25 @@ def peer_faults(
             "--trigger", "processing-time", "--interval", "0.5", "--max-files-per-trigger", "2",
             "--pause-after-commit", "1.0",
         )  # fmt: skip
-        proc = spawn(cmd, log, stage.env, stage.root)
-        start = time.monotonic()
         # After 0-2 micro-batches this run logged, plus up to 3 s (a micro-batch of a
         # peer's sink takes seconds here: the kill lands in one, or between two).
         after = rng.randint(0, 2)
-        while (
-            proc.poll() is None
-            and time.monotonic() - start < CHILD_TIMEOUT_S
-            and (
-                "stream: query" not in (err := read_text(log.with_suffix(".err")))
-                or len(batch_lines(err)) < after
-            )
-        ):
-            time.sleep(0.05)
-        time.sleep(rng.uniform(0.0, 3.0))
-        exited = proc.poll()
-        kill_group(proc)
+        kill = broken(
+            cmd,
+            log,
+            stage.env,
+            stage.root,
+            until=logged(log.with_suffix(".err"), after),
+            within_s=CHILD_TIMEOUT_S,
+            poll_s=0.05,
+            then_s=rng.uniform(0.0, 3.0),
+        )
         got = batch_lines(read_text(log.with_suffix(".err")))
         lines += got
         say(
-            f"{fmt} kill -9 trial {i + 1}/{trials} after {time.monotonic() - start:.1f} s: "
+            f"{fmt} kill -9 trial {i + 1}/{trials} after {kill.at_s:.1f} s: "
             f"{len(got)} micro-batch(es) logged"
-            + (f" (the child had exited: {exited}, see {log}.err)" if exited is not None else "")
+            + (f" (the child had exited: {kill.exited}, see {log}.err)" if kill.finished else "")
         )
     fed = feeder.stop()
     code, text = drain(stage, logs / "drain.log")  # so there is a last batch to replay
@@ -227,11 +109,7 @@ def peer_faults(
     batches = micro_batches_with_files(stage.checkpoint)
     table_commits = fmt_obj.commit_count(stage.table_path)
     actual = read_peer(stage, fmt, stage.root / stage.name / "result")
-    ordered = sorted(fed, key=lambda p: p.name)
-    expected = expected_rows(
-        [Batch(i, str(p), 0, 0, i) for i, p in enumerate(ordered)],
-        changes=changes_of(stage.cfg),
-    )
+    expected = expected_over(stage, fed)
     diff = compare(actual, expected)
     double_commits = max(0, table_commits - len(batches))
     exact = code == 0 and actual == expected and double_commits == 0

@@ -1,19 +1,17 @@
 """Delta Lake: MERGE INTO a path table; copy-on-write, or deletion vectors
-(peer.deletion_vectors). Commit numbers from the table's history."""
+(peer.deletion_vectors). Commit numbers from the table's history (log.py); its streamed
+upsert is the foreachBatch sink of stream.py."""
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlparse
 
 from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import SCHEMA, Batch
 from contest.data.changes import declares_changes
-from contest.errors import DataError, ReadError, RunError, SchemaEvolutionError
+from contest.errors import ReadError, SchemaEvolutionError
 from contest.peers import change_merge
 from contest.peers.base import (
     HARNESS_SINK,
@@ -24,33 +22,16 @@ from contest.peers.base import (
     error_line,
     quoted,
 )
+from contest.peers.delta import log as delta_log
+from contest.peers.delta.stream import MergeBatch
 from contest.peers.files import data_listing
-from contest.peers.merge import (
-    collapsed,
-    collapsed_stream,
-    merge_sql,
-    peer_operators,
-    source_operators,
-)
-from contest.peers.microbatch import (
-    MicroBatchSink,
-    OnBatch,
-    SourceRecord,
-    batch_files,
-    check_batch,
-)
+from contest.peers.merge import collapsed, merge_sql, peer_operators, source_operators
+from contest.peers.microbatch import OnBatch
 from contest.peers.schema import batch_changes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import DataStreamWriter
-
-# Idempotent DML (delta-io/delta#1555, Delta 2.3+): a write of (app id, version) that the
-# table has seen is skipped; MERGE takes them from these session settings (the write
-# options txnAppId/txnVersion only reach DataFrame writes). Delta resets them after each
-# write (spark.databricks.delta.write.txnVersion.autoReset.enabled).
-TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
-TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 
 # Delta history metrics kept in the report.
 METRICS = (
@@ -181,17 +162,17 @@ class Delta(PeerFormat):
         return done
 
     def commit_id(self, spark: SparkSession, table: Path) -> str:
-        return str(_version(spark, table))
+        return str(delta_log.version(spark, table))
 
     def read_as_of(self, spark: SparkSession, cfg: Config, table: Path, commit: str) -> DataFrame:
         """Time travel (`versionAsOf`): the version's files as its log names them. A
         version whose files VACUUM removed is refused naming the oldest version whose
         files all remain (Delta itself would fail at the scan, file by file)."""
         df = spark.read.format("delta").option("versionAsOf", int(commit)).load(str(table))
-        if _missing(df):
+        if delta_log.missing(df):
             raise ReadError(
                 f"delta: version {commit}: its files were removed by VACUUM; the oldest "
-                f"version it can be read at is {_oldest_readable(spark, table)}"
+                f"version it can be read at is {delta_log.oldest_readable(spark, table)}"
             )
         return df
 
@@ -241,10 +222,10 @@ class Delta(PeerFormat):
         commands = [f"OPTIMIZE {path}"]
         if cfg.peer.deletion_vectors:
             commands.append(f"REORG TABLE {path} APPLY (PURGE)")
-        before = _version(spark, table)
+        before = delta_log.version(spark, table)
         for command in commands:
             spark.sql(command).collect()
-        return _history_metrics(spark, table, before, COMPACT_METRICS)
+        return delta_log.history_metrics(spark, table, before, COMPACT_METRICS)
 
     def layout(self, spark: SparkSession, cfg: Config, table: Path) -> Layout:
         """The snapshot's data files, and those of them that have a deletion vector
@@ -292,7 +273,9 @@ class Delta(PeerFormat):
         checkpoint: str,
         on_batch: OnBatch | None = None,
     ) -> DataStreamWriter:
-        return rows.writeStream.foreachBatch(MergeBatch(cfg, table, checkpoint, on_batch))
+        return rows.writeStream.foreachBatch(
+            MergeBatch(cfg, table, checkpoint, on_batch, self.table_properties(cfg))
+        )
 
     # Change data: each micro-batch (one file) collapsed and MERGEd as a batch write does.
     stream_changes = True
@@ -306,16 +289,11 @@ class Delta(PeerFormat):
 
     def commit_count(self, table: Path) -> int:
         """Commits after the table's creation (version 0) in `_delta_log`."""
-        return max(_versions(table), default=0)
+        return max(delta_log.versions(table), default=0)
 
     def commit_records(self, table: Path) -> int:
         """`_delta_log/<version>.json` files, version 0 (the creation) included."""
-        return len(_versions(table))
-
-
-def _versions(table: Path) -> list[int]:
-    log = Path(table) / "_delta_log"
-    return [int(p.name[:20]) for p in log.glob("*.json") if p.name[:20].isdigit()]
+        return len(delta_log.versions(table))
 
 
 # OPTIMIZE's and REORG's history metrics kept in a compaction's report.
@@ -329,196 +307,10 @@ COMPACT_METRICS = (
 )
 
 
-def _history_metrics(
-    spark: Any, table: Path, after_version: int, keys: tuple[str, ...]
-) -> dict[str, int]:
-    """The named operation metrics of the commits after `after_version`, summed."""
-    from delta.tables import DeltaTable  # deferred: slow to import
-
-    out: dict[str, int] = {}
-    for row in DeltaTable.forPath(spark, str(table)).history().collect():
-        if int(row["version"]) <= after_version:
-            continue
-        for key, value in (row["operationMetrics"] or {}).items():
-            if key in keys and str(value).isdigit():
-                out[key] = out.get(key, 0) + int(value)
-    return out
-
-
-class MergeBatch(MicroBatchSink):
-    """`foreachBatch`: the micro-batch collapsed and MERGEd with (query id, batch id) as
-    Delta's idempotent-write pair: the query id Spark keeps in the checkpoint (the same
-    across restarts), so a replayed batch id is a write Delta has seen, and skips."""
-
-    def __call__(self, df: DataFrame, batch_id: int) -> None:
-        spark, batch = df.sparkSession, int(batch_id)
-        t0 = time.perf_counter()
-        files = batch_files(df)
-        changes = declares_changes(self.cfg)
-        if changes:
-            self.create_for_changes(spark, files)
-        txns = _transactions(spark, self.table)
-        if check_batch(
-            self.ledger.entries(),
-            lambda e: txns.get(e.query, -1) >= e.batch,
-            self.query_id(),
-            batch,
-            files,
-            str(self.table),
-        ):
-            self.verify(spark, batch)
-            self.told(batch, "replayed", _version(spark, self.table), 0, t0)
-            return
-        self.ledger.write(SourceRecord(self.query_id(), batch, tuple(files)))
-        if changes:
-            self.merge_changes(spark, batch, files, t0)
-            return
-        source = collapsed_stream(df).cache()
-        rows = source.count()
-        view = f"contest_stream_batch_{batch}"
-        source.createOrReplaceTempView(view)
-        before = _version(spark, self.table)
-        spark.conf.set(TXN_APP_ID, self.query_id())
-        spark.conf.set(TXN_VERSION, str(batch))
-        try:
-            spark.sql(merge_sql(f"delta.{quoted(self.table)}", view))
-        finally:
-            spark.conf.unset(TXN_APP_ID)
-            spark.conf.unset(TXN_VERSION)
-            spark.catalog.dropTempView(view)
-            source.unpersist()
-        after = _version(spark, self.table)
-        self.told(batch, "replayed" if after == before else "committed", after, rows, t0)
-
-    def create_for_changes(self, spark: Any, files: list[str]) -> None:
-        """A change stream's table, made before its first MERGE (outside the idempotent
-        write: a commit carrying the batch's transaction would make Delta skip the
-        MERGE) with the columns `contest write` gives it, typed by the first file."""
-        from delta.tables import DeltaTable  # deferred: slow to import
-
-        if (Path(self.table) / "_delta_log").is_dir() or not files:
-            return
-        first = Batch(0, files[0], 0, 0, 0)
-        rows = spark.read.parquet(files[0])
-        builder = DeltaTable.createIfNotExists(spark).location(str(self.table))
-        builder = builder.addColumns(change_merge.table_schema(self.cfg, first, rows))
-        for key, value in Delta().table_properties(self.cfg).items():
-            builder = builder.property(key, value)
-        builder.execute()
-
-    def merge_changes(self, spark: Any, batch: int, files: list[str], t0: float) -> None:
-        """One change file collapsed with the delete rule and MERGEd (DELETE, a SET of
-        the columns it holds) as the micro-batch's idempotent write."""
-        if len(files) != 1:
-            raise DataError(
-                f"delta: batch {batch} holds {len(files)} change files: a change stream "
-                "goes one file a micro-batch (--max-files-per-trigger 1)"
-            )
-        source = change_merge.collapse(spark, self.cfg, Batch(0, files[0], 0, 0, 0))
-        rows = source.rows.count()
-        target = f"delta.{quoted(self.table)}"
-        current = spark.read.format("delta").load(str(self.table))
-        before = _version(spark, self.table)
-        spark.conf.set(TXN_APP_ID, self.query_id())
-        spark.conf.set(TXN_VERSION, str(batch))
-        try:
-            change_merge.apply(
-                spark, self.cfg, source, target, current, f"contest_stream_batch_{batch}"
-            )
-        finally:
-            spark.conf.unset(TXN_APP_ID)
-            spark.conf.unset(TXN_VERSION)
-        after = _version(spark, self.table)
-        self.told(batch, "replayed" if after == before else "committed", after, rows, t0)
-
-    def verify(self, spark: Any, batch: int) -> None:
-        """A batch Delta's log records as written (its query's transaction) is skipped
-        only when the commit that recorded it is one Delta's reader reads: the commit
-        file found, every file it added present, and the table readable at that version.
-        Delta writes a commit file whole (by rename), so a kill leaves it there or not at
-        all; a commit whose files are gone is refused in one line naming the version
-        (undoing it is RESTORE, the user's call)."""
-        found = _commit_of(self.table, self.query_id(), batch)
-        if found is None:
-            raise RunError(
-                f"delta: batch {batch} is recorded as written to {self.table}, but no commit "
-                "file of the log holds its transaction: nothing written"
-            )
-        version, _ = found
-        df = spark.read.format("delta").option("versionAsOf", version).load(str(self.table))
-        gone = _gone(df)
-        if gone:
-            raise RunError(
-                f"delta: batch {batch}: version {version} of {self.table} names "
-                f"{len(gone)} file(s) that are gone ({gone[0]}): nothing written; "
-                "RESTORE the table to an earlier version, then restart"
-            )
-
-
-def _commit_of(table: Path, app: str, batch: int) -> tuple[int, list[str]] | None:
-    """(version, the paths it added) of the commit file recording transaction (`app`,
-    `batch`), newest first; None when no commit file holds it (the log's JSON files are
-    kept for 30 days by default, and a replay is of the newest commit)."""
-    for version in sorted(_versions(table), reverse=True):
-        path = Path(table) / "_delta_log" / f"{version:020d}.json"
-        actions = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        txns = [a["txn"] for a in actions if "txn" in a]
-        if any(t.get("appId") == app and int(t.get("version", -1)) == batch for t in txns):
-            return version, [a["add"]["path"] for a in actions if "add" in a]
-    return None
-
-
-def _transactions(spark: Any, table: Path) -> dict[str, int]:
-    """The table's idempotent-write record: the last batch id (Delta's txn version) of
-    each query id (app id) that wrote it."""
-    jvm: Any = spark._jvm
-    none = jvm.scala.Option.apply(None)
-    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, str(table))
-    out: dict[str, int] = {}
-    txns = log.update(False, none, none).setTransactions()  # a Scala Seq
-    for i in range(txns.size()):
-        txn = txns.apply(i)
-        out[str(txn.appId())] = int(txn.version())
-    return out
-
-
 def _source_only(op: str) -> bool:
     """Whether an operator's merged value is the newest row's alone (its combine names
     the source only): then a post-image is the range's own merge."""
     return registry.spark_combine(op, "t", "s") == "s"
-
-
-def _missing(df: DataFrame) -> bool:
-    """Whether a file a read would open is gone."""
-    return bool(_gone(df))
-
-
-def _gone(df: DataFrame) -> list[str]:
-    """The files a read would open that are gone (a local table's; a remote one's are
-    taken as there)."""
-    out = []
-    for uri in df.inputFiles():
-        parsed = urlparse(uri)
-        if parsed.scheme in ("", "file") and not Path(unquote(parsed.path)).exists():
-            out.append(uri)
-    return out
-
-
-def _oldest_readable(spark: Any, table: Path) -> int:
-    """The oldest version whose files all remain (walking back from the newest)."""
-    newest = _version(spark, table)
-    oldest = newest
-    for v in range(newest - 1, -1, -1):
-        if _missing(spark.read.format("delta").option("versionAsOf", v).load(str(table))):
-            break
-        oldest = v
-    return oldest
-
-
-def _version(spark: Any, table: Path) -> int:
-    from delta.tables import DeltaTable  # deferred: slow to import
-
-    return int(DeltaTable.forPath(spark, str(table)).history(1).collect()[0]["version"])
 
 
 FORMAT = Delta()

@@ -18,6 +18,7 @@ import pyarrow.fs as pa_fs
 
 from contest.config import Config
 from contest.data import operators
+from contest.data.merge_engines import MergeEngine
 from contest.data.workload import contract_operators
 from contest.peers.native.base import Metrics, NativeFormat
 from contest.peers.native.collapse import collapsed
@@ -28,7 +29,7 @@ TABLE_FORMAT = f"Delta Lake (delta-rs {VERSION})"
 # MERGE's update expressions are DataFusion SQL: every operator's combine expression of
 # the registry (`spark_combine`: CASE, coalesce, greatest, least, concat) is standard
 # SQL that DataFusion evaluates alike.
-MERGE_ENGINE = operators.MergeEngine("delta-rs", f"delta-rs {VERSION}'s MERGE (DataFusion SQL)")
+MERGE_ENGINE = MergeEngine("delta-rs", f"delta-rs {VERSION}'s MERGE (DataFusion SQL)")
 
 
 def _q(name: str) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from contest.data import operators
+from contest.data.merge_engines import MergeEngine, native_names
 
 # Hudi's ordering (precombine) field: the batch's version, so that of two writes of a key
 # the newer batch wins whatever order Hudi sees them in.
@@ -35,7 +36,7 @@ MERGER_RULES = {
     operators.JOINED_NOT_NULL_BY_COMMA: "join_comma",
     operators.PRODUCT: "product",
 }
-MERGE_ENGINE = operators.MergeEngine("hudi", "the Hudi record merger", native=MERGER_RULES)
+MERGE_ENGINE = MergeEngine("hudi", "the Hudi record merger", native=MERGER_RULES)
 
 
 def table_name(table_path: Path) -> str:
@@ -52,7 +53,7 @@ def procedure_options(opts: dict[str, str]) -> str:
 
 def merger_spec(ops: Mapping[str, str]) -> str:
     """The merger's column-to-rule map as one option value ("col:rule;...")."""
-    rules = operators.native_names(MERGE_ENGINE.name, ops)
+    rules = native_names(MERGE_ENGINE.name, ops)
     return ";".join(f"{col}:{rule}" for col, rule in rules.items())
 
 

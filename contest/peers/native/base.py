@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from contest.config import Config
 from contest.data.changes import ChangeSupport
-from contest.data.operators import MergeEngine
+from contest.data.merge_engines import MergeEngine
 from contest.errors import UsageError
 from contest.peers.base import PeerFormat
 from contest.peers.registry import NATIVE, Implementation, Strategy

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from contest.data import operators
+from contest.data.merge_engines import MergeEngine
 from contest.errors import ConfigError
 
 CATALOG = "paimon"
@@ -27,7 +28,7 @@ AGGREGATE_FUNCTIONS = {
     operators.JOINED_NOT_NULL_BY_COMMA: "listagg",
     operators.PRODUCT: "product",
 }
-MERGE_ENGINE = operators.MergeEngine(
+MERGE_ENGINE = MergeEngine(
     "paimon", "Paimon 0.9's aggregation merge engine", native=AGGREGATE_FUNCTIONS
 )
 # The snapshot's own numbers kept in the report (its `snapshots` system table).

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from contest.benchmarks.base import Results
 from contest.benchmarks.compact import CompactBench, measure
 from contest.data.batches import discover
 from contest.data.generator import generate
 from contest.data.oracle import expected_result
+from contest.sitting import Results
 
 pytestmark = [pytest.mark.spark, pytest.mark.pg]
 

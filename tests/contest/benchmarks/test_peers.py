@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from contest.benchmarks.base import Results
 from contest.benchmarks.peers import (
     PeersBench,
     codec_overrides,
@@ -26,6 +25,7 @@ from contest.evaluation.strategies import round_order
 from contest.infra.machine import git_state, machine_id
 from contest.results.runs import JobLoad, RunRecord
 from contest.results.sittings import summarize
+from contest.sitting import Results
 from tests.support.config import REPO, cli
 
 SETTINGS = {"codec": "preset", "rounds": 3, "strategies": ["optimized", "paimon-agg"]}
@@ -248,7 +248,7 @@ def write_sitting(folder: Path, records: list[RunRecord]) -> Results:
 def test_resume_only_on_the_same_commit_machine_and_strategies(tmp_path: Path) -> None:
     import argparse
 
-    from contest.benchmarks.base import Sitting
+    from contest.sitting import Sitting
     from tests.support.config import make_config
 
     commit, dirty = git_state(REPO)

@@ -3,9 +3,9 @@ rendered."""
 
 from __future__ import annotations
 
-from contest.benchmarks.base import Results
 from contest.benchmarks.read import ReadBench, measure, variants
 from contest.data.generator import generate
+from contest.sitting import Results
 
 
 def test_variants_cover_default_contest_and_each_operator():

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from contest.benchmarks.base import Results
 from contest.benchmarks.registry import BENCHMARKS
+from contest.sitting import Results
 from tests.support.config import REPO
 
 

@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from contest.benchmarks.base import Results
 from contest.benchmarks.scale import (
     ScaleBench,
     job_seconds,
@@ -19,6 +18,7 @@ from contest.benchmarks.scale import (
 )
 from contest.errors import UsageError
 from contest.results.benchmarks import ScaleRecord
+from contest.sitting import Results
 
 
 def _row(scale: float, s_per_m: float | None, when: str) -> dict:

@@ -8,8 +8,8 @@ import dataclasses
 
 import pytest
 
-from contest.benchmarks.base import Results
 from contest.benchmarks.stream.bench import StreamBench, measure
+from contest.sitting import Results
 
 # Child processes run `contest stream run` (Spark, PostgreSQL): marked here.
 pytestmark = [pytest.mark.spark, pytest.mark.pg, pytest.mark.slow]

@@ -7,15 +7,15 @@ import json
 
 from contest.benchmarks.stream.bench import StreamBench
 from contest.benchmarks.stream.meta import render_meta
-from contest.benchmarks.stream.peers import (
+from contest.benchmarks.stream.peers import render_peers
+from contest.peers import formats
+from contest.results.streaming import stream_record
+from contest.trials.stream.peer import (
     batch_files,
     compare,
     micro_batch_files,
     micro_batches_with_files,
-    render_peers,
 )
-from contest.peers import formats
-from contest.results.streaming import stream_record
 
 
 def _row(uuid: str, requests: int | None, name: str | None = "n") -> dict:
@@ -210,14 +210,14 @@ def test_boundary_kills_are_classified_by_what_they_left_and_rendered(tmp_path):
     batch missing is the replay window; Hudi's newest completed instant empty is its own.
     Both cases of each format render (the symlink trial beside the kills)."""
     from contest.benchmarks.stream.bench import StreamBench
-    from contest.benchmarks.stream.boundary import (
+    from contest.results.streaming import stream_record
+    from contest.trials.stream.boundary import (
         BOTH,
         EMPTY_INSTANT,
         TABLE_ONLY,
         window,
     )
-    from contest.benchmarks.stream.stage import Stage
-    from contest.results.streaming import stream_record
+    from contest.trials.stream.stage import Stage
 
     stage = Stage(None, None, tmp_path, "s", tmp_path / "c.toml", {}, "hudi")  # type: ignore[arg-type]
     for kind, ids in (("offsets", (0, 1)), ("commits", (0,))):
@@ -253,8 +253,8 @@ def test_a_peer_streams_child_runs_its_formats_preset_and_sink(tmp_path):
     it (a preset applied under the file would lose to its defaults), and the sink."""
     import dataclasses
 
-    from contest.benchmarks.stream.peers import peer_stage
     from contest.config import load_config, override
+    from contest.trials.stream.peer import peer_stage
 
     cfg = dataclasses.replace(load_config(), work_dir=str(tmp_path))
     stage = peer_stage(cfg, tmp_path / "bench", "hudi", cores=1, sink="own")

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from contest.data import merge_engines
 from contest.data import operators as registry
 from contest.data.batches import Batch
 from contest.data.oracle import expected_result, select_sql
@@ -54,11 +55,11 @@ def test_every_operator_says_its_rule_and_types():
 def test_a_format_that_cannot_express_an_operator_refuses_in_one_line():
     # Paimon's merge engine comes with its folder, registered with the formats.
     assert "paimon" in format_registry.peer_formats()
-    why = registry.refusal({"m": "Max"}, ("lakesoul",), "lakesoul-stock")
+    why = merge_engines.refusal({"m": "Max"}, ("lakesoul",), "lakesoul-stock")
     assert why is not None and "\n" not in why
     assert "Max" in why and "lakesoul-stock" in why and "LakeSoul 2.6.2" in why
-    assert registry.refusal({"m": "Max"}, ("paimon", "spark"), "paimon") is None
-    why = registry.refusal({"t": "JoinedNotNullByComma"}, ("arrow",), "read.merge=arrow")
+    assert merge_engines.refusal({"m": "Max"}, ("paimon", "spark"), "paimon") is None
+    why = merge_engines.refusal({"t": "JoinedNotNullByComma"}, ("arrow",), "read.merge=arrow")
     assert why is not None and "JoinedNotNullByComma" in why
 
 
@@ -142,7 +143,7 @@ def test_numpy_and_every_read_merge_agree_with_the_oracle(tmp_path, name, typ, s
     got = as_dict(merge_rows(pa.concat_tables(batches), ["uuid"], {"v": name}))
     assert got == want
     for method in MERGES:
-        if registry.refusal({"v": name}, (method,), method):
+        if merge_engines.refusal({"v": name}, (method,), method):
             with pytest.raises(MergeOperatorError, match=name):
                 merge_parts(method, batches, ["uuid"], {"v": name})
             continue

@@ -126,7 +126,7 @@ def test_a_run_past_its_time_cap_is_recorded_as_timed_out(cfg, pg, tmp_path, cap
 
 
 def test_cap_left_is_what_the_run_has_not_spent():
-    from contest.evaluation.evaluate import cap_left
+    from contest.evaluation.run import cap_left
 
     assert cap_left(0, 5.0) is None  # no cap
     assert cap_left(100, None, None) == 100

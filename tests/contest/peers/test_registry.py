@@ -14,16 +14,16 @@ import pytest
 
 from contest.benchmarks.peers import STRATEGY_LIST
 from contest.benchmarks.registry import BENCHMARKS
-from contest.benchmarks.stream.boundary import commits
 from contest.cli.main import build_parser, main
 from contest.config import load_config
-from contest.data import operators
+from contest.data import merge_engines, operators
 from contest.errors import ConfigError, UsageError
 from contest.evaluation import strategies
 from contest.evaluation.sweep import load_sweep
 from contest.peers import formats, registry
 from contest.peers.base import PeerFormat
 from contest.peers.registry import Implementation, Strategy, StreamTable
+from contest.trials.stream.boundary import commits
 
 
 class Toy(PeerFormat):
@@ -50,7 +50,7 @@ TOY_IMPL = Implementation(
     ),
     stream="toy",
     commit_records=lambda t: TOY.commit_records(t.path),
-    merge_engine=operators.MergeEngine(
+    merge_engine=merge_engines.MergeEngine(
         "toy", "the toy's merge", native={operators.SUM_ALL: "plus"}
     ),
 )
@@ -113,11 +113,11 @@ def test_a_toy_format_is_in_every_list(toy, tmp_path, capsys):
     )
     assert load_sweep(sweep, env={}).strategy == "toy-fast"
     # Its merge engine refuses what it cannot express, in one line naming it.
-    why = operators.refusal({"c": operators.USE_LAST}, ("toy",), "peer format toy")
+    why = merge_engines.refusal({"c": operators.USE_LAST}, ("toy",), "peer format toy")
     assert why == (
         "peer format toy: merge operator UseLast (column c) is not expressible in the toy's merge"
     )
-    assert operators.refusal({"c": operators.SUM_ALL}, ("toy",), "peer format toy") is None
+    assert merge_engines.refusal({"c": operators.SUM_ALL}, ("toy",), "peer format toy") is None
 
 
 def test_unregistered_it_is_gone(toy):
@@ -126,7 +126,7 @@ def test_unregistered_it_is_gone(toy):
         assert "toy-fast" not in strategies.STRATEGIES
         assert "toy" not in registry.stream_names()
         assert "toy" not in registry.package_sets()
-        assert "toy" not in operators.ENGINES
+        assert "toy" not in merge_engines.ENGINES
         with pytest.raises(ConfigError, match="peer.format: 'toy' is not one of"):
             formats.lookup("toy")
         with pytest.raises(UsageError, match="--strategies must be"):

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from contest.errors import DataError, HarnessError, PhaseError, RunError
-from contest.evaluation.evaluate import score
 from contest.evaluation.phases import Step, run_phases
+from contest.evaluation.procedure import score
 from contest.results.runs import (
     FAILED,
     OK,

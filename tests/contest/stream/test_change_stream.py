@@ -14,15 +14,6 @@ from pathlib import Path
 import pytest
 
 from contest import api
-from contest.benchmarks.stream.boundary import _kill_at_commit
-from contest.benchmarks.stream.peers import peer_stage, read_peer
-from contest.benchmarks.stream.stage import (
-    Stage,
-    batch_lines,
-    check_table,
-    child_config,
-    drain,
-)
 from contest.config import Config, override, to_toml
 from contest.data.batches import discover
 from contest.data.changes import changes_of
@@ -34,6 +25,15 @@ from contest.evaluation.jobs import child_env
 from contest.stream.changes import stream_shape
 from contest.stream.peer import run_peer_stream
 from contest.stream.run import present_files, run_stream
+from contest.trials.stream.boundary import _kill_at_commit
+from contest.trials.stream.peer import peer_stage, read_peer
+from contest.trials.stream.stage import (
+    Stage,
+    batch_lines,
+    check_table,
+    child_config,
+    drain,
+)
 from contest.write.job import WriteMode, prepare_table
 from meta import catalog
 from meta.commits import head_snapshot

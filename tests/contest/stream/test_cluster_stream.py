@@ -11,8 +11,13 @@ import dataclasses
 
 import pytest
 
-from contest.benchmarks.stream.peers import peer_stage, read_peer
-from contest.benchmarks.stream.stage import (
+from contest.data.batches import Batch
+from contest.data.oracle import expected_rows
+from contest.infra.cluster import Standalone
+from contest.infra.proc import kill_group, spawn, wait_bounded
+from contest.stream.feed import write_feed_file
+from contest.trials.stream.peer import peer_stage, read_peer
+from contest.trials.stream.stage import (
     CHILD_TIMEOUT_S,
     Stage,
     batch_lines,
@@ -20,11 +25,6 @@ from contest.benchmarks.stream.stage import (
     make_stage,
     read_text,
 )
-from contest.data.batches import Batch
-from contest.data.oracle import expected_rows
-from contest.infra.cluster import Standalone
-from contest.infra.proc import kill_group, spawn, wait_bounded
-from contest.stream.feed import write_feed_file
 
 pytestmark = pytest.mark.slow
 

@@ -16,21 +16,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from contest.benchmarks.stream.boundary import after_compact_trial, first_commit_trials
-from contest.benchmarks.stream.peers import (
-    batch_files,
-    compare,
-    micro_batches_with_files,
-    peer_freshness,
-    peer_stage,
-    read_peer,
-)
-from contest.benchmarks.stream.stage import batch_lines, drain, read_text
+from contest.benchmarks.stream.peers import peer_freshness
 from contest.data.batches import SCHEMA, Batch
 from contest.data.oracle import expected_rows
 from contest.infra.proc import kill_group, spawn, wait_bounded
 from contest.peers import formats
 from contest.stream.feed import feed_name, write_feed_file
+from contest.trials.stream.boundary import after_compact_trial, first_commit_trials
+from contest.trials.stream.peer import (
+    batch_files,
+    compare,
+    micro_batches_with_files,
+    peer_stage,
+    read_peer,
+)
+from contest.trials.stream.stage import batch_lines, drain, read_text
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -336,14 +336,14 @@ def test_ctrl_c_stops_the_stream_and_exits_130(pg, cfg, tmp_path):
     import os
     import signal
 
-    from contest.benchmarks.stream.stage import (
+    from contest.infra.proc import kill_group, wait_bounded
+    from contest.stream.feed import write_feed_file
+    from contest.trials.stream.stage import (
         batch_lines,
         make_stage,
         read_text,
         start_live_stream,
     )
-    from contest.infra.proc import kill_group, wait_bounded
-    from contest.stream.feed import write_feed_file
 
     cfg = dataclasses.replace(cfg, work_dir=str(tmp_path))
     stage = make_stage(cfg, pg, tmp_path / "bench", f"stream_{uuid.uuid4().hex[:8]}", cores=1)

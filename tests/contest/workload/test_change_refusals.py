@@ -9,7 +9,7 @@ from contest.config import load_config
 from contest.data.generator import generate
 from contest.data.workload import workload_settings
 from contest.evaluation.strategies import STRATEGIES
-from contest.workload.runner import unsupported
+from contest.workload.lanes import unsupported
 
 
 def test_multi_stream_batches_refused_by_the_strategies_that_lack_partial_columns(tmp_path):

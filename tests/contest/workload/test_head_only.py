@@ -11,8 +11,8 @@ from contest.config import load_config
 from contest.data.workload import workload_settings
 from contest.engines import Abilities, abilities
 from contest.evaluation.strategies import STRATEGIES
+from contest.workload.lanes import concurrent_reads_why, skipped_why, unsupported
 from contest.workload.plan import Step
-from contest.workload.runner import concurrent_reads_why, skipped_why, unsupported
 
 PEERS = ["delta-merge", "iceberg-mor", "hudi-mor", "paimon-agg", "hudi-merger"]
 PLAIN = [Step("upsert", (0,)), Step("read"), Step("upsert", (1, 2)), Step("merge")]

@@ -150,7 +150,7 @@ def test_a_peer_and_stock_lakesoul_run_phases(cfg, pg, tmp_path, capsys):
     said why; stock's merge and the peer's own compaction run. (Nine whole jobs in all:
     one read per strategy keeps it near two minutes.)"""
     from contest.peers.write import report_from_log
-    from contest.workload.runner import report_line
+    from contest.workload.lanes import report_line
 
     spec = tmp_path / "heads.toml"
     spec.write_text(HEADS)

@@ -7,13 +7,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from contest.write.files import (
-    BUCKET_COL,
-    POS_COL,
-    delete_table_files,
-    is_data_file,
-    write_bucket_files,
-)
+from contest.write.cleanup import delete_table_files, is_data_file
+from contest.write.files import BUCKET_COL, POS_COL, write_bucket_files
 from meta.commits import bucket_of_path
 
 SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
