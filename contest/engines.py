@@ -278,7 +278,7 @@ class Peer:
         # History through the format (contest/peers/base.py: read_as_of, read_changes,
         # expire; a format without one refuses in one line). Its vacuum is the format's
         # own expiry (contest/peers/expire.py).
-        kind = formats.kind_of(cfg)
+        kind = formats.runtime_of(cfg)
         own = {k: f"peer format {cfg.peer.format} ({kind.label}): no {k} here" for k in kind.lacks}
         return Abilities(
             lacks={
@@ -293,7 +293,7 @@ class Peer:
                 f"peer.format={cfg.peer.format}: --resume and --delay-commit are for LakeSoul "
                 "tables; a peer write applies its batches in version order"
             )
-        write, _ = PEER_JOBS[formats.kind_of(cfg).name]
+        write, _ = PEER_JOBS[formats.runtime_of(cfg).name]
         report = write(
             cfg,
             job.data,
@@ -312,7 +312,7 @@ class Peer:
                 f"peer.format={cfg.peer.format}: --latest-complete and --allow-gaps are for "
                 "LakeSoul tables (a peer table's versions are its ledger's commits)"
             )
-        _, read = PEER_JOBS[formats.kind_of(cfg).name]
+        _, read = PEER_JOBS[formats.runtime_of(cfg).name]
         report = read(
             cfg,
             job.table,

@@ -288,15 +288,16 @@ def strategies_page() -> str:
     out = [
         "# Strategies and formats\n",
         GENERATED.format(source="contest/peers/registry.py"),
-        "Every implementation the harness measures (a table format on an engine), as its "
+        "Every implementation the harness measures (a table format on a runtime: Spark or "
+        "its native library), as its "
         "folder under `contest/peers/` registers it, and its strategies: the preset (over "
         "the configuration's defaults; a config file and flags still win) and, for a peer, "
         "the `<strategy>:defaults` row at the format's documented defaults.\n",
-        "| implementation | format | engine | `stream run --format` |\n|---|---|---|---|",
+        "| implementation | format | runs on | `stream run --format` |\n|---|---|---|---|",
     ]
     for impl in registry.implementations():
         out.append(
-            f"| `{impl.name}` | {_cell(impl.table_format)} | {_cell(impl.engine)} | "
+            f"| `{impl.name}` | {_cell(impl.table_format)} | {_cell(impl.runs_on)} | "
             f"{f'`{impl.stream}`' if impl.stream else '-'} |"
         )
     out.append("\n## Strategies\n")

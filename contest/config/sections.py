@@ -23,7 +23,8 @@ RESULT_STATISTICS = ("key", "all", "none")
 ENGINES = ("harness", "lakesoul-stock")
 
 # The connector the project would load through spark.jars.packages; see
-# docs/concepts/versions.md for why the native engine is the default.
+# docs/concepts/versions.md for why the harness's own engine (write.engine = "harness")
+# is the default.
 CONNECTOR_COORDINATES = "com.dmetasoul:lakesoul-spark-3.5_2.12:4.0.0"
 
 

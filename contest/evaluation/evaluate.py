@@ -65,7 +65,7 @@ def environment(work: Path | None = None) -> dict:
         "git_commit": commit,
         "machine": machine_facts(work or Path.cwd()),
         "jvm_packages": {name: list(coords) for name, coords in package_sets().items()},
-        # The native engines' Python libraries (each format folder's native.py), installed.
+        # The native libraries (each format folder's native.py), installed.
         "native_libraries": native_versions(),
     }
 

@@ -27,7 +27,7 @@ from contest.infra.postgres import local_server_pids
 from contest.infra.proc import ProcResult, run_timed
 from contest.infra.spark import log_java_option
 from contest.infra.storage import is_object_store
-from contest.peers.formats import kind_of
+from contest.peers.formats import runtime_of
 from contest.peers.formats import submit_options as peer_submit_options
 
 
@@ -178,7 +178,7 @@ def run_job(
     started = time.perf_counter()
     # spark.cds: both JVMs start from the class-data archive when it is current.
     env, cds_option = cds.submit_env(cfg, env)
-    launch = spark_submit if kind_of(cfg).jvm else native_command
+    launch = spark_submit if runtime_of(cfg).jvm else native_command
     cmd = launch(cfg, stage, cores, config_file, args, master, options, cds_option)
     prepare_s = round(time.perf_counter() - started, 3)
     job = run_timed(

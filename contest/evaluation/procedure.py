@@ -28,7 +28,7 @@ from contest.infra.postgres import resolve_connection
 from contest.infra.s3server import ensure_bucket
 from contest.infra.storage import configure, delete_tree, is_object_store
 from contest.peers import change_check, formats
-from contest.peers.formats import coordinates, kind_of
+from contest.peers.formats import coordinates, runtime_of
 from contest.peers.native.libraries import require_for as require_libraries
 from contest.peers.write import folder_bytes, report_from_log
 from contest.results.runs import RunRecord
@@ -128,7 +128,7 @@ def drop_outputs(cfg: Config, table_dir: str, result_dir: Path | str) -> None:
 
 def phase_packages(run: Run) -> None:
     """A peer's libraries resolved now, untimed: one that cannot be had is one line (a
-    JVM package, or a native engine's Python library at its pinned version)."""
+    JVM package, or a native library at its pinned version)."""
     require_packages(coordinates(run.cfg))
     require_libraries(run.cfg)
 
@@ -192,7 +192,7 @@ def phase_check(run: Run) -> None:
 
 
 def _launcher(run: Run) -> str:
-    return kind_of(run.cfg).launcher
+    return runtime_of(run.cfg).launcher
 
 
 def _lakesoul(run: Run) -> bool:

@@ -58,7 +58,8 @@ def fetch(coordinates: str) -> Path:
             f"LakeSoul Spark connector {coordinates} cannot be resolved: {reason}. "
             f"Pre-fetch it with `{' '.join(fetch_command(coordinates))}` "
             "(or `contest connector fetch`) once a repository serves it, "
-            "or leave spark.use_connector off to use the native engine"
+            "or leave spark.use_connector off to use the harness's own engine "
+            "(write.engine = harness)"
         )
     return jar
 

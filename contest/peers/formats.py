@@ -62,13 +62,13 @@ def is_peer(cfg: Config) -> bool:
     return bool(cfg.peer.format)
 
 
-def kind_of(cfg: Config) -> registry.EngineKind:
+def runtime_of(cfg: Config) -> registry.Runtime:
     """How the configured strategy's jobs run: its peer implementation's kind; LakeSoul's
     engines (no peer.format) are Spark jobs."""
     if not is_peer(cfg):
         return registry.SPARK
     of(cfg)  # one line naming an unknown format
-    return registry.IMPLEMENTATIONS[cfg.peer.format].kind
+    return registry.IMPLEMENTATIONS[cfg.peer.format].runtime
 
 
 def coordinates(cfg: Config) -> tuple[str, ...]:

@@ -1,5 +1,5 @@
-"""The one list of implementations the harness measures: each a table format on an
-engine (LakeSoul on the harness's writer and reader, LakeSoul on its own libraries,
+"""The one list of implementations the harness measures: each a table format on a
+runtime (LakeSoul on the harness's writer and reader, LakeSoul on its own libraries,
 Delta on Spark, Hudi on Spark with the contract's record merger, ...). A format's folder
 under `contest/peers/` registers each of its implementations (on Spark, on its native
 library) with one `register(...)` call, and everything that lists formats or strategies
@@ -55,10 +55,11 @@ class StreamTable:
 
 
 @dataclass(frozen=True)
-class EngineKind:
-    """How an implementation's Write and Read jobs run: a Spark application (spark-submit,
-    a JVM) or a plain Python process of the format's own library (no Spark, no JVM),
-    given the evaluation's cores as its threads. Timed alike: the whole process."""
+class Runtime:
+    """A runtime (the glossary, docs/architecture/index.md): how an implementation's
+    Write and Read jobs run, as a Spark application (spark-submit, a JVM) or as a plain
+    Python process of the format's native library (no Spark, no JVM) given the
+    evaluation's cores as its threads. Timed alike: the whole process."""
 
     name: str
     jvm: bool
@@ -69,35 +70,36 @@ class EngineKind:
     lacks: tuple[str, ...] = ()
 
 
-SPARK = EngineKind("spark", True, "a Spark job (spark-submit)", "spark-submit")
-NATIVE = EngineKind(
+SPARK = Runtime("spark", True, "a Spark job (spark-submit)", "spark-submit")
+NATIVE = Runtime(
     "native",
     False,
     "a Python process (the format's own library)",
     "python",
     lacks=("compact", "vacuum"),
 )
-# The kinds in the order every list shows their implementations: Spark's, then the native.
-KINDS = (SPARK, NATIVE)
+# The runtimes in the order every list shows their implementations: Spark's, then the native.
+RUNTIMES = (SPARK, NATIVE)
 
 
 @dataclass(frozen=True)
 class Implementation:
-    """A table format on an engine. `peer`: the `peer.format` implementation (None for
+    """A table format on a runtime. `runs_on`: how it runs, in words (the strategies
+    page's column). `peer`: the `peer.format` implementation (None for
     LakeSoul's own engines, chosen by write.engine and read.engine). `packages`: the JVM
     package sets it loads, by name (`contest packages fetch --name`), and `excludes` the
     artifacts a set must not pull in. `stream`: the name `contest stream run --format`
     takes ("" = no stream). `commit_records`: the count of the table's own commit
     records, the boundary a kill trial aims at. `merge_engine`: its native merge
     operators' names, registered with the merge engines (contest/data/merge_engines.py)
-    so that an operator it cannot express is refused before any work. `kind`: how its
+    so that an operator it cannot express is refused before any work. `runtime`: how its
     jobs run (SPARK or NATIVE); `libraries`: the Python distributions a native one needs, pinned
-    (`deltalake==1.6.6`), checked before any work. `rank`: its place among its kind's
+    (`deltalake==1.6.6`), checked before any work. `rank`: its place among its runtime's
     implementations in every list (`listing_order`)."""
 
     name: str
     table_format: str
-    engine: str
+    runs_on: str
     peer: PeerFormat | None = None
     packages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     excludes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -108,13 +110,13 @@ class Implementation:
     # The change data it takes (deletes, partial columns, key shapes) and by which of its
     # mechanisms; the rest is refused in one line before any work (change_refusal).
     changes: ChangeSupport = ChangeSupport()
-    kind: EngineKind = SPARK
+    runtime: Runtime = SPARK
     # Why it cannot run on this machine at all ("" = it can: a library that cannot be
     # installed beside the harness's). Its strategies stay named, refused in one line
     # before any work, and are left out of the default lists (compare, bench peers).
     unavailable: str = ""
     libraries: tuple[str, ...] = ()
-    # Lower first among the implementations of its kind; equal ranks (every Spark one's
+    # Lower first among the implementations of its runtime; equal ranks (every Spark one's
     # 0) keep the order of registration, the folders' in contest/peers/__init__.py.
     rank: int = 0
 
@@ -124,11 +126,11 @@ IMPLEMENTATIONS: dict[str, Implementation] = {}
 
 
 def listing_order(impls: Iterable[Implementation]) -> list[Implementation]:
-    """Implementations as every list shows them: by kind (`KINDS`), then by rank; a
+    """Implementations as every list shows them: by runtime (`RUNTIMES`), then by rank; a
     stable sort, so equal ones keep the order they come in. A format's folder registers
     its Spark and its native implementation together, and the lists still show every
     Spark one before the native ones."""
-    return sorted(impls, key=lambda i: (KINDS.index(i.kind), i.rank))
+    return sorted(impls, key=lambda i: (RUNTIMES.index(i.runtime), i.rank))
 
 
 def implementations() -> list[Implementation]:

@@ -63,7 +63,7 @@ register(
     Implementation(
         name=FORMAT.name,
         table_format="Delta Lake 3.3.2",
-        engine="Spark (MERGE INTO)",
+        runs_on="Spark (MERGE INTO)",
         peer=FORMAT,
         packages=PACKAGES,
         strategies=(

@@ -51,7 +51,7 @@ def local_files(table: Path) -> pa_fs.FileSystem:
     (pthread_exit) and unwinds through a C++ destructor: std::terminate, "terminate
     called without an active exception", exit -6 (41 of 300 reads beside four busy
     processes; 0 of 300 this way). Which files make the table is still delta-rs's
-    answer; a native engine's tables are local folders (contest/peers/native/job.py)."""
+    answer; a native library's tables are local folders (contest/peers/native/job.py)."""
     return pa_fs.SubTreeFileSystem(str(table), pa_fs.LocalFileSystem())
 
 

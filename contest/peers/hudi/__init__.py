@@ -83,7 +83,7 @@ register(
     Implementation(
         name=FORMAT.name,
         table_format="Apache Hudi 1.0.2",
-        engine="Spark (upsert of rows merged in Spark)",
+        runs_on="Spark (upsert of rows merged in Spark)",
         peer=FORMAT,
         packages=PACKAGES,
         strategies=(Strategy("hudi-mor", MOR, defaults={"peer.format": FORMAT.name}),),
@@ -98,7 +98,7 @@ register(
     Implementation(
         name=MERGER.name,
         table_format="Apache Hudi 1.0.2",
-        engine="Spark (the contract's record merger)",
+        runs_on="Spark (the contract's record merger)",
         peer=MERGER,
         packages=PACKAGES,
         strategies=(Strategy("hudi-merger", MERGER_PRESET, defaults={"peer.format": MERGER.name}),),

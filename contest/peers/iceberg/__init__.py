@@ -66,7 +66,7 @@ register(
     Implementation(
         name=FORMAT.name,
         table_format="Apache Iceberg 1.10.0",
-        engine="Spark (MERGE INTO)",
+        runs_on="Spark (MERGE INTO)",
         peer=FORMAT,
         packages=PACKAGES,
         strategies=(

@@ -102,7 +102,7 @@ register(
     Implementation(
         name="lakesoul",
         table_format="LakeSoul (the harness's tables)",
-        engine="the harness's writer and merge-on-read",
+        runs_on="the harness's writer and merge-on-read",
         strategies=(
             Strategy("optimized", OPTIMIZED),
             Strategy("baseline-mor", BASELINE_MOR),
@@ -117,7 +117,7 @@ register(
     Implementation(
         name="lakesoul-stock",
         table_format=f"LakeSoul {lakesoul_jvm.LAKESOUL_VERSION}",
-        engine="LakeSoul's own libraries (DBManager, native IO) in Spark",
+        runs_on="LakeSoul's own libraries (DBManager, native IO) in Spark",
         packages={lakesoul_jvm.PACKAGE_SET: lakesoul_jvm.COORDINATES},
         excludes={lakesoul_jvm.PACKAGE_SET: lakesoul_jvm.EXCLUDES},
         strategies=(Strategy("lakesoul-stock", STOCK),),

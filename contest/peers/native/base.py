@@ -113,11 +113,11 @@ def native_implementation(
     return Implementation(
         name=fmt.name,
         table_format=native.TABLE_FORMAT,
-        engine=fmt.label,
+        runs_on=fmt.label,
         peer=fmt,
         strategies=strategies,
         merge_engine=merge_engine,
-        kind=NATIVE,
+        runtime=NATIVE,
         unavailable=unavailable,
         libraries=() if unavailable else (f"{fmt.library}=={native.VERSION}",),
         changes=NATIVE_CHANGES,

@@ -56,7 +56,7 @@ def threads_of(master: str) -> int | None:
     found = _LOCAL.fullmatch(master.strip())
     if found is None or found.group(1) == "0":
         raise UsageError(
-            f"spark.master {master!r}: a native engine runs as one process on this machine; "
+            f"spark.master {master!r}: a native library runs as one process on this machine; "
             "give it local[N] (N cores as threads)"
         )
     return None if found.group(1) == "*" else int(found.group(1))
@@ -96,13 +96,13 @@ def gives_cpus_back(job: Callable[P, R]) -> Callable[P, R]:
 def native_format(cfg: Config) -> NativeFormat:
     fmt = formats.of(cfg)
     if not isinstance(fmt, NativeFormat):
-        raise UsageError(f"peer.format={cfg.peer.format}: a Spark format, not a native engine")
+        raise UsageError(f"peer.format={cfg.peer.format}: a Spark format, not a native library")
     return fmt
 
 
 def _local(path: str | Path, what: str) -> Path:
     if is_object_store(str(path)):
-        raise UsageError(f"{what} {path}: a native engine reads and writes local folders only")
+        raise UsageError(f"{what} {path}: a native library reads and writes local folders only")
     return Path(str(path)).absolute()
 
 
@@ -131,7 +131,7 @@ def check_schemas(batches: Sequence[Batch]) -> None:
         if not pq.read_schema(batch.path).equals(first):
             raise SchemaEvolutionError(
                 f"{batch.name}: its schema differs from {batches[0].name}'s: no schema "
-                "evolution in the native engines"
+                "evolution in the native libraries"
             )
 
 
@@ -218,7 +218,7 @@ def run_native_read(
     fmt = native_format(cfg)
     libraries.require_for(cfg)
     if as_of is not None or from_version is not None or to_version is not None:
-        raise ReadError(f"peer.format={fmt.name}: the native engines read the table's head only")
+        raise ReadError(f"peer.format={fmt.name}: the native libraries read the table's head only")
     threads = hold_cpus(threads_of(cfg.spark.master))
     table = _local(table_path, "--table")
     if not fmt.holds(cfg, table):

@@ -64,7 +64,7 @@ register(
     Implementation(
         name=FORMAT.name,
         table_format="Apache Paimon 0.9.0",
-        engine="Spark (the aggregation merge engine)",
+        runs_on="Spark (the aggregation merge engine)",
         peer=FORMAT,
         packages=PACKAGES,
         strategies=(Strategy("paimon-agg", AGGREGATION, defaults=DEFAULTS),),

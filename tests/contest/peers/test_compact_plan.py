@@ -55,7 +55,7 @@ def test_a_peer_compaction_of_no_table_is_one_line(tmp_path, capsys):
 
 
 SPARK_FORMATS = sorted(
-    n for n, i in registry.IMPLEMENTATIONS.items() if i.peer and i.kind is registry.SPARK
+    n for n, i in registry.IMPLEMENTATIONS.items() if i.peer and i.runtime is registry.SPARK
 )
 
 

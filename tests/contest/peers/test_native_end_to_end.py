@@ -140,7 +140,7 @@ def test_a_native_read_as_of_a_version_is_refused_in_one_line(
     capsys.readouterr()
     code = main([*base, "read", "--table", str(table), "--out", str(out), "--as-of-version", "1"])
     err = capsys.readouterr().err
-    assert code == 2 and "the native engines read the table's head only" in err
+    assert code == 2 and "the native libraries read the table's head only" in err
     assert len(err.strip().splitlines()) == 1 and not out.exists()
     # Not a table of the tool's: a folder it did not make is never replaced.
     other = tmp_path / "other"

@@ -1,4 +1,4 @@
-"""The native engines' small pieces, with their real inputs: the threads a job takes
+"""The native libraries' small pieces, with their real inputs: the threads a job takes
 from its master, the pinned-library check, delta-rs's update expressions (run by
 DataFusion inside a real delta-rs MERGE), the fold of a key's current row with a batch,
 and how the registry and the job launcher tell a native strategy from a Spark one."""
@@ -43,13 +43,13 @@ def test_a_library_is_checked_against_its_pin():
 
 def test_every_native_strategy_is_registered_as_a_python_process():
     cfg = load_config(preset=STRATEGIES["delta-merge"])
-    assert formats.kind_of(cfg) is registry.SPARK
-    assert formats.kind_of(load_config()) is registry.SPARK  # LakeSoul's own engines
+    assert formats.runtime_of(cfg) is registry.SPARK
+    assert formats.runtime_of(load_config()) is registry.SPARK  # LakeSoul's own engines
     for name in NATIVE:
         assert name in STRATEGIES and name in DEFAULTS
         cfg = load_config(preset=STRATEGIES[name])
-        assert formats.kind_of(cfg) is registry.NATIVE
-        assert registry.implementation_of(name).kind is registry.NATIVE
+        assert formats.runtime_of(cfg) is registry.NATIVE
+        assert registry.implementation_of(name).runtime is registry.NATIVE
 
 
 def test_a_native_job_is_this_python_not_spark_submit(tmp_path):

@@ -20,11 +20,11 @@ from tests.support.config import cli
 pytestmark = [pytest.mark.spark]
 
 # Every strategy on a peer format run by Spark (a new preset is covered as it is added;
-# the native engines' have their own test, test_native_end_to_end.py).
+# the native libraries' have their own test, test_native_end_to_end.py).
 PEERS = sorted(
     name
     for name, preset in STRATEGIES.items()
-    if preset.get("peer.format") and implementation_of(name).kind is SPARK
+    if preset.get("peer.format") and implementation_of(name).runtime is SPARK
 )
 
 

@@ -38,7 +38,7 @@ TOY = Toy()
 TOY_IMPL = Implementation(
     name=TOY.name,
     table_format="Toy 0.1",
-    engine="Spark (a toy)",
+    runs_on="Spark (a toy)",
     peer=TOY,
     packages={"toy": ("org.example:toy-spark_2.12:0.1",)},
     strategies=(
@@ -139,7 +139,7 @@ def test_a_name_registered_twice_is_refused(toy):
     with pytest.raises(ConfigError, match="registered already"):
         registry.register(TOY_IMPL)
     clash = Implementation(
-        name="toy2", table_format="", engine="", strategies=(Strategy("toy-fast", {}),)
+        name="toy2", table_format="", runs_on="", strategies=(Strategy("toy-fast", {}),)
     )
     with pytest.raises(ConfigError, match="strategy 'toy-fast' is registered already"):
         registry.register(clash)
@@ -171,8 +171,8 @@ def test_a_strategy_that_cannot_run_here_is_named_but_not_in_the_default_lists()
     assert compare.strategies == available
 
 
-def _impl(name: str, kind: registry.EngineKind = registry.SPARK, rank: int = 0) -> Implementation:
-    return Implementation(name=name, table_format="", engine="", kind=kind, rank=rank)
+def _impl(name: str, runtime: registry.Runtime = registry.SPARK, rank: int = 0) -> Implementation:
+    return Implementation(name=name, table_format="", runs_on="", runtime=runtime, rank=rank)
 
 
 def test_lists_show_the_spark_implementations_first_then_the_native_ones_by_rank():
@@ -194,9 +194,11 @@ def test_lists_show_the_spark_implementations_first_then_the_native_ones_by_rank
 def test_the_registry_lists_in_listing_order(toy):
     impls = registry.implementations()
     assert impls == registry.listing_order(registry.IMPLEMENTATIONS.values())
-    kinds = [registry.KINDS.index(i.kind) for i in impls]
-    assert kinds == sorted(kinds) and registry.NATIVE in {i.kind for i in impls}
+    kinds = [registry.RUNTIMES.index(i.runtime) for i in impls]
+    assert kinds == sorted(kinds) and registry.NATIVE in {i.runtime for i in impls}
     # A Spark implementation registered after the native ones is listed before them.
-    assert impls.index(TOY_IMPL) < min(impls.index(i) for i in impls if i.kind is registry.NATIVE)
+    assert impls.index(TOY_IMPL) < min(
+        impls.index(i) for i in impls if i.runtime is registry.NATIVE
+    )
     names = [s for i in impls for s in (x.name for x in i.strategies)]
     assert list(registry.strategies()) == names

@@ -18,7 +18,7 @@ from tests.support.config import cli
 
 
 def test_every_native_engine_is_in_the_matrix_and_every_reader_has_a_config():
-    natives = {n for n, i in registry.IMPLEMENTATIONS.items() if i.kind is registry.NATIVE}
+    natives = {n for n, i in registry.IMPLEMENTATIONS.items() if i.runtime is registry.NATIVE}
     readers = {r for f in FAMILIES for r in f.readers}
     assert natives <= readers  # hudi-rs and pypaimon read; the rest read and write
     for fam in FAMILIES:
