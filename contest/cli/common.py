@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import contest.data.workload  # noqa: F401 (registers the workload columns check)
+import contest.data.workload  # registers the workload columns check; the named workloads
 import contest.peers.formats  # noqa: F401 (registers each peer format's option checks)
 from contest.config import Config, get_key, load_config
 from contest.errors import UsageError
@@ -90,14 +90,20 @@ def group(
     return p.add_subparsers(dest=dest, metavar="ACTION", required=True)
 
 
+def named_workloads() -> str:
+    """The workloads shipped with the package, as the help texts name them: from the
+    package's folder, never a hand list."""
+    return ", ".join(contest.data.workload.named())
+
+
 def workload_option(p: argparse.ArgumentParser) -> None:
     """`--workload NAME|FILE`: the data's shape (contest/data/workload.py), read by
     `config_from` into the configuration's `[workload]` section."""
     p.add_argument(
         "--workload",
         metavar="NAME|FILE",
-        help="a named workload (workloads/*.toml: contest, cdc-trickle, hot-keys, "
-        "append-mostly, wide, cdc, multi-stream) or a TOML file with a [workload] table; "
+        help=f"a named workload (workloads/*.toml: {named_workloads()}) "
+        "or a TOML file with a [workload] table; "
         "default: the configuration's [workload], the contest's shape",
     )
 

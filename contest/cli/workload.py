@@ -7,7 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
-from contest.cli.common import ListAction, command, group, result, say
+from contest.cli.common import ListAction, command, group, named_workloads, result, say
 from contest.cli.evaluation import known_strategies, strategy_config
 from contest.config import Config, absolute_paths
 from contest.data.batches import discover
@@ -40,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     run.set_defaults(needs_metadata=True)
     run.add_argument(
-        "workload", metavar="NAME|FILE", help="a named workload (workloads/*.toml) or a file"
+        "workload",
+        metavar="NAME|FILE",
+        help=f"a named workload (workloads/*.toml: {named_workloads()}) or a file",
     )
     run.add_argument(
         "--strategies",
