@@ -17,10 +17,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from contest.config import Config
+from contest.config.validation import register_check
 from contest.data.batches import discover
 from contest.data.merge_engines import refusal
 from contest.data.workload import contract_operators
-from contest.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, MergeOperatorError, UsageError
+from contest.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    ConfigError,
+    MergeOperatorError,
+    UsageError,
+)
 from contest.infra.lakesoul_jvm import COORDINATES, session_config
 from contest.infra.packages import for_paths
 from contest.infra.postgres import resolve_connection
@@ -331,9 +339,27 @@ class Peer:
         return JobOutcome(report, (line,), EXIT_OK)
 
 
-# write.engine and read.engine name one of the first two (contest/config/'s ENGINES);
-# the peer engine is chosen by peer.format.
+# write.engine and read.engine name one of them (check_engine_settings); the peer engine
+# is chosen by peer.format.
 AVAILABLE_ENGINES: dict[str, Engine] = {e.name: e for e in (Harness(), Stock(), Peer())}
+
+
+def settable_engines() -> list[str]:
+    """The engines write.engine and read.engine may name: every registered one but the
+    peer's, which peer.format chooses."""
+    return [name for name in AVAILABLE_ENGINES if name != Peer.name]
+
+
+def check_engine_settings(cfg: Config) -> None:
+    """write.engine and read.engine each name a registered engine: the registry is the
+    only list (the configuration layer, below this one, names none)."""
+    known = settable_engines()
+    for key, engine in (("write.engine", cfg.write.engine), ("read.engine", cfg.read.engine)):
+        if engine not in known:
+            raise ConfigError(f"{key}: {engine!r} is not one of {', '.join(known)}")
+
+
+register_check("engines", check_engine_settings)
 
 
 def engine_name(cfg: Config, stage: str) -> str:

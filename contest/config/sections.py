@@ -20,7 +20,6 @@ READ_MERGES = ("numpy", "arrow", "duckdb", "polars")
 WRITE_SORTS = ("arrow", "uuid128")
 # Which columns of the result's files carry min/max statistics (read.statistics).
 RESULT_STATISTICS = ("key", "all", "none")
-ENGINES = ("harness", "lakesoul-stock")
 
 # The connector the project would load through spark.jars.packages; see
 # docs/concepts/versions.md for why the harness's own engine (write.engine = "harness")

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from contest.config.sections import (
     CODECS,
     DISTRIBUTIONS,
-    ENGINES,
     FILE_WRITERS,
     READ_MERGES,
     RESULT_STATISTICS,
@@ -33,7 +32,7 @@ from meta.errors import PgError
 
 # The modules that register checks (each calls `register_check` at import): imported by
 # name, as a plugin is found, so this layer names no module above it in its imports.
-CHECKERS = ("contest.peers.formats", "contest.data.workload")
+CHECKERS = ("contest.peers.formats", "contest.data.workload", "contest.engines")
 
 _CHECKS: dict[str, Callable[[Config], None]] = {}
 
@@ -105,9 +104,6 @@ def validate(cfg: Config) -> None:
         )
     if cfg.oracle.memory_bytes < 0 or cfg.oracle.parts < 0:
         raise ConfigError("oracle.memory_bytes and oracle.parts: must be 0 (auto) or more")
-    for key, engine in (("write.engine", cfg.write.engine), ("read.engine", cfg.read.engine)):
-        if engine not in ENGINES:
-            raise ConfigError(f"{key}: {engine!r} is not one of {', '.join(ENGINES)}")
     if cfg.load_window_s <= 0:
         raise ConfigError(f"load_window_s: must be positive, got {cfg.load_window_s}")
     if cfg.spark.shuffle_partitions < 1:

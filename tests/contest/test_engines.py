@@ -7,8 +7,15 @@ import json
 import pytest
 
 from contest.config import load_config
-from contest.engines import AVAILABLE_ENGINES, JobOutcome, ReadJob, WriteJob, engine_for
-from contest.errors import DataError, UsageError
+from contest.engines import (
+    AVAILABLE_ENGINES,
+    JobOutcome,
+    ReadJob,
+    WriteJob,
+    engine_for,
+    settable_engines,
+)
+from contest.errors import ConfigError, DataError, UsageError
 from contest.evaluation.strategies import STRATEGIES
 from contest.write.job import WriteMode
 
@@ -29,10 +36,17 @@ def test_each_strategy_runs_on_its_engine(strategy, engine):
     assert engine_for(cfg, "read").name == engine
 
 
-def test_every_engine_config_names_is_registered():
-    from contest.config import ENGINES
-
-    assert set(ENGINES) <= set(AVAILABLE_ENGINES)
+def test_the_engine_settings_are_checked_against_the_registry(monkeypatch):
+    """write.engine and read.engine take what AVAILABLE_ENGINES holds (but the peer's,
+    which peer.format chooses), and nothing else: a throwaway engine registered there is
+    taken, an unknown one refused in one line naming the known."""
+    assert settable_engines() == ["harness", "lakesoul-stock"]
+    with pytest.raises(ConfigError, match="write.engine: 'toy' is not one of harness"):
+        load_config(overrides={"write.engine": "toy"})
+    with pytest.raises(ConfigError, match="read.engine: 'peer' is not one of"):
+        load_config(overrides={"read.engine": "peer"})
+    monkeypatch.setitem(AVAILABLE_ENGINES, "toy", AVAILABLE_ENGINES["harness"])
+    assert load_config(overrides={"write.engine": "toy"}).write.engine == "toy"
 
 
 @pytest.mark.parametrize(
