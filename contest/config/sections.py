@@ -307,8 +307,6 @@ class PeerConfig:
 
 # How a later batch picks the earlier keys it updates (docs/guides/workloads.md).
 DISTRIBUTIONS = ("uniform", "zipf", "recent")
-# How the batch files are written (contest/data/generator.py, FILE_WRITERS).
-FILE_WRITERS = ("contest", "pyarrow-defaults", "zstd-128ki")
 
 
 @dataclass(frozen=True)

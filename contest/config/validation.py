@@ -16,7 +16,6 @@ from collections.abc import Callable
 from contest.config.sections import (
     CODECS,
     DISTRIBUTIONS,
-    FILE_WRITERS,
     READ_MERGES,
     RESULT_STATISTICS,
     STREAM_TRIGGERS,
@@ -32,7 +31,12 @@ from meta.errors import PgError
 
 # The modules that register checks (each calls `register_check` at import): imported by
 # name, as a plugin is found, so this layer names no module above it in its imports.
-CHECKERS = ("contest.peers.formats", "contest.data.workload", "contest.engines")
+CHECKERS = (
+    "contest.peers.formats",
+    "contest.data.workload",
+    "contest.data.generator",
+    "contest.engines",
+)
 
 _CHECKS: dict[str, Callable[[Config], None]] = {}
 
@@ -175,10 +179,6 @@ def validate_workload(w: WorkloadConfig) -> None:
     if w.distribution not in DISTRIBUTIONS:
         raise ConfigError(
             f"workload.distribution: {w.distribution!r} is not one of {', '.join(DISTRIBUTIONS)}"
-        )
-    if w.file_writer not in FILE_WRITERS:
-        raise ConfigError(
-            f"workload.file_writer: {w.file_writer!r} is not one of {', '.join(FILE_WRITERS)}"
         )
     if w.zipf_exponent <= 1:
         raise ConfigError(f"workload.zipf_exponent: must be above 1, got {w.zipf_exponent}")

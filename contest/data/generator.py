@@ -25,12 +25,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from contest.config import WorkloadConfig
+from contest.config import Config, WorkloadConfig
+from contest.config.validation import register_check
 from contest.data import change_generator, operators
 from contest.data.batches import SCHEMA, batch_rows
 from contest.data.changes import DELETE
 from contest.data.workload import batch_schema, workload_schema
-from contest.errors import DataError
+from contest.errors import ConfigError, DataError
 
 CHUNK_ROWS = 1_000_000
 # Rows per row group: a whole file up to scale 1 (one row group, as in the contest),
@@ -95,7 +96,7 @@ class FileWriter:
         return rows if self.row_group_rows == ONE_GROUP else self.row_group_rows
 
 
-# workload.file_writer -> how its files are written (contest.config.FILE_WRITERS names them).
+# workload.file_writer -> how its files are written: the only list of them (check_file_writer).
 FILE_WRITERS = {
     # The contest's files: uncompressed, the low-cardinality columns dictionary-encoded,
     # no statistics; each write one row group (a whole batch up to scale 1).
@@ -111,6 +112,19 @@ FILE_WRITERS = {
     # fitted to one big row group a file meets a thousand small ones at scale 1.
     "zstd-128ki": FileWriter(compression="zstd", row_group_rows=128 * 1024),
 }
+
+
+def check_file_writer(cfg: Config) -> None:
+    """workload.file_writer names a writer of FILE_WRITERS (the configuration layer,
+    below this one, names none)."""
+    if cfg.workload.file_writer not in FILE_WRITERS:
+        raise ConfigError(
+            f"workload.file_writer: {cfg.workload.file_writer!r} is not one of "
+            f"{', '.join(FILE_WRITERS)}"
+        )
+
+
+register_check("workload.file_writer", check_file_writer)
 
 
 @dataclass(frozen=True)
