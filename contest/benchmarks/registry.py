@@ -6,7 +6,7 @@ from __future__ import annotations
 from contest.benchmarks.commits import CommitsBench
 from contest.benchmarks.compact import CompactBench
 from contest.benchmarks.duckdb.bench import DuckDBBench
-from contest.benchmarks.peers import PeersBench
+from contest.benchmarks.peers.bench import PeersBench
 from contest.benchmarks.read import ReadBench
 from contest.benchmarks.replay import ReplayBench
 from contest.benchmarks.scale import ScaleBench

@@ -1,1 +1,1 @@
-"""The streaming benchmark: its stages, peers and commit cost."""
+"""The streaming benchmark: its stages, peers and commit cost, and its page."""

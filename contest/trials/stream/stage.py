@@ -3,8 +3,9 @@ and table (`Stage`), its child process (`contest stream run`, own JVM), its feed
 (`Feeder`), its check against the oracle (`check_table`), and the figures a freshness
 run reports (the same for the harness's sink and the peers').
 
-The cases themselves (kill -9 trials, replay, freshness) are in
-contest/benchmarks/stream/bench.py and peers.py.
+The cases themselves: the harness's sink's kill -9 trials, replay and new checkpoint in
+sink.py; freshness, and the peer formats' cases, in contest/benchmarks/stream/bench.py
+and peers.py.
 """
 
 from __future__ import annotations

@@ -11,18 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from contest.benchmarks.peers import (
-    PeersBench,
-    codec_overrides,
-    disclosure_name,
-    render_disclosure,
-    render_summary,
-    sitting_order,
-)
+from contest.benchmarks.peers.bench import PeersBench, codec_overrides, sitting_order
+from contest.benchmarks.peers.disclosure import render_disclosure
+from contest.benchmarks.peers.page import render_summary
 from contest.cli.main import main
 from contest.errors import UsageError
 from contest.evaluation.strategies import round_order
 from contest.infra.machine import git_state, machine_id
+from contest.results.disclosure import disclosure_name
 from contest.results.runs import JobLoad, RunRecord
 from contest.results.sittings import summarize
 from contest.sitting import Results

@@ -3,7 +3,7 @@ registry's declarations (`Implementation.changes`) against the discovered batche
 
 import pytest
 
-from contest.benchmarks.peers import refuse_changes
+from contest.benchmarks.peers.bench import refuse_changes
 from contest.config import load_config
 from contest.data.batches import discover
 from contest.data.workload import schema_of_batch

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from contest.benchmarks.peers import STRATEGY_LIST
+from contest.benchmarks.peers.bench import STRATEGY_LIST
 from contest.benchmarks.registry import BENCHMARKS
 from contest.cli.main import build_parser, main
 from contest.config import load_config

@@ -21,12 +21,12 @@ and its page says it was resumed.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
+from contest.benchmarks.peers import page
+from contest.benchmarks.peers.disclosure import write_disclosures
 from contest.config import Config
 from contest.data.batches import discover
 from contest.data.workload import schema_of_batch
@@ -38,14 +38,11 @@ from contest.evaluation.strategies import (
     strategy_names,
 )
 from contest.infra.machine import cpu_model, git_state, machine_id
-from contest.infra.noise import BUSY_RULE
 from contest.infra.pagecache import read_ahead
 from contest.peers import change_check
 from contest.peers.registry import available_strategies
-from contest.results.disclosure import disclosure_name
-from contest.results.intervals import Interval, geometric_mean
 from contest.results.runs import RunRecord, other_cpu
-from contest.results.sittings import REFERENCE, SittingSummary, groups, newest, summarize
+from contest.results.sittings import REFERENCE
 from contest.sitting import (
     CORES,
     DATA,
@@ -89,213 +86,6 @@ def sitting_order(names: Sequence[str], once: Sequence[str], rnd: int) -> list[s
     if rnd == 1:
         return list(names)
     return round_order([n for n in names if n not in once], rnd)
-
-
-def _num(v: float | None, digits: int = 1) -> str:
-    return "-" if v is None else f"{v:,.{digits}f}"
-
-
-def render_summary(s: SittingSummary) -> list[str]:
-    planned = f" of {s.rounds_planned}" if s.rounds_planned else ""
-    lines = [
-        f"## Scale {s.scale:g}, {s.shape}, codec: {s.codec}"
-        if s.scale is not None
-        else f"## {s.shape}, codec: {s.codec}",
-        "",
-        f"Sitting `{s.sitting}`: {s.rounds_run}{planned} round(s), strategies in rotated "
-        f"order each round"
-        + (f" ({', '.join(s.once)} in the first round only)" if s.once else "")
-        + f"; commit {', '.join(s.commits)}"
-        + ("; resumed on the same commit and machine" if s.resumed else "")
-        + f"; CPU: {s.cpu}"
-        + f". Full disclosure: [{disclosure_name(s.sitting)}]({disclosure_name(s.sitting)}).",
-        "",
-        f"| strategy | n | rows/core/s: median [interval] | write s | read s | peak tree GB "
-        f"| {REFERENCE} / this |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for row in s.rows:
-        if row.score is None:
-            score = "- (no quiet, correct run)"
-        elif row.score.n < 2:
-            score = f"{row.score.median:,.0f} (single run)"
-        else:
-            score = (
-                f"{row.score.median:,.0f} [{row.score.low:,.0f}-{row.score.high:,.0f}] "
-                f"({row.score.confidence:.0%})"
-            )
-        n = row.score.n if row.score else 0
-        ratio = "-" if row.ratio is None else row.ratio.text()
-        gb = None if row.peak_tree_bytes is None else row.peak_tree_bytes / 1e9
-        lines.append(
-            f"| {row.strategy} | {n} of {row.attempts} | {score} | {_num(row.write_s)} "
-            f"| {_num(row.read_s)} | {_num(gb, 2)} | {ratio} |"
-        )
-    ratios = s.peer_ratios
-    lines.append("")
-    if ratios:
-        lines.append(
-            f"Geometric mean of {REFERENCE} / each other strategy ({len(ratios)}"
-            + ("; `:defaults` rows apart" if s.two_rows else "")
-            + f"): {geometric_mean(ratios):.2f}x."
-        )
-    lines.append(
-        "An interval is distribution-free (order statistics of the per-round ratios) at "
-        "the confidence shown; `~` marks one that crosses 1, `single run` one round only."
-    )
-    lines += render_two_rows(s)
-    if s.excluded:
-        lines += ["", "Left out of the medians:", ""] + [f"- {e}" for e in s.excluded]
-    return [*lines, ""]
-
-
-def _score(v: Interval | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v.median:,.0f}" + (f" (n={v.n})" if v.n > 1 else " (single run)")
-
-
-def render_two_rows(s: SittingSummary) -> list[str]:
-    """Each peer at its tuned preset and at its format's documented defaults, from the
-    same sitting (ClickBench's two rows); nothing when no `:defaults` row ran."""
-    if not s.two_rows:
-        return []
-    lines = [
-        "",
-        "Two rows per format (ClickBench's): each peer's preset (tuned) and its format's "
-        "documented defaults (`<strategy>:defaults`), from this sitting; `tuned / "
-        "defaults` in the rounds both ran.",
-        "",
-        f"| strategy | tuned rows/core/s | defaults rows/core/s | tuned / defaults "
-        f"| {REFERENCE} / tuned | {REFERENCE} / defaults |",
-        "|---|---|---|---|---|---|",
-    ]
-    for t in s.two_rows:
-        ratio = "-" if t.ratio is None else t.ratio.text()
-        ref = ["-" if r.ratio is None else r.ratio.text() for r in (t.tuned, t.defaults)]
-        lines.append(
-            f"| {t.strategy} | {_score(t.tuned.score)} | {_score(t.defaults.score)} "
-            f"| {ratio} | {ref[0]} | {ref[1]} |"
-        )
-    return lines
-
-
-def native_line(natives: Sequence[tuple[str, str | None]]) -> list[str]:
-    """The native engines' Python libraries as a run recorded them (none before they
-    were recorded: no line)."""
-    if not natives:
-        return []
-    return [
-        "- native engines' Python libraries: "
-        + ", ".join(f"{k} {v or 'absent'}" for k, v in natives)
-    ]
-
-
-def data_lines(files: Sequence[dict[str, Any]] | None) -> list[str]:
-    """A sitting on a user's data names its files (name, bytes, SHA-256; never their
-    content), so sittings on the same data are told from sittings on other data."""
-    if not files:
-        return []
-    return [
-        "",
-        "## The data (a user's files)",
-        "",
-        "| file | bytes | SHA-256 |",
-        "|---|---:|---|",
-        *(f"| {f['name']} | {f['bytes']:,} | `{f['sha256']}` |" for f in files),
-    ]
-
-
-def render_disclosure(records: Sequence[RunRecord]) -> str:
-    """A sitting's full disclosure (TPC's, ClickBench's): everything needed to judge
-    and repeat it, from its records alone."""
-    first = records[0]
-    env = first.environment or {}
-    m = first.machine
-    commits = sorted({r.git_commit + ("+dirty" if r.git_dirty else "") for r in records})
-    packages = sorted((env.get("jvm_packages") or {}).items())
-    stamped = first.stamp.environment if first.stamp is not None else None
-    libraries = sorted(((stamped or {}).get("libraries") or {}).items())
-    natives = sorted((env.get("native_libraries") or {}).items())
-    lines = [
-        f"# Full disclosure: sitting `{first.sitting}`",
-        "",
-        "## Machine and software",
-        "",
-        f"- machine id: `{first.machine_id}`; CPU: {m.cpu_model}, {m.cores} cores; memory: "
-        f"{m.memory_bytes / 2**30:.1f} GiB",
-        f"- disk of the work folder: {m.disk_device} ({m.disk_fstype}), "
-        f"{m.disk_total_bytes / 1e9:.0f} GB, {m.disk_free_bytes / 1e9:.0f} GB free",
-        f"- OS: {m.os}, kernel {m.kernel}; JVM: {m.java}",
-        f"- Python {env.get('python', '?')}, Spark {env.get('spark', '?')}, pyarrow "
-        f"{env.get('pyarrow', '?')}, lakesoul (PyPI) {env.get('lakesoul_python', '?')}",
-        "- every Python library: "
-        + (
-            ", ".join(f"{k} {v}" for k, v in libraries)
-            or "not recorded (records from before they carried it)"
-        ),
-        "- JVM libraries (pinned coordinates): "
-        + "; ".join(f"{k}: {', '.join(v)}" for k, v in packages),
-        *native_line(natives),
-        f"- commits: {', '.join(commits)}",
-        *data_lines(first.data_files),
-        "",
-        "## Each job, in the order run",
-        "",
-        "Noise is measured during each job: other work's share of all CPUs (mean and "
-        "peak over 2 s windows) and the CPU steal; `busy` runs are left out of the "
-        f"medians. The one busy rule: {BUSY_RULE}.",
-        "",
-        "| when (UTC) | round | # | strategy | attempt | write s | read s | write noise "
-        "(mean/peak) | read noise (mean/peak) | steal | load1 before | correct | busy |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in records:
-
-        def noise(stage: str, rec: RunRecord = r) -> str:
-            jl = rec.load.get(stage)
-            if jl is None or jl.outside_share is None:
-                return "-"
-            return f"{jl.outside_share:.0%}/{(jl.peak_outside_share or 0):.0%}"
-
-        steal = max(
-            (jl.steal_during or 0.0 for jl in r.load.values() if jl.steal_during is not None),
-            default=None,
-        )
-        write = r.load.get("write")
-        load1 = write.load1_before if write is not None else None
-        lines.append(
-            f"| {r.when} | {r.compare_round} | {r.position} | {r.strategy} | {r.attempt} "
-            f"| {_num(r.write_s)} | {_num(r.read_s)} | {noise('write')} | {noise('read')} "
-            f"| {'-' if steal is None else f'{steal:.1%}'} | {_num(load1, 2)} | {r.correct} "
-            f"| {r.busy or ''} |"
-        )
-    lines += ["", "## Each strategy's configuration", ""]
-    seen: set[str] = set()
-    for r in records:
-        if r.strategy in seen:
-            continue
-        seen.add(r.strategy)
-        settings = preset(r.strategy) if is_strategy(r.strategy) else {}
-        lines += [
-            f"### {r.strategy}",
-            "",
-            "Preset over the defaults: `"
-            + json.dumps(settings, sort_keys=True, default=str)
-            + "`; the sitting's settings: `"
-            + json.dumps(r.settings or {}, sort_keys=True, default=str)
-            + "`.",
-            "",
-            "<details><summary>effective configuration</summary>",
-            "",
-            "```json",
-            json.dumps(r.config, sort_keys=True, indent=1, default=str),
-            "```",
-            "",
-            "</details>",
-            "",
-        ]
-    return "\n".join(lines)
 
 
 SCALES = Option(
@@ -462,37 +252,7 @@ class PeersBench(Benchmark):
         return sitting_id, done
 
     def render(self, records: Sequence[RunRecord]) -> str:
-        runs = list(records)
-        lines = [
-            "# Peers: interleaved sittings",
-            "",
-            "Each section is one sitting at one scale on one data shape: every strategy "
-            "ran the contest's procedure in interleaved rounds (rotated each round), "
-            "every run checked by the oracle, its noise measured during each job. Ratios "
-            "are taken round by round within the sitting. Newest sitting first; the "
-            "sittings a newer one of the same scale, shape and codec replaced follow, "
-            "kept whole (another machine's ratios are evidence too, not to be pooled).",
-            "",
-        ]
-        latest = sorted(newest(runs).values(), key=lambda g: g[0].sitting or "", reverse=True)
-        for g in latest:
-            lines += render_summary(summarize(g))
-        shown = {(g[0].sitting, g[0].scale, g[0].data_shape) for g in latest}
-        earlier = [
-            g for g in groups(runs) if (g[0].sitting, g[0].scale, g[0].data_shape) not in shown
-        ]
-        if earlier:
-            lines += ["# Earlier sittings", ""]
-        for g in sorted(earlier, key=lambda g: g[0].sitting or "", reverse=True):
-            head, *rest = render_summary(summarize(g))
-            lines += ["#" + head, *rest]
-        return "\n".join(lines)
+        return page.render(records)
 
     def extras(self, records: Sequence[RunRecord], folder: Path) -> None:
-        by_sitting: dict[str, list[RunRecord]] = {}
-        for r in records:
-            by_sitting.setdefault(r.sitting or "", []).append(r)
-        for sitting_id, recs in by_sitting.items():
-            path = folder / disclosure_name(sitting_id)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(render_disclosure(recs))
+        write_disclosures(records, folder)
