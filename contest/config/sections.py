@@ -71,6 +71,10 @@ class SparkConfig:
     # daemon loads the tasks' libraries before it forks (contest/infra/pyspark_daemon.py).
     # Off: no clear gain alone, round by round (results/duckdb.md).
     python_preload: bool = False
+    # Further options of the driver's JVM (a timed job's --driver-java-options, a
+    # command's own session's spark.driver.extraJavaOptions), e.g. JIT and GC flags for
+    # short jobs (results/costs.md).
+    java_options: str = ""
     # Spark's log level in a command's own session (its lines go to the command's log file).
     log_level: str = "WARN"
     # Loading the JVM connector is opt-in: it is not served by every registry.

@@ -9,9 +9,11 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import shutil
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from contest.config import Config, absolute_paths
@@ -25,10 +27,40 @@ from contest.infra.lakesoul_jvm import helper_jar
 from contest.infra.packages import ivy_home
 from contest.infra.postgres import local_server_pids
 from contest.infra.proc import ProcResult, run_timed
-from contest.infra.spark import log_java_option
+from contest.infra.spark import driver_java_options
 from contest.infra.storage import is_object_store
 from contest.peers.formats import runtime_of
 from contest.peers.formats import submit_options as peer_submit_options
+
+
+def scratch_dir(run_dir: Path) -> Path:
+    """Spark's scratch folder of a run's timed jobs (spark.local.dir: shuffle and spill
+    files): under the run's own folder, made and removed with each job, so a killed job
+    leaves no blockmgr-* folders in /tmp and the run's disk is the run's."""
+    return run_dir.absolute() / "spark-scratch"
+
+
+@contextmanager
+def scratch_folder(run_dir: Path) -> Iterator[Path]:
+    """A job's scratch folder (scratch_dir), made for it and removed after it, also when
+    it was killed; one that was there before is not the job's and stays."""
+    scratch = scratch_dir(run_dir)
+    made = not scratch.exists()
+    scratch.mkdir(parents=True, exist_ok=True)
+    try:
+        yield scratch
+    finally:
+        if made:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def scratch_options(master: str, run_dir: Path) -> list[str]:
+    """spark.local.dir under the run's folder for a local master; a cluster's executors
+    keep their workers' own (SPARK_LOCAL_DIRS), a folder of this machine being no
+    folder of theirs."""
+    if not submit.is_local(master):
+        return []
+    return ["--conf", f"spark.local.dir={scratch_dir(run_dir)}"]
 
 
 def job_script(stage: str) -> Path:
@@ -64,7 +96,8 @@ def spark_submit(
         "--driver-memory",
         cfg.spark.driver_memory,
         "--driver-java-options",
-        " ".join(o for o in (log_java_option(), jvm_options, java_options) if o),
+        driver_java_options(cfg, None, jvm_options, java_options),
+        *scratch_options(master or "local", config_file.parent),
         *merged,
         str(job_script(stage)),
         "--config",
@@ -181,9 +214,10 @@ def run_job(
     launch = spark_submit if runtime_of(cfg).jvm else native_command
     cmd = launch(cfg, stage, cores, config_file, args, master, options, cds_option)
     prepare_s = round(time.perf_counter() - started, 3)
-    job = run_timed(
-        cmd, log, env=env, cwd=config_file.parent, servers=local_server_pids(cfg), cap_s=cap_s
-    )
+    with scratch_folder(config_file.parent):
+        job = run_timed(
+            cmd, log, env=env, cwd=config_file.parent, servers=local_server_pids(cfg), cap_s=cap_s
+        )
     job.prepare_s = prepare_s
     return job
 

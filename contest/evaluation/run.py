@@ -92,6 +92,7 @@ def timed_job(run: Run, stage: str, args: list[str]) -> ProcResult:
     run.record.load[stage] = JobLoad.around(before, after, job.noise)
     run.record.timed_out = run.record.timed_out or job.timed_out
     run.record.prepare_s[stage] = job.prepare_s
+    run.record.timeline[stage] = job.timeline
     setattr(run.record, f"{stage}_s", round(job.seconds, 3))
     setattr(run.record, f"{stage}_peak_rss_bytes", job.peak_rss_bytes)
     setattr(run.record, f"{stage}_peak_process_rss_bytes", job.peak_process_rss_bytes)

@@ -19,7 +19,7 @@ from contest.config import Config, override
 from contest.errors import ConnectorError
 from contest.infra import jarcache, maven, packages
 from contest.infra.postgres import resolve_connection
-from contest.infra.spark import log_java_option
+from contest.infra.spark import driver_java_options
 from meta.schema import write_lakesoul_properties
 
 LAKESOUL_VERSION = "2.6.2"
@@ -131,7 +131,7 @@ def session_config(cfg: Config) -> Config:
         "spark.jars": str(helper_jar(cfg)),
         "spark.driver.extraClassPath": cp,
         "spark.executor.extraClassPath": cp,
-        "spark.driver.extraJavaOptions": f"{log_java_option()} {java_options(props)}",
+        "spark.driver.extraJavaOptions": driver_java_options(cfg, None, java_options(props)),
         "spark.executor.extraJavaOptions": java_options(props),
     }
     return override(cfg, {f"spark.conf.{k}": v for k, v in conf.items()})

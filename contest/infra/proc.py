@@ -28,6 +28,7 @@ from typing import Any
 import psutil
 
 from contest.errors import RunError
+from contest.infra import timeline
 from contest.infra.noise import JobNoise, NoiseMeter
 
 PR_SET_PDEATHSIG = 1
@@ -69,6 +70,14 @@ class ProcResult:
     prepare_s: float = 0.0
     # Stopped at its time cap (run_cap_s): its tree killed, its returncode the kill's.
     timed_out: bool = False
+    # Wall-clock moments (time.time()) the process was started and seen to exit.
+    launched_at: float = 0.0
+    exited_at: float = 0.0
+
+    @property
+    def timeline(self) -> dict[str, float]:
+        """Its phases from its log's marks (contest/infra/timeline.py), or none."""
+        return timeline.job_phases(self.log, self.launched_at, self.exited_at)
 
     @property
     def ok(self) -> bool:
@@ -121,7 +130,7 @@ def run_timed(
     log.parent.mkdir(parents=True, exist_ok=True)
     peak = [0, 0]
     with log.open("wb") as out:
-        started = time.perf_counter()
+        started, launched_at = time.perf_counter(), time.time()
         # Its own process group: an interrupted run kills the job's whole tree (the
         # spark-submit JVM and its Python workers), not only the process it started.
         proc = subprocess.Popen(
@@ -155,10 +164,14 @@ def run_timed(
             done.set()
             kill_group(proc)
             raise
-        seconds = time.perf_counter() - started
+        seconds, exited_at = time.perf_counter() - started, time.time()
         done.set()
         sampler.join()
-    lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    lines = [
+        ln
+        for ln in log.read_text(errors="replace").splitlines()
+        if ln.strip() and not ln.startswith(timeline.LINE_PREFIX)
+    ]
     return ProcResult(
         code,
         seconds,
@@ -168,6 +181,8 @@ def run_timed(
         lines[-1] if lines else "",
         meter.result(),
         timed_out=timed_out,
+        launched_at=launched_at,
+        exited_at=exited_at,
     )
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
 from contest.config.stores import object_store_env
+from contest.infra import timeline
 from contest.infra.connector import ensure_resolvable
 from contest.infra.pyspark_daemon import prefer_installed_pyspark
 from contest.infra.storage import configure, s3a_conf
@@ -41,6 +42,12 @@ def log_java_option(log_file: Path | None = None) -> str:
     return f"-Dlog4j2.configurationFile=file:{log_config(True)} -Dcontest.log.file={log_file}"
 
 
+def driver_java_options(cfg: Config, log_file: Path | None = None, *more: str) -> str:
+    """The driver JVM's options: the log's, the configured ones (spark.java_options),
+    then `more` (a timed job's class-data archive, a library's class path)."""
+    return " ".join(o for o in (log_java_option(log_file), cfg.spark.java_options, *more) if o)
+
+
 def session_log_path(cfg: Config, app_name: str) -> Path:
     """Where a command's session logs: the work folder's logs/, one file per run."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
@@ -59,7 +66,7 @@ def session_conf(
     cfg: Config, packages: tuple[str, ...] = (), log_file: Path | None = None
 ) -> dict[str, str]:
     conf = {
-        "spark.driver.extraJavaOptions": log_java_option(log_file),
+        "spark.driver.extraJavaOptions": driver_java_options(cfg, log_file),
         "spark.sql.shuffle.partitions": str(cfg.spark.shuffle_partitions),
         "spark.driver.memory": cfg.spark.driver_memory,
         "spark.ui.enabled": str(cfg.spark.ui).lower(),
@@ -135,6 +142,7 @@ def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) ->
     over the config's defaults (master, driver memory, any --conf).
 
     `packages`: Maven coordinates the session needs besides the configured ones."""
+    timeline.mark(timeline.SESSION)
     if cfg.spark.use_connector:
         ensure_resolvable(cfg.spark.connector)
 
@@ -175,6 +183,9 @@ def build_session(cfg: Config, app_name: str, packages: tuple[str, ...] = ()) ->
     for key, value in options.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    timeline.mark(timeline.CONTEXT)
+    if submitted is not None:  # spark-submit started the JVM before this Python
+        timeline.mark(timeline.JVM, jvm_start(spark))
     spark.sparkContext.setLogLevel(cfg.spark.log_level)
     if url := spark.sparkContext.uiWebUrl:
         # The address people look for; a timed job's is printed by evaluate from its log.
@@ -239,4 +250,44 @@ def spark_session(
         yield spark
     finally:
         if existing is None:
+            mark_tasks(spark)
+            timeline.mark(timeline.STOP)
             spark.stop()
+            timeline.mark(timeline.STOPPED)
+
+
+def jvm_start(spark: SparkSession) -> float:
+    """When the driver's JVM started (wall clock, seconds), as the JVM itself says."""
+    jvm: Any = spark.sparkContext._jvm
+    return int(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime()) / 1e3
+
+
+def task_span(spark: SparkSession) -> tuple[float, float] | None:
+    """When the application's first task was launched and its last stage completed
+    (wall clock, seconds), from Spark's own status store (kept with the UI off too);
+    None before any stage ran."""
+    sc: Any = spark.sparkContext
+    no_quantiles = sc._gateway.new_array(sc._jvm.double, 0)  # Array[Double]: a Java array
+    stages = sc._jsc.sc().statusStore().stageList(None, False, False, no_quantiles, None)
+    first, last = None, None
+    for i in range(stages.size()):
+        stage = stages.apply(i)
+        if stage.firstTaskLaunchedTime().isDefined():
+            at = stage.firstTaskLaunchedTime().get().getTime() / 1e3
+            first = at if first is None else min(first, at)
+        if stage.completionTime().isDefined():
+            at = stage.completionTime().get().getTime() / 1e3
+            last = at if last is None else max(last, at)
+    return (first, last) if first is not None and last is not None else None
+
+
+def mark_tasks(spark: SparkSession) -> None:
+    """The timeline's first and last task, read before the session stops. A session
+    whose JVM is gone (the job failing) has none: its own error is the one to see."""
+    try:
+        span = task_span(spark)
+    except Exception:  # py4j's errors of a dead gateway: a mark is never worth a failure
+        return
+    if span is not None:
+        timeline.mark(timeline.FIRST_TASK, span[0])
+        timeline.mark(timeline.LAST_TASK, span[1])

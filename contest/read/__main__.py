@@ -3,7 +3,7 @@
 
 import sys
 
-from contest.cli.main import job_main
+from contest.cli.job import job_main
 
 if __name__ == "__main__":
     sys.exit(job_main("read", sys.argv[1:]))

@@ -196,6 +196,11 @@ class RunRecord:
     # Per timed job, the seconds spent before it started making its command (its JVM
     # libraries resolved to jars by path): untimed, for every strategy alike.
     prepare_s: dict[str, float] = field(default_factory=dict)
+    # Per timed job, its timeline: the seconds of each phase between its own marks
+    # (launch, jvm, imports, context, plan, tasks, finish, stop, exit; a native job has
+    # no jvm or context), in order, summing to the job's wall time
+    # (contest/infra/timeline.py).
+    timeline: dict[str, dict[str, float]] = field(default_factory=dict)
     peer_write: dict[str, Any] | None = None
     # A compare's or a peer sitting's round; a sweep's case (key, label, repetition,
     # settings). A sitting (`contest bench peers`): its id (when it started, UTC), the

@@ -45,7 +45,7 @@ from contest.evaluation.strategies import STRATEGIES, round_order
 from contest.infra import cds
 from contest.infra.pagecache import read_ahead
 from contest.infra.proc import run_timed
-from contest.infra.spark import log_java_option
+from contest.infra.spark import driver_java_options
 from contest.results.benchmarks import DuckDBRecord
 from contest.results.runs import RunRecord
 from contest.sitting import (
@@ -146,7 +146,7 @@ def run_floor(cfg: Config, data: Path, cores: int, rows: int, folder: Path, rnd:
         raise RunError(f"floor I/O exited {io.returncode}: {io.last_line} (log {io.log})")
     submit = str(Path(sys.executable).parent / "spark-submit")
     start_cmd = [submit, "--master", f"local[{cores}]", "--driver-memory", cfg.spark.driver_memory]
-    java_options = f"{log_java_option()} {cds_option}".strip()
+    java_options = driver_java_options(cfg, None, cds_option)  # the timed jobs' levers too
     start_cmd += ["--driver-java-options", java_options, str(Path(floor.__file__)), "start"]
     starts = []
     for i in (1, 2):

@@ -31,6 +31,7 @@ from contest.data import operators
 from contest.data.batches import Batch, discover
 from contest.data.workload import contract_operators
 from contest.errors import ReadError, SchemaEvolutionError, UsageError
+from contest.infra import timeline
 from contest.infra.storage import is_object_store
 from contest.peers import formats, ledger
 from contest.peers.base import codec_name, error_line
@@ -84,9 +85,11 @@ def gives_cpus_back(job: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(job)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
         cpus, threads = os.sched_getaffinity(0), pa.cpu_count()
+        timeline.mark(timeline.FIRST_TASK)  # a native job's work: its library's calls
         try:
             return job(*args, **kwargs)
         finally:
+            timeline.mark(timeline.LAST_TASK)
             os.sched_setaffinity(0, cpus)
             pa.set_cpu_count(threads)
 

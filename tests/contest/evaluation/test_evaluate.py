@@ -12,6 +12,7 @@ import pytest
 from contest.cli.main import main
 from contest.data.generator import generate
 from contest.errors import UsageError
+from contest.infra import timeline
 from contest.infra.postgres import resolve_connection
 from contest.results.runs import local_runs
 from meta import catalog
@@ -70,6 +71,20 @@ def test_evaluate_optimized_end_to_end(cfg, pg, tmp_path, capsys, monkeypatch):
     assert set(stored["load"]) == {"write", "read"} and stored["machine_id"]
     assert stored["load"]["write"]["load1_before"] is not None and stored["git_commit"]
     assert "password" not in json.dumps(stored["config"]["pg"])
+    # Each timed job's timeline: every phase from its own marks, the marks in the order
+    # they happen, the phases summing to the job's wall time (the parent's launch to its
+    # exit).
+    spark_job = {"launch", "jvm", "imports", "context", "plan", "tasks", "finish", "stop", "exit"}
+    for stage in ("write", "read"):
+        phases = stored["timeline"][stage]
+        assert set(phases) == spark_job, phases
+        assert all(s >= 0 for s in phases.values()) and phases["tasks"] > 0
+        assert sum(phases.values()) == pytest.approx(stored[f"{stage}_s"], abs=0.1)
+        marks = timeline.read_marks(
+            tmp_path / "rel-work" / "eval" / "logs" / f"optimized-{stage}.log"
+        )
+        at = [marks[m] for m in timeline.MARKS if m in marks]
+        assert len(at) == 8 and all(a <= b + 0.005 for a, b in zip(at, at[1:], strict=False))
 
     # A second evaluation in another work folder (the advice a second one in the same
     # folder gets) never touches the first's table: its clean phase leaves the first's
