@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from contest.benchmarks.commits import CommitsBench
 from contest.benchmarks.compact import CompactBench
+from contest.benchmarks.costs.bench import CostsBench
 from contest.benchmarks.duckdb.bench import DuckDBBench
 from contest.benchmarks.peers.bench import PeersBench
 from contest.benchmarks.read import ReadBench
@@ -29,6 +30,7 @@ BENCHMARKS: dict[str, type[Benchmark]] = {
         StreamBench,
         PeersBench,
         InteropBench,
+        CostsBench,
     )
 }
 

@@ -27,6 +27,7 @@ from contest.results.benchmarks import (
     ReplayRecord,
     ScaleRecord,
 )
+from contest.results.costs import CostRecord
 from contest.results.interop import InteropRecord
 from contest.results.record import NotARecord, conforms, read_lenient, read_lines
 from contest.results.runs import RunRecord
@@ -136,6 +137,7 @@ FILES: dict[str, ResultsFile] = {
         ResultsFile("compact", "compact.jsonl", "Compaction", CompactRecord.from_dict),
         ResultsFile("duckdb", "duckdb.jsonl", "DuckDB against optimized", DuckDBRecord.from_dict),
         ResultsFile("scale", "scale.jsonl", "Scale", ScaleRecord.from_dict),
+        ResultsFile("costs", "costs.jsonl", "Costs: fixed and per row", CostRecord.from_dict),
         ResultsFile(
             "commit_paths", "commit_paths.jsonl", "Commit paths", CommitPathRecord.from_dict
         ),

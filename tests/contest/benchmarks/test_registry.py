@@ -21,6 +21,7 @@ def test_registry_names_and_files_are_unique():
         "stream",
         "peers",
         "interop",
+        "costs",
     ]
     stems = [b.stem for b in BENCHMARKS.values()]
     assert len(set(stems)) == len(stems)
