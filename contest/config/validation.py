@@ -34,7 +34,7 @@ from meta.errors import PgError
 CHECKERS = (
     "contest.peers.formats",
     "contest.data.workload",
-    "contest.data.generator",
+    "contest.data.file_writers",
     "contest.engines",
 )
 

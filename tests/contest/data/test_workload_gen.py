@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from contest.config import WorkloadConfig, load_config
-from contest.data.generator import FILE_WRITERS, generate
+from contest.data.file_writers import FILE_WRITERS
+from contest.data.generator import generate
 from contest.data.workload import OPERATOR_NAMES, named, workload_settings
 from contest.errors import ConfigError
 
