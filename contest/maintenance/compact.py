@@ -24,8 +24,10 @@ import pyarrow.compute as pc
 
 from contest.config import Config
 from contest.data.changes import INSERT
+from contest.data.spark_types import spark_struct
 from contest.errors import ReadError
 from contest.read.files import (
+    WORK_FIELDS,
     BucketMerge,
     MergeTuning,
     files_by_bucket,
@@ -35,7 +37,7 @@ from contest.read.files import (
 from contest.read.job import operators_for
 from contest.read.operators import merge_rows, validate_operators
 from contest.write.cleanup import delete_files, delete_written, wait_for_tasks
-from contest.write.files import BUCKET_COL, FILE_SCHEMA, claim_tokens, file_rows, write_bucket_files
+from contest.write.files import BUCKET_COL, FILE_ROWS, claim_tokens, file_rows, write_bucket_files
 from meta.catalog import TableRef
 from meta.commits import (
     DataFile,
@@ -158,9 +160,9 @@ def compact(
     token = claim_tokens(conn, table, "compact")[0]
     group = f"contest-compact-{token}"
     spark.sparkContext.setJobGroup(group, f"compact {name}", interruptOnCancel=True)
-    tasks = spark.sparkContext.parallelize(work, max(len(work), 1)).toDF("bucket int, files string")
+    tasks = spark.sparkContext.parallelize(work, max(len(work), 1)).toDF(spark_struct(WORK_FIELDS))
     try:
-        result = tasks.mapInArrow(task, FILE_SCHEMA).collect()
+        result = tasks.mapInArrow(task, spark_struct(FILE_ROWS)).collect()
     except BaseException:
         spark.sparkContext.cancelJobGroup(group)
         wait_for_tasks(spark, group)

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from contest.config import CODECS, ReadConfig
 from contest.data import operators as registry
 from contest.data.dictionaries import dictionary_columns, writes_without_arrow_schema
-from contest.data.spark_types import spark_type
+from contest.data.spark_types import spark_struct
 from contest.data.uuid_keys import WORD_COLUMNS
 from contest.errors import SchemaEvolutionError
 from contest.infra.storage import filesystem
@@ -39,6 +39,10 @@ from meta.commits import SnapshotCommit
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+# A merge job's work items (a bucket and its files as JSON) and a writing merge's answer.
+WORK_FIELDS = (("bucket", pa.int32()), ("files", pa.string()))
+ROWS_FIELDS = (("rows", pa.int64()),)
 
 
 def files_by_bucket(commits: Sequence[SnapshotCommit]) -> dict[int, list[tuple[str, int | None]]]:
@@ -347,7 +351,7 @@ def merged_dataframe(
     a bucket is read and merged, see merge_bucket; `span`: a changes read of change
     data)."""
     merge = BucketMerge.of(table, commits, operators, tuning, span)
-    out_schema = _spark_ddl(merge.result, merge.ops)
+    out_schema = spark_struct((f.name, f.type) for f in result_schema(merge.result, merge.ops))
     buckets = files_by_bucket(commits)
     work = [(b, json.dumps(files)) for b, files in sorted(buckets.items())]
     if not work:
@@ -359,7 +363,7 @@ def merged_dataframe(
                 for merged in merge([tuple(f) for f in json.loads(files)]):
                     yield from merged.to_batches(max_chunksize=65536)
 
-    tasks = spark.sparkContext.parallelize(work, len(work)).toDF("bucket int, files string")
+    tasks = spark.sparkContext.parallelize(work, len(work)).toDF(spark_struct(WORK_FIELDS))
     return tasks.mapInArrow(merge_task, out_schema)
 
 
@@ -434,14 +438,10 @@ def write_merged(
                 )
 
     if work:
-        tasks = spark.sparkContext.parallelize(work, len(work)).toDF("bucket int, files string")
-        written = sum(r["rows"] for r in tasks.mapInArrow(merge_write_task, "rows long").collect())
+        tasks = spark.sparkContext.parallelize(work, len(work)).toDF(spark_struct(WORK_FIELDS))
+        answers = tasks.mapInArrow(merge_write_task, spark_struct(ROWS_FIELDS)).collect()
+        written = sum(r["rows"] for r in answers)
     else:
         pq.write_table(out_schema.empty_table(), f"{base}/part-00000.parquet", filesystem=fs)
         written = 0
     return written
-
-
-def _spark_ddl(schema: pa.Schema, ops: Mapping[str, str]) -> str:
-    cols = [f"`{f.name}` {spark_type(f.type)}" for f in result_schema(schema, ops)]
-    return ", ".join(cols)

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from contest.config import Config
 from contest.data.batches import SCHEMA, check_schema
+from contest.data.spark_types import spark_struct
 from contest.errors import DataError, HarnessError, RunError
 from contest.infra.folders import open_input
 from contest.infra.storage import filesystem
@@ -41,7 +42,7 @@ from contest.stream.ordering import order_files, sorted_copies
 from contest.write.cleanup import delete_written, wait_for_tasks
 from contest.write.files import (
     BUCKET_COL,
-    FILE_SCHEMA,
+    FILE_ROWS,
     claim_tokens,
     file_rows,
     write_bucket_files,
@@ -254,7 +255,7 @@ class UpsertSink:
             return []
         task = _bucket_task(table, cfg.write.codec, cfg.write.drop_null_keys, cfg.write.sort)
         df = spark.createDataFrame(rows, "path string, rg int, token string")
-        result = df.repartition(len(rows)).mapInArrow(task, FILE_SCHEMA).collect()
+        result = df.repartition(len(rows)).mapInArrow(task, spark_struct(FILE_ROWS)).collect()
         nulls = sum(r["null_keys"] for r in result)
         if nulls and not cfg.write.drop_null_keys:
             raise DataError(

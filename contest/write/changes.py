@@ -30,13 +30,15 @@ from contest.data import change_sql
 from contest.data import operators as registry
 from contest.data.batches import Batch
 from contest.data.changes import Changes, changes_of
+from contest.data.spark_types import spark_struct
 from contest.data.workload import batch_schema, workload_schema
 from contest.errors import DataError
 from contest.infra.folders import open_input
 from contest.write.batch_reader import read_pieces
 from contest.write.files import (
     BUCKET_COL,
-    FILE_SCHEMA,
+    FILE_ROWS,
+    RANGE_FIELDS,
     WriteOutcome,
     file_rows,
     row_group_rows,
@@ -199,6 +201,6 @@ def write_changes(
     work = [(a, z) for a, z in zip(bounds, bounds[1:], strict=False) if z > a]
     if not work:
         return WriteOutcome([], 0, shuffled=False)
-    tasks = spark.sparkContext.parallelize(work, len(work)).toDF("start long, stop long")
-    result = tasks.mapInArrow(task, FILE_SCHEMA).collect()
+    tasks = spark.sparkContext.parallelize(work, len(work)).toDF(spark_struct(RANGE_FIELDS))
+    result = tasks.mapInArrow(task, spark_struct(FILE_ROWS)).collect()
     return write_outcome(result, tuple(columns), shuffled=False)

@@ -31,6 +31,7 @@ from contest.data.dictionaries import (
     few_values_as_dictionaries,
     writes_without_arrow_schema,
 )
+from contest.data.spark_types import spark_struct
 from contest.data.uuid_keys import WORD_COLUMNS, uuid_words
 from contest.infra.storage import filesystem
 from contest.write.batch_reader import read_pieces
@@ -47,7 +48,8 @@ if TYPE_CHECKING:
 
 BUCKET_COL = "__contest_bucket"
 POS_COL = "__contest_pos"
-FILE_SCHEMA = "path string, size long, bucket int, rows long, null_keys long"
+# A range-reading job's work items: each task's rows of the batch file.
+RANGE_FIELDS = (("start", pa.int64()), ("stop", pa.int64()))
 # What a write task reports: its files, and a row counting NULL keys when it met any.
 FILE_ROWS = pa.schema(
     [
@@ -254,7 +256,7 @@ def write_dataframe(
             data = data.filter(valid)
         yield file_rows(write_bucket_files(data, path, keys, schema, codec, token, sort), nulls)
 
-    result = staged.mapInArrow(write_task, FILE_SCHEMA).collect()
+    result = staged.mapInArrow(write_task, spark_struct(FILE_ROWS)).collect()
     return write_outcome(result, tuple(schema.names), shuffled, repartition or 0)
 
 
@@ -391,8 +393,8 @@ def write_file_split(
     work = [(int(a), int(b)) for a, b in ranges if b > a]
     if not work:
         return WriteOutcome([], 0, shuffled=False)
-    tasks = spark.sparkContext.parallelize(work, len(work)).toDF("start long, stop long")
+    tasks = spark.sparkContext.parallelize(work, len(work)).toDF(spark_struct(RANGE_FIELDS))
     # collect() keeps the tasks' order, and each task's rows in the order it yields them.
-    result = tasks.mapInArrow(task, FILE_SCHEMA).collect()
+    result = tasks.mapInArrow(task, spark_struct(FILE_ROWS)).collect()
     parts = sum(len(pieces(a, b, piece_rows)) for a, b in work) if piece_rows else 0
     return write_outcome(result, tuple(schema.names), shuffled=False, parts=parts)
