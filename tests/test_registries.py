@@ -11,7 +11,9 @@ import contest.data.workload
 from contest.benchmarks import registry
 from contest.cli import reference
 from contest.cli.main import build_parser
+from contest.peers import registry as peers
 from contest.sitting import Benchmark
+from contest.trials.interop import Family, cells, families
 
 
 class ThrowawayBench(Benchmark):
@@ -44,3 +46,51 @@ def test_a_workload_shipped_with_the_package_is_named_in_every_workload_option(m
     for command in (("evaluate",), ("compare",), ("workload", "run")):
         text = _help(*command)
         assert "throwaway" in text and all(name in text for name in shipped), command
+
+
+THROWAWAY_FORMAT = peers.FormatFamily("throwaway", "Throwaway Format", rank=99)
+THROWAWAY_SPARK = peers.Implementation(
+    name="throwaway",
+    table_format="Throwaway 0.1",
+    runs_on="Spark (a throwaway)",
+    strategies=(
+        peers.Strategy(
+            "throwaway-merge",
+            {"peer.format": "throwaway"},
+            interop=peers.Interop(writes=True, reads=True, compacted=True),
+        ),
+        peers.Strategy("throwaway-dv", {"peer.format": "throwaway"}),  # no part
+    ),
+    family=THROWAWAY_FORMAT,
+)
+THROWAWAY_READER = peers.Implementation(
+    name="throwaway-rs",
+    table_format="Throwaway (its Rust library)",
+    runs_on="a Python process",
+    runtime=peers.NATIVE,
+    family=THROWAWAY_FORMAT,
+    interop=peers.Interop(reads=True),
+)
+
+
+def test_a_format_added_to_the_registry_is_a_family_of_the_interop_matrix():
+    before = families()
+    for impl in (THROWAWAY_SPARK, THROWAWAY_READER):
+        peers.register(impl)
+    try:
+        assert families() == (
+            *before,
+            Family(
+                "throwaway",
+                "Throwaway Format",
+                ("throwaway-merge",),
+                ("throwaway-merge", "throwaway-rs"),
+                ("throwaway-merge",),
+            ),
+        )
+        assert "throwaway" in _help("bench", "interop")  # --formats names it
+        assert ("throwaway-merge", "throwaway-rs") in {(w, r) for _, w, r, _ in cells(families())}
+    finally:
+        for impl in (THROWAWAY_SPARK, THROWAWAY_READER):
+            peers.unregister(impl.name)
+    assert families() == before

@@ -199,7 +199,11 @@ def ratio_text(ref: Sequence[float], own: Sequence[float]) -> str:
     return f"{fmt(m_ref / m_own, 'x2')}×{note}"
 
 
-def section(anchor: str, title: str, intro: str, body: str) -> str:
+def section(anchor: str, title: str, intro: str, body: str, none: str = "") -> str:
+    """A section of the page. `none`: the line shown in place of an empty body (its
+    results files hold nothing yet), so a section names its anchor and heading once."""
+    if not body and none:
+        body = empty(none)
     return (
         f'<section id="{anchor}"><h2>{esc(title)}</h2><p class="intro">{intro}</p>{body}</section>'
     )

@@ -15,7 +15,6 @@ import plotly.graph_objects as go
 from contest.dashboard.blocks import (
     PALETTE,
     Builder,
-    empty,
     esc,
     fmt,
     scale_order,
@@ -72,16 +71,6 @@ def workloads_section(b: Builder, loaded: Loaded) -> str:
         "(n=1): the spread is the line's own wobble, the load after each phase is in "
         "the table."
     )
-    if not data:
-        return section(
-            "workloads",
-            "Workload longevity",
-            intro,
-            empty(
-                "No workload longevity results yet: <code>workloads/*.jsonl</code> holds "
-                "none in this results folder."
-            ),
-        )
     parts: list[str] = []
     groups = sorted(
         {(phase(i).workload, i.labels.scale) for i in data},
@@ -157,7 +146,11 @@ def workloads_section(b: Builder, loaded: Loaded) -> str:
             + chart
             + record_table(b, at, lead, what="phases")
         )
-    return section("workloads", "Workload longevity", intro, "".join(parts))
+    none = (
+        "No workload longevity results yet: <code>workloads/*.jsonl</code> holds none in "
+        "this results folder."
+    )
+    return section("workloads", "Workload longevity", intro, "".join(parts), none)
 
 
 # -- streaming ---------------------------------------------------------------------------
@@ -184,8 +177,6 @@ def streaming_section(b: Builder, loaded: Loaded) -> str:
         "rows visible) and throughput at each feed rate, and the cost of a micro-batch "
         "commit as the history grows; each row with its sitting and the load around it."
     )
-    if not (faults or freshness or meta):
-        return section("streaming", "Streaming", intro, empty("No streaming results yet."))
     parts = []
     if faults:
         parts.append(
@@ -234,7 +225,7 @@ def streaming_section(b: Builder, loaded: Loaded) -> str:
             '<h3 id="stream-metadata">Metadata cost of a long stream</h3>'
             + record_table(b, meta, what="measurements")
         )
-    return section("streaming", "Streaming", intro, "".join(parts))
+    return section("streaming", "Streaming", intro, "".join(parts), "No streaming results yet.")
 
 
 # -- fault experiments -----------------------------------------------------------------
@@ -253,9 +244,8 @@ def faults_section(b: Builder, loaded: Loaded) -> str:
         "breaks a run on purpose and checks that nothing committed is lost and nothing "
         "half-done is visible."
     )
-    if not data:
-        return section("faults", "Fault experiments", intro, empty("No fault experiments yet."))
-    return section("faults", "Fault experiments", intro, record_table(b, data, what="experiments"))
+    table = record_table(b, data, what="experiments") if data else ""
+    return section("faults", "Fault experiments", intro, table, "No fault experiments yet.")
 
 
 # -- the other benchmarks ----------------------------------------------------------------
@@ -311,6 +301,4 @@ def benchmarks_section(b: Builder, loaded: Loaded) -> str:
             + chart
             + record_table(b, items)
         )
-    if not parts:
-        return section("benchmarks", "Benchmarks", intro, empty("No benchmark results yet."))
-    return section("benchmarks", "Benchmarks", intro, "".join(parts))
+    return section("benchmarks", "Benchmarks", intro, "".join(parts), "No benchmark results yet.")

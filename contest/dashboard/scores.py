@@ -14,7 +14,6 @@ from contest.dashboard.blocks import (
     PALETTE,
     REFERENCE,
     Builder,
-    empty,
     esc,
     plot_time,
     ratio_text,
@@ -48,7 +47,7 @@ def run(i: Item) -> RunRecord:
 def runs_section(b: Builder, loaded: Loaded) -> str:
     data = when_desc(sorted(loaded.table("runs"), key=lambda i: i.source), lambda i: run(i).when)
     if not data:
-        return section("runs", "Runs", "", empty("No runs yet: runs.jsonl holds none."))
+        return section("runs", "Runs", "", "", "No runs yet: runs.jsonl holds none.")
     scales = sorted({i.labels.scale for i in data}, key=scale_order)
     fig = make_subplots(
         rows=len(scales),
@@ -125,7 +124,7 @@ def comparison_section(b: Builder, loaded: Loaded) -> str:
         lambda i: run(i).when,
     )
     if not data:
-        return section("peers", "Peer comparison", "", empty("No correct runs yet."))
+        return section("peers", "Peer comparison", "", "", "No correct runs yet.")
     scales = sorted({i.labels.scale for i in data}, key=scale_order)
     fig = make_subplots(
         rows=1,
@@ -220,7 +219,7 @@ def known(values: Iterable[float | None]) -> list[float]:
 def scale_section(b: Builder, loaded: Loaded) -> str:
     data = sorted(loaded.table("scale"), key=lambda i: (scaled(i).scale, scaled(i).when))
     if not data:
-        return section("scale", "Scale", "", empty("No scale runs yet: scale.jsonl holds none."))
+        return section("scale", "Scale", "", "", "No scale runs yet: scale.jsonl holds none.")
     ok = [i for i in data if scaled(i).correct and scaled(i).scale]
     metrics: list[tuple[str, Callable[[ScaleRecord], float | None]]] = [
         (column(ScaleRecord, "rows_per_core_s").shown.header, lambda r: r.rows_per_core_s),
@@ -312,8 +311,6 @@ def sweeps_section(b: Builder, loaded: Loaded) -> str:
         "rows/core/s per case (n correct runs under each box, its spread the box); a case "
         "is better only where its min–max range clears the others'."
     )
-    if not data:
-        return section("sweeps", "Sweeps", intro, empty("No sweeps yet: sweeps/ holds none."))
     parts: list[str] = []
     for sweep in sorted({i.part or UNKNOWN for i in data}):
         at = [i for i in data if (i.part or UNKNOWN) == sweep]
@@ -343,4 +340,4 @@ def sweeps_section(b: Builder, loaded: Loaded) -> str:
             + chart
             + table(headers, sweep_rows(b, at, cases), numeric=(1, 2, 3, 4), what="cases")
         )
-    return section("sweeps", "Sweeps", intro, "".join(parts))
+    return section("sweeps", "Sweeps", intro, "".join(parts), "No sweeps yet: sweeps/ holds none.")

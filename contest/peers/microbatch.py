@@ -1,9 +1,11 @@
 """What the harness's own `foreachBatch` sinks of the peer formats share (Delta's MERGE,
-contest/peers/delta/stream.py; Hudi's upsert, contest/peers/hudi/merger.py): the query
-id Spark keeps in the checkpoint, which names the writer in the format's idempotence record (it
-stays the same across restarts, the run id does not), and the report of each
-micro-batch to the stream (contest/stream/peer.py), followed by the pause after a commit
-that lets the bench's kills land between the table's commit and Spark's."""
+contest/peers/delta/stream.py; Hudi's upsert, contest/peers/hudi/merger.py; Paimon's
+append, contest/peers/paimon/stream.py): the query id Spark keeps in the checkpoint,
+which names the writer in the format's idempotence record (it stays the same across
+restarts, the run id does not), the lookup of each micro-batch (`MicroBatch`: its files,
+its record, whether it is a replay), and the report of each micro-batch to the stream
+(contest/stream/peer.py), followed by the pause after a commit that lets the bench's
+kills land between the table's commit and Spark's."""
 
 from __future__ import annotations
 
@@ -46,6 +48,14 @@ class MicroBatchSink:
     def ledger(self) -> SourceRecords:
         return SourceRecords(Path(self.table) / self.ledger_dir)
 
+    def lookup(self, df: DataFrame, batch_id: int) -> MicroBatch:
+        """The micro-batch `foreachBatch` was called with, as every format's sink looks
+        it up: its query and id, its source files and the ledger's records."""
+        files = batch_files(df)
+        return MicroBatch(
+            self.query_id(), int(batch_id), files, self.ledger.entries(), str(self.table)
+        )
+
     def query_id(self) -> str:
         """The query id in `<checkpoint>/metadata` (`{"id": ...}`, Spark writes it when
         the query first starts)."""
@@ -87,6 +97,31 @@ class SourceRecord:
     batch: int
     files: tuple[str, ...]
     after: str = ""
+
+
+@dataclass(frozen=True)
+class MicroBatch:
+    """One micro-batch as its sink found it (`MicroBatchSink.lookup`): its query (the
+    checkpoint's id) and batch id, its source files, the ledger's records, its table."""
+
+    query: str
+    batch: int
+    files: list[str]
+    entries: list[SourceRecord]
+    table: str
+
+    @property
+    def own(self) -> SourceRecord | None:
+        """Its own record, which a run before this one wrote (a replay has one)."""
+        return own_record(self.entries, self.query, self.batch)
+
+    def replayed(self, committed: Callable[[SourceRecord], bool]) -> bool:
+        """A replay of a committed micro-batch (skip it), or refused: `check_batch`."""
+        return check_batch(self.entries, committed, self.query, self.batch, self.files, self.table)
+
+    def record(self, after: str = "") -> SourceRecord:
+        """Its record, written before the table's commit (`after`: the format's)."""
+        return SourceRecord(self.query, self.batch, tuple(self.files), after)
 
 
 class SourceRecords:
@@ -140,6 +175,11 @@ def name_order(path: str) -> tuple[tuple, str]:
     return (natural_key(path.rsplit("/", 1)[-1]), path)
 
 
+def own_record(entries: Sequence[SourceRecord], query: str, batch: int) -> SourceRecord | None:
+    """The record of micro-batch (`query`, `batch`), if one was written."""
+    return next((e for e in entries if e.query == query and e.batch == batch), None)
+
+
 def check_batch(
     entries: Sequence[SourceRecord],
     committed: Callable[[SourceRecord], bool],
@@ -155,7 +195,7 @@ def check_batch(
     same folder, or through a symlink), or when a file sorts before one the query
     committed already (it landed late: applied now, its rows would come after that
     file's)."""
-    own = next((e for e in entries if e.query == query and e.batch == batch), None)
+    own = own_record(entries, query, batch)
     if own is None and committed(SourceRecord(query, batch, ())):
         return True  # committed before the harness kept records: a replay
     if own is not None and committed(own):

@@ -6,9 +6,11 @@ library) with one `register(...)` call, and everything that lists formats or str
 asks here, in one order (`listing_order`): the CLI's choices, `contest bench peers` and
 `bench stream`, the JVM packages `contest packages fetch` resolves, the strategies'
 presets and `:defaults` rows, the sweeps' checks and the merge engines that refuse an
-operator. Adding a format is its folder plus its line in
-`contest/peers/__init__.py`, as pyiceberg's catalogs are one module each behind one
-registry and ClickBench's systems one folder each.
+operator, and `contest bench interop`'s families (which engines write and read which
+format: each implementation's `family` and each strategy's `interop` part). Adding a
+format is its folder plus its line in `contest/peers/__init__.py`, as pyiceberg's
+catalogs are one module each behind one registry and ClickBench's systems one folder
+each.
 """
 
 from __future__ import annotations
@@ -30,6 +32,36 @@ Preset = Mapping[str, object]
 
 
 @dataclass(frozen=True)
+class FormatFamily:
+    """A table format as the lists by format group its implementations (Spark's, its
+    native library's; for LakeSoul the harness's own engines and LakeSoul's Python
+    engine, none of them a `peer.format` named so): `contest bench interop`'s families.
+    `key`: how `--formats` names it; `name`: how a page titles it; `rank`: its place in
+    those lists, lower first (equal ranks in listing order)."""
+
+    key: str
+    name: str
+    rank: int = 0
+
+
+@dataclass(frozen=True)
+class Interop:
+    """A part in `contest bench interop`, declared where the strategy (or a reader-only
+    implementation) is registered, so a new one is in the matrix with no other edit.
+    `writes`: its table (the contest's procedure) is read by its format's readers;
+    `reads`: it reads every other writer's table of its format; `compacted`: its table
+    is read again after `contest compact` (the format's own compaction)."""
+
+    writes: bool = False
+    reads: bool = False
+    compacted: bool = False
+
+
+# No part in the interop matrix (a baseline, a variant the matrix has no cell for).
+NO_INTEROP = Interop()
+
+
+@dataclass(frozen=True)
 class Strategy:
     """One configuration of an implementation that the comparisons name: its preset and,
     for a peer, its row at the format's documented defaults (`<name>:defaults`, what
@@ -41,6 +73,8 @@ class Strategy:
     # The change data this strategy takes where it is less than its implementation's
     # (a copy-on-write baseline that keeps no tombstones); None: the implementation's.
     changes: ChangeSupport | None = None
+    # Its part in `contest bench interop` (its implementation's `family` the format).
+    interop: Interop = NO_INTEROP
 
 
 @dataclass(frozen=True)
@@ -119,6 +153,11 @@ class Implementation:
     # Lower first among the implementations of its runtime; equal ranks (every Spark one's
     # 0) keep the order of registration, the folders' in contest/peers/__init__.py.
     rank: int = 0
+    # The table format it is an implementation of (None: in no list by format).
+    family: FormatFamily | None = None
+    # A reader without a strategy (hudi-rs): its part in `contest bench interop`, under
+    # its own name; an implementation with strategies declares theirs on each.
+    interop: Interop = NO_INTEROP
 
 
 # By name, in the order of registration: every list asks `implementations()`.
@@ -153,10 +192,27 @@ def register(impl: Implementation) -> Implementation:
     for name, coords in impl.packages.items():
         if name in sets and sets[name] != coords:
             raise ConfigError(f"package set {name!r} is registered with other coordinates")
+    check_interop(impl)
     if impl.merge_engine is not None:
         register_engine(impl.merge_engine)
     IMPLEMENTATIONS[impl.name] = impl
     return impl
+
+
+def check_interop(impl: Implementation) -> None:
+    """An interop part names its format (the implementation's family, one key one
+    family), a compacted table is a written one, and a part stands on the strategy
+    when there is one (on the implementation only for a reader without any)."""
+    if impl.strategies and impl.interop != NO_INTEROP:
+        raise ConfigError(f"implementation {impl.name!r}: interop parts go on its strategies")
+    for name, part in interop_names(impl):
+        if part.compacted and not part.writes:
+            raise ConfigError(f"interop: {name!r} is compacted but writes no table")
+        if part != NO_INTEROP and impl.family is None:
+            raise ConfigError(f"interop: {name!r} takes part, but {impl.name!r} has no family")
+    fam = impl.family
+    if fam is not None and any(f.key == fam.key and f != fam for f in families()):
+        raise ConfigError(f"format family {fam.key!r} is registered already, named otherwise")
 
 
 def unregister(name: str) -> None:
@@ -191,6 +247,26 @@ def implementation_of(strategy: str) -> Implementation:
         if any(s.name == strategy for s in impl.strategies):
             return impl
     raise KeyError(strategy)
+
+
+def interop_names(impl: Implementation) -> list[tuple[str, Interop]]:
+    """The names an implementation takes part in `contest bench interop` under, with
+    their parts: each strategy's, or a reader-only implementation's own."""
+    return [(s.name, s.interop) for s in impl.strategies] or [(impl.name, impl.interop)]
+
+
+def families() -> list[FormatFamily]:
+    """The table formats the implementations declare, each once: by rank, equal ranks
+    in listing order."""
+    found = {i.family.key: i.family for i in implementations() if i.family is not None}
+    return sorted(found.values(), key=lambda f: f.rank)
+
+
+def interop_parts(family: FormatFamily) -> list[tuple[str, Interop]]:
+    """Who takes part in `contest bench interop` for a format, in listing order: each
+    strategy or reader-only implementation of it (its name) with its part."""
+    found = [i for i in implementations() if i.family is not None and i.family.key == family.key]
+    return [(n, p) for i in found for n, p in interop_names(i) if p != NO_INTEROP]
 
 
 def peer_formats() -> dict[str, PeerFormat]:

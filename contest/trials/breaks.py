@@ -5,7 +5,9 @@ what it left against the oracle.
 
 The fault experiments (contest/trials/faults) and the stream kill trials
 (contest/trials/stream, and the stream bench's random kills) all go through `broken`,
-so a kill means the same thing (and is timed the same way) in each.
+so a kill means the same thing (and is timed the same way) in each; those that kill
+after the child logged its k-th commit or micro-batch go through `broken_when_logged`,
+so the moment is read from the child's log the same way too.
 """
 
 from __future__ import annotations
@@ -60,3 +62,34 @@ def broken(
     finally:
         kill_group(proc)
     return Broken(exited, time.monotonic() - start)
+
+
+def read_text(path: Path) -> str:
+    """A child's log as it stands: "" before it is written (or when it cannot be read)."""
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def broken_when_logged(
+    cmd: Sequence[str],
+    log: Path,
+    env: Mapping[str, str],
+    cwd: Path,
+    logged: Callable[[str], bool],
+    *,
+    within_s: float,
+    poll_s: float = 0.02,
+    then_s: float = 0.0,
+) -> tuple[Broken, str]:
+    """`broken` at a moment the child's own stderr (`log`.err) tells: once `logged(text)`
+    holds for what it has written so far (its k-th commit or micro-batch line); with
+    the stderr it left, which the trial counts (what was acknowledged before the kill)."""
+    err = log.with_suffix(".err")
+
+    def moment() -> bool:
+        return logged(read_text(err))
+
+    kill = broken(cmd, log, env, cwd, until=moment, within_s=within_s, poll_s=poll_s, then_s=then_s)
+    return kill, read_text(err)

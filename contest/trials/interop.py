@@ -7,9 +7,11 @@ cell is exact, wrong (the keys that differ, are missing or extra) or refused (th
 error's first line). Correctness only: nothing here is timed or scored, so a matrix
 measured on a busy machine is still true.
 
-Which engines write and read which format is `FAMILIES` (data): the Spark peers, the
-formats' native libraries (each format folder's native.py, contest/peers/<format>/) and
-LakeSoul's two engines (the harness's, and LakeSoul's own Python engine)."""
+Which engines write and read which format (`families()`) is what each format's folder
+registers (contest/peers/<format>/): its family on each implementation (the Spark peers,
+the formats' native libraries, LakeSoul's two engines: the harness's and LakeSoul's own
+Python engine) and each strategy's part, so a new format or strategy is in the matrix
+with no edit here."""
 
 from __future__ import annotations
 
@@ -49,44 +51,40 @@ class Family:
     compacted: tuple[str, ...] = ()
 
 
-FAMILIES: tuple[Family, ...] = (
-    Family(
-        "delta",
-        "Delta Lake",
-        ("delta-merge", "delta-dv", "delta-rs"),
-        ("delta-merge", "delta-rs"),
-        compacted=("delta-dv",),
-    ),
-    Family(
-        "iceberg",
-        "Apache Iceberg",
-        ("iceberg-mor", "iceberg-dv", "pyiceberg"),
-        ("iceberg-mor", "pyiceberg"),
-        compacted=("iceberg-dv",),
-    ),
-    Family("paimon", "Apache Paimon", ("paimon-agg",), ("paimon-agg", "pypaimon"), ("paimon-agg",)),
-    Family("hudi", "Apache Hudi", ("hudi-mor",), ("hudi-mor", "hudi-rs"), ("hudi-mor",)),
-    Family(
-        "lakesoul",
-        "LakeSoul",
-        ("optimized", "lakesoul-py"),
-        ("optimized", "lakesoul-py"),
-        compacted=("optimized",),
-    ),
-)
+def families() -> tuple[Family, ...]:
+    """Each format family the registry declares (by its rank) that has a part in this
+    trial: its writers, readers and compacted tables in listing order (Spark's before
+    the native libraries')."""
+    out = []
+    for fam in registry.families():
+        parts = registry.interop_parts(fam)
+        if parts:
+            writers = tuple(n for n, p in parts if p.writes)
+            readers = tuple(n for n, p in parts if p.reads)
+            compacted = tuple(n for n, p in parts if p.compacted)
+            out.append(Family(fam.key, fam.name, writers, readers, compacted))
+    return tuple(out)
+
+
 # A cell: (verdict, wrong keys, result rows, error or the check's first line).
 Cell = tuple[str, int | None, int | None, str]
 # One cell to measure: (family, writer, reader, the table's state when read).
 Plan = tuple[Family, str, str, str]
 SCALE = Option("--scale", "scale of generated data", float, 0.001, valid=lambda v: v > 0)
-FORMATS = Option(
-    "--formats",
-    f"formats to cross-read (default: all: {', '.join(f.key for f in FAMILIES)})",
-    str,
-    many=True,
-    valid=lambda v: v in {f.key for f in FAMILIES},
-    rule="one of " + ", ".join(f.key for f in FAMILIES),
-)
+
+
+def formats_option() -> Option:
+    """`--formats`, naming the families registered when the command is built or checked
+    (a format registered after this module loaded, a test's toy one, too)."""
+    keys = [f.key for f in families()]
+    return Option(
+        "--formats",
+        f"formats to cross-read (default: all: {', '.join(keys)})",
+        str,
+        many=True,
+        valid=lambda v: v in keys,
+        rule="one of " + ", ".join(keys),
+    )
 
 
 def reader_preset(name: str) -> dict[str, object]:
@@ -99,13 +97,13 @@ def reader_preset(name: str) -> dict[str, object]:
     raise UsageError(f"interop reader {name!r}: neither a strategy nor a peer format")
 
 
-def cells(families: Sequence[Family]) -> list[Plan]:
+def cells(chosen: Sequence[Family]) -> list[Plan]:
     """Every (family, writer, reader, state): the writer's own procedure first (its
     table and its own read, recorded when the writer is also one of the format's
     readers), then each other reader; for a writer whose table is compacted, then every
     reader again after the compaction."""
     out: list[Plan] = []
-    for fam in families:
+    for fam in chosen:
         for writer in fam.writers:
             out.append((fam, writer, writer, WRITTEN))
             out += [(fam, writer, r, WRITTEN) for r in fam.readers if r != writer]
@@ -174,7 +172,13 @@ class InteropBench(Benchmark):
         "are read too, and some tables again after `contest compact` (the format's own "
         "compaction). Records to <results>/interop.jsonl, the page to interop.md."
     )
-    options = (SCALE, FORMATS, DATA, SEED, CORES, WORK)
+    options = (SCALE, DATA, SEED, CORES, WORK)  # and --formats (all_options)
+
+    @classmethod
+    def all_options(cls) -> tuple[Option, ...]:
+        """The options, `--formats` after `--scale`, built when asked from the registry."""
+        scale, *rest = super().all_options()
+        return (scale, formats_option(), *rest)
 
     def run(self, sitting: Sitting) -> bool:
         # deferred: the evaluation pulls in pandas and tqdm; `contest --help` starts without
@@ -182,8 +186,9 @@ class InteropBench(Benchmark):
         from contest.evaluation.evaluate import evaluate, new_run
 
         opts, say = sitting.options, sitting.say
-        chosen = set(opts.formats or [f.key for f in FAMILIES])
-        families = [f for f in FAMILIES if f.key in chosen]
+        known = families()
+        chosen = set(opts.formats or [f.key for f in known])
+        plan = cells([f for f in known if f.key in chosen])
         cfg = sitting.config()
         data = Path(opts.data) if opts.data else cached_data(cfg, opts.scale, opts.seed, say)
         expected = cached_expected(cfg, data, cfg.write.versions, say)
@@ -191,7 +196,7 @@ class InteropBench(Benchmark):
         written: dict[str, tuple[Any, str]] = {}  # writer -> (its run, why no table)
         compacted: dict[str, str] = {}  # writer -> why its compaction failed, or ""
         cell: Cell
-        for fam, writer, reader, state in cells(families):
+        for fam, writer, reader, state in plan:
             if state == COMPACTED:
                 if writer not in compacted:
                     compacted[writer] = compact_table(

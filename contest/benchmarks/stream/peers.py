@@ -37,7 +37,7 @@ from contest.peers import formats
 from contest.results.streaming import StreamFault, StreamRecord
 from contest.sitting import Row, Say, Stamper, no_stamp
 from contest.stream.feed import write_feed_file
-from contest.trials.breaks import broken
+from contest.trials.breaks import broken_when_logged
 from contest.trials.stream.peer import (
     compare,
     expected_over,
@@ -76,17 +76,17 @@ def peer_faults(
         # After 0-2 micro-batches this run logged, plus up to 3 s (a micro-batch of a
         # peer's sink takes seconds here: the kill lands in one, or between two).
         after = rng.randint(0, 2)
-        kill = broken(
+        kill, text = broken_when_logged(
             cmd,
             log,
             stage.env,
             stage.root,
-            until=logged(log.with_suffix(".err"), after),
+            logged(after),
             within_s=CHILD_TIMEOUT_S,
             poll_s=0.05,
             then_s=rng.uniform(0.0, 3.0),
         )
-        got = batch_lines(read_text(log.with_suffix(".err")))
+        got = batch_lines(text)
         lines += got
         say(
             f"{fmt} kill -9 trial {i + 1}/{trials} after {kill.at_s:.1f} s: "

@@ -8,7 +8,10 @@ from contest.data.changes import KEY_TYPES, ChangeSupport
 from contest.peers.delta import native
 from contest.peers.delta.format import FORMAT
 from contest.peers.native.base import native_implementation
-from contest.peers.registry import Implementation, Strategy, register
+from contest.peers.registry import FormatFamily, Implementation, Interop, Strategy, register
+
+# Delta Lake in the lists by format (`contest bench interop`'s families): the first.
+FAMILY = FormatFamily("delta", "Delta Lake", rank=1)
 
 # The delta-spark jar of the same release as the `delta-spark` Python package pinned in
 # pyproject.toml; it pulls delta-storage 3.3.2 and antlr4-runtime 4.9.3.
@@ -71,16 +74,21 @@ register(
                 "delta-merge",
                 MERGE,
                 defaults={"peer.format": "delta", "peer.deletion_vectors": False},
+                interop=Interop(writes=True, reads=True),
             ),
             Strategy(
                 "delta-dv",
                 DELETION_VECTORS,
                 defaults={"peer.format": "delta", "peer.deletion_vectors": True},
+                # Its table (deletion vectors) is read by Delta's readers, before and
+                # after OPTIMIZE; delta-merge reads as Spark's Delta.
+                interop=Interop(writes=True, compacted=True),
             ),
         ),
         stream=FORMAT.name,
         changes=CHANGES,
         commit_records=lambda t: FORMAT.commit_records(t.path),
+        family=FAMILY,
     )
 )
 
@@ -88,6 +96,6 @@ register(
 # delta-rs's own writer properties (snappy).
 register(
     native_implementation(
-        native, {"peer.codec": "lz4_raw"}, rank=1, merge_engine=native.MERGE_ENGINE
+        native, {"peer.codec": "lz4_raw"}, rank=1, family=FAMILY, merge_engine=native.MERGE_ENGINE
     )
 )

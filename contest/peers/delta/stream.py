@@ -19,13 +19,7 @@ from contest.peers import change_merge
 from contest.peers.base import quoted
 from contest.peers.delta import log as delta_log
 from contest.peers.merge import collapsed_stream, merge_sql
-from contest.peers.microbatch import (
-    MicroBatchSink,
-    OnBatch,
-    SourceRecord,
-    batch_files,
-    check_batch,
-)
+from contest.peers.microbatch import MicroBatchSink, OnBatch
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -56,27 +50,20 @@ class MergeBatch(MicroBatchSink):
         self.properties = properties
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
-        spark, batch = df.sparkSession, int(batch_id)
-        t0 = time.perf_counter()
-        files = batch_files(df)
+        spark, t0 = df.sparkSession, time.perf_counter()
+        micro = self.lookup(df, batch_id)
+        batch = micro.batch
         changes = declares_changes(self.cfg)
         if changes:
-            self.create_for_changes(spark, files)
+            self.create_for_changes(spark, micro.files)
         txns = transactions(spark, self.table)
-        if check_batch(
-            self.ledger.entries(),
-            lambda e: txns.get(e.query, -1) >= e.batch,
-            self.query_id(),
-            batch,
-            files,
-            str(self.table),
-        ):
+        if micro.replayed(lambda e: txns.get(e.query, -1) >= e.batch):
             self.verify(spark, batch)
             self.told(batch, "replayed", delta_log.version(spark, self.table), 0, t0)
             return
-        self.ledger.write(SourceRecord(self.query_id(), batch, tuple(files)))
+        self.ledger.write(micro.record())
         if changes:
-            self.merge_changes(spark, batch, files, t0)
+            self.merge_changes(spark, batch, micro.files, t0)
             return
         source = collapsed_stream(df).cache()
         rows = source.count()

@@ -11,7 +11,10 @@ from contest.peers.hudi.format import FORMAT
 from contest.peers.hudi.merger import FORMAT as MERGER
 from contest.peers.hudi.options import MERGE_ENGINE
 from contest.peers.native.base import native_implementation
-from contest.peers.registry import Implementation, Strategy, register
+from contest.peers.registry import FormatFamily, Implementation, Interop, Strategy, register
+
+# Hudi in the lists by format (`contest bench interop`'s families): after Paimon.
+FAMILY = FormatFamily("hudi", "Apache Hudi", rank=4)
 
 # Hudi's Spark 3.5 bundle; it pulls hive-storage-api 2.8.1 and slf4j-api 1.7.36.
 PACKAGES = {"hudi": ("org.apache.hudi:hudi-spark3.5-bundle_2.12:1.0.2",)}
@@ -86,12 +89,20 @@ register(
         runs_on="Spark (upsert of rows merged in Spark)",
         peer=FORMAT,
         packages=PACKAGES,
-        strategies=(Strategy("hudi-mor", MOR, defaults={"peer.format": FORMAT.name}),),
+        strategies=(
+            Strategy(
+                "hudi-mor",
+                MOR,
+                defaults={"peer.format": FORMAT.name},
+                interop=Interop(writes=True, reads=True, compacted=True),
+            ),
+        ),
         # A stream upserts each micro-batch without reading the table: only the record
         # merger applies the contract then, so a stream of `hudi` runs hudi-merger's.
         stream=FORMAT.name,
         changes=MOR_CHANGES,
         commit_records=lambda t: FORMAT.commit_records(t.path),
+        family=FAMILY,
     )
 )
 register(
@@ -106,8 +117,9 @@ register(
         changes=MERGER_CHANGES,
         commit_records=lambda t: MERGER.commit_records(t.path),
         merge_engine=MERGE_ENGINE,
+        family=FAMILY,
     )
 )
 
 # hudi-rs: a reader only, no strategy (`contest bench interop` reads with it).
-register(native_implementation(native, None, rank=5))
+register(native_implementation(native, None, rank=5, family=FAMILY))

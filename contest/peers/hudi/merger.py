@@ -43,13 +43,7 @@ from contest.peers.hudi.history import keys_committed_at, roll_back
 from contest.peers.hudi.options import ORDERING, merger_options
 from contest.peers.hudi.timeline import NO_INSTANT, completed_instants, empty_after, instant_after
 from contest.peers.merge import collapsed_stream, peer_operators, written
-from contest.peers.microbatch import (
-    MicroBatchSink,
-    OnBatch,
-    SourceRecord,
-    batch_files,
-    check_batch,
-)
+from contest.peers.microbatch import MicroBatchSink, OnBatch, SourceRecord
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -228,8 +222,9 @@ class UpsertBatch(MicroBatchSink):
         }
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
-        spark, batch, t0 = df.sparkSession, int(batch_id), time.perf_counter()
-        files = batch_files(df)
+        spark, t0 = df.sparkSession, time.perf_counter()
+        micro = self.lookup(df, batch_id)
+        batch = micro.batch
         instants = completed_instants(self.table)
         marks: dict[str, int | None] = {}
 
@@ -239,18 +234,16 @@ class UpsertBatch(MicroBatchSink):
             done = marks[e.query]
             return (done is not None and done >= e.batch) or empty_after(instants, e.after)
 
-        qid = self.query_id()
-        entries = self.ledger.entries()
         status = "committed"
-        if check_batch(entries, committed, qid, batch, files, str(self.table)):
-            own = next((e for e in entries if e.query == qid and e.batch == batch), None)
+        if micro.replayed(committed):
+            own = micro.own
             instant = instant_after(instants, own.after if own else "")
             if self.verified(df, batch, instant):
                 self.told(batch, "replayed", len(instants), 0, t0)
                 return
             status, instants = "repaired", completed_instants(self.table)
         after = instants[-1][0] if instants else NO_INSTANT
-        self.ledger.write(SourceRecord(qid, batch, tuple(files), after))
+        self.ledger.write(micro.record(after))
         rows = collapsed_rows(df).cache()
         try:
             count = rows.count()
@@ -262,7 +255,7 @@ class UpsertBatch(MicroBatchSink):
             )
         finally:
             rows.unpersist()
-        _, version = timeline_checkpoint(spark, self.table, qid)
+        _, version = timeline_checkpoint(spark, self.table, micro.query)
         self.told(batch, status, version, count, t0, self.repair)
 
     def verified(self, df: DataFrame, batch: int, instant: str | None) -> bool:

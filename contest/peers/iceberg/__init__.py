@@ -8,7 +8,10 @@ from contest.data.changes import KEY_TYPES, ChangeSupport
 from contest.peers.iceberg import native
 from contest.peers.iceberg.format import FORMAT
 from contest.peers.native.base import native_implementation
-from contest.peers.registry import Implementation, Strategy, register
+from contest.peers.registry import FormatFamily, Implementation, Interop, Strategy, register
+
+# Iceberg in the lists by format (`contest bench interop`'s families): after Delta.
+FAMILY = FormatFamily("iceberg", "Apache Iceberg", rank=2)
 
 # Iceberg's Spark 3.5 runtime jar (self-contained).
 PACKAGES = {"iceberg": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.0",)}
@@ -70,7 +73,12 @@ register(
         peer=FORMAT,
         packages=PACKAGES,
         strategies=(
-            Strategy("iceberg-mor", MERGE_ON_READ, defaults=DEFAULTS),
+            Strategy(
+                "iceberg-mor",
+                MERGE_ON_READ,
+                defaults=DEFAULTS,
+                interop=Interop(writes=True, reads=True),
+            ),
             Strategy(
                 "iceberg-dv",
                 DELETION_VECTORS,
@@ -79,12 +87,16 @@ register(
                     "peer.format_version": 3,
                     "peer.merge_mode": "merge-on-read",
                 },
+                # Its table (deletion vectors) is read by Iceberg's readers, before and
+                # after rewrite_data_files; iceberg-mor reads as Spark's Iceberg.
+                interop=Interop(writes=True, compacted=True),
             ),
         ),
         stream=FORMAT.name,
         changes=CHANGES,
+        family=FAMILY,
     )
 )
 
 # pyiceberg: snappy, as iceberg-mor. Defaults: PyIceberg's zstd.
-register(native_implementation(native, {"peer.codec": "snappy"}, rank=2))
+register(native_implementation(native, {"peer.codec": "snappy"}, rank=2, family=FAMILY))

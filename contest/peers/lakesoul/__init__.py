@@ -10,8 +10,20 @@ from contest.data.changes import KEY_TYPES, ChangeSupport
 from contest.infra import lakesoul_jvm
 from contest.peers.lakesoul import native
 from contest.peers.native.base import native_implementation
-from contest.peers.registry import Implementation, Strategy, StreamTable, register
+from contest.peers.registry import (
+    FormatFamily,
+    Implementation,
+    Interop,
+    Strategy,
+    StreamTable,
+    register,
+)
 from meta.stream import committed_count
+
+# LakeSoul in the lists by format (`contest bench interop`'s families): the last, after
+# the peers. Its implementations are the harness's engines (`optimized`: the harness's
+# write and read, no `peer.format`) and LakeSoul's Python engine (lakesoul-py).
+FAMILY = FormatFamily("lakesoul", "LakeSoul", rank=5)
 
 # This project: concurrent versioned upserts, big-file-only repartition, uncompressed
 # files, metadata merge, merge operators on read, each bucket's result written by its
@@ -104,13 +116,16 @@ register(
         table_format="LakeSoul (the harness's tables)",
         runs_on="the harness's writer and merge-on-read",
         strategies=(
-            Strategy("optimized", OPTIMIZED),
+            Strategy(
+                "optimized", OPTIMIZED, interop=Interop(writes=True, reads=True, compacted=True)
+            ),
             Strategy("baseline-mor", BASELINE_MOR),
             Strategy("baseline-cow", BASELINE_COW, changes=COPY_ON_WRITE_CHANGES),
         ),
         stream="lakesoul",
         commit_records=stream_commits,
         changes=CHANGES,
+        family=FAMILY,
     )
 )
 register(
@@ -122,9 +137,14 @@ register(
         excludes={lakesoul_jvm.PACKAGE_SET: lakesoul_jvm.EXCLUDES},
         strategies=(Strategy("lakesoul-stock", STOCK),),
         changes=STOCK_CHANGES,
+        family=FAMILY,
     )
 )
 
 # lakesoul-py: parquet (every reader here reads it) in the contest's 4 hash buckets.
 # Defaults: its writer's vortex-compact files and its own bucket count.
-register(native_implementation(native, {"peer.file_format": "parquet", "peer.buckets": 4}, rank=3))
+register(
+    native_implementation(
+        native, {"peer.file_format": "parquet", "peer.buckets": 4}, rank=3, family=FAMILY
+    )
+)

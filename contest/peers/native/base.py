@@ -22,7 +22,14 @@ from contest.data.changes import ChangeSupport
 from contest.data.merge_engines import MergeEngine
 from contest.errors import UsageError
 from contest.peers.base import PeerFormat
-from contest.peers.registry import NATIVE, Implementation, Strategy
+from contest.peers.registry import (
+    NATIVE,
+    NO_INTEROP,
+    FormatFamily,
+    Implementation,
+    Interop,
+    Strategy,
+)
 
 # The format's own numbers for one commit (rows updated, files added, ...).
 Metrics = dict[str, int]
@@ -94,6 +101,8 @@ def native_implementation(
     preset: Mapping[str, object] | None,
     *,
     rank: int,
+    family: FormatFamily,
+    interop: Interop | None = None,
     merge_engine: MergeEngine | None = None,
     unavailable: str = "",
 ) -> Implementation:
@@ -102,11 +111,14 @@ def native_implementation(
     strategy (named as the format, `peer.format` set to it) over the defaults; its
     `:defaults` row is `peer.format` alone; None: a reader only, no strategy.
     `unavailable`: why the library cannot run here (nothing is pinned then). `rank`: its
-    place among the native implementations in every list."""
+    place among the native implementations in every list. `family`: the format it is a
+    library of. `interop`: its part in `contest bench interop`; by default a format's own
+    library writes its tables and reads every other engine's (a reader only, reads)."""
     fmt = native.FORMAT
     selected = {"peer.format": fmt.name}
+    part = interop or Interop(writes=preset is not None, reads=True)
     strategies = (
-        (Strategy(fmt.name, {**selected, **preset}, defaults=selected),)
+        (Strategy(fmt.name, {**selected, **preset}, defaults=selected, interop=part),)
         if preset is not None
         else ()
     )
@@ -122,4 +134,6 @@ def native_implementation(
         libraries=() if unavailable else (f"{fmt.library}=={native.VERSION}",),
         changes=NATIVE_CHANGES,
         rank=rank,
+        family=family,
+        interop=NO_INTEROP if strategies else part,
     )

@@ -10,7 +10,10 @@ from contest.peers.native.base import native_implementation
 from contest.peers.paimon import native
 from contest.peers.paimon.format import FORMAT
 from contest.peers.paimon.table import MERGE_ENGINE
-from contest.peers.registry import Implementation, Strategy, register
+from contest.peers.registry import FormatFamily, Implementation, Interop, Strategy, register
+
+# Paimon in the lists by format (`contest bench interop`'s families): after Iceberg.
+FAMILY = FormatFamily("paimon", "Apache Paimon", rank=3)
 
 # Paimon's Spark 3.5 connector (a self-contained jar); the newest release of it the Maven
 # repository serves.
@@ -67,13 +70,26 @@ register(
         runs_on="Spark (the aggregation merge engine)",
         peer=FORMAT,
         packages=PACKAGES,
-        strategies=(Strategy("paimon-agg", AGGREGATION, defaults=DEFAULTS),),
+        strategies=(
+            Strategy(
+                "paimon-agg",
+                AGGREGATION,
+                defaults=DEFAULTS,
+                interop=Interop(writes=True, reads=True, compacted=True),
+            ),
+        ),
         stream=FORMAT.name,
         changes=CHANGES,
         commit_records=lambda t: FORMAT.commit_records(t.path),
         merge_engine=MERGE_ENGINE,
+        family=FAMILY,
     )
 )
 
-# pypaimon: its defaults (it cannot run here: native.WHY).
-register(native_implementation(native, {}, rank=4, unavailable=native.WHY))
+# pypaimon: its defaults (it cannot run here: native.WHY). A reader only in the interop
+# matrix (its cells refused there in one line): it writes no table for the others.
+register(
+    native_implementation(
+        native, {}, rank=4, family=FAMILY, interop=Interop(reads=True), unavailable=native.WHY
+    )
+)

@@ -22,13 +22,7 @@ from contest.data.batches import COLUMNS
 from contest.errors import RunError
 from contest.peers.base import error_line
 from contest.peers.merge import written
-from contest.peers.microbatch import (
-    MicroBatchSink,
-    OnBatch,
-    SourceRecord,
-    batch_files,
-    check_batch,
-)
+from contest.peers.microbatch import MicroBatchSink, OnBatch, SourceRecord
 from contest.peers.paimon.table import SEQUENCE, identifier
 
 if TYPE_CHECKING:
@@ -66,22 +60,21 @@ class AppendBatch(MicroBatchSink):
         self.location = location
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
-        batch, t0 = int(batch_id), time.perf_counter()
-        files = batch_files(df)
+        t0 = time.perf_counter()
+        micro = self.lookup(df, batch_id)
+        batch = micro.batch
         snaps = append_snapshots(self.location)
-        qid = self.query_id()
-        entries = self.ledger.entries()
 
         def committed(e: SourceRecord) -> bool:
             return bool(e.after) and snapshot_after(snaps, e.after) is not None
 
-        if check_batch(entries, committed, qid, batch, files, str(self.table)):
-            own = next((e for e in entries if e.query == qid and e.batch == batch), None)
+        if micro.replayed(committed):
+            own = micro.own
             snapshot = snapshot_after(snaps, own.after) if own else None
             self.verify(df, batch, snapshot)
             self.told(batch, "replayed", snapshot or 0, 0, t0)
             return
-        self.ledger.write(SourceRecord(qid, batch, tuple(files), str(max(snaps, default=0))))
+        self.ledger.write(micro.record(str(max(snaps, default=0))))
         rows = written(df, registry.CONTRACT).select(*COLUMNS, *SEQUENCE).cache()
         try:
             count = rows.count()

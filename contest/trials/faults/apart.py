@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from contest.infra.proc import kill_group, spawn
+from contest.trials.breaks import read_text
 from contest.trials.faults.checks import (
     changed_files,
     one_line_failure,
-    read_text,
     tree_state,
 )
 from contest.trials.faults.context import PROC_TIMEOUT_S, Ctx, table_or_none

@@ -56,13 +56,6 @@ def disjoint_indices(count: int, writers: int) -> list[list[int]]:
     return [list(range(w, count, writers)) for w in range(writers)]
 
 
-def read_text(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
-
-
 def tree_state(folder: Path) -> dict[str, tuple[int, int]]:
     """Every file under `folder` (hidden ones too): relative path -> (size, mtime in ns).
     Empty when the folder is absent."""

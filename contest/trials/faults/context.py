@@ -5,6 +5,8 @@ after breaking something (the functions the documented commands call)."""
 from __future__ import annotations
 
 import random
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,9 +15,11 @@ from contest.config import Config, absolute_paths, override, to_toml
 from contest.data.checker import compare
 from contest.errors import HarnessError
 from contest.evaluation.jobs import child_env, cli_command
+from contest.infra.proc import spawn, wait_bounded
 from contest.maintenance.vacuum import vacuum
 from contest.read.job import ReadRequest, plan_read, run_read
 from contest.sitting import Say
+from contest.trials.breaks import read_text
 from contest.trials.faults.report import Outcome
 from contest.write.job import WriteMode, run_write
 from meta import catalog
@@ -24,6 +28,18 @@ from meta.errors import MetaError, TableError
 from meta.merge import merge_table
 
 PROC_TIMEOUT_S = 600.0  # no child process of an experiment runs longer
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A command's whole run before its trials, nothing broken: its exit code, its
+    seconds (the span a trial's kill moment is drawn in), its stderr file, and the
+    seconds until its stderr first showed the moment asked for (None: never)."""
+
+    code: int
+    seconds: float
+    err: Path
+    moment_s: float | None = None
 
 
 @dataclass
@@ -46,6 +62,26 @@ class Ctx:
 
     def contest(self, *args: str | Path) -> list[str]:
         return cli_command(self.config_file, *args)
+
+    def reference(
+        self, cmd: Sequence[str], logs: Path, moment: Callable[[str], bool] | None = None
+    ) -> Reference:
+        """`cmd` run once whole (`logs`/reference.log) before the kills: whether it runs
+        here at all and how long it takes, which the kill moments are drawn from; with
+        `moment`, also when its stderr first showed it (a write's first commit)."""
+        log = logs / "reference.log"
+        err = log.with_suffix(".err")
+        start = time.monotonic()
+        proc = spawn(cmd, log, self.env, self.root)
+        seen = None
+        while moment is not None and seen is None and proc.poll() is None:
+            if moment(read_text(err)):
+                seen = time.monotonic() - start
+            elif time.monotonic() - start > PROC_TIMEOUT_S:
+                break  # wait_bounded kills it and says so
+            time.sleep(0.05)
+        code = wait_bounded(proc, PROC_TIMEOUT_S)
+        return Reference(code, time.monotonic() - start, err, seen)
 
 
 def make_context(cfg: Config, spark, conn, scale: float, seed: int, say: Say) -> Ctx:

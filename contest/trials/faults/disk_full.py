@@ -7,7 +7,8 @@ import subprocess
 from contest.errors import HarnessError
 from contest.infra.proc import spawn, wait_bounded
 from contest.read.job import ReadRequest, plan_read
-from contest.trials.faults.checks import one_line_failure, read_text
+from contest.trials.breaks import read_text
+from contest.trials.faults.checks import one_line_failure
 from contest.trials.faults.context import (
     Ctx,
     half_commits,

@@ -4,20 +4,16 @@ at a random moment, then what it left is checked and the documented command reco
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Callable
-from pathlib import Path
 
 from contest.errors import RunError
-from contest.infra.proc import spawn, wait_bounded
 from contest.read import output
-from contest.trials.breaks import broken
+from contest.trials.breaks import broken, broken_when_logged
 from contest.trials.faults.checks import (
     classify_result,
     committed_in_log,
     is_permutation,
     is_sorted,
-    read_text,
 )
 from contest.trials.faults.context import (
     PROC_TIMEOUT_S,
@@ -35,9 +31,9 @@ from meta.merge import merge_table
 from meta.synthetic import generate_history, head_commit_ids, unmerge
 
 
-def logged_commits(err: Path, commits: int) -> Callable[[], bool]:
-    """The moment a write's log (`err`) reports `commits` batches committed."""
-    return lambda: len(committed_in_log(read_text(err))) >= commits
+def logged_commits(commits: int) -> Callable[[str], bool]:
+    """The moment a write's log reports `commits` batches committed."""
+    return lambda text: len(committed_in_log(text)) >= commits
 
 
 # -- 1. kill -9 of `contest write` -----------------------------------------------
@@ -53,39 +49,27 @@ def kill_write(ctx: Ctx, trials: int) -> Outcome:
     path = ctx.root / "tables" / name
     cmd = ctx.contest("write", "--data", ctx.data, "--table", path, "--replace")
     logs = ctx.root / "logs" / name
-    t0 = time.monotonic()
-    ref = spawn(cmd, logs / "reference.log", ctx.env, ctx.root)
-    first = None
-    while ref.poll() is None and time.monotonic() - t0 < PROC_TIMEOUT_S:
-        if first is None and committed_in_log(read_text(logs / "reference.err")):
-            first = time.monotonic() - t0
-        time.sleep(0.05)
-    if wait_bounded(ref) != 0:
-        raise RunError(f"reference write failed: see {logs / 'reference.err'}")
-    first = first or (time.monotonic() - t0)
+    ref = ctx.reference(cmd, logs, logged_commits(1))
+    if ref.code != 0:
+        raise RunError(f"reference write failed: see {ref.err}")
+    first = ref.moment_s or ref.seconds
     o.notes.append(
         "Kill moments: after k = 0..10 logged commits (random; k = 0 means a random moment "
         "before the first commit) plus up to 0.3 s. `logged` = batches the killed write "
         "logged as committed (its log line is written after the commit returns)."
     )
-    ctx.say(f"kill write: reference write {time.monotonic() - t0:.1f}s, first commit {first:.1f}s")
+    ctx.say(f"kill write: reference write {ref.seconds:.1f}s, first commit {first:.1f}s")
     for i in range(trials):
         o.trials += 1
         after = ctx.rng.randint(0, 10)  # commits to wait for before the kill
         log = logs / f"trial-{i:02d}.log"
         # after = 0: a random moment before the first commit; else after `after` logged.
         then = ctx.rng.uniform(0.5, first) if after == 0 else ctx.rng.uniform(0.0, 0.3)
-        kill = broken(
-            cmd,
-            log,
-            ctx.env,
-            ctx.root,
-            until=logged_commits(log.with_suffix(".err"), after),
-            within_s=PROC_TIMEOUT_S,
-            then_s=then,
+        kill, text = broken_when_logged(
+            cmd, log, ctx.env, ctx.root, logged_commits(after), within_s=PROC_TIMEOUT_S, then_s=then
         )
         finished, at = kill.finished, kill.at_s
-        logged = committed_in_log(read_text(log.with_suffix(".err")))
+        logged = committed_in_log(text)
         table = table_or_none(ctx, name)
         kept = set(committed_versions(ctx.conn, table)) if table else set()
         lost = sorted(set(logged) - kept)
@@ -141,11 +125,10 @@ def kill_merge(ctx: Ctx, trials: int, commits: int) -> Outcome:
     _, arrival = head_commit_ids(ctx.conn, table)
     cmd = ctx.contest("meta", "merge", "--table", name)
     logs = ctx.root / "logs" / name
-    t0 = time.monotonic()
-    ref = spawn(cmd, logs / "reference.log", ctx.env, ctx.root)
-    if wait_bounded(ref) != 0:
-        raise RunError(f"reference merge failed: see {logs / 'reference.err'}")
-    span = time.monotonic() - t0
+    ref = ctx.reference(cmd, logs)
+    if ref.code != 0:
+        raise RunError(f"reference merge failed: see {ref.err}")
+    span = ref.seconds
     ctx.say(f"kill merge: history of {commits:,} in {hist.seconds:.1f}s, merge {span:.1f}s")
     o.notes.append(
         f"A synthetic history of {commits:,} commits (meta/synthetic.py); before each trial "
@@ -213,10 +196,10 @@ def kill_read(ctx: Ctx, trials: int) -> Outcome:
         raise RunError("kill read: the first read is not the oracle's result")
     cmd = ctx.contest("read", "--table", name, "--out", target)
     logs = ctx.root / "logs" / "kill_read"
-    t0 = time.monotonic()
-    if wait_bounded(spawn(cmd, logs / "reference.log", ctx.env, ctx.root)) != 0:
-        raise RunError(f"reference read failed: see {logs / 'reference.err'}")
-    span = time.monotonic() - t0
+    ref = ctx.reference(cmd, logs)
+    if ref.code != 0:
+        raise RunError(f"reference read failed: see {ref.err}")
+    span = ref.seconds
     ctx.say(f"kill read: reference read {span:.1f}s")
     states: dict[str, int] = {}
     for i in range(trials):

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 from contest.infra.proc import spawn, wait_bounded
+from contest.trials.breaks import read_text
 from contest.trials.faults.checks import (
     changed_files,
     names_all,
     one_line_failure,
-    read_text,
     tree_state,
 )
 from contest.trials.faults.context import (

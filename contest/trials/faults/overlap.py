@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 from contest.infra.proc import spawn, wait_bounded
-from contest.trials.faults.checks import one_line_failure, read_text
+from contest.trials.breaks import read_text
+from contest.trials.faults.checks import one_line_failure
 from contest.trials.faults.context import Ctx
 from contest.trials.faults.report import Outcome
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from contest.data.checker import compare
 from contest.infra.proc import spawn, wait_bounded
 from contest.read import output
-from contest.trials.breaks import broken
-from contest.trials.faults.checks import one_line_failure, read_text, tree_state
+from contest.trials.breaks import broken, read_text
+from contest.trials.faults.checks import one_line_failure, tree_state
 from contest.trials.faults.context import Ctx, check_refuses, resume, table_or_none
 from contest.trials.faults.report import Outcome
 from meta.merge import merge_table
@@ -64,11 +64,10 @@ def user_folders(ctx: Ctx, trials: int) -> Outcome:
     logs = ctx.root / "logs" / "user_folders"
     cmd = ctx.contest("read", "--table", name, "--out", target)
     folders = make_user_folders(target)
-    t0 = time.monotonic()
-    code = wait_bounded(spawn(cmd, logs / "reference.log", ctx.env, ctx.root))
-    span = time.monotonic() - t0
-    if code != 0:
-        o.not_run = f"the first read failed: see {logs / 'reference.err'}"
+    ref = ctx.reference(cmd, logs)
+    span = ref.seconds
+    if ref.code != 0:
+        o.not_run = f"the first read failed: see {ref.err}"
         return o
     user_state = {d: tree_state(d) for d in folders}
     o.notes.append(

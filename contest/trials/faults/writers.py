@@ -6,7 +6,8 @@ from __future__ import annotations
 import shutil
 
 from contest.infra.proc import spawn, wait_bounded
-from contest.trials.faults.checks import disjoint_indices, one_line_failure, read_text
+from contest.trials.breaks import read_text
+from contest.trials.faults.checks import disjoint_indices, one_line_failure
 from contest.trials.faults.context import (
     Ctx,
     half_commits,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 
 from contest.sitting import Row, Say
-from contest.trials.breaks import broken
+from contest.trials.breaks import broken_when_logged
 from contest.trials.stream.stage import (
     CHILD_TIMEOUT_S,
     Feeder,
@@ -32,7 +32,6 @@ from contest.trials.stream.stage import (
     check_table,
     drain,
     logged,
-    read_text,
 )
 from meta.stream import batches
 
@@ -57,18 +56,18 @@ def kill_trials(
             "--trigger", "processing-time", "--interval", "0.5",
             "--max-files-per-trigger", "4", "--pause-after-commit", "1.0",
         )  # fmt: skip
-        kill = broken(
+        kill, text = broken_when_logged(
             cmd,
             log,
             stage.env,
             stage.root,
-            until=logged(err, after, "committed"),
+            logged(after, "committed"),
             within_s=CHILD_TIMEOUT_S,
             poll_s=0.05 if after == 0 else 0.02,
             then_s=then,
         )
         exited = kill.exited
-        lines = batch_lines(read_text(err))
+        lines = batch_lines(text)
         replayed += sum(b["status"] == "replayed" for b in lines)
         kills_after_commit += any(b["status"] == "committed" for b in lines)
         check = check_table(stage)

@@ -30,6 +30,7 @@ from contest.read.arrow import read_merged
 from contest.stream.feed import existing, write_feed_file
 from contest.stream.run import consumed_batches
 from contest.stream.sink import BATCH_LINE
+from contest.trials.breaks import read_text
 from contest.write.job import WriteMode, prepare_table
 from meta import catalog
 from meta.stream import batches
@@ -115,23 +116,15 @@ def batch_lines(text: str) -> list[dict]:
     return out
 
 
-def logged(err: Path, batches: int, status: str | None = None) -> Callable[[], bool]:
-    """The moment a stream's log (`err`) says its query started and holds `batches`
-    micro-batch lines (of `status` only, when given): a kill trial's moment."""
+def logged(batches: int, status: str | None = None) -> Callable[[str], bool]:
+    """The moment a stream's log says its query started and holds `batches` micro-batch
+    lines (of `status` only, when given): a kill trial's (`broken_when_logged`)."""
 
-    def reached() -> bool:
-        text = read_text(err)
+    def reached(text: str) -> bool:
         lines = [b for b in batch_lines(text) if status is None or b["status"] == status]
         return "stream: query" in text and len(lines) >= batches
 
     return reached
-
-
-def read_text(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except FileNotFoundError:
-        return ""
 
 
 @dataclass

@@ -237,6 +237,18 @@ def test_an_empty_results_folder_says_so(tmp_path):
     page = render(load(tmp_path), "now", plotly_src="plotly.min.js")
     assert "No runs yet" in page
     assert "No workload longevity results yet" in page
+    # Each section's heading once, then the line saying what it has not got yet.
+    for anchor, title, none in [
+        ("runs", "Runs", "No runs yet: runs.jsonl holds none."),
+        ("peers", "Peer comparison", "No correct runs yet."),
+        ("scale", "Scale", "No scale runs yet: scale.jsonl holds none."),
+        ("sweeps", "Sweeps", "No sweeps yet: sweeps/ holds none."),
+        ("streaming", "Streaming", "No streaming results yet."),
+        ("faults", "Fault experiments", "No fault experiments yet."),
+        ("benchmarks", "Benchmarks", "No benchmark results yet."),
+    ]:
+        section = page.split(f'<section id="{anchor}"><h2>{title}</h2>', 1)[1]
+        assert section.split("</section>", 1)[0].endswith(f'<p class="empty">{none}</p>')
 
 
 def test_write_page_replaces_only_its_own_page(tmp_path):

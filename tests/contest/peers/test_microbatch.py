@@ -1,5 +1,6 @@
-"""The micro-batch guard of the harness's Delta and Hudi sinks (contest/peers/microbatch.py)
-and Hudi's empty completed instant: pure logic over real records and files."""
+"""The micro-batch guard of the harness's Delta, Hudi and Paimon sinks
+(contest/peers/microbatch.py: the check and each sink's lookup of its micro-batch) and
+Hudi's empty completed instant: pure logic over real records and files."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from contest.errors import DataError, RunError
 from contest.peers.hudi.timeline import completed_instants, empty_after
-from contest.peers.microbatch import SourceRecord, SourceRecords, check_batch
+from contest.peers.microbatch import MicroBatch, SourceRecord, SourceRecords, check_batch
 
 
 def test_check_batch_replay_refusals_and_order(tmp_path):
@@ -33,6 +34,18 @@ def test_check_batch_replay_refusals_and_order(tmp_path):
     # a committed batch id with no record (older than the records): a replay
     done.add(("q", 7))
     assert check_batch(entries, committed, "q", 7, ["/s/x.parquet"], "t") is True
+
+
+def test_a_micro_batch_finds_its_own_record_and_writes_the_next(tmp_path):
+    ledger = SourceRecords(tmp_path / "_contest_stream")
+    ledger.write(SourceRecord("q", 0, ("/s/feed-000000.parquet",), after="7"))
+    files = ["/s/feed-000000.parquet"]
+    replay = MicroBatch("q", 0, files, ledger.entries(), "t")
+    assert replay.own == SourceRecord("q", 0, ("/s/feed-000000.parquet",), "7")
+    assert replay.replayed(lambda e: e.batch == 0) is True
+    new = MicroBatch("q", 1, ["/s/feed-000001.parquet"], ledger.entries(), "t")
+    assert new.own is None and new.replayed(lambda e: e.batch == 0) is False
+    assert new.record("8") == SourceRecord("q", 1, ("/s/feed-000001.parquet",), "8")
 
 
 def test_an_empty_completed_instant_after_the_record_is_the_batch(tmp_path):

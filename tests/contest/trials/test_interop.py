@@ -1,6 +1,8 @@
-"""`contest bench interop`: its plan (every engine that reads a format reads every other
-engine's table of it), its cells and page from real records, and one format's matrix
-end to end with real engines (Spark's Delta and delta-rs) at a tiny scale."""
+"""`contest bench interop`: its families (derived from the formats' registry, pinned
+here to the hand list they replaced), its plan (every engine that reads a format reads
+every other engine's table of it), its cells and page from real records, and one
+format's matrix end to end with real engines (Spark's Delta and delta-rs) at a tiny
+scale."""
 
 import json
 
@@ -8,20 +10,72 @@ import pytest
 
 from contest.benchmarks.registry import BENCHMARKS
 from contest.cli.main import main
+from contest.errors import ConfigError, UsageError
 from contest.evaluation.strategies import STRATEGIES
 from contest.peers import registry
 from contest.results import registry as results
 from contest.results.interop import COMPACTED, WRITTEN, InteropRecord
-from contest.trials.interop import FAMILIES, InteropBench, cells, reader_preset, render_matrix
+from contest.trials.interop import (
+    Family,
+    InteropBench,
+    cells,
+    families,
+    reader_preset,
+    render_matrix,
+)
 from tests.support.combined_cases import write_combined
 from tests.support.config import cli
+
+# The hand list the registry's declarations replaced (issue 75), a family a line (key:
+# name | writers | readers | compacted, in order): the derivation gives it exactly.
+HAND_LIST = """
+delta: Delta Lake | delta-merge delta-dv delta-rs | delta-merge delta-rs | delta-dv
+iceberg: Apache Iceberg | iceberg-mor iceberg-dv pyiceberg | iceberg-mor pyiceberg | iceberg-dv
+paimon: Apache Paimon | paimon-agg | paimon-agg pypaimon | paimon-agg
+hudi: Apache Hudi | hudi-mor | hudi-mor hudi-rs | hudi-mor
+lakesoul: LakeSoul | optimized lakesoul-py | optimized lakesoul-py | optimized
+"""
+
+
+def _line(fam: Family) -> str:
+    names = [" ".join(n) for n in (fam.writers, fam.readers, fam.compacted)]
+    return f"{fam.key}: {fam.name} | " + " | ".join(names)
+
+
+def test_the_families_derived_from_the_registry_are_the_hand_list():
+    assert "\n".join(_line(f) for f in families()) == HAND_LIST.strip()
+    formats = next(o for o in InteropBench.all_options() if o.flag == "--formats")
+    assert formats.help == (
+        "formats to cross-read (default: all: delta, iceberg, paimon, hudi, lakesoul)"
+    )
+    formats.check(["delta", "lakesoul"])
+    with pytest.raises(UsageError, match="--formats must be one of delta, iceberg, paimon"):
+        formats.check(["orc"])
+
+
+def test_an_interop_part_is_declared_whole_or_refused():
+    family = registry.FormatFamily("toy", "Toy")
+    compacted, reads = registry.Interop(compacted=True), registry.Interop(reads=True)
+    cases = [
+        (registry.Strategy("toy-a", {}, interop=compacted), family, "writes no table"),
+        (registry.Strategy("toy-a", {}, interop=reads), None, "has no family"),
+        (registry.Strategy("toy-a", {}), registry.FormatFamily("delta", "Delta"), "named other"),
+    ]
+    for strategy, fam, why in cases:
+        impl = registry.Implementation("toy", "Toy", "", strategies=(strategy,), family=fam)
+        with pytest.raises(ConfigError, match=why):
+            registry.register(impl)
+    both = registry.Implementation("toy", "Toy", "", strategies=cases[2][:1], interop=reads)
+    with pytest.raises(ConfigError, match="interop parts go on its strategies"):
+        registry.register(both)
+    assert "toy" not in registry.IMPLEMENTATIONS
 
 
 def test_every_native_engine_is_in_the_matrix_and_every_reader_has_a_config():
     natives = {n for n, i in registry.IMPLEMENTATIONS.items() if i.runtime is registry.NATIVE}
-    readers = {r for f in FAMILIES for r in f.readers}
+    readers = {r for f in families() for r in f.readers}
     assert natives <= readers  # hudi-rs and pypaimon read; the rest read and write
-    for fam in FAMILIES:
+    for fam in families():
         for name in (*fam.writers, *fam.readers):
             assert reader_preset(name).get("peer.format") or name == "optimized"
         assert set(fam.writers) <= set(STRATEGIES)
@@ -31,7 +85,7 @@ def test_every_native_engine_is_in_the_matrix_and_every_reader_has_a_config():
 
 
 def test_cells_put_the_writers_own_read_first_and_compacted_tables_after_it():
-    delta = next(f for f in FAMILIES if f.key == "delta")
+    delta = next(f for f in families() if f.key == "delta")
     got = [(w, r, state) for _, w, r, state in cells([delta])]
     assert got == [
         ("delta-merge", "delta-merge", WRITTEN),
@@ -44,7 +98,7 @@ def test_cells_put_the_writers_own_read_first_and_compacted_tables_after_it():
         ("delta-rs", "delta-rs", WRITTEN),
         ("delta-rs", "delta-merge", WRITTEN),
     ]
-    for fam in FAMILIES:
+    for fam in families():
         assert set(fam.compacted) <= set(fam.writers)
 
 
