@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from contest.benchmarks.costs import page
+from contest.benchmarks.duckdb.bench import bare_starts
 from contest.benchmarks.duckdb.reference import DEFAULTS, run_duckdb
 from contest.data.batches import discover
 from contest.data.checker import compare
@@ -32,6 +33,9 @@ from contest.sitting import CORES, SEED, WORK, Benchmark, Option, Row, Sitting, 
 
 # DuckDB at its defaults, the reference: a contender that is not a strategy.
 DUCKDB = "duckdb"
+# Two trivial spark-submits with the timed jobs' levers: the fixed part's floor.
+BARE = "spark-start"
+OTHERS = (DUCKDB, BARE)
 
 SCALES = Option(
     "--scales",
@@ -44,13 +48,14 @@ SCALES = Option(
 )
 CONTENDERS = Option(
     "--contenders",
-    f"strategies to model, and {DUCKDB} (DuckDB at its defaults); iceberg-dv is the "
-    "fastest Spark peer of the published sittings",
+    f"strategies to model, {DUCKDB} (DuckDB at its defaults) and {BARE} (two trivial "
+    "spark-submits with the timed jobs' levers: the floor of a run's fixed part); "
+    "iceberg-dv is the fastest Spark peer of the published sittings",
     str,
-    ["optimized", "delta-rs", "iceberg-dv", DUCKDB],
+    ["optimized", "delta-rs", "iceberg-dv", DUCKDB, BARE],
     many=True,
-    valid=lambda v: v == DUCKDB or is_strategy(v),
-    rule=f"{DUCKDB} or one of " + ", ".join(strategy_names(variants=True)),
+    valid=lambda v: v in OTHERS or is_strategy(v),
+    rule=f"{DUCKDB}, {BARE} or one of " + ", ".join(strategy_names(variants=True)),
 )
 ROUNDS = Option("--rounds", "interleaved rounds at each scale", int, 3, **at_least(1))
 
@@ -104,6 +109,8 @@ class CostsBench(Benchmark):
                     base = {"contender": name, "scale": scale, "cores": cores, "round": rnd}
                     if name == DUCKDB:
                         rows = [self.duckdb(sitting, data, expected, cores, base)]
+                    elif name == BARE:
+                        rows = self.bare(sitting, data, cores, base)
                     else:
                         rows = self.strategy(sitting, name, data, cores, base)
                     for record in sitting.record(*rows):
@@ -144,6 +151,28 @@ class CostsBench(Benchmark):
             row |= {"error": str(e)}
         shutil.rmtree(out_dir, ignore_errors=True)
         return row
+
+    @staticmethod
+    def bare(sitting: Sitting, data: Path, cores: int, base: Row) -> list[Row]:
+        """Two trivial spark-submits as the run's write and read: each its seconds and
+        timeline; nothing to check."""
+        cfg = sitting.config(preset("optimized"))
+        folder = cfg.work_path / "bench" / "costs"
+        tag = f"start-{base['scale']:g}-{base['round']}"
+        rows = sum(b.rows for b in discover(data, cfg.write.versions or None, None))
+        jobs = bare_starts(cfg, cores, folder, tag)
+        return [
+            {
+                **base,
+                "rows": rows,
+                "job": job,
+                "seconds": round(p.seconds, 3),
+                "correct": True,
+                "phases": p.timeline,
+                "outside_share": p.noise.outside_share if p.noise is not None else None,
+            }
+            for job, p in zip((WRITE, READ), jobs, strict=True)
+        ]
 
     def render(self, records: Sequence[CostRecord]) -> str:
         return page.render(records)

@@ -44,8 +44,8 @@ from contest.evaluation.jobs import child_env
 from contest.evaluation.strategies import STRATEGIES, round_order
 from contest.infra import cds
 from contest.infra.pagecache import read_ahead
-from contest.infra.proc import run_timed
-from contest.infra.spark import driver_java_options
+from contest.infra.proc import ProcResult, run_timed
+from contest.infra.spark import JVM_START_KEYS, driver_java_options, session_conf
 from contest.results.benchmarks import DuckDBRecord
 from contest.results.runs import RunRecord
 from contest.sitting import (
@@ -144,16 +144,7 @@ def run_floor(cfg: Config, data: Path, cores: int, rows: int, folder: Path, rnd:
     out.unlink(missing_ok=True)
     if not io.ok:
         raise RunError(f"floor I/O exited {io.returncode}: {io.last_line} (log {io.log})")
-    submit = str(Path(sys.executable).parent / "spark-submit")
-    start_cmd = [submit, "--master", f"local[{cores}]", "--driver-memory", cfg.spark.driver_memory]
-    java_options = driver_java_options(cfg, None, cds_option)  # the timed jobs' levers too
-    start_cmd += ["--driver-java-options", java_options, str(Path(floor.__file__)), "start"]
-    starts = []
-    for i in (1, 2):
-        job = run_timed(start_cmd, folder / f"floor-start-{rnd}-{i}.log", env=env)
-        if not job.ok:
-            raise RunError(f"trivial spark-submit exited {job.returncode} (log {job.log})")
-        starts.append(job)
+    starts = bare_starts(cfg, cores, folder, f"floor-start-{rnd}")
     noise = [j.noise.outside_share for j in (io, *starts) if j.noise is not None]
     return {
         "seconds": round(io.seconds + sum(j.seconds for j in starts), 3),
@@ -166,6 +157,28 @@ def run_floor(cfg: Config, data: Path, cores: int, rows: int, folder: Path, rnd:
         # Nothing to check: the floor writes rows, not the merged result.
         "correct": True,
     }
+
+
+def bare_starts(cfg: Config, cores: int, folder: Path, tag: str) -> list[ProcResult]:
+    """Two trivial spark-submits with the timed jobs' start levers (their driver JVM
+    options, class-data archive and session settings): what each of a run's two Spark
+    jobs pays before and after its work. Each prints its timeline's marks."""
+    env, cds_option = cds.submit_env(cfg, child_env(cfg))
+    submit = str(Path(sys.executable).parent / "spark-submit")
+    cmd = [submit, "--master", f"local[{cores}]", "--driver-memory", cfg.spark.driver_memory]
+    cmd += ["--driver-java-options", driver_java_options(cfg, None, cds_option)]
+    for key, value in session_conf(cfg).items():
+        if key not in JVM_START_KEYS:
+            cmd += ["--conf", f"{key}={value}"]
+    cmd += [str(Path(floor.__file__)), "start"]
+    cmd += ["--preload"] if cfg.spark.python_preload else []
+    starts = []
+    for i in (1, 2):
+        job = run_timed(cmd, folder / f"{tag}-{i}.log", env=env)
+        if not job.ok:
+            raise RunError(f"trivial spark-submit exited {job.returncode} (log {job.log})")
+        starts.append(job)
+    return starts
 
 
 def jobs_noise(rec: RunRecord) -> float | None:

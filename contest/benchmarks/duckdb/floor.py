@@ -30,6 +30,9 @@ import pyarrow.parquet as pq
 from contest.data.batches import discover
 from contest.data.dictionaries import dictionary_columns
 from contest.data.spark_types import spark_struct
+from contest.infra import timeline
+from contest.infra.pyspark_daemon import prefer_installed_pyspark
+from contest.infra.spark import jvm_start, mark_tasks
 from contest.read.statistics import statistics_setting
 
 
@@ -85,13 +88,21 @@ def io_floor(
     }
 
 
-def trivial_job() -> None:
+def trivial_job(preload: bool = False) -> None:
     """What every Spark job of the contest's procedure pays before and after its work:
-    the JVM, the Python driver, a session, the first Python task, the stop."""
+    the JVM, the Python driver, a session, the first Python task, the stop; its
+    timeline's marks printed as a timed job's are (`preload`: the compiled pyspark, as
+    spark.python_preload gives the timed jobs)."""
+    timeline.mark_python_start()
+    timeline.mark(timeline.SESSION)
+    if preload:
+        prefer_installed_pyspark()
     # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.appName("contest-floor-start").getOrCreate()
+    timeline.mark(timeline.CONTEXT)
+    timeline.mark(timeline.JVM, jvm_start(spark))
 
     def same(batches: Iterable[Any]) -> Iterator[Any]:
         yield from batches
@@ -100,7 +111,11 @@ def trivial_job() -> None:
     df = spark.range(10).mapInArrow(same, spark_struct([("id", pa.int64())]))
     if df.count() != 10:
         raise SystemExit("the trivial job lost rows")
+    mark_tasks(spark)
+    timeline.mark(timeline.STOP)
     spark.stop()
+    timeline.mark(timeline.STOPPED)
+    timeline.print_marks()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,10 +132,11 @@ def main(argv: list[str] | None = None) -> int:
         default="all",
         help="columns with min/max statistics, as read.statistics (default: all)",
     )
-    sub.add_parser("start", help="a trivial Spark job (run through spark-submit)")
+    start = sub.add_parser("start", help="a trivial Spark job (run through spark-submit)")
+    start.add_argument("--preload", action="store_true", help="import the compiled pyspark")
     args = p.parse_args(argv)
     if args.part == "start":
-        trivial_job()
+        trivial_job(args.preload)
         return 0
     done = io_floor(Path(args.data), Path(args.out), args.threads, args.rows, args.statistics)
     print(json.dumps(done))

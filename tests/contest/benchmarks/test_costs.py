@@ -1,6 +1,6 @@
 """`contest bench costs`: the page from a sitting's records (lines, crossovers, measured
-points, timelines), and a real sitting at two tiny scales whose every job carries its
-timeline and whose every result is exact."""
+points, timelines), and a real sitting at two tiny scales whose every result is exact
+and whose every Spark job, the bare starts' too, carries its timeline."""
 
 import json
 
@@ -68,21 +68,29 @@ def test_no_sitting_yet():
 @pytest.mark.slow
 def test_a_sitting_at_two_scales_is_exact_and_every_job_has_its_timeline(cfg, pg, tmp_path):
     results = tmp_path / "results"
-    argv = ["--scales", "0.0005,0.001", "--contenders", "optimized,duckdb", "--rounds", "1"]
+    contenders = "optimized,duckdb,spark-start"
+    argv = ["--scales", "0.0005,0.001", "--contenders", contenders, "--rounds", "1"]
     code = main(cli(cfg, "bench", "costs", *argv, "--cores", "2", "--results", str(results)))
     assert code == 0
     rows = [json.loads(line) for line in (results / "costs.jsonl").read_text().splitlines()]
     assert {(r["contender"], r["job"], r["scale"]) for r in rows} == {
         (name, job, scale)
         for scale in (0.0005, 0.001)
-        for name, job in (("optimized", "write"), ("optimized", "read"), ("duckdb", "merge"))
+        for name, job in (
+            ("optimized", "write"),
+            ("optimized", "read"),
+            ("duckdb", "merge"),
+            ("spark-start", "write"),
+            ("spark-start", "read"),
+        )
     }
     assert all(r["correct"] for r in rows)
     assert {r["rows"] for r in rows if r["scale"] == 0.001} == {30_000}
     for r in rows:
-        if r["contender"] == "optimized":
-            assert r["phases"]["tasks"] > 0
+        if r["contender"] != "duckdb":  # a Spark job's timeline, the bare start's too
+            assert r["phases"]["tasks"] > 0 and r["phases"]["jvm"] > 0
             assert sum(r["phases"].values()) == pytest.approx(r["seconds"], abs=0.1)
     page = (results / "costs.md").read_text()
     assert "| optimized | whole |" in page and "| duckdb | merge |" in page
+    assert "| spark-start | whole |" in page
     assert (results / "costs.png").stat().st_size > 0
