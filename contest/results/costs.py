@@ -13,6 +13,10 @@ from contest.results.shown import shown
 
 # The jobs of a contender: a strategy's two timed jobs, DuckDB's one process.
 WRITE, READ, MERGE = "write", "read", "merge"
+# The contenders that are not strategies: DuckDB at its defaults (the reference), and
+# two trivial spark-submits with the timed jobs' levers (the floor of a run's fixed part,
+# which makes no result to beat).
+DUCKDB, BARE = "duckdb", "spark-start"
 
 
 @dataclass(frozen=True, kw_only=True)

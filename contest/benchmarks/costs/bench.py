@@ -27,14 +27,10 @@ from contest.data.oracle import config_budget
 from contest.errors import RunError
 from contest.evaluation.strategies import is_strategy, preset, round_order, strategy_names
 from contest.infra.pagecache import read_ahead
-from contest.results.costs import MERGE, READ, WRITE, CostRecord
+from contest.results.costs import BARE, DUCKDB, MERGE, READ, WRITE, CostRecord
 from contest.results.runs import RunRecord
 from contest.sitting import CORES, SEED, WORK, Benchmark, Option, Row, Sitting, at_least
 
-# DuckDB at its defaults, the reference: a contender that is not a strategy.
-DUCKDB = "duckdb"
-# Two trivial spark-submits with the timed jobs' levers: the fixed part's floor.
-BARE = "spark-start"
 OTHERS = (DUCKDB, BARE)
 
 SCALES = Option(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from contest.benchmarks.costs.model import Line, crossover, fit, medians
 from contest.infra.timeline import PHASE_OF
-from contest.results.costs import CostRecord
+from contest.results.costs import BARE, CostRecord
 from contest.sitting import sittings
 
 REFERENCE = "optimized"
@@ -104,11 +104,20 @@ def sitting_section(records: Sequence[CostRecord]) -> list[str]:
     wins = []
     for name in names:
         theirs = fitted.get((name, WHOLE))
-        if name == REFERENCE or ours is None or theirs is None:
+        if name in (REFERENCE, BARE) or ours is None or theirs is None:
             continue
         cross = crossover(ours, theirs)
         wins.append((name, "the same line" if cross is None else cross.says(per_scale)))
     out += table(("against", f"{REFERENCE} is faster"), wins) if wins else ["Not measured."]
+    floor = fitted.get((BARE, WHOLE))
+    if ours is not None and floor is not None:
+        out += [
+            "",
+            f"{REFERENCE}'s fixed part is {ours.fixed_s:.1f} s, "
+            f"{ours.fixed_s - floor.fixed_s:.1f} s above two bare Spark starts with the "
+            f"same levers ({BARE}: {floor.fixed_s:.1f} s, a trivial job each), which is "
+            "what a run on Spark cannot go below here.",
+        ]
     out += ["", "### Measured: whole-run seconds, median [min-max] (n)", ""]
     by_name = runs(records)
     scales = sorted({r.scale for r in records})
