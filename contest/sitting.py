@@ -93,6 +93,7 @@ RESULTS = Option(
 )
 REPEAT = Option("--repeat", "rounds", int, 3, **at_least(1))
 SCALE = Option("--scale", "scale of generated data", float, 1.0, **POSITIVE)
+SCALES = Option("--scales", "scales of generated data", float, [0.1], many=True, **POSITIVE)
 SEED = Option("--seed", "generator seed", int, 2022)
 CORES = Option("--cores", "local[N] of the timed jobs (default: all)", int, **at_least(1))
 WORK = Option("--work", "work folder (default: work_dir)")

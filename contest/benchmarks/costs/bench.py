@@ -29,18 +29,23 @@ from contest.evaluation.strategies import is_strategy, preset, round_order, stra
 from contest.infra.pagecache import read_ahead
 from contest.results.costs import BARE, DUCKDB, MERGE, READ, WRITE, CostRecord
 from contest.results.runs import RunRecord
-from contest.sitting import CORES, SEED, WORK, Benchmark, Option, Row, Sitting, at_least
+from contest.sitting import (
+    CORES,
+    SCALES,
+    SEED,
+    WORK,
+    Benchmark,
+    Option,
+    Row,
+    Sitting,
+    at_least,
+)
 
 OTHERS = (DUCKDB, BARE)
 
-SCALES = Option(
-    "--scales",
-    "scales of generated data (four or more to fit a line with an error)",
-    float,
-    [0.001, 0.01, 0.1, 1.0],
-    many=True,
-    valid=lambda v: v > 0,
-    rule="positive",
+FOUR_SCALES = SCALES.but(
+    help="scales of generated data (four or more to fit a line with an error)",
+    default=[0.001, 0.01, 0.1, 1.0],
 )
 CONTENDERS = Option(
     "--contenders",
@@ -85,7 +90,7 @@ class CostsBench(Benchmark):
         "tasks, stop) and the scale from which optimized wins against each other "
         "contender. Records to <results>/costs.jsonl, the page to costs.md."
     )
-    options = (SCALES, CONTENDERS, ROUNDS, SEED, CORES, WORK)
+    options = (FOUR_SCALES, CONTENDERS, ROUNDS, SEED, CORES, WORK)
 
     def run(self, sitting: Sitting) -> bool:
         # deferred: pulls in pandas and tqdm; `contest --help` starts without them

@@ -46,6 +46,7 @@ from contest.results.sittings import REFERENCE
 from contest.sitting import (
     CORES,
     DATA,
+    SCALES,
     SEED,
     WORK,
     WORKLOAD,
@@ -88,15 +89,6 @@ def sitting_order(names: Sequence[str], once: Sequence[str], rnd: int) -> list[s
     return round_order([n for n in names if n not in once], rnd)
 
 
-SCALES = Option(
-    "--scales",
-    "scales of generated data",
-    float,
-    [0.1],
-    many=True,
-    valid=lambda v: v > 0,
-    rule="positive",
-)
 STRATEGY_LIST = Option(
     "--strategies",
     f"strategies to compare (default: all; {REFERENCE} is the reference; "
