@@ -14,7 +14,7 @@ from contest.infra import timeline
 
 def job_main(command: str, argv: Sequence[str]) -> int:
     """A Write or Read job: the command's arguments, with the shared options anywhere."""
-    timeline.mark_python_start()
+    timeline.start()
     try:
         return dispatch.run(dispatch.build_parser((pipeline,)), [command, *argv])
     finally:

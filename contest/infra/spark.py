@@ -250,7 +250,8 @@ def spark_session(
         yield spark
     finally:
         if existing is None:
-            mark_tasks(spark)
+            if timeline.recording():  # a timed job: its tasks' times, from the JVM
+                mark_tasks(spark)
             timeline.mark(timeline.STOP)
             spark.stop()
             timeline.mark(timeline.STOPPED)

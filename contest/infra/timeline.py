@@ -49,6 +49,9 @@ PHASE_OF = {
 }
 
 _marks: dict[str, float] = {}
+# Whether this process is a timed job that prints its marks (`start`): only then are the
+# marks that cost a call into the JVM (Spark's task times) taken.
+_recording = False
 
 
 def mark(name: str, at: float | None = None) -> None:
@@ -66,6 +69,17 @@ def mark_python_start() -> None:
     mark(PYTHON, psutil.Process().create_time())
 
 
+def start() -> None:
+    """This process is a timed job: its marks are taken and printed (`print_marks`)."""
+    global _recording
+    _recording = True
+    mark_python_start()
+
+
+def recording() -> bool:
+    return _recording
+
+
 def line(noted: Mapping[str, float]) -> str:
     """The log line of a job's marks."""
     return LINE_PREFIX + json.dumps({k: round(v, 3) for k, v in noted.items()})
@@ -73,7 +87,6 @@ def line(noted: Mapping[str, float]) -> str:
 
 def print_marks() -> None:
     """The job's marks, on its log (stdout: a timed job's log takes both streams)."""
-    mark_python_start()
     print(line(_marks), flush=True)
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from contest.benchmarks.costs.model import Line, crossover, fit, medians
 from contest.infra.timeline import PHASE_OF
 from contest.results.costs import BARE, CostRecord
+from contest.results.sittings import REFERENCE
 from contest.sitting import sittings
 
-REFERENCE = "optimized"
 WHOLE = "whole"  # a run's jobs together: write + read, or DuckDB's one process
 PHASES = list(PHASE_OF.values())
 

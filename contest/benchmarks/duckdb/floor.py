@@ -93,7 +93,7 @@ def trivial_job(preload: bool = False) -> None:
     the JVM, the Python driver, a session, the first Python task, the stop; its
     timeline's marks printed as a timed job's are (`preload`: the compiled pyspark, as
     spark.python_preload gives the timed jobs)."""
-    timeline.mark_python_start()
+    timeline.start()
     timeline.mark(timeline.SESSION)
     if preload:
         prefer_installed_pyspark()

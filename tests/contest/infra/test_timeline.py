@@ -68,7 +68,7 @@ def test_a_jobs_log_line_is_read_back_and_is_not_its_last_line(tmp_path):
     launch and exit moments, summing to its wall time; the marks' line is not what a
     failure would quote as the job's last line."""
     code = (
-        "import time; from contest.infra import timeline; "
+        "import time; from contest.infra import timeline; timeline.start(); "
         "timeline.mark(timeline.FIRST_TASK); time.sleep(0.3); timeline.mark(timeline.LAST_TASK); "
         "print('the job said this last', flush=True); timeline.print_marks()"
     )
