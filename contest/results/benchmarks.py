@@ -156,14 +156,14 @@ class CompactRecord(BenchRecord):
 
 @dataclass(frozen=True, kw_only=True)
 class DuckDBRecord(BenchRecord):
-    """`contest bench duckdb`: one round of one engine (optimized, duckdb or the floor).
+    """`contest bench duckdb`: one round of one contender (optimized, duckdb or the floor).
     Older lines have no `sitting` (a round 1 of optimized begins one); the duckdb
-    engine's lines time one query (`query_s`), optimized's its write and read apart, the
+    contender's lines time one query (`query_s`), optimized's its write and read apart, the
     floor's its I/O process and its two Spark starts."""
 
     what: ClassVar[str] = "duckdb record"
     sitting: str | None = field(default=None, metadata=shown("sitting", fmt="time"))
-    engine: str = field(metadata=shown("engine"))
+    contender: str = field(metadata=shown("contender"))
     round: int = field(metadata=shown("round", fmt="count"))
     seconds: float = field(metadata=shown("seconds", fmt="s1"))
     correct: bool = field(metadata=shown("correct", fmt="check"))
@@ -185,16 +185,16 @@ class DuckDBRecord(BenchRecord):
     # The floor (contest/benchmarks/duckdb/floor.py): its I/O process and its two Spark starts.
     io_s: float | None = None
     starts_s: float | None = None
-    # Noise during the engine's processes: other work's highest mean share of the CPUs.
+    # Noise during the contender's processes: other work's highest mean share of the CPUs.
     outside_share: float | None = None
     # An optimized run under other settings (`--variant KEY=VALUE`), beside the default.
     variant: str | None = None
-    # The batches read into the page cache just before this engine's run, untimed (0: too
+    # The batches read into the page cache just before this contender's run, untimed (0: too
     # large to stay cached; older lines: none, the cache as the previous run left it).
     read_ahead_bytes: int | None = None
-    # Why an engine's process failed (then not correct, its seconds those until it did).
+    # Why a contender's process failed (then not correct, its seconds those until it did).
     error: str | None = None
-    # How the duckdb engine ran. Its memory: "defaults" (none set: DuckDB's own limit, as
+    # How the duckdb contender ran. Its memory: "defaults" (none set: DuckDB's own limit, as
     # users run it), "equal" (optimized's peak process-tree memory) or "oracle" (the
     # oracle's budget); older lines have none and ran at the oracle's budget.
     duckdb_memory: str | None = None
@@ -204,25 +204,32 @@ class DuckDBRecord(BenchRecord):
     threads: int | None = None
     duckdb_version: str | None = None
 
+    @classmethod
+    def upgrade(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        """Lines written before the glossary (issue 75) name the contender `engine`."""
+        if "engine" in raw and "contender" not in raw:
+            raw["contender"] = raw.pop("engine")
+        return raw
+
     @property
     def label(self) -> str:
-        """The engine, with its variant when it ran under one (DuckDB's memory when it
+        """The contender, with its variant when it ran under one (DuckDB's memory when it
         is not its defaults: the rows of each stay apart)."""
         if self.variant:
-            return f"{self.engine} [{self.variant}]"
+            return f"{self.contender} [{self.variant}]"
         if self.duckdb_memory not in (None, "defaults"):
-            return f"{self.engine} [{self.duckdb_memory} memory]"
-        return self.engine
+            return f"{self.contender} [{self.duckdb_memory} memory]"
+        return self.contender
 
     @property
     def at_oracle_budget_before(self) -> bool:
         """A duckdb line from before DuckDB ran at its defaults: capped at the oracle's
         memory budget (its lines say nothing of memory)."""
-        return self.engine == "duckdb" and self.duckdb_memory is None
+        return self.contender == "duckdb" and self.duckdb_memory is None
 
     @property
     def labels(self) -> Labels:
-        return Labels(self.engine, scale_of_data(self.data))
+        return Labels(self.contender, scale_of_data(self.data))
 
     @classmethod
     def rows_of(cls, records: Sequence[DuckDBRecord]) -> list[tuple[DuckDBRecord, DuckDBRecord]]:
@@ -230,7 +237,7 @@ class DuckDBRecord(BenchRecord):
         begins one ("sitting 1", "sitting 2", ...)."""
         out, n = [], 0
         for r in records:
-            if r.sitting is None and r.round == 1 and r.engine == "optimized":
+            if r.sitting is None and r.round == 1 and r.contender == "optimized":
                 n += 1
             out.append((r, dataclasses.replace(r, sitting=r.sitting or f"sitting {n}")))
         return out

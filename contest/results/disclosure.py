@@ -27,8 +27,8 @@ NOT_RECORDED = "machine not recorded"
 ID_NOT_RECORDED = "machine id not recorded"
 # Their sittings' pages are written by their own benchmark (`contest bench peers`).
 OWN_PAGES = frozenset({"peer_sittings"})
-# What names a row, the first of these a record has (a strategy, an engine, a path...).
-WHAT = ("strategy", "label", "path", "name", "format", "bench", "engine", "kind")
+# What names a row, the first of these a record has (a strategy, a contender, a path...).
+WHAT = ("strategy", "label", "path", "name", "format", "bench", "contender", "kind")
 
 
 def slug(text: str) -> str:

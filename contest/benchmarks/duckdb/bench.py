@@ -9,10 +9,10 @@ evaluate` times it (write + read, each a whole spark-submit process), DuckDB as 
 Python process at its defaults, as users run it (contest/benchmarks/duckdb/reference.py:
 no memory limit set, one query), and any DuckDB rows under a memory limit the sitting
 asks for beside it; all checked by the oracle. Ratio = DuckDB seconds / optimized seconds
-(>= 1: optimized is faster); each engine / floor says how far it is from what cannot be
-avoided. One record per engine and round; duckdb.md shows the newest sitting of each
+(>= 1: optimized is faster); each contender / floor says how far it is from what cannot be
+avoided. One record per contender and round; duckdb.md shows the newest sitting of each
 data set (a scale and a data shape), with intervals and ratios round by round. Each
-engine's table and result are dropped once checked (the cached data and oracle stay): at
+contender's table and result are dropped once checked (the cached data and oracle stay): at
 scale 10 the data, the oracle, optimized's table and a result together are what the disk
 holds.
 """
@@ -188,10 +188,10 @@ def jobs_noise(rec: RunRecord) -> float | None:
 
 
 def optimized_row(rnd: int, rec: RunRecord, variant: str | None = None) -> Row:
-    """An evaluation's record as one round of the `optimized` engine (under `variant`)."""
+    """An evaluation's record as one round of the `optimized` contender (under `variant`)."""
     return {
         "round": rnd,
-        "engine": "optimized",
+        "contender": "optimized",
         **({"variant": variant} if variant else {}),
         "seconds": round((rec.write_s or 0) + (rec.read_s or 0), 3),
         "write_s": rec.write_s,
@@ -293,7 +293,7 @@ class DuckDBBench(Benchmark):
                 merged = {"seconds": round(time.monotonic() - started, 3), "correct": False}
                 merged |= {"error": str(e), "duckdb_memory": memory}
             shutil.rmtree(out_dir, ignore_errors=True)
-            row = {"round": rnd, "engine": "duckdb", **merged, **where, **ahead}
+            row = {"round": rnd, "contender": "duckdb", **merged, **where, **ahead}
             (duck,) = sitting.record(row)
             measured.append(duck)
             return bool(duck.correct)
@@ -302,7 +302,7 @@ class DuckDBBench(Benchmark):
             say(f"== round {rnd}/{opts.repeat}: the floor (read once, write once, 2 starts)")
             keys = pq.ParquetFile(expected).metadata.num_rows
             floor = run_floor(cfg, data, cores, keys, out_dir.parent, rnd)
-            sitting.record({"round": rnd, "engine": "floor", **floor, **where, **ahead})
+            sitting.record({"round": rnd, "contender": "floor", **floor, **where, **ahead})
             return True
 
         def run_optimized_round(rnd: int, ahead: dict, spec: str | None) -> bool:
@@ -319,9 +319,9 @@ class DuckDBBench(Benchmark):
         }
         for rnd in range(1, opts.repeat + 1):
             for step in round_steps(list(ours), rnd, lean, opts.duckdb_variant or ()):
-                # Every engine starts with the batches in the page cache, whatever ran before.
+                # Every contender starts with the batches in the page cache, whatever ran before.
                 ahead = {"read_ahead_bytes": read_ahead(data, say).bytes}
-                ok = runners[step.engine](rnd, ahead, step.spec) and ok
+                ok = runners[step.contender](rnd, ahead, step.spec) and ok
         return ok
 
     @staticmethod
@@ -361,10 +361,10 @@ class DuckDBBench(Benchmark):
 
 
 class RoundStep(NamedTuple):
-    """One engine's run in a round: the record's `engine`, and optimized's variant or
+    """One contender's run in a round: the record's `contender`, and optimized's variant or
     DuckDB's memory (None: its defaults)."""
 
-    engine: str
+    contender: str
     spec: str | None = None
 
 

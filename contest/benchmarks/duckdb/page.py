@@ -1,5 +1,5 @@
 """`results/duckdb.md`: the newest sitting of each data set of `contest bench duckdb`, each
-engine's median with its interval, the ratios round by round, and how DuckDB ran
+contender's median with its interval, the ratios round by round, and how DuckDB ran
 (its memory, threads, key ranges and version), from typed records of any age."""
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ INTRO = (
     "process; the floor: every batch read once, the result's rows written once, two trivial "
     "spark-submits). Each median with its distribution-free interval and n; each ratio taken "
     "round by round inside the sitting (contest/results/intervals.py); noise: the highest "
-    "share of the CPUs other work took during an engine's processes (`busy` by the one "
+    "share of the CPUs other work took during a contender's processes (`busy` by the one "
     f"rule: {BUSY_RULE}); a row that recorded only its stamp's window shows it as "
-    "`window`, not judged. An engine that ran in key ranges says how many in its name."
+    "`window`, not judged. A contender that ran in key ranges says how many in its name."
 )
 
 CHANGED = (
@@ -46,22 +46,22 @@ CHANGED = (
 
 @dataclass(frozen=True)
 class Summary:
-    """One sitting: its data and cores, each engine's runs and median, the ratio."""
+    """One sitting: its data and cores, each contender's runs and median, the ratio."""
 
     data: str | None
     cores: int | None
     rounds: int
     median_s: dict[str, float | None]
     ratio_duckdb_to_optimized: float | None
-    # Each engine's median over the floor's (None without a floor in the sitting).
+    # Each contender's median over the floor's (None without a floor in the sitting).
     over_floor: dict[str, float | None]
     all_correct: bool
     runs: dict[str, list[DuckDBRecord]]
 
 
 def summarize(records: Sequence[DuckDBRecord]) -> Summary:
-    """Medians per engine and the ratio, over one sitting's records: a variant of
-    optimized is an engine of its own after it, a DuckDB row under a memory limit one of
+    """Medians per contender and the ratio, over one sitting's records: a variant of
+    optimized is a contender of its own after it, a DuckDB row under a memory limit one of
     its own after DuckDB's defaults row (never mixed with it)."""
     labels = {r.label for r in records}
     runs = {
@@ -107,7 +107,7 @@ def run_seconds(r: DuckDBRecord) -> str:
 
 def new_sitting(r: DuckDBRecord) -> bool:
     """An old record (no `sitting`) begins one when it is round 1 of optimized."""
-    return r.round == 1 and r.engine == "optimized"
+    return r.round == 1 and r.contender == "optimized"
 
 
 def render(records: Sequence[DuckDBRecord]) -> str:
@@ -130,7 +130,7 @@ def newest_per_data(groups: Sequence[Sequence[DuckDBRecord]]) -> list[Sequence[D
 
 
 def noise_cell(rs: Sequence[DuckDBRecord]) -> str:
-    """Other work's highest share of the CPUs during the engine's own processes, judged
+    """Other work's highest share of the CPUs during the contender's own processes, judged
     by the one busy rule; else the highest over the rows' stamps' windows, marked as
     such and not judged (the window holds the gaps between engines too)."""
     own = [r.outside_share for r in rs if r.outside_share is not None]
@@ -147,7 +147,7 @@ def by_round(rs: Sequence[DuckDBRecord]) -> dict[int, float]:
 
 
 def memory_of(rs: Sequence[DuckDBRecord]) -> str | None:
-    """How DuckDB's memory was set in these rows, for the engine's label: its defaults,
+    """How DuckDB's memory was set in these rows, for the contender's label: its defaults,
     a limit, or (a line from before DuckDB ran at its defaults) the oracle's budget."""
     if any(r.at_oracle_budget_before for r in rs):
         return "capped at the oracle's budget, older sittings"
@@ -157,10 +157,10 @@ def memory_of(rs: Sequence[DuckDBRecord]) -> str | None:
     return "defaults" if kinds == {DEFAULTS} else ", ".join(sorted(kinds)) + " memory"
 
 
-def engine_name(name: str, rs: Sequence[DuckDBRecord]) -> str:
-    """The engine's label on the page: for DuckDB, how its memory was set, and when it
+def contender_name(name: str, rs: Sequence[DuckDBRecord]) -> str:
+    """The contender's label on the page: for DuckDB, how its memory was set, and when it
     ran in key ranges (another reference than one query) how many."""
-    if not rs or rs[0].engine != "duckdb":
+    if not rs or rs[0].contender != "duckdb":
         return name
     how = [x for x in (memory_of(rs),) if x]
     parts = max((r.parts or 1) for r in rs)
@@ -191,18 +191,20 @@ def how_duckdb_ran(name: str, rs: Sequence[DuckDBRecord]) -> str:
     queries = f"{parts} key ranges, one query each" if parts > 1 else "one query"
     version = f"DuckDB {r.duckdb_version}" if r.duckdb_version else "DuckDB (version not recorded)"
     threads = r.threads or r.cores
-    return f"- {engine_name(name, rs)}: {version}, threads {threads or '-'}, {memory}, {queries}."
+    return (
+        f"- {contender_name(name, rs)}: {version}, threads {threads or '-'}, {memory}, {queries}."
+    )
 
 
 def peak_cell(rs: Sequence[DuckDBRecord]) -> str:
     """The biggest process's peak and the process tree's (GB), the tree marked when over
-    the bound that holds the engine (contest/infra/memory_bound.py)."""
+    the bound that holds the contender (contest/infra/memory_bound.py)."""
     rss = f"{max((r.peak_process_rss_bytes or 0) for r in rs) / 1e9:.2f}"
     trees = [r.peak_rss_bytes for r in rs if r.peak_rss_bytes]
     if not trees:
         return rss + ", -"
     rss += f", {max(trees) / 1e9:.2f}"
-    if over_bound(rs[0].engine, max(trees)):
+    if over_bound(rs[0].contender, max(trees)):
         rss += f" (over the {PROCESS_TREE_BOUND_BYTES / 1e9:.0f} GB bound)"
     return rss
 
@@ -227,7 +229,7 @@ def sitting_section(records: Sequence[DuckDBRecord]) -> list[str]:
         f"{where}; cores: {summary.cores} (local[N] and DuckDB's threads); "
         f"{summary.rounds} interleaved round(s).",
         "",
-        "| engine | median s [interval] n | runs (s) | peak RSS (GB): process, tree | noise "
+        "| contender | median s [interval] n | runs (s) | peak RSS (GB): process, tree | noise "
         "| correct |",
         "|---|---|---|---|---|---|",
     ]
@@ -241,7 +243,7 @@ def sitting_section(records: Sequence[DuckDBRecord]) -> list[str]:
         secs = ", ".join(run_seconds(r) for r in rs)
         noise = noise_cell(rs)
         ok = all(r.correct for r in rs)
-        row = f"| {engine_name(name, rs)} | {med} | {secs} | {peak_cell(rs)} | {noise} | {ok} |"
+        row = f"| {contender_name(name, rs)} | {med} | {secs} | {peak_cell(rs)} | {noise} | {ok} |"
         lines.append(row)
     duckdbs = [(n, rs) for n, rs in summary.runs.items() if n.startswith("duckdb") and rs]
     if duckdbs:
@@ -253,7 +255,7 @@ def sitting_section(records: Sequence[DuckDBRecord]) -> list[str]:
         duck = paired_ratio("optimized", name, opt, by_round(rs))
         if duck is not None:
             lines += [
-                f"{engine_name(name, rs)} / optimized, round by round (>= 1.0: optimized "
+                f"{contender_name(name, rs)} / optimized, round by round (>= 1.0: optimized "
                 f"is at least as fast): **{duck.text()}**",
                 "",
             ]
@@ -269,7 +271,7 @@ def sitting_section(records: Sequence[DuckDBRecord]) -> list[str]:
     floor = by_round(summary.runs["floor"])
     if floor:
         over = [("optimized", "optimized", summary.runs["optimized"])]
-        over += [(name, engine_name(name, rs), rs) for name, rs in duckdbs]
+        over += [(name, contender_name(name, rs), rs) for name, rs in duckdbs]
         ratios = [(label, paired_ratio("floor", e, floor, by_round(rs))) for e, label, rs in over]
         text = ", ".join(f"{label} **{r.text()}**" for label, r in ratios if r is not None)
         lines += [f"Over the floor, round by round: {text}. The floor's runs are I/O + starts.", ""]

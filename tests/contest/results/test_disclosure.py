@@ -30,9 +30,9 @@ STAMP = {
 }
 
 
-def duck(engine: str, outside: float | None) -> DuckDBRecord:
+def duck(contender: str, outside: float | None) -> DuckDBRecord:
     return DuckDBRecord.from_dict(
-        {"sitting": "2026-12-01T10:00:00Z", "engine": engine, "round": 1, "seconds": 9.0,
+        {"sitting": "2026-12-01T10:00:00Z", "contender": contender, "round": 1, "seconds": 9.0,
          "correct": True, "outside_share": outside, "stamp": STAMP}
     )  # fmt: skip
 

@@ -100,7 +100,7 @@ def test_nested_records_and_kinds_are_typed():
 
 
 def test_a_newer_writers_key_is_kept_not_lost():
-    raw = {"engine": "duckdb", "round": 1, "seconds": 2.0, "correct": True, "new_figure": 7}
+    raw = {"contender": "duckdb", "round": 1, "seconds": 2.0, "correct": True, "new_figure": 7}
     rec = DuckDBRecord.from_dict(raw)
     assert rec.extra == {"new_figure": 7}
     assert rec.to_dict()["new_figure"] == 7

@@ -99,7 +99,7 @@ def test_a_tiny_lean_sitting_drops_each_engines_output_once_checked(
     assert main(cli(cfg, *argv)) == 0
     lines = [json.loads(ln) for ln in (out / "duckdb.jsonl").read_text().splitlines()]
     # Optimized last: its write is the last use of the batches.
-    assert [x["engine"] for x in lines] == ["duckdb", "floor", "optimized"]
+    assert [x["contender"] for x in lines] == ["duckdb", "floor", "optimized"]
     assert all(x["correct"] and x["seconds"] > 0 for x in lines)
     assert len({x["sitting"] for x in lines}) == 1
     # DuckDB at its defaults, as users run it: no limit set, one query, threads = cores.
@@ -108,7 +108,7 @@ def test_a_tiny_lean_sitting_drops_each_engines_output_once_checked(
     assert (duck["parts"], duck["threads"]) == (1, 2)
     assert duck["duckdb_version"] == importlib.metadata.version("duckdb")
     assert "| duckdb (defaults) |" in (out / "duckdb.md").read_text()
-    # Each engine started with the batches read into the page cache (untimed).
+    # Each contender started with the batches read into the page cache (untimed).
     assert all(x["read_ahead_bytes"] > 0 for x in lines)
     # The batches this sitting generated, the optimized table and result and DuckDB's
     # result are gone once used; the oracle's result stays for the next sitting.
@@ -174,7 +174,7 @@ def test_a_sitting_on_your_files_is_exact_and_names_them(cfg, pg, tmp_path: Path
     argv += ["--cores", "2", "--results", str(out), "--work", str(work)]
     assert main(cli(cfg, *argv)) == 0
     lines = [json.loads(ln) for ln in (out / "duckdb.jsonl").read_text().splitlines()]
-    assert sorted(x["engine"] for x in lines) == ["duckdb", "floor", "optimized"]
+    assert sorted(x["contender"] for x in lines) == ["duckdb", "floor", "optimized"]
     assert all(x["correct"] for x in lines), lines
     part1 = (data / "part-1.parquet").read_bytes()
     for line in lines:

@@ -26,9 +26,9 @@ DEFAULTS_ROW = {
 }
 
 
-def rec(engine: str, rnd: int, seconds: float, **kw: Any) -> DuckDBRecord:
+def rec(contender: str, rnd: int, seconds: float, **kw: Any) -> DuckDBRecord:
     return DuckDBRecord.from_dict(
-        {"engine": engine, "round": rnd, "seconds": seconds, "correct": True, "sitting": "s"}
+        {"contender": contender, "round": rnd, "seconds": seconds, "correct": True, "sitting": "s"}
         | {"cores": 2, "data": "d"}
         | kw
     )
@@ -77,10 +77,12 @@ def test_key_ranges_and_older_lines_say_how_duckdb_ran() -> None:
     assert (
         "memory_limit not set (DuckDB's default: 18.8 GiB), 4 key ranges, one query each." in page
     )
-    # An older line has none of the new fields: capped at the oracle's budget then.
+    # An older line has none of the new fields: capped at the oracle's budget then; it
+    # names its contender `engine` (before the glossary), read as `contender`.
     old = DuckDBRecord.from_dict(
         {"round": 1, "engine": "duckdb", "seconds": 62.3, "correct": True, "parts": 1}
     )
+    assert old.contender == "duckdb" and "engine" not in old.to_dict()
     assert old.at_oracle_budget_before and old.label == "duckdb"
     assert (
         not ranges.at_oracle_budget_before and not rec("optimized", 1, 1.0).at_oracle_budget_before
@@ -146,10 +148,10 @@ def test_each_sitting_names_its_cpu_its_disclosure_and_the_noise_rule() -> None:
     text = render(with_cpu)
     assert "git abc1234, CPU: AMD EPYC, full disclosure: [disclosure/duckdb-s.md]" in text
     # Noise only over the stamp's window: shown as such, never judged busy.
-    assert "| window 30% |" in text and "busy" not in text.split("| engine |")[1]
+    assert "| window 30% |" in text and "busy" not in text.split("| contender |")[1]
     assert "busy by the per-job noise" in text
     older = [rec(e, 1, 10.0, stamp=stamp, outside_share=0.2) for e in ("optimized", "duckdb")]
     text = render(older)
     assert "CPU: not recorded" in text
     assert "DuckDB (version not recorded)" in text
-    assert "| 20% busy |" in text  # the engine's own processes' noise: judged
+    assert "| 20% busy |" in text  # the contender's own processes' noise: judged

@@ -82,10 +82,10 @@ def test_run_floor_times_the_io_and_two_spark_starts(cfg, tmp_path: Path) -> Non
     assert not (tmp_path / "bench" / "floor.parquet").exists()  # its output is removed
 
 
-def test_the_page_gives_each_engine_over_the_floor() -> None:
-    def rec(engine: str, rnd: int, seconds: float, **kw: Any) -> DuckDBRecord:
+def test_the_page_gives_each_contender_over_the_floor() -> None:
+    def rec(contender: str, rnd: int, seconds: float, **kw: Any) -> DuckDBRecord:
         return DuckDBRecord(
-            engine=engine, round=rnd, seconds=seconds, correct=True, sitting="s", **kw
+            contender=contender, round=rnd, seconds=seconds, correct=True, sitting="s", **kw
         )
 
     records = [
@@ -114,9 +114,9 @@ def test_the_page_gives_each_engine_over_the_floor() -> None:
 
 
 def test_the_page_shows_the_newest_sitting_of_each_data_set_with_intervals() -> None:
-    def rec(sitting: str, data: str, engine: str, rnd: int, seconds: float) -> DuckDBRecord:
+    def rec(sitting: str, data: str, contender: str, rnd: int, seconds: float) -> DuckDBRecord:
         return DuckDBRecord(
-            engine=engine, round=rnd, seconds=seconds, correct=True, sitting=sitting,
+            contender=contender, round=rnd, seconds=seconds, correct=True, sitting=sitting,
             data=data, outside_share=0.02 * rnd,
         )  # fmt: skip
 
@@ -136,10 +136,15 @@ def test_the_page_shows_the_newest_sitting_of_each_data_set_with_intervals() -> 
     assert "**1.00x [0.50-1.50] n=3 (75%) ~**" in page
 
 
-def test_a_variant_of_optimized_is_an_engine_of_its_own_on_the_page() -> None:
-    def rec(engine: str, seconds: float, variant: str | None = None) -> DuckDBRecord:
+def test_a_variant_of_optimized_is_a_contender_of_its_own_on_the_page() -> None:
+    def rec(contender: str, seconds: float, variant: str | None = None) -> DuckDBRecord:
         return DuckDBRecord(
-            engine=engine, round=1, seconds=seconds, correct=True, sitting="s", variant=variant
+            contender=contender,
+            round=1,
+            seconds=seconds,
+            correct=True,
+            sitting="s",
+            variant=variant,
         )
 
     spec = "write.batch_piece_rows=0&spark.cds=false"
@@ -156,10 +161,10 @@ def test_a_variant_of_optimized_is_an_engine_of_its_own_on_the_page() -> None:
     assert "the variant is faster): **0.91x (single run)**" in page
 
 
-def test_a_failed_engine_is_shown_failed_and_left_out_of_medians_and_ratios() -> None:
-    def rec(engine: str, seconds: float, correct: bool = True, **kw: str) -> DuckDBRecord:
+def test_a_failed_contender_is_shown_failed_and_left_out_of_medians_and_ratios() -> None:
+    def rec(contender: str, seconds: float, correct: bool = True, **kw: str) -> DuckDBRecord:
         return DuckDBRecord(
-            engine=engine, round=1, seconds=seconds, correct=correct, sitting="s", **kw
+            contender=contender, round=1, seconds=seconds, correct=correct, sitting="s", **kw
         )
 
     error = "DuckDB merge exited 1: IO Error: No space left on device (log d.log)"
