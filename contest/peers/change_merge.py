@@ -23,11 +23,16 @@ it): a NULL is told from an absent column. The table of change data is created w
 every payload column (the batch's schema under the workload, the key's columns as the
 files type them), so a column no batch holds yet is NULL. The op column and the flag
 are never table columns: a read has neither.
+
+The clauses are built apart from Spark's syntax (`merge_clauses`): delta-rs's own MERGE
+(contest/peers/delta/native.py) runs the same ones, on a batch collapsed by the same rule
+in Arrow (contest/peers/native/collapse.py, `collapsed_changes`), and pyiceberg's delete
+and upsert (contest/peers/iceberg/native.py) follow them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -92,9 +97,15 @@ class ChangeBatch:
     @property
     def label(self) -> str:
         """What the collapse did, for the batch's report (its `operation`)."""
-        if self.rules.op_column:
-            return "change merge (collapse: rows after a key's last delete folded)"
-        return "change merge (partial columns)"
+        return f"change merge ({collapse_label(self.rules)})"
+
+
+def collapse_label(rules: Changes) -> str:
+    """What the collapse of a change batch did, in its report's operation (every engine
+    that collapses by the module's rule says it alike)."""
+    if rules.op_column:
+        return "collapse: rows after a key's last delete folded"
+    return "partial columns"
 
 
 def collapse(spark: SparkSession, cfg: Config, batch: Batch) -> ChangeBatch:
@@ -173,6 +184,56 @@ def table_schema(cfg: Config, batch: Batch, rows: DataFrame) -> StructType:
     return rows.sparkSession.createDataFrame([], ", ".join(fields)).schema
 
 
+@dataclass(frozen=True)
+class MergeClauses:
+    """The MERGE of a collapsed change batch (the module's docstring), apart from any
+    engine's syntax: the ON condition, each clause's condition ("" = none: no such
+    clause, or one without a condition for the insert) and its values by target column,
+    each a SQL expression over the target (`t`) and the source (`s`) that Spark SQL and
+    DataFusion (delta-rs's MERGE) both evaluate."""
+
+    on: str
+    delete_if: str
+    replace_if: str
+    replace: dict[str, str]
+    combine: dict[str, str]
+    insert_if: str
+    insert: dict[str, str]
+
+
+def merge_clauses(
+    rules: Changes,
+    held: Collection[str],
+    table_columns: Sequence[str],
+    ops: Mapping[str, str],
+    quote: Callable[[str], str] = q,
+) -> MergeClauses:
+    """The clauses of a collapsed change batch's MERGE. `held`: the payload columns the
+    batch holds; `table_columns`: the table's payload columns; `ops`: their operators;
+    `quote`: how the engine's SQL quotes a name."""
+    value = {c: f"s.{quote(c)}" if c in held else "NULL" for c in table_columns}
+    delete_if = replace_if = insert_if = ""
+    if rules.op_column:
+        deletes = ", ".join("'" + v.replace("'", "''") + "'" for v in rules.delete_values)
+        delete_if = f"s.{quote(rules.op_column)} IN ({deletes})"
+        replace_if = f"s.{quote(REPLACE)}"
+        insert_if = f"NOT {delete_if}"
+    combine = {
+        c: registry.spark_combine(ops[c], f"t.{quote(c)}", f"s.{quote(c)}")
+        for c in table_columns
+        if c in held
+    }
+    return MergeClauses(
+        on=" AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in rules.key),
+        delete_if=delete_if,
+        replace_if=replace_if,
+        replace=value if replace_if else {},
+        combine=combine,
+        insert_if=insert_if,
+        insert={**{k: f"s.{quote(k)}" for k in rules.key}, **value},
+    )
+
+
 def merge_sql(
     target: str,
     source: str,
@@ -180,36 +241,26 @@ def merge_sql(
     table_columns: Sequence[str],
     ops: Mapping[str, str],
 ) -> str:
-    """The MERGE of a collapsed change batch (the module's docstring). `table_columns`:
-    the table's payload columns; `ops`: their operators."""
-    rules, held = batch.rules, set(batch.columns)
-    on = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in rules.key)
-    value = {c: f"s.{q(c)}" if c in held else "NULL" for c in table_columns}
+    """The MERGE of a collapsed change batch in Spark SQL (`merge_clauses`).
+    `table_columns`: the table's payload columns; `ops`: their operators."""
+    m = merge_clauses(batch.rules, batch.columns, table_columns, ops)
+
+    def sets(values: Mapping[str, str]) -> str:
+        return ", ".join(f"t.{q(c)} = {e}" for c, e in values.items())
+
     clauses = []
-    if rules.op_column:
-        deletes = ", ".join("'" + v.replace("'", "''") + "'" for v in rules.delete_values)
-        is_delete = f"s.{q(rules.op_column)} IN ({deletes})"
-        clauses.append(f"WHEN MATCHED AND {is_delete} THEN DELETE")
-        replace = ", ".join(f"t.{q(c)} = {value[c]}" for c in table_columns)
-        if replace:
-            clauses.append(f"WHEN MATCHED AND s.{q(REPLACE)} THEN UPDATE SET {replace}")
-        insert_if = f" AND NOT {is_delete}"
-    else:
-        insert_if = ""
-    sets = [
-        f"t.{q(c)} = " + registry.spark_combine(ops[c], f"t.{q(c)}", f"s.{q(c)}")
-        for c in table_columns
-        if c in held
-    ]
-    if sets:
-        clauses.append(f"WHEN MATCHED THEN UPDATE SET {', '.join(sets)}")
-    cols = [*rules.key, *table_columns]
-    values = [*(f"s.{q(k)}" for k in rules.key), *(value[c] for c in table_columns)]
+    if m.delete_if:
+        clauses.append(f"WHEN MATCHED AND {m.delete_if} THEN DELETE")
+    if m.replace:
+        clauses.append(f"WHEN MATCHED AND {m.replace_if} THEN UPDATE SET {sets(m.replace)}")
+    if m.combine:
+        clauses.append(f"WHEN MATCHED THEN UPDATE SET {sets(m.combine)}")
+    insert_if = f" AND {m.insert_if}" if m.insert_if else ""
     clauses.append(
-        f"WHEN NOT MATCHED{insert_if} THEN INSERT ({', '.join(q(c) for c in cols)}) "
-        f"VALUES ({', '.join(values)})"
+        f"WHEN NOT MATCHED{insert_if} THEN INSERT ({', '.join(q(c) for c in m.insert)}) "
+        f"VALUES ({', '.join(m.insert.values())})"
     )
-    return f"MERGE INTO {target} t USING {source} s ON {on}\n" + "\n".join(clauses)
+    return f"MERGE INTO {target} t USING {source} s ON {m.on}\n" + "\n".join(clauses)
 
 
 def apply(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from contest.config import Config
+from contest.data.changes import ChangeSupport
 from contest.errors import ConnectorError
 from contest.peers.native.base import Metrics, NativeFormat
 
@@ -23,6 +24,7 @@ class HudiRs(NativeFormat):
     label = f"hudi-rs {VERSION} snapshot read (a reader only)"
     marker = ".hoodie"
     metadata_dirs = (".hoodie",)
+    changes = ChangeSupport(no_deletes=f"hudi-rs (hudi {VERSION}) has no writer API: it reads only")
 
     def write_batch(
         self, cfg: Config, table: Path, rows: pa.Table, first: bool, threads: int

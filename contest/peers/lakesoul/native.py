@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from contest.config import Config, PeerConfig
+from contest.data.changes import ChangeSupport
 from contest.errors import ConfigError, TableError, UsageError
 from contest.infra.postgres import resolve_connection
 from contest.peers.native.base import Metrics, NativeFormat
@@ -49,6 +50,12 @@ class LakeSoulPy(NativeFormat):
     )
     codecs: ClassVar[tuple[str, ...]] = ("",)
     marker = "its metadata in PostgreSQL"
+    # Its CDC column is stored, but its scan keeps a deleted key's row
+    # (results/notes/lakesoul_python.md, "Deletes are not applied").
+    changes = ChangeSupport(
+        no_deletes=f"lakesoul {VERSION}'s Python scan does not apply CDC deletes (a key "
+        "whose last row is a delete comes back, op = 'delete')"
+    )
 
     def validate(self, peer: PeerConfig) -> None:
         if peer.format == self.name and peer.file_format not in FILE_FORMATS:

@@ -6,6 +6,11 @@ library's own upsert or merge, read the table through the library's own reader. 
 Spark methods of `PeerFormat` stay unimplemented: a native format is never handed to a
 Spark job (its implementation's kind is NATIVE, contest/peers/registry.py). The
 format's folder registers it with `native_implementation(native, ...)`.
+
+Change data (row kinds, partial batches, other keys) reaches a library that declares it
+(`changes`) as a batch collapsed by key with the delete rule (`write_changes`,
+contest/peers/native/collapse.py); a library that declares none refuses it in one line
+naming what it lacks, before any data is written (contest/peers/change_check.py).
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ import pyarrow as pa
 from contest.config import Config
 from contest.data.changes import ChangeSupport
 from contest.data.merge_engines import MergeEngine
-from contest.errors import UsageError
+from contest.errors import ConnectorError, UsageError
 from contest.peers.base import PeerFormat
+from contest.peers.native.collapse import ChangeRows
 from contest.peers.registry import (
     NATIVE,
     NO_INTEROP,
@@ -34,13 +40,6 @@ from contest.peers.registry import (
 # The format's own numbers for one commit (rows updated, files added, ...).
 Metrics = dict[str, int]
 
-# A native job applies each batch as whole-row upserts (collapse.py) keyed by `uuid`:
-# the change data of issue 58 is not built for the native libraries yet.
-NATIVE_CHANGES = ChangeSupport(
-    no_deletes="the native jobs apply whole-row upserts only (no delete path is built for "
-    "the native libraries)"
-)
-
 
 class NativeFormat(PeerFormat):
     """One format's native library. Subclasses set `library` and `label` and implement
@@ -51,6 +50,11 @@ class NativeFormat(PeerFormat):
     # How its upsert and read merge, as a results row says it (what is the format's own
     # and what, if anything, is computed outside it).
     label: ClassVar[str] = ""
+    # The change data its library takes (contest/data/changes.py), each by the library's
+    # own operation named; by default none, the refusal naming what its library lacks.
+    changes: ClassVar[ChangeSupport] = ChangeSupport(
+        no_deletes="no change path is built for this library"
+    )
 
     def prepare(self, cfg: Config, table: Path, replace: bool) -> None:
         """An empty or absent folder; with `replace`, one of its tables (its marker
@@ -76,6 +80,21 @@ class NativeFormat(PeerFormat):
         """Apply one batch's rows (file order) through the library (the first creates
         the table); the operation's name and the library's own numbers for it."""
         raise NotImplementedError
+
+    def write_changes(
+        self,
+        cfg: Config,
+        table: Path,
+        change: ChangeRows,
+        schema: pa.Schema,
+        first: bool,
+        threads: int,
+    ) -> tuple[str, Metrics]:
+        """Apply one change batch, collapsed by key with the delete rule, through the
+        library (the first creates the table in `schema`: the key's columns, then every
+        payload column); the operation's name and the library's own numbers for it. Only
+        called when `changes` declares what the batch needs."""
+        raise ConnectorError(f"{self.name}: {self.changes.no_deletes}")
 
     def read_table(self, cfg: Config, table: Path, threads: int) -> pa.Table:
         """The table's head as the library's reader merges it."""
@@ -132,7 +151,7 @@ def native_implementation(
         runtime=NATIVE,
         unavailable=unavailable,
         libraries=() if unavailable else (f"{fmt.library}=={native.VERSION}",),
-        changes=NATIVE_CHANGES,
+        changes=fmt.changes,
         rank=rank,
         family=family,
         interop=NO_INTEROP if strategies else part,

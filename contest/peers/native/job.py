@@ -7,9 +7,13 @@ master local[N] every job gets) are its threads, and the process is held to that
 CPUs, so a library that sizes its own pools from the machine gets no more.
 
 Batches may be appended to the table the folder holds (a workload's phases), the
-table's batch ledger (contest/peers/ledger.py) refusing one it holds already. What the
-runner has no form of (a read as of a version or of a range, batches whose schemas
-differ, an object store, compaction) is refused in one line.
+table's batch ledger (contest/peers/ledger.py) refusing one it holds already. Change data
+(row kinds, batches of some of the payload columns, another key) is checked as the
+harness's write checks it, every file before any is written, and each batch that needs it
+reaches the library collapsed by key with the delete rule (`NativeFormat.write_changes`);
+a library that declares no such change data refuses it in one line first. What the
+runner has no form of (a read as of a version or of a range, a workload that evolves its
+schema, an object store, compaction) is refused in one line.
 """
 
 from __future__ import annotations
@@ -29,18 +33,26 @@ import pyarrow.parquet as pq
 from contest.config import Config
 from contest.data import operators
 from contest.data.batches import Batch, discover
-from contest.data.workload import contract_operators
+from contest.data.changes import changes_of, declares_changes
+from contest.data.workload import (
+    BatchColumns,
+    batch_schema,
+    contract_operators,
+    schema_of_batch,
+    workload_schema,
+)
 from contest.errors import ReadError, SchemaEvolutionError, UsageError
 from contest.infra import timeline
 from contest.infra.storage import is_object_store
-from contest.peers import formats, ledger
+from contest.peers import change_check, change_merge, formats, ledger
 from contest.peers.base import codec_name, error_line
 from contest.peers.files import data_listing
 from contest.peers.native import libraries
 from contest.peers.native.base import NativeFormat
+from contest.peers.native.collapse import collapsed_changes
 from contest.peers.write import PeerBatch, PeerWriteReport, record_files
 from contest.read import output
-from contest.write.cow import KEY
+from contest.write.changes import change_shape
 from contest.write.job import select_batches
 
 # One line a batch as it is applied (the Spark peers' write logs the same): a job stopped
@@ -110,8 +122,9 @@ def _local(path: str | Path, what: str) -> Path:
 
 
 def result_columns(cfg: Config) -> list[str]:
-    """The result's columns in order: the key, then every column with an operator."""
-    return [KEY, *contract_operators(cfg.workload)]
+    """The result's columns in order: the key's (`workload.key`), then every column
+    with an operator."""
+    return [*changes_of(cfg).key, *contract_operators(cfg.workload)]
 
 
 def conform(table: pa.Table, cfg: Config) -> pa.Table:
@@ -125,23 +138,45 @@ def conform(table: pa.Table, cfg: Config) -> pa.Table:
     return picked.cast(operators.result_schema(picked.schema, contract_operators(cfg.workload)))
 
 
-def check_schemas(batches: Sequence[Batch]) -> None:
-    """Every batch of the data in the first one's schema: the native runner has no
-    schema evolution (a workload that evolves its schema is refused, whichever of its
-    batches a job writes)."""
-    first = pq.read_schema(batches[0].path)
-    for batch in batches[1:]:
-        if not pq.read_schema(batch.path).equals(first):
+def check_schemas(cfg: Config, batches: Sequence[Batch]) -> None:
+    """Every batch in the workload's newest schema: the native runner has no schema
+    evolution (a workload that adds or widens a column at a later batch is refused,
+    whichever of its batches a job writes). A file holding some of the payload columns
+    is change data, not evolution (`change_schema`)."""
+    newest = workload_schema(cfg.workload)
+    for batch in batches:
+        if not batch_schema(cfg.workload, batch.index).equals(newest):
             raise SchemaEvolutionError(
-                f"{batch.name}: its schema differs from {batches[0].name}'s: no schema "
+                f"{batch.name}: the workload adds or widens a column after it: no schema "
                 "evolution in the native libraries"
             )
 
 
+def change_schema(cfg: Config, found: BatchColumns, batches: Sequence[Batch]) -> pa.Schema | None:
+    """The schema a table of change data is created with (the key's columns as the files
+    type them, a binary key as binary; then every payload column in its merged type),
+    after every file's rows are checked as the harness's write checks them (a NULL key
+    part, an unknown op value, a binary key not 16 bytes: one line naming the file);
+    None for the contest's upserts (every file whole, keyed by uuid, no row kinds)."""
+    if not (declares_changes(cfg) or found.partial):
+        return None
+    shape = change_shape(cfg, batches)
+    fields = pa.schema([f for f in shape.schema if f.name != shape.cdc_column])
+    return operators.result_schema(fields, contract_operators(cfg.workload))
+
+
 def apply(
-    fmt: NativeFormat, cfg: Config, table: Path, batch: Batch, first: bool, threads: int
+    fmt: NativeFormat,
+    cfg: Config,
+    table: Path,
+    batch: Batch,
+    first: bool,
+    threads: int,
+    schema: pa.Schema | None = None,
 ) -> PeerBatch:
-    """One batch read, applied by the library and measured; a failure is its one line."""
+    """One batch read, applied by the library and measured; a failure is its one line.
+    `schema`: the table's of change data (`change_schema`), whose batches that need it
+    go to the library collapsed by the delete rule (`write_changes`)."""
     res = PeerBatch(batch.name, batch.version, batch.rows)
     before = data_listing(table, fmt.metadata_dirs) if table.exists() else {}
     if not first:  # the first creates the table: its folder is not there to hold a ledger
@@ -149,7 +184,13 @@ def apply(
     t0 = time.perf_counter()
     try:
         rows = pq.read_table(batch.path)
-        res.operation, res.metrics = fmt.write_batch(cfg, table, rows, first, threads)
+        if schema is not None and change_merge.needed(cfg, batch):
+            ops = contract_operators(cfg.workload)
+            change = collapsed_changes(rows, changes_of(cfg), ops, str(batch.path))
+            done = fmt.write_changes(cfg, table, change, schema, first, threads)
+        else:
+            done = fmt.write_batch(cfg, table, rows, first, threads)
+        res.operation, res.metrics = done
     except Exception as exc:
         res.error = error_line(exc)
         res.refused = isinstance(exc, SchemaEvolutionError)
@@ -177,8 +218,11 @@ def run_native_write(
     fmt = native_format(cfg)
     libraries.require_for(cfg)
     threads = hold_cpus(threads_of(cfg.spark.master))
-    found = discover(str(_local(data_dir, "--data")), cfg.write.versions or None, schema=None)
-    check_schemas(sorted(found, key=lambda b: b.version))
+    columns = schema_of_batch(cfg.workload)
+    found = discover(str(_local(data_dir, "--data")), cfg.write.versions or None, columns)
+    change_check.refuse(cfg, columns)  # change data the library cannot take: nothing written
+    check_schemas(cfg, found)
+    schema = change_schema(cfg, columns, found)
     batches = sorted(select_batches(found, only, data_dir), key=lambda b: b.version)
     table = _local(table_path, "--table")
     exists = append and fmt.holds(cfg, table)
@@ -189,7 +233,7 @@ def run_native_write(
     report = PeerWriteReport(cfg.peer.format, str(table), spark_cores=threads, appended=exists)
     started = time.perf_counter()
     for i, batch in enumerate(batches):
-        res = apply(fmt, cfg, table, batch, i == 0 and not exists, threads)
+        res = apply(fmt, cfg, table, batch, i == 0 and not exists, threads, schema)
         report.batches.append(res)
         log.info(
             "%s v%d: %s %.2fs (%s rows)%s",

@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from contest.config import Config
+from contest.data.changes import ChangeSupport
 from contest.errors import ConnectorError
 from contest.peers.native.base import Metrics, NativeFormat
 
@@ -27,6 +28,7 @@ class PaimonPy(NativeFormat):
     library = "pypaimon"
     label = f"pypaimon {VERSION}: refused ({WHY})"
     marker = "snapshot"
+    changes = ChangeSupport(no_deletes=WHY)
 
     def write_batch(
         self, cfg: Config, table: Path, rows: pa.Table, first: bool, threads: int

@@ -47,7 +47,7 @@ def test_the_contests_data_is_taken_by_every_implementation(tmp_path):
     [
         ("paimon-agg", "Paimon 0.9's aggregation engine retracts a -D row field by field"),
         ("lakesoul-stock", "LakeSoul 2.6.2's native IO has no CDC column option"),
-        ("delta-rs", "the native jobs apply whole-row upserts only"),
+        ("lakesoul-py", "lakesoul 2.0.0's Python scan does not apply CDC deletes"),
     ],
 )
 def test_deletes_refused_naming_the_mechanism_the_format_lacks(tmp_path, strategy, lacks):
@@ -59,6 +59,7 @@ def test_deletes_refused_naming_the_mechanism_the_format_lacks(tmp_path, strateg
 
 
 def test_delta_and_iceberg_take_deletes_partial_files_and_a_composite_int_key(tmp_path):
+    # Spark's MERGE, delta-rs's MERGE and pyiceberg's delete and upsert (native/collapse.py).
     cfg = _cfg(
         **{
             "workload.op_column": "op",
@@ -69,7 +70,8 @@ def test_delta_and_iceberg_take_deletes_partial_files_and_a_composite_int_key(tm
     )
     found = _found(cfg, "composite_int_and_string_key_in_debeziums_spelling", tmp_path)
     assert found.partial
-    for strategy in ("delta-merge", "delta-dv", "iceberg-mor", "iceberg-dv", "hudi-mor"):
+    takers = ("delta-merge", "delta-dv", "iceberg-mor", "iceberg-dv", "hudi-mor", "delta-rs")
+    for strategy in (*takers, "pyiceberg"):
         assert change_check.refusal_of(cfg, found, strategy) is None
     why = change_check.refusal_of(cfg, found, "paimon-agg")
     assert why is not None and why.startswith("paimon-agg: cannot delete rows")

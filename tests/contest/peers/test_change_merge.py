@@ -12,7 +12,7 @@ import pytest
 
 from contest.data import operators as ops
 from contest.data.changes import Changes
-from contest.peers.change_merge import ChangeBatch, merge_sql
+from contest.peers.change_merge import ChangeBatch, merge_clauses, merge_sql
 from tests.support import peer_changes
 from tests.support.contract_cases import change, full, write_change_case
 
@@ -99,3 +99,20 @@ def test_without_row_kinds_nothing_is_deleted_and_a_batch_of_no_column_updates_n
     sql = _sql(Changes(), ())
     assert "DELETE" not in sql and "UPDATE" not in sql
     assert "WHEN NOT MATCHED THEN INSERT (`uuid`, `ip`, `requests`, `note`)" in sql
+
+
+def test_the_clauses_take_the_engines_quoting_for_delta_rs():
+    """delta-rs's MERGE (DataFusion SQL) gets the same clauses, names double-quoted."""
+    m = merge_clauses(
+        Changes(("tenant", "id"), "op", "debezium"),
+        ("requests",),
+        ["ip", "requests"],
+        {"ip": ops.USE_LAST_NOT_NULL, "requests": ops.SUM_ALL},
+        quote=lambda name: f'"{name}"',
+    )
+    assert m.on == 't."tenant" = s."tenant" AND t."id" = s."id"'
+    assert m.delete_if == """s."op" IN ('d')""" and m.insert_if == f"NOT {m.delete_if}"
+    assert m.replace_if == 's."__contest_replace"'
+    assert m.replace == {"ip": "NULL", "requests": 's."requests"'}
+    assert list(m.combine) == ["requests"]  # ip: the batch lacks it, the table's kept
+    assert m.insert == {"tenant": 's."tenant"', "id": 's."id"', **m.replace}

@@ -99,7 +99,7 @@ def workload_toml(overrides: dict) -> str:
 @pytest.mark.slow  # a native job's write and read a strategy
 @pytest.mark.parametrize("strategy", ["delta-rs", "pyiceberg", "lakesoul-py"])
 def test_a_native_engines_merge_of_user_types_is_the_oracles(cfg, pg, tmp_path, capsys, strategy):
-    """The native libraries (whole-row upserts keyed by `uuid`, their only path) on the
+    """The native libraries (whole-row upserts keyed by `uuid`: no change data here) on the
     typed columns, through `contest evaluate`: exact by the checker (values and types),
     or a type the library cannot store refused in one line before any work."""
     data = tmp_path / "data"
