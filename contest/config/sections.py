@@ -71,6 +71,10 @@ class SparkConfig:
     # daemon loads the tasks' libraries before it forks (contest/infra/pyspark_daemon.py).
     # Off: no clear gain alone, round by round (results/duckdb.md).
     python_preload: bool = False
+    # A session a command starts runs one tiny action on a thread of its own at once,
+    # so Spark's session state, the first plan's code and a Python worker warm while the
+    # driver does its own work (contest/infra/warm_up.py).
+    warm_up: bool = False
     # Further options of the driver's JVM (a timed job's --driver-java-options, a
     # command's own session's spark.driver.extraJavaOptions), e.g. JIT and GC flags for
     # short jobs (results/costs.md).

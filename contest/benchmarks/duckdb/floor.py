@@ -32,7 +32,7 @@ from contest.data.dictionaries import dictionary_columns
 from contest.data.spark_types import spark_struct
 from contest.infra import timeline
 from contest.infra.pyspark_daemon import prefer_installed_pyspark
-from contest.infra.spark import jvm_start, mark_tasks
+from contest.infra.spark import jvm_start, mark_tasks, stop_session
 from contest.read.statistics import statistics_setting
 
 
@@ -113,7 +113,7 @@ def trivial_job(preload: bool = False) -> None:
         raise SystemExit("the trivial job lost rows")
     mark_tasks(spark)
     timeline.mark(timeline.STOP)
-    spark.stop()
+    stop_session(spark)
     timeline.mark(timeline.STOPPED)
     timeline.print_marks()
 
