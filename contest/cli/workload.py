@@ -6,17 +6,23 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from contest.cli.common import ListAction, command, group, named_workloads, result, say
 from contest.cli.evaluation import known_strategies, strategy_config
-from contest.config import Config, absolute_paths
+from contest.config import Config, absolute_paths, override
 from contest.data.batches import discover
 from contest.data.staging import staged
+from contest.data.workload import workload_settings
 from contest.errors import EXIT_FAILED, EXIT_OK, UsageError
 from contest.infra.machine import check_local_cores
 from contest.results.workloads import append, load, local_file, published_file
-from contest.workload.plan import load_plan
+from contest.workload.outputs import keep_outputs, out_folder, refuse_taken
+from contest.workload.plan import Plan, load_plans
 from contest.workload.report import write_report
+
+if TYPE_CHECKING:  # the lanes pull in the evaluation (pandas): `contest --help` starts without
+    from contest.workload.lanes import Lane
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,7 +60,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--scale", type=float, default=0.01, help="data scale (1 = the workload's sizes)"
     )
     run.add_argument("--seed", type=int, default=2022, help="random seed of the data")
-    run.add_argument("--data", help="use this data folder instead of generating one")
+    run.add_argument(
+        "--data",
+        help="use this data folder instead of generating one (read as `contest evaluate "
+        "--data` reads it: base-N in N order, the op column, partial columns); its batch "
+        "count is the files' unless the workload file sets workload.batches",
+    )
     run.add_argument(
         "--cores",
         type=int,
@@ -66,6 +77,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="records file to append to, or a results folder (then its "
         "workloads/<workload>.jsonl, e.g. --results results to publish; default: this "
         "machine's own store)",
+    )
+    run.add_argument(
+        "--out",
+        metavar="DIR",
+        help="keep each strategy's and policy's last checked read here, the contract's "
+        "columns only, as parquet in DIR/<strategy>/<policy>/ (none, every-N, auto); a "
+        "folder there that is not empty is refused",
     )
 
     pub = command(
@@ -99,31 +117,45 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     if args.scale <= 0 or cores < 1:
         raise UsageError("--scale must be positive and --cores at least 1")
     check_local_cores(cores, None, os.cpu_count())  # each job is local[cores]
-    steps = load_plan(args.workload, cfg.workload.batches)  # bad phases: exit 2 now
     configs = _configs(args)
     first = next(iter(configs.values()))
-    data = (
-        Path(args.data).absolute() if args.data else cached_data(first, args.scale, args.seed, say)
+    batches = cfg.workload.batches
+    if args.data:  # the data's shape from its files: checked before any work
+        data = _staged(Path(args.data).absolute(), first)
+        batches = _data_batches(args.workload, data, batches)
+    plan = load_plans(args.workload, batches)  # bad phases: exit 2 now
+    keep = Path(args.out).absolute() if args.out else None
+    if keep is not None:
+        refuse_taken(_out_folders(keep, list(configs), plan))
+    configs = {s: _with_batches(c, batches) for s, c in configs.items()}
+    first = next(iter(configs.values()))
+    if not args.data:
+        data = _staged(cached_data(first, args.scale, args.seed, say), first)
+        found = len(discover(data, None, None))
+        if found != batches:
+            raise UsageError(f"{data}: {found} batches, the workload has {batches}")
+    steps = sum(len(s) for s in plan.steps.values())
+    say(
+        f"workload {cfg.workload.name}: {steps} steps over {len(plan.steps)} "
+        f"polic{'y' if len(plan.steps) == 1 else 'ies'} x {len(configs)} strategies"
     )
-    data = Path(staged(data, first.workload, first.work_path, say))  # files grouped or ordered
-    found = len(discover(data, None, None))
-    if found != cfg.workload.batches:
-        raise UsageError(f"{data}: {found} batches, the workload has {cfg.workload.batches}")
-    say(f"workload {cfg.workload.name}: {len(steps)} steps x {len(configs)} strategies")
     out = Path(args.results) if args.results else local_file(first.work_path, cfg.workload.name)
     if out.is_dir():
         out = published_file(out, cfg.workload.name)
     say(f"phase records: {out}")
+    lanes: list[Lane] = []
     records = run_workload(
         cfg.workload.name,
         configs,
-        steps,
+        plan,
         data,
         args.scale,
         cores,
         say,
         sink=lambda recs: append(out, recs),
+        lanes=lanes,
     )
+    kept = keep_outputs(lanes, keep, say) if keep is not None else {}
     wrote = write_report(
         out,
         cfg.workload.name,
@@ -131,10 +163,42 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     )
     ok = bool(records) and all(r.ok and r.correct is not False for r in records)
     result(
-        {"records": str(out), "wrote": [str(w) for w in wrote], "phases": len(records), "ok": ok},
+        {
+            "records": str(out),
+            "wrote": [str(w) for w in wrote],
+            "phases": len(records),
+            "ok": ok,
+            "kept": kept,
+        },
         f"{len(records)} phase records appended to {out}",
     )
     return EXIT_OK if ok else EXIT_FAILED
+
+
+def _staged(data: Path, cfg: Config) -> Path:
+    """The data folder as its batches are read (files grouped or ordered, untimed)."""
+    return Path(staged(data, cfg.workload, cfg.work_path, say))
+
+
+def _data_batches(spec: str, data: Path, batches: int) -> int:
+    """`--data`'s batch count: its files', which a workload file that sets
+    workload.batches must match."""
+    found = len(discover(data, None, None))
+    if "workload.batches" in workload_settings(spec) and found != batches:
+        raise UsageError(f"{data}: {found} batches, the workload has {batches}")
+    return found
+
+
+def _with_batches(cfg: Config, batches: int) -> Config:
+    """The configuration with the batch count the run has (its data's, with --data)."""
+    if cfg.workload.batches == batches:
+        return cfg
+    return override(cfg, {"workload.batches": batches})  # validated: added columns in range
+
+
+def _out_folders(root: Path, strategies: list[str], plan: Plan) -> list[Path]:
+    """Every folder --out would write: one per strategy and policy."""
+    return [out_folder(root, s, p.folder) for s in strategies for p in plan.policies]
 
 
 def cmd_publish(args: argparse.Namespace, cfg: Config) -> int:

@@ -62,6 +62,26 @@ NO_INTEROP = Interop()
 
 
 @dataclass(frozen=True)
+class AutoMaintenance:
+    """What a workload's `auto` maintenance policy leaves to the format (contest/workload/
+    maintenance.py): its documented default triggers of compaction and expiry, in words
+    (`behaviour`, "none: ..." where it has none; "" = none declared), and the `peer.table`
+    keys a strategy's preset sets to turn them off (`off_keys`), dropped on an `auto` lane
+    so the defaults apply."""
+
+    behaviour: str = ""
+    off_keys: tuple[str, ...] = ()
+
+    def text(self, name: str) -> str:
+        """The record's words: the trigger, or that the implementation declares none."""
+        return self.behaviour or f"none: {name} declares no automatic compaction or expiry"
+
+
+# An implementation that declares nothing of its own maintenance.
+NO_AUTO = AutoMaintenance()
+
+
+@dataclass(frozen=True)
 class Strategy:
     """One configuration of an implementation that the comparisons name: its preset and,
     for a peer, its row at the format's documented defaults (`<name>:defaults`, what
@@ -158,6 +178,8 @@ class Implementation:
     # A reader without a strategy (hudi-rs): its part in `contest bench interop`, under
     # its own name; an implementation with strategies declares theirs on each.
     interop: Interop = NO_INTEROP
+    # What the format does by itself under a workload's `auto` maintenance policy.
+    auto: AutoMaintenance = NO_AUTO
 
 
 # By name, in the order of registration: every list asks `implementations()`.

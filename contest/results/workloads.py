@@ -25,7 +25,9 @@ class PhaseRecord:
     a failed phase no rows). `correct` is set for reads only: the result equals the
     oracle at `version` (the batch version the read reports it saw; for a read of the
     head only, a peer's or stock LakeSoul's, the newest batch version upserted).
-    `skipped`: why the phase did not run (the strategy has no such operation)."""
+    `skipped`: why the phase did not run (the strategy has no such operation).
+    `policy`: the longevity maintenance policy of its lane (`none`, `every:N`, `auto`),
+    each on its own table; None where the workload names none (and in older lines)."""
 
     workload: str
     run_id: str = field(metadata=shown("run"))
@@ -34,6 +36,10 @@ class PhaseRecord:
     phase: str  # upsert, read, merge, compact, concurrent-read, concurrent-upsert
     label: str
     round: int = 0  # longevity round (0: an explicit phase)
+    policy: str | None = None
+    # An `auto` lane's: the format's own trigger of compaction and expiry, in words, or
+    # that it has none (contest/workload/maintenance.py).
+    auto_maintenance: str | None = None
     batch_first: int | None = None
     batch_last: int | None = None
     # batches upserted when the phase ended
@@ -79,6 +85,11 @@ class PhaseRecord:
     def phase_text(self) -> str:
         """The phase, marked when it did not run (a peer has no such operation)."""
         return f"{self.phase} (skipped)" if self.skipped else self.phase
+
+    @property
+    def lane(self) -> str:
+        """The strategy, and its policy where the run named one: a page's row."""
+        return f"{self.strategy} ({self.policy})" if self.policy else self.strategy
 
     @property
     def busy(self) -> str | None:

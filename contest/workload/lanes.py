@@ -19,6 +19,14 @@ from contest.evaluation.procedure import phase_clean, phase_packages
 from contest.evaluation.run import Run
 from contest.peers import change_check
 from contest.results.workloads import PhaseRecord
+from contest.workload.maintenance import (
+    AUTO,
+    NO_MAINTENANCE,
+    Policy,
+    auto_config,
+    auto_note,
+    auto_of,
+)
 from contest.workload.plan import Step
 from meta import catalog
 from meta.commits import head_snapshot
@@ -62,10 +70,19 @@ def skipped_why(cfg: Config, kind: str) -> str | None:
 
 @dataclass
 class Lane:
-    """One strategy's run of the plan: its evaluation folders, and what it has done."""
+    """One strategy's run of the plan under one maintenance policy (its own table): its
+    evaluation folders, its steps, and what it has done. `run.strategy` is the lane's
+    name (folders, tables and logs apart per policy); `strategy` the strategy's."""
 
     run: Run
     data: Path
+    strategy: str = ""
+    policy: Policy = NO_MAINTENANCE
+    steps: list[Step] = field(default_factory=list)
+    # The policy said on every record (the file names its policies), and an `auto`
+    # lane's format triggers in words (maintenance.auto_note).
+    named: bool = False
+    note: str | None = None
     applied: int = 0
     failed: bool = False
     records: list[PhaseRecord] = field(default_factory=list)
@@ -73,6 +90,10 @@ class Lane:
     # upserted so far: what a head-only read holds.
     versions: dict[int, int] = field(default_factory=dict)
     newest: int | None = None
+    # The last checked read: its result folder (None once a later read has started) and
+    # the version it read (a read after maintenance must read the same).
+    last_output: Path | None = None
+    last_version: int | None = None
 
 
 def report_line(log: Path) -> dict:
@@ -102,17 +123,38 @@ def layout(lane: Lane) -> tuple[float | None, int | None]:
     return (round(len(files) / len(buckets), 2) if buckets else None), sum(f.size for f in files)
 
 
-def start_lane(cfg: Config, strategy: str, data: Path, cores: int, say: Say) -> Lane:
-    """A clean table and the jobs' config for one strategy (as `contest evaluate`); a
-    peer's libraries resolved now, untimed."""
-    run = ev.new_run(cfg, strategy, data, None, 0, cores, None, say)
+def lane_name(strategy: str, policy: Policy, named: bool) -> str:
+    """A lane's name, its folders', table's and logs' stem: the strategy's, and its
+    policy's folder name when the file names its policies (`delta-rs-every-20`)."""
+    return f"{strategy}-{policy.folder}" if named else strategy
+
+
+def start_lane(
+    cfg: Config,
+    strategy: str,
+    data: Path,
+    cores: int,
+    say: Say,
+    policy: Policy = NO_MAINTENANCE,
+    steps: Sequence[Step] = (),
+    named: bool = False,
+) -> Lane:
+    """A clean table and the jobs' config for one strategy and policy (as `contest
+    evaluate`); a peer's libraries resolved now, untimed. An `auto` lane's configuration
+    has its format's own triggers back (maintenance.auto_config)."""
+    note = None
+    if policy.kind == AUTO:
+        cfg, dropped = auto_config(cfg, auto_of(strategy))
+        note = auto_note(strategy, dropped)
+        say(f"{strategy} (auto): {note}")
+    run = ev.new_run(cfg, lane_name(strategy, policy, named), data, None, 0, cores, None, say)
     run.record.master = f"local[{cores}]"
     run.data = data
     phase_clean(run)
     if run.peer:
         phase_packages(run)
     versions = {b.index: b.version for b in discover(data, cfg.write.versions or None, None)}
-    return Lane(run, data, versions=versions)
+    return Lane(run, data, strategy, policy, list(steps), named=named, note=note, versions=versions)
 
 
 def table_arg(run: Run) -> str:

@@ -5,7 +5,9 @@ Kinds (LST-Bench's tasks, for keyed upserts): `upsert` (batches, threads), `read
 (optionally `as_of` a version), `changes` (`from` A `to` B: the changes after A up to
 B), `merge` (the metadata merge), `compact`, `vacuum`, `concurrent` (upserts with `reads` reads
 while they land). `[longevity]` repeats "upsert `upsert`
-batches, merge, read" over the batches no phase named, with a compaction every
+batches, merge, read" over the batches no phase named, a read every `read_every` rounds
+(and after the last), maintenance as each of its `maintenance` policies says (one plan a
+policy, each run on its own table: maintenance.py), or a compaction every
 `compact_every` rounds (0: never). A file without either gets the contest's procedure:
 upsert every batch, merge, read. Every error is one line naming the table and key.
 """
@@ -13,12 +15,19 @@ upsert every batch, merge, read. Every error is one line naming the table and ke
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from contest.errors import ConfigError, toml_error
+from contest.workload.maintenance import (
+    NO_MAINTENANCE,
+    Policy,
+    compact_every_policy,
+    parse_maintenance,
+    round_kinds,
+)
 
 KINDS: dict[str, frozenset[str]] = {
     "upsert": frozenset({"batches", "threads"}),
@@ -33,13 +42,14 @@ KINDS: dict[str, frozenset[str]] = {
     # history read from before the compaction has lost its start.
     "vacuum": frozenset(),
 }
-LONGEVITY_KEYS = frozenset({"upsert", "compact_every", "merge"})
+LONGEVITY_KEYS = frozenset({"upsert", "compact_every", "merge", "read_every", "maintenance"})
 
 
 @dataclass(frozen=True)
 class Step:
     """One phase of a run: what it does, on which batches, in which longevity round
-    (0: an explicit phase)."""
+    (0: an explicit phase). `recheck`: a read after a policy's maintenance, which must
+    equal the read just before it (the same version, the same oracle's answer)."""
 
     kind: str
     batches: tuple[int, ...] = ()
@@ -49,11 +59,14 @@ class Step:
     round: int = 0
     from_version: int | None = None
     to_version: int | None = None
+    recheck: bool = False
 
     @property
     def label(self) -> str:
         span = batch_span(self.batches)
         extra = f" as of {self.as_of}" if self.as_of is not None else ""
+        if self.recheck:
+            extra = " after maintenance"
         if self.kind == "concurrent":
             extra = f" with {self.reads} read(s)"
         if self.kind == "changes":
@@ -141,9 +154,27 @@ def explicit_steps(phases: Any, where: str) -> list[Step]:
     return out
 
 
-def longevity_steps(block: Any, remaining: list[int], where: str) -> list[Step]:
-    """Rounds of "upsert K batches, merge, read" over the remaining batches, a
-    compaction after every M-th round (not after the last: nothing would read it)."""
+@dataclass
+class Plan:
+    """A workload's steps per maintenance policy, each run on its own table (a lane per
+    strategy and policy). `named`: the file names its policies (`maintenance`), so each
+    lane's records say which; otherwise one plan, under the policy `compact_every` is."""
+
+    steps: dict[Policy, list[Step]] = field(default_factory=dict)
+    named: bool = False
+
+    @property
+    def policies(self) -> list[Policy]:
+        return list(self.steps)
+
+    def policy_steps(self, n: int) -> list[Step]:
+        """The `n`-th policy's steps, in the file's order."""
+        return self.steps[self.policies[n]]
+
+
+def longevity_block(block: Any, where: str) -> dict[str, Any]:
+    """The `[longevity]` table, its keys checked: `upsert` (batches per round),
+    `read_every`, `merge`, and the policies (`maintenance`, or `compact_every`)."""
     if not isinstance(block, dict):
         raise ConfigError(f"{where}: [longevity] is a table")
     unknown = sorted(set(block) - LONGEVITY_KEYS)
@@ -153,36 +184,61 @@ def longevity_steps(block: Any, remaining: list[int], where: str) -> list[Step]:
     per = _int(block, "upsert", at, 1)
     if per is None:
         raise ConfigError(f"{at}.upsert: missing (batches upserted per round)")
-    every = _int(block, "compact_every", at, 0, 0) or 0
     merge = block.get("merge", True)
     if not isinstance(merge, bool):
         raise ConfigError(f"{at}.merge: true or false, not {merge!r}")
-    out: list[Step] = []
+    if "maintenance" in block and "compact_every" in block:
+        raise ConfigError(f"{at}: maintenance and compact_every both given: keep one")
+    if "maintenance" in block:
+        policies = parse_maintenance(block["maintenance"], f"{at}.maintenance")
+    else:
+        policies = (compact_every_policy(_int(block, "compact_every", at, 0, 0) or 0),)
+    return {
+        "upsert": per,
+        "merge": merge,
+        "read_every": _int(block, "read_every", at, 1, 1) or 1,
+        "policies": policies,
+        "named": "maintenance" in block,
+    }
+
+
+def rounds(spec: dict[str, Any], policy: Policy, remaining: list[int]) -> list[Step]:
+    """Rounds of "upsert K batches, merge, read" over the remaining batches, a read
+    where `read_every` says, maintenance where the policy says (maintenance.py)."""
+    per = spec["upsert"]
     chunks = [remaining[i : i + per] for i in range(0, len(remaining), per)]
+    out: list[Step] = []
     for r, chunk in enumerate(chunks, 1):
         out.append(Step("upsert", tuple(chunk), round=r))
-        if merge:
-            out.append(Step("merge", round=r))
-        out.append(Step("read", round=r))
-        if every and r % every == 0 and r < len(chunks):
-            out.append(Step("compact", round=r))
+        for kind in round_kinds(r, len(chunks), policy, spec["read_every"], spec["merge"]):
+            recheck = kind == "recheck"
+            out.append(Step("read" if recheck else kind, round=r, recheck=recheck))
     return out
 
 
+def build_plans(data: dict[str, Any], batches: int, where: str) -> Plan:
+    """The steps of a workload file's phases over `batches` batches for each of its
+    maintenance policies, validated: each batch upserted once, in ascending order, reads
+    only after an upsert, `as_of` at most the newest batch upserted by then."""
+    explicit = explicit_steps(data.get("phase", []), where)
+    named = [b for s in explicit for b in s.batches]
+    if "longevity" not in data:
+        steps = explicit or [Step("upsert", tuple(range(batches))), Step("merge"), Step("read")]
+        check_plan(steps, batches, where)
+        return Plan({NO_MAINTENANCE: steps})
+    spec = longevity_block(data["longevity"], where)
+    remaining = [b for b in range(batches) if b not in named]
+    plan = Plan(named=spec["named"])
+    for policy in spec["policies"]:
+        steps = explicit + rounds(spec, policy, remaining)
+        check_plan(steps, batches, where)
+        plan.steps[policy] = steps
+    return plan
+
+
 def build_plan(data: dict[str, Any], batches: int, where: str) -> list[Step]:
-    """The steps of a workload file's phases over `batches` batches, validated: each
-    batch upserted once, in ascending order, reads only after an upsert, `as_of` at
-    most the newest batch upserted by then."""
-    steps = explicit_steps(data.get("phase", []), where)
-    named = [b for s in steps for b in s.batches]
-    if "longevity" in data:
-        steps += longevity_steps(
-            data["longevity"], [b for b in range(batches) if b not in named], where
-        )
-    if not steps:
-        steps = [Step("upsert", tuple(range(batches))), Step("merge"), Step("read")]
-    check_plan(steps, batches, where)
-    return steps
+    """The steps of the file's first policy (its only one without `maintenance`)."""
+    return build_plans(data, batches, where).policy_steps(0)
 
 
 def check_plan(steps: list[Step], batches: int, where: str) -> None:
@@ -228,11 +284,17 @@ def workload_text(spec: str) -> tuple[str, str]:
     return res.read_text(), f"workloads/{spec}.toml"
 
 
-def load_plan(spec: str, batches: int) -> list[Step]:
-    """The validated steps of a workload (by name or file) with `batches` batches."""
+def load_plans(spec: str, batches: int) -> Plan:
+    """The validated plans of a workload (by name or file) with `batches` batches."""
     text, where = workload_text(spec)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(toml_error(where, exc)) from None
-    return build_plan(data, batches, where)
+    return build_plans(data, batches, where)
+
+
+def load_plan(spec: str, batches: int) -> list[Step]:
+    """The validated steps of a workload's first policy (its only one without
+    `maintenance`)."""
+    return load_plans(spec, batches).policy_steps(0)

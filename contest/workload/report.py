@@ -21,10 +21,11 @@ from contest.workload.metrics import (
 
 
 def by_run(records: Sequence[PhaseRecord]) -> dict[tuple[str, str], list[PhaseRecord]]:
-    """(run id, strategy) -> its phases in order."""
+    """(run id, lane) -> its phases in order: a lane is a strategy, with its maintenance
+    policy where the run named them (`delta-rs (every:20)`: each its own table)."""
     out: dict[tuple[str, str], list[PhaseRecord]] = defaultdict(list)
     for r in records:
-        out[(r.run_id, r.strategy)].append(r)
+        out[(r.run_id, r.lane)].append(r)
     return {k: sorted(v, key=lambda r: r.step) for k, v in out.items()}
 
 
@@ -106,6 +107,7 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
             "",
         ]
         lines += noise_lines(mine)
+    lines += auto_lines(runs)
     lines += summary_table(runs)
     lines += [
         "## Degradation rate",
@@ -169,6 +171,14 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
     lines += history_table(runs)
     lines += ["", *(f"![{c}]({c})" for c in charts), ""]
     return "\n".join(lines)
+
+
+def auto_lines(runs: dict[tuple[str, str], list[PhaseRecord]]) -> list[str]:
+    """What each `auto` lane left to its format (its records say it): the format's own
+    trigger of compaction and expiry, or that it has none."""
+    said = {lane: phases[0].auto_maintenance for (_, lane), phases in runs.items()}
+    lines = [f"- {lane}: {text}" for lane, text in said.items() if text]
+    return ["Maintenance left to the format (`auto`):", "", *lines, ""] if lines else []
 
 
 def summary_cells(phases: Sequence[PhaseRecord]) -> list[str]:

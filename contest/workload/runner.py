@@ -21,6 +21,12 @@ format's count of the files a read opens afterwards (a peer's upserts and reads 
 none: counting them would add to their timed jobs). What a strategy has no form of
 (`Abilities.lacks`: a peer's metadata merge, stock LakeSoul's compaction and vacuum) is
 recorded as skipped, with why.
+
+Each maintenance policy of a longevity block runs on its own table: a lane per strategy
+and policy (its steps from plan.py, the policy's logic in maintenance.py), its records
+naming the policy; a read after a policy's maintenance must read the version the read
+before it did, checked by the same oracle answer. `keep_outputs` (outputs.py) copies
+each lane's last checked read afterwards.
 """
 
 from __future__ import annotations
@@ -62,7 +68,7 @@ from contest.workload.lanes import (
     table_arg,
     unsupported,
 )
-from contest.workload.plan import Step
+from contest.workload.plan import Plan, Step
 from meta import catalog
 from meta.merge import merge_table
 
@@ -95,6 +101,7 @@ class Runner:
     """Runs steps on lanes and records each phase."""
 
     def __init__(self, workload: str, scale: float, steps: list[Step], say: Say) -> None:
+        # `steps`: every lane's unless the lane has its own (one per policy).
         self.workload, self.scale, self.steps, self.say = workload, scale, steps, say
         self.run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         self.commit = git_state(Path(__file__).resolve().parent)[0]
@@ -123,11 +130,13 @@ class Runner:
         rec = PhaseRecord(
             workload=self.workload,
             run_id=self.run_id,
-            strategy=lane.run.strategy,
+            strategy=lane.strategy or lane.run.strategy,
             step=n,
             phase=phase,
             label=step.label,
             round=step.round,
+            policy=lane.policy.name if lane.named else None,
+            auto_maintenance=lane.note,
             batch_first=step.batches[0] if step.batches else None,
             batch_last=step.batches[-1] if step.batches else None,
             scale=self.scale,
@@ -224,6 +233,7 @@ class Runner:
         run = lane.run
         out = run.eval_dir / "result" / f"workload-{file_stem(run.strategy)}{tag}"
         args = ["--table", table_arg(run), "--out", str(out), *extra]
+        lane.last_output = None  # its folder is rewritten now
         job = self.job(lane, n, "read", args, tag)
         phase = "concurrent-read" if tag else ("changes" if step.kind == "changes" else "read")
         if not job.ok and job.returncode == EXIT_USAGE and step.kind in ("read", "changes"):
@@ -244,6 +254,11 @@ class Runner:
             version = step.to_version
         if version is None:
             raise PhaseError(f"the read job reported no version (log {job.log})")
+        if step.recheck and int(version) != lane.last_version:
+            raise PhaseError(
+                f"the read after maintenance saw version {version}, the read before it "
+                f"{lane.last_version}"
+            )
         expected = oracle_at(run.cfg, lane.data, int(version), self.say, step.from_version)
         check = compare(out, expected, budget=config_budget(run.cfg))
         rec = self.record(
@@ -262,6 +277,7 @@ class Runner:
         if not check.ok:
             rec.error = check.render().splitlines()[0]
             raise PhaseError(f"read as of version {version} is wrong: {rec.error}")
+        lane.last_output, lane.last_version = out, int(version)
         return rec
 
     def merge(self, lane: Lane, n: int, step: Step) -> PhaseRecord:
@@ -337,7 +353,7 @@ class Runner:
 
     def step(self, lane: Lane, n: int, step: Step) -> None:
         """One step on one lane; a failure is recorded and ends the lane."""
-        prefix = f"{lane.run.strategy}: step {n}/{len(self.steps)} {step.label}"
+        prefix = f"{lane.run.strategy}: step {n}/{len(lane.steps or self.steps)} {step.label}"
         why = skipped_why(lane.run.cfg, step.kind)
         if why:
             self.say(f"{prefix}: skipped ({why})")
@@ -378,41 +394,45 @@ class Runner:
 def run_workload(
     workload: str,
     configs: dict[str, Config],
-    steps: list[Step],
+    plan: Plan,
     data: Path,
     scale: float,
     cores: int,
     say: Say,
     sink: Callable[[list[PhaseRecord]], None] | None = None,
+    lanes: list[Lane] | None = None,
 ) -> list[PhaseRecord]:
-    """Every step for every strategy that can run phases, interleaved step by step (the
-    strategies' order rotated each step);
-    the records of all phases (a strategy's failure ends its lane, not the run), each
-    step's also given to `sink` as soon as it ends (a run stopped early keeps them).
+    """Every step for every strategy that can run phases and each of the plan's
+    policies (a lane each, its own table), interleaved step by step (the lanes' order
+    rotated each step); the records of all phases (a lane's failure ends it, not the
+    run), each step's also given to `sink` as soon as it ends (a run stopped early keeps
+    them). The lanes run are appended to `lanes` (their last reads: `keep_outputs`).
     Holds the work folder's evaluation lock throughout."""
     first = next(iter(configs.values()))
-    runner = Runner(workload, scale, steps, say)
+    runner = Runner(workload, scale, plan.policy_steps(0), say)
     runner.batch_rows = {b.index: b.rows for b in discover(data, None, None)}
-    lanes: list[Lane] = []
+    ran: list[Lane] = [] if lanes is None else lanes
     refused: list[PhaseRecord] = []
     with ev.work_lock(first.work_path / "eval"):
         for name, cfg in configs.items():
-            why = unsupported(cfg, steps, data, name)
+            why = unsupported(cfg, plan.policy_steps(0), data, name)
             if why:
                 say(f"{name}: cannot run the workload's phases ({why}): not run")
                 refused.append(runner.refused(name, cfg, why))
                 if sink is not None:
                     sink(refused[-1:])
                 continue
-            lanes.append(start_lane(cfg, name, data, cores, say))
+            for policy, steps in plan.steps.items():
+                ran.append(start_lane(cfg, name, data, cores, say, policy, steps, plan.named))
         started = time.perf_counter()
-        for n, step in enumerate(steps, 1):
-            # Interleaved, the order rotated each step: every strategy sees the same
+        most = max((len(lane.steps) for lane in ran), default=0)
+        for n in range(1, most + 1):
+            # Interleaved, the order rotated each step: every lane sees the same
             # machine, and none always runs first or after the same neighbour.
-            for lane in round_order(lanes, n):
-                if not lane.failed:
-                    runner.step(lane, n, step)
+            for lane in round_order(ran, n):
+                if not lane.failed and n <= len(lane.steps):
+                    runner.step(lane, n, lane.steps[n - 1])
                     if sink is not None:
                         sink([r for r in lane.records if r.step == n])
-            say(f"[{time.perf_counter() - started:7.1f}s] step {n}/{len(steps)} done")
-    return refused + [r for lane in lanes for r in lane.records]
+            say(f"[{time.perf_counter() - started:7.1f}s] step {n}/{most} done")
+    return refused + [r for lane in ran for r in lane.records]

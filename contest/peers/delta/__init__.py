@@ -8,7 +8,14 @@ from contest.data.changes import KEY_TYPES, ChangeSupport
 from contest.peers.delta import native
 from contest.peers.delta.format import FORMAT
 from contest.peers.native.base import native_implementation
-from contest.peers.registry import FormatFamily, Implementation, Interop, Strategy, register
+from contest.peers.registry import (
+    AutoMaintenance,
+    FormatFamily,
+    Implementation,
+    Interop,
+    Strategy,
+    register,
+)
 
 # Delta Lake in the lists by format (`contest bench interop`'s families): the first.
 FAMILY = FormatFamily("delta", "Delta Lake", rank=1)
@@ -62,6 +69,18 @@ CHANGES = ChangeSupport(
     composite_keys=True,
 )
 
+# A workload's `auto` maintenance policy (contest/workload/maintenance.py): Delta 3.3's
+# auto compaction is off unless set, and VACUUM is never run by Delta itself.
+AUTO = AutoMaintenance(
+    "none: Delta 3.3 compacts only when asked (its auto compaction, "
+    "delta.autoOptimize.autoCompact, is off by default) and never VACUUMs by itself; a "
+    "commit only checkpoints the log (every 10 commits)"
+)
+# delta-rs: optimize and vacuum are calls of the library's, never made by a write.
+NATIVE_AUTO = AutoMaintenance(
+    f"none: delta-rs {native.VERSION} compacts (optimize.compact) and vacuums only when called"
+)
+
 register(
     Implementation(
         name=FORMAT.name,
@@ -89,6 +108,7 @@ register(
         changes=CHANGES,
         commit_records=lambda t: FORMAT.commit_records(t.path),
         family=FAMILY,
+        auto=AUTO,
     )
 )
 
@@ -96,6 +116,11 @@ register(
 # delta-rs's own writer properties (snappy).
 register(
     native_implementation(
-        native, {"peer.codec": "lz4_raw"}, rank=1, family=FAMILY, merge_engine=native.MERGE_ENGINE
+        native,
+        {"peer.codec": "lz4_raw"},
+        rank=1,
+        family=FAMILY,
+        merge_engine=native.MERGE_ENGINE,
+        auto=NATIVE_AUTO,
     )
 )

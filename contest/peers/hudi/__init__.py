@@ -11,7 +11,14 @@ from contest.peers.hudi.format import FORMAT
 from contest.peers.hudi.merger import FORMAT as MERGER
 from contest.peers.hudi.options import MERGE_ENGINE
 from contest.peers.native.base import native_implementation
-from contest.peers.registry import FormatFamily, Implementation, Interop, Strategy, register
+from contest.peers.registry import (
+    AutoMaintenance,
+    FormatFamily,
+    Implementation,
+    Interop,
+    Strategy,
+    register,
+)
 
 # Hudi in the lists by format (`contest bench interop`'s families): after Paimon.
 FAMILY = FormatFamily("hudi", "Apache Hudi", rank=4)
@@ -82,6 +89,17 @@ MERGER_CHANGES = ChangeSupport(
     refused_types=TYPES,
 )
 
+# A workload's `auto` maintenance policy (contest/workload/maintenance.py): Hudi's own
+# table services as a Spark batch write runs them by default; hudi-mor's preset turns the
+# inline compaction off (the contest reads once), so an `auto` lane drops that key.
+AUTO = AutoMaintenance(
+    "Hudi's inline compaction: a Spark batch write to a MERGE_ON_READ table compacts "
+    "after every 5 delta commits (hoodie.compact.inline.max.delta.commits), and its "
+    "cleaner runs after each commit keeping the last 10 commits' file slices "
+    "(hoodie.clean.automatic, hoodie.clean.commits.retained)",
+    off_keys=("hoodie.compact.inline",),
+)
+
 register(
     Implementation(
         name=FORMAT.name,
@@ -103,6 +121,7 @@ register(
         changes=MOR_CHANGES,
         commit_records=lambda t: FORMAT.commit_records(t.path),
         family=FAMILY,
+        auto=AUTO,
     )
 )
 register(
@@ -118,6 +137,7 @@ register(
         commit_records=lambda t: MERGER.commit_records(t.path),
         merge_engine=MERGE_ENGINE,
         family=FAMILY,
+        auto=AUTO,
     )
 )
 

@@ -8,7 +8,14 @@ from contest.data.changes import KEY_TYPES, ChangeSupport
 from contest.peers.iceberg import native
 from contest.peers.iceberg.format import FORMAT
 from contest.peers.native.base import native_implementation
-from contest.peers.registry import FormatFamily, Implementation, Interop, Strategy, register
+from contest.peers.registry import (
+    AutoMaintenance,
+    FormatFamily,
+    Implementation,
+    Interop,
+    Strategy,
+    register,
+)
 
 # Iceberg in the lists by format (`contest bench interop`'s families): after Delta.
 FAMILY = FormatFamily("iceberg", "Apache Iceberg", rank=2)
@@ -65,6 +72,17 @@ CHANGES = ChangeSupport(
     composite_keys=True,
 )
 
+# A workload's `auto` maintenance policy (contest/workload/maintenance.py): Iceberg's
+# maintenance is procedures a user calls; a commit removes nothing by default.
+AUTO = AutoMaintenance(
+    "none: Iceberg 1.10 compacts (rewrite_data_files) and expires snapshots "
+    "(expire_snapshots) only when called; a commit keeps old metadata files by default "
+    "(write.metadata.delete-after-commit.enabled = false)"
+)
+NATIVE_AUTO = AutoMaintenance(
+    f"none: pyiceberg {native.VERSION} compacts and expires snapshots only when called"
+)
+
 register(
     Implementation(
         name=FORMAT.name,
@@ -95,8 +113,11 @@ register(
         stream=FORMAT.name,
         changes=CHANGES,
         family=FAMILY,
+        auto=AUTO,
     )
 )
 
 # pyiceberg: snappy, as iceberg-mor. Defaults: PyIceberg's zstd.
-register(native_implementation(native, {"peer.codec": "snappy"}, rank=2, family=FAMILY))
+register(
+    native_implementation(native, {"peer.codec": "snappy"}, rank=2, family=FAMILY, auto=NATIVE_AUTO)
+)

@@ -11,6 +11,7 @@ from contest.infra import lakesoul_jvm
 from contest.peers.lakesoul import native
 from contest.peers.native.base import native_implementation
 from contest.peers.registry import (
+    AutoMaintenance,
     FormatFamily,
     Implementation,
     Interop,
@@ -105,6 +106,21 @@ STOCK_CHANGES = ChangeSupport(
 )
 
 
+# A workload's `auto` maintenance policy (contest/workload/maintenance.py): LakeSoul's
+# automatic compaction is a service of its own (a Spark job woken by PostgreSQL
+# notifications), which neither the harness nor the stock engine runs.
+AUTO = AutoMaintenance(
+    "none: the harness's LakeSoul tables are compacted and vacuumed only when asked "
+    "(contest compact, contest vacuum); LakeSoul's automatic compaction is a separate "
+    "service, not run here"
+)
+STOCK_AUTO = AutoMaintenance(
+    f"none: LakeSoul {lakesoul_jvm.LAKESOUL_VERSION}'s libraries (DBManager, native IO) "
+    "compact nothing by themselves; LakeSoul's automatic compaction is a separate service, "
+    "not run here"
+)
+
+
 def stream_commits(table: StreamTable) -> int:
     """The stream's commit rows in PostgreSQL (`contest_stream_batch`)."""
     return committed_count(table.conn, table.name, table.namespace)
@@ -126,6 +142,7 @@ register(
         commit_records=stream_commits,
         changes=CHANGES,
         family=FAMILY,
+        auto=AUTO,
     )
 )
 register(
@@ -138,6 +155,7 @@ register(
         strategies=(Strategy("lakesoul-stock", STOCK),),
         changes=STOCK_CHANGES,
         family=FAMILY,
+        auto=STOCK_AUTO,
     )
 )
 

@@ -30,7 +30,9 @@ from contest.peers.base import PeerFormat
 from contest.peers.native.collapse import ChangeRows
 from contest.peers.registry import (
     NATIVE,
+    NO_AUTO,
     NO_INTEROP,
+    AutoMaintenance,
     FormatFamily,
     Implementation,
     Interop,
@@ -124,6 +126,7 @@ def native_implementation(
     interop: Interop | None = None,
     merge_engine: MergeEngine | None = None,
     unavailable: str = "",
+    auto: AutoMaintenance = NO_AUTO,
 ) -> Implementation:
     """A format's native library as an implementation (kind NATIVE), named, labelled and
     pinned (`<library>==<VERSION>`) by its module. `preset`: the settings of its one
@@ -132,7 +135,8 @@ def native_implementation(
     `unavailable`: why the library cannot run here (nothing is pinned then). `rank`: its
     place among the native implementations in every list. `family`: the format it is a
     library of. `interop`: its part in `contest bench interop`; by default a format's own
-    library writes its tables and reads every other engine's (a reader only, reads)."""
+    library writes its tables and reads every other engine's (a reader only, reads).
+    `auto`: what the library does by itself under a workload's `auto` maintenance."""
     fmt = native.FORMAT
     selected = {"peer.format": fmt.name}
     part = interop or Interop(writes=preset is not None, reads=True)
@@ -155,4 +159,5 @@ def native_implementation(
         rank=rank,
         family=family,
         interop=NO_INTEROP if strategies else part,
+        auto=auto,
     )

@@ -10,7 +10,14 @@ from contest.peers.native.base import native_implementation
 from contest.peers.paimon import native
 from contest.peers.paimon.format import FORMAT
 from contest.peers.paimon.table import MERGE_ENGINE
-from contest.peers.registry import FormatFamily, Implementation, Interop, Strategy, register
+from contest.peers.registry import (
+    AutoMaintenance,
+    FormatFamily,
+    Implementation,
+    Interop,
+    Strategy,
+    register,
+)
 
 # Paimon in the lists by format (`contest bench interop`'s families): after Iceberg.
 FAMILY = FormatFamily("paimon", "Apache Paimon", rank=3)
@@ -63,6 +70,16 @@ CHANGES = ChangeSupport(
     composite_keys=True,
 )
 
+# A workload's `auto` maintenance policy (contest/workload/maintenance.py): Paimon's
+# writers compact and expire as they commit; paimon-agg's preset (`write-only`) turns
+# both off, so an `auto` lane drops that key.
+AUTO = AutoMaintenance(
+    "Paimon's sorted-run trigger: a writer compacts a bucket once it holds 5 sorted runs "
+    "(num-sorted-run.compaction-trigger) and expires snapshots at commit beyond the 10 "
+    "newest once older than an hour (snapshot.num-retained.min, snapshot.time-retained)",
+    off_keys=("write-only",),
+)
+
 register(
     Implementation(
         name=FORMAT.name,
@@ -83,6 +100,7 @@ register(
         commit_records=lambda t: FORMAT.commit_records(t.path),
         merge_engine=MERGE_ENGINE,
         family=FAMILY,
+        auto=AUTO,
     )
 )
 
