@@ -2,7 +2,9 @@
 present (consecutive, so they sum to the span), clocks a little apart clamped, and a
 job that printed no marks has no phases."""
 
+import subprocess
 import sys
+import time
 
 import pytest
 
@@ -84,3 +86,27 @@ def test_a_job_without_marks_has_no_timeline(tmp_path):
     job = run_timed([sys.executable, "-c", "print('no marks')"], tmp_path / "job.log")
     assert job.ok and job.timeline == {}
     assert timeline.read_marks(tmp_path / "absent.log") == {}
+
+
+def test_a_process_start_is_its_stat_lines_ticks_against_the_time_since_boot():
+    # A command name with spaces and a parenthesis: the fields are counted after its `)`.
+    fields = ["S"] + ["0"] * 18 + ["123456"] + ["0"] * 30
+    stat = "4242 (python (x) y) " + " ".join(fields)
+    # Started 1234.56 s after boot; it is now 1300 s after boot, 10,000 s on the wall clock.
+    at = timeline.process_start(stat, since_boot=1300.0, now=10_000.0, ticks=100)
+    assert at == pytest.approx(10_000.0 - (1300.0 - 1234.56))
+
+
+def test_the_python_mark_lies_between_the_launch_and_the_first_statement(tmp_path):
+    # psutil's create_time counted from the kernel's whole-second boot time was up to a
+    # second early: before the parent had even launched the process.
+    script = tmp_path / "first.py"
+    script.write_text(
+        "import time\nfirst = time.time()\nfrom contest.infra import timeline\n"
+        "timeline.mark_python_start()\nprint(first, timeline.marks()['python'])\n"
+    )
+    before = time.time()
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+    first, python = map(float, done.stdout.split())
+    tick = 0.011  # the kernel counts a process's start in ticks of 10 ms
+    assert before - tick <= python <= first + tick
