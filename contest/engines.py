@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from contest.config import Config
 from contest.config.validation import register_check
@@ -38,7 +38,7 @@ from contest.peers.native.job import run_native_read, run_native_write
 from contest.peers.read import run_peer_read
 from contest.peers.registry import NATIVE, SPARK
 from contest.peers.write import run_peer_write
-from contest.read.job import ReadRequest, plan_read, run_read
+from contest.read.job import ReadRequest, plan_read, run_read, versions_of
 from contest.read.stock import run_stock_read
 from contest.write.job import WriteMode, run_write, select_batches
 from contest.write.report import timeline
@@ -60,6 +60,21 @@ class WriteJob:
     only: list[int] | None = None
     delays: Mapping[int, float] = field(default_factory=dict)
 
+    def refuse_concurrent(self, why: str) -> None:
+        """For an engine that applies batches one after another: refuse --resume and
+        --delay-commit (the harness's concurrent writes) in one line, `why`."""
+        if self.mode is WriteMode.RESUME or self.delays:
+            raise UsageError(why)
+
+    @property
+    def in_order(self) -> dict[str, Any]:
+        """The arguments an in-order write (stock LakeSoul's, a peer's) takes from it."""
+        return {
+            "replace": self.mode is WriteMode.REPLACE,
+            "append": self.mode is WriteMode.APPEND,
+            "only": self.only,
+        }
+
 
 @dataclass(frozen=True)
 class ReadJob:
@@ -73,6 +88,17 @@ class ReadJob:
     overwrite: bool = False
     allow_gaps: bool = False
     latest_complete: bool = False
+
+    def refuse_concurrent(self, why: str) -> None:
+        """For an engine whose writes commit in version order: refuse --latest-complete
+        and --allow-gaps (reads beside the harness's concurrent writes) in one line."""
+        if self.latest_complete or self.allow_gaps:
+            raise UsageError(why)
+
+    @property
+    def versions(self) -> dict[str, int | None]:
+        """The version arguments every engine's read takes: as of, from, to."""
+        return versions_of(self)
 
     @property
     def versioned(self) -> bool:
@@ -135,6 +161,11 @@ def _connection(cfg: Config) -> PgConnection:
     return resolve_connection(cfg)
 
 
+def _summary(report: Any) -> str:
+    """A write report's last line, marked `contest: ` when the write did not succeed."""
+    return ("" if report.ok else "contest: ") + report.summary()
+
+
 class Harness:
     """This project's jobs: concurrent versioned upserts, merge operators on read."""
 
@@ -161,7 +192,7 @@ class Harness:
                 indices=job.only,
             )
             cores = granted_cores(spark)  # what a score divides by (contest evaluate)
-        summary = ("" if report.ok else "contest: ") + report.summary()
+        summary = _summary(report)
         warnings = tuple(f"contest: warning: {w}" for w in report.warnings())
         return JobOutcome(
             {**report.to_dict(), "spark_cores": cores},
@@ -174,9 +205,7 @@ class Harness:
         table = catalog.find_table(conn, job.table, cfg.table.namespace)
         request = ReadRequest(
             out_dir=job.out,
-            as_of=job.as_of,
-            from_version=job.from_version,
-            to_version=job.to_version,
+            **job.versions,
             overwrite=job.overwrite,
             allow_gaps=job.allow_gaps,
             latest_complete=job.latest_complete,
@@ -190,6 +219,23 @@ class Harness:
         out = {**report.to_dict(), "spark_cores": cores}
         line = _read_line(report.table, report.rows, report.seconds, report.out)
         return JobOutcome(out, (line,), EXIT_OK)
+
+
+R = TypeVar("R")
+
+
+def _stock_job(
+    cfg: Config, app: str, path: str, run: Callable[..., R], *args: Any, **kwargs: Any
+) -> tuple[R, int]:
+    """Stock LakeSoul's job, `run(spark, conn, cfg, *args, **kwargs)`, in a session with
+    LakeSoul's packages and settings (and those `path`'s scheme needs); its report and
+    the cores the session held."""
+    conn = _connection(cfg)
+    packages = COORDINATES + for_paths(path)
+    with spark_session(session_config(cfg), app, packages) as spark:
+        report = run(spark, conn, cfg, *args, **kwargs)
+        cores = granted_cores(spark)
+    return report, cores
 
 
 class Stock:
@@ -214,52 +260,40 @@ class Stock:
         )
 
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
-        if job.mode is WriteMode.RESUME or job.delays:
-            raise UsageError(
-                "write.engine=lakesoul-stock: no --resume or --delay-commit (its upserts "
-                "run one after another: --append --only writes the batches still to come)"
-            )
+        job.refuse_concurrent(
+            "write.engine=lakesoul-stock: no --resume or --delay-commit (its upserts "
+            "run one after another: --append --only writes the batches still to come)"
+        )
         # Bad input (a data folder, --only naming no batch): before Spark starts.
         select_batches(discover(job.data, cfg.write.versions or None, None), job.only, job.data)
-        conn = _connection(cfg)
-        packages = COORDINATES + for_paths(job.data)
-        with spark_session(session_config(cfg), "contest-write-stock", packages) as spark:
-            report = run_stock_write(
-                spark,
-                conn,
-                cfg,
-                job.data,
-                job.table,
-                job.name,
-                replace=job.mode is WriteMode.REPLACE,
-                append=job.mode is WriteMode.APPEND,
-                only=job.only,
-            )
-            cores = granted_cores(spark)
-        summary = ("" if report.ok else "contest: ") + report.summary()
+        report, cores = _stock_job(
+            cfg,
+            "contest-write-stock",
+            job.data,
+            run_stock_write,
+            job.data,
+            job.table,
+            job.name,
+            **job.in_order,
+        )
+        summary = _summary(report)
         return JobOutcome({**report.to_dict(), "spark_cores": cores}, (summary,), report.exit_code)
 
     def read(self, cfg: Config, job: ReadJob) -> JobOutcome:
-        if job.latest_complete or job.allow_gaps:
-            raise UsageError(
-                "read.engine=lakesoul-stock: --latest-complete and --allow-gaps are for the "
-                "harness's concurrent writes (the stock writer commits in version order)"
-            )
-        conn = _connection(cfg)
-        packages = COORDINATES + for_paths(job.out)
-        with spark_session(session_config(cfg), "contest-read-stock", packages) as spark:
-            report = run_stock_read(
-                spark,
-                conn,
-                cfg,
-                job.table,
-                job.out,
-                job.overwrite,
-                as_of=job.as_of,
-                from_version=job.from_version,
-                to_version=job.to_version,
-            )
-            cores = granted_cores(spark)
+        job.refuse_concurrent(
+            "read.engine=lakesoul-stock: --latest-complete and --allow-gaps are for the "
+            "harness's concurrent writes (the stock writer commits in version order)"
+        )
+        report, cores = _stock_job(
+            cfg,
+            "contest-read-stock",
+            job.out,
+            run_stock_read,
+            job.table,
+            job.out,
+            job.overwrite,
+            **job.versions,
+        )
         out = {**report.to_dict(), "spark_cores": cores}
         line = _read_line(report.table, report.rows, report.seconds, report.out)
         return JobOutcome(out, (line,), EXIT_OK)
@@ -296,40 +330,23 @@ class Peer:
         )
 
     def write(self, cfg: Config, job: WriteJob) -> JobOutcome:
-        if job.mode is WriteMode.RESUME or job.delays:
-            raise UsageError(
-                f"peer.format={cfg.peer.format}: --resume and --delay-commit are for LakeSoul "
-                "tables; a peer write applies its batches in version order"
-            )
-        write, _ = PEER_JOBS[formats.runtime_of(cfg).name]
-        report = write(
-            cfg,
-            job.data,
-            job.table,
-            replace=job.mode is WriteMode.REPLACE,
-            append=job.mode is WriteMode.APPEND,
-            only=job.only,
+        job.refuse_concurrent(
+            f"peer.format={cfg.peer.format}: --resume and --delay-commit are for LakeSoul "
+            "tables; a peer write applies its batches in version order"
         )
-        summary = ("" if report.ok else "contest: ") + report.summary()
+        write, _ = PEER_JOBS[formats.runtime_of(cfg).name]
+        report = write(cfg, job.data, job.table, **job.in_order)
+        summary = _summary(report)
         code = EXIT_OK if report.ok else EXIT_USAGE if report.refused else EXIT_FAILED
         return JobOutcome(report.to_dict(), (summary,), code)
 
     def read(self, cfg: Config, job: ReadJob) -> JobOutcome:
-        if job.latest_complete or job.allow_gaps:
-            raise UsageError(
-                f"peer.format={cfg.peer.format}: --latest-complete and --allow-gaps are for "
-                "LakeSoul tables (a peer table's versions are its ledger's commits)"
-            )
-        _, read = PEER_JOBS[formats.runtime_of(cfg).name]
-        report = read(
-            cfg,
-            job.table,
-            job.out,
-            job.overwrite,
-            as_of=job.as_of,
-            from_version=job.from_version,
-            to_version=job.to_version,
+        job.refuse_concurrent(
+            f"peer.format={cfg.peer.format}: --latest-complete and --allow-gaps are for "
+            "LakeSoul tables (a peer table's versions are its ledger's commits)"
         )
+        _, read = PEER_JOBS[formats.runtime_of(cfg).name]
+        report = read(cfg, job.table, job.out, job.overwrite, **job.versions)
         line = _read_line(
             f"{report['format']} table {report['table']}",
             report["rows"],

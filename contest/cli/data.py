@@ -70,15 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     orc.add_argument("--data", required=True, help="folder with base-*.parquet")
     workload_option(orc)
     orc.add_argument("--out", required=True, help="output parquet file (or folder)")
-    orc.add_argument(
-        "--versions", action=ListAction, help="batch versions: INDEX=VERSION,... or @file.json"
-    )
-    orc.add_argument(
-        "--upto-version",
-        type=int,
-        metavar="V",
-        help="only the batches whose version is at most V (a read as of version V)",
-    )
+    _version_options(orc, "only the batches whose version is at most V (a read as of version V)")
 
     chk = command(
         sub,
@@ -101,14 +93,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "micro-batches consumed, in the order it applied them",
     )
     workload_option(chk)
-    chk.add_argument(
-        "--versions", action=ListAction, help="batch versions: INDEX=VERSION,... or @file.json"
-    )
-    chk.add_argument(
-        "--upto-version",
-        type=int,
-        metavar="V",
-        help="only the batches (with --stream-table: micro-batches) whose version is at "
+    _version_options(
+        chk,
+        "only the batches (with --stream-table: micro-batches) whose version is at "
         "most V: a result read --as-of-version V",
     )
     chk.add_argument(
@@ -127,55 +114,54 @@ def register(sub: argparse._SubParsersAction) -> None:
     chk.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
+def _version_options(parser: argparse.ArgumentParser, upto: str) -> None:
+    """The batches' versions and a version to stop at, as `oracle` and `check` both take
+    them (`upto`: what --upto-version means to the command)."""
+    parser.add_argument(
+        "--versions", action=ListAction, help="batch versions: INDEX=VERSION,... or @file.json"
+    )
+    parser.add_argument("--upto-version", type=int, metavar="V", help=upto)
+
+
 def cmd_gen(args: argparse.Namespace, cfg: Config) -> int:
+    if is_object_store(args.out):
+        return _gen_remote(args, cfg)
+    _, line = _generate(args, cfg, args.out)
+    print(line)
+    return EXIT_OK
+
+
+def _generate(args: argparse.Namespace, cfg: Config, folder: str) -> tuple[list[Path], str]:
+    """The batches generated into a local `folder`, and `gen`'s JSON line for them: one
+    place for a local and a remote `--out`."""
     # deferred: pulls in pandas and tqdm; `contest --help` starts without them
     from contest.data.generator import generate
 
-    if is_object_store(args.out):
-        return _gen_remote(args, cfg)
-    report = generate(args.out, args.scale, args.seed, args.nulls, workload=cfg.workload)
+    report = generate(folder, args.scale, args.seed, args.nulls, workload=cfg.workload)
     size = sum(p.stat().st_size for p in report.files)
-    print(
-        json.dumps(
-            {
-                "out": args.out,
-                "workload": cfg.workload.name,
-                "files": len(report.files),
-                "rows": report.rows,
-                "distinct_keys": report.distinct_keys,
-                "bytes": size,
-                "seconds": round(report.seconds, 3),
-            }
-        )
+    line = json.dumps(
+        {
+            "out": args.out,
+            "workload": cfg.workload.name,
+            "files": len(report.files),
+            "rows": report.rows,
+            "distinct_keys": report.distinct_keys,
+            "bytes": size,
+            "seconds": round(report.seconds, 3),
+        }
     )
-    return EXIT_OK
+    return report.files, line
 
 
 def _gen_remote(args: argparse.Namespace, cfg: Config) -> int:
     """`gen --out s3://...`: generated in a local scratch folder, then uploaded."""
-    # deferred: pulls in pandas and tqdm; `contest --help` starts without them
-    from contest.data.generator import generate
-
     ensure_bucket(args.out)  # the embedded server starts without buckets
     scratch = cfg.work_path / "tmp"
     scratch.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
-        report = generate(tmp, args.scale, args.seed, args.nulls, workload=cfg.workload)
-        size = sum(p.stat().st_size for p in report.files)
-        upload(report.files, args.out)
-    print(
-        json.dumps(
-            {
-                "out": args.out,
-                "workload": cfg.workload.name,
-                "files": len(report.files),
-                "rows": report.rows,
-                "distinct_keys": report.distinct_keys,
-                "bytes": size,
-                "seconds": round(report.seconds, 3),
-            }
-        )
-    )
+        files, line = _generate(args, cfg, tmp)
+        upload(files, args.out)
+    print(line)
     return EXIT_OK
 
 

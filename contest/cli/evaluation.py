@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from contest.cli.common import (
     ListAction,
@@ -220,20 +220,24 @@ def cmd_evaluate(args: argparse.Namespace, cfg: Config) -> int:
     _check_eval_args(args)
     known_strategies([args.strategy])
     cfg = strategy_config(args, args.strategy)
-    record = evaluate(
-        args.strategy,
-        cfg,
-        data=args.data or None,
-        scale=args.scale,
-        seed=args.seed,
-        cores=args.cores,
-        master=args.master,
-        say=say,
-    )
+    record = evaluate(args.strategy, cfg, **_run_options(args))
     _recorded(record, _results_file(args.results, cfg))
     print(score_line(record))  # for people; the record below is for scripts
     print(json.dumps(record.summary(), default=str))
     return EXIT_OK if record.correct else EXIT_FAILED
+
+
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """What `evaluate` and `compare` give every run from their flags (data, scale, seed,
+    cores, master) and where its progress goes."""
+    return {
+        "data": args.data or None,
+        "scale": args.scale,
+        "seed": args.seed,
+        "cores": args.cores,
+        "master": args.master,
+        "say": say,
+    }
 
 
 def score_line(rec: RunRecord) -> str:
@@ -266,16 +270,7 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     for rnd in range(args.repeat):
         for name in names:
             say(f"== round {rnd + 1}/{args.repeat}: {name}")
-            rec = evaluate(
-                strategy_config(args, name),
-                name,
-                data=args.data or None,
-                scale=args.scale,
-                seed=args.seed,
-                cores=args.cores,
-                master=args.master,
-                say=say,
-            )
+            rec = evaluate(strategy_config(args, name), name, **_run_options(args))
             rec.compare_round = rnd + 1
             records.append(rec)
             _recorded(rec, out)

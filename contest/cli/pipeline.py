@@ -20,6 +20,16 @@ from contest.engines import ReadJob, WriteJob, WriteMode, engine_for
 from contest.errors import UsageError
 from contest.read.operators import OPERATORS
 
+# `contest write`'s flags that set one configuration key each: (flag, type, what it
+# is, key), the one table both the parser and `_write_config` read.
+WRITE_SETTINGS: tuple[tuple[str, type, str, str], ...] = (
+    ("--threads", int, "batches upserted at once", "write.threads"),
+    ("--buckets", int, "hash buckets of a new table", "table.hash_buckets"),
+    ("--repartition", int, "partitions for big files, 0 = never", "write.repartition"),
+    ("--big-file-bytes", int, "size from which a file is big, 0 = auto", "write.big_file_bytes"),
+    ("--codec", str, "data file codec: none, snappy, zstd, gzip, lz4", "write.codec"),
+)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     w = command(
@@ -41,30 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"({config_default('write.versions')}: the file index)",
     )
     workload_option(w)  # a workload's extra columns make the table's schema
-    w.add_argument(
-        "--threads",
-        type=int,
-        help=f"batches upserted at once ({config_default('write.threads')})",
-    )
-    w.add_argument(
-        "--buckets",
-        type=int,
-        help=f"hash buckets of a new table ({config_default('table.hash_buckets')})",
-    )
-    w.add_argument(
-        "--repartition",
-        type=int,
-        help=f"partitions for big files, 0 = never ({config_default('write.repartition')})",
-    )
-    w.add_argument(
-        "--big-file-bytes",
-        type=int,
-        help=f"size from which a file is big, 0 = auto ({config_default('write.big_file_bytes')})",
-    )
-    w.add_argument(
-        "--codec",
-        help=f"data file codec: none, snappy, zstd, gzip, lz4 ({config_default('write.codec')})",
-    )
+    for flag, kind, what, key in WRITE_SETTINGS:
+        w.add_argument(flag, type=kind, help=f"{what} ({config_default(key)})")
     w.add_argument(
         "--drop-null-keys",
         action="store_true",
@@ -156,13 +144,7 @@ def _operators() -> list[str]:
 
 
 def _write_config(args: argparse.Namespace, cfg: Config) -> Config:
-    keys = {
-        "threads": "write.threads",
-        "repartition": "write.repartition",
-        "big_file_bytes": "write.big_file_bytes",
-        "codec": "write.codec",
-        "buckets": "table.hash_buckets",
-    }
+    keys = {flag[2:].replace("-", "_"): key for flag, _, _, key in WRITE_SETTINGS}
     values = {
         key: getattr(args, attr) for attr, key in keys.items() if getattr(args, attr) is not None
     }

@@ -12,19 +12,20 @@ formats share: the batch loop, reports, the table folder's files, the result.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from contest.config import Config, PeerConfig
-from contest.data.batches import Batch
+from contest.data.batches import SCHEMA, Batch
 from contest.errors import ConfigError, ReadError, SchemaEvolutionError, unwrap_spark_error
 from contest.peers.microbatch import OnBatch
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.types import StructType
 
 # Parquet codec names as the formats spell them ("none" is the harness's own spelling).
 _CODEC_NAMES = {"none": "uncompressed"}
@@ -55,6 +56,22 @@ def error_line(exc: BaseException) -> str:
     cause = unwrap_spark_error(exc) or exc
     lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
     return lines[0][:500] if lines else type(cause).__name__
+
+
+def stream_schema(longs: Sequence[str] = ()) -> StructType:
+    """The schema a format creates its stream's table with before the query starts: the
+    source's columns (int64 a long, the rest strings), then `longs` as longs."""
+    from pyspark.sql.types import (  # deferred: slow to import
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
+
+    fields = [
+        StructField(f.name, LongType() if str(f.type) == "int64" else StringType()) for f in SCHEMA
+    ]
+    return StructType(fields + [StructField(c, LongType()) for c in longs])
 
 
 def codec_name(name: str) -> str:
@@ -196,8 +213,39 @@ class PeerFormat:
         (the row's index in its file), which order a key's rows as the oracle does. A
         `foreachBatch` sink of the harness's tells `on_batch` (batch id, "committed",
         "replayed" or "repaired", table version, rows, seconds, what a repair did); a
-        format's own sink tells nothing."""
+        format's own sink tells nothing. By default the harness's `foreachBatch` with the
+        format's `batch_sink`."""
+        return rows.writeStream.foreachBatch(self.batch_sink(cfg, table, checkpoint, on_batch))
+
+    def batch_sink(
+        self, cfg: Config, table: Path, checkpoint: str, on_batch: OnBatch | None
+    ) -> Callable[[DataFrame, int], None]:
+        """The function the harness's `foreachBatch` calls with each micro-batch (a
+        `MicroBatchSink` of contest/peers/microbatch.py): a format gives only this,
+        `stream_writer` wraps it the one way."""
         raise ConfigError(f"peer.format: {self.name} has no streaming sink in this harness")
+
+    def own_stream_writer(
+        self,
+        spark: SparkSession,
+        cfg: Config,
+        table: Path,
+        rows: DataFrame,
+        checkpoint: str,
+        on_batch: OnBatch | None = None,
+    ) -> DataStreamWriter:
+        """The format's own documented streaming sink: the rows, source and options
+        `own_stream` gives, appended to the table's folder (the sink records the batch
+        id itself and tells nothing)."""
+        source, out, options = self.own_stream(cfg, table, rows)
+        return out.writeStream.format(source).options(**options).outputMode("append")
+
+    def own_stream(
+        self, cfg: Config, table: Path, rows: DataFrame
+    ) -> tuple[str, DataFrame, dict[str, str]]:
+        """The format's own sink's source name, the rows it writes and its options (the
+        table's folder as `path` among them)."""
+        raise ConfigError(f"peer.format: {self.name} has no streaming sink of its own here")
 
     def stream_sinks(self) -> tuple[StreamSink, ...]:
         """The format's streaming sinks, its default (an empty `stream.sink`) first."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
 from contest.errors import ReadError
@@ -49,11 +49,17 @@ class ReadRequest:
 
     @property
     def versions(self) -> dict[str, int | None]:
-        return {
-            "as_of": self.as_of,
-            "from_version": self.from_version,
-            "to_version": self.to_version,
-        }
+        return versions_of(self)
+
+
+def versions_of(request: Any) -> dict[str, int | None]:
+    """The versions a read names (as of, from, to), by the keyword names every engine's
+    read takes: one place for the harness's request and `contest read`'s job."""
+    return {
+        "as_of": request.as_of,
+        "from_version": request.from_version,
+        "to_version": request.to_version,
+    }
 
 
 @dataclass

@@ -179,23 +179,36 @@ def test_checks_of_the_layers_above_run_without_their_modules_imported_first():
     assert "workload.columns.x: 'Bogus' is not one of" in out
 
 
-def test_a_config_files_errors_name_the_file_and_line(tmp_path):
-    bad = tmp_path / "bad.toml"
-    bad.write_text('[spark]\nmaster = "local[1]"\n[table\nhash_buckets = 2\n')
-    with pytest.raises(ConfigError, match=r"bad.toml:3: not valid TOML: .*\(column \d+\)$"):
-        load_config(bad)
-    typed = tmp_path / "typed.toml"
-    typed.write_text('# mine\n[spark]\nmaster = "local[1]"\n\n[table]\nhash_buckets = "many"\n')
-    with pytest.raises(ConfigError, match=r"typed.toml:6: table.hash_buckets: expected an integer"):
-        load_config(typed)
-    key = tmp_path / "key.toml"
-    key.write_text("[spark]\nmaster = 'local[1]'\nmastr = 1\n")
-    with pytest.raises(ConfigError, match=r"key.toml:3: unknown configuration key: spark.mastr"):
-        load_config(key)
-    inline = tmp_path / "inline.toml"
-    inline.write_text("write = { threads = 'x' }\n")
-    with pytest.raises(ConfigError, match=r"inline.toml:1: write.threads: expected an integer"):
-        load_config(inline)
+@pytest.mark.parametrize(
+    ("name", "text", "error"),
+    [
+        (
+            "bad",
+            '[spark]\nmaster = "local[1]"\n[table\nhash_buckets = 2\n',
+            r"bad.toml:3: not valid TOML: .*\(column \d+\)$",
+        ),
+        (
+            "typed",
+            '# mine\n[spark]\nmaster = "local[1]"\n\n[table]\nhash_buckets = "many"\n',
+            r"typed.toml:6: table.hash_buckets: expected an integer",
+        ),
+        (
+            "key",
+            "[spark]\nmaster = 'local[1]'\nmastr = 1\n",
+            r"key.toml:3: unknown configuration key: spark.mastr",
+        ),
+        (
+            "inline",
+            "write = { threads = 'x' }\n",
+            r"inline.toml:1: write.threads: expected an integer",
+        ),
+    ],
+)
+def test_a_config_files_errors_name_the_file_and_line(tmp_path, name, text, error):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=error):
+        load_config(path)
 
 
 def test_a_preset_yields_to_the_keys_a_user_set():

@@ -11,6 +11,21 @@ REPO = Path(__file__).resolve().parents[2]
 TEST_STATE = REPO / ".state" / "tests"
 TEST_PG_PORT = 54331
 TEST_LOAD_WINDOW_S = 0.05
+# A workload whose schema evolves over four small batches (tag and clicks added by batches
+# 1 and 2, hits widened by batch 3), with updates, repeated keys, NULLs and "null"
+# strings: the history tests' data, a peer format's and stock LakeSoul's alike.
+EVOLVING_HISTORY = {
+    "workload.batches": 4,
+    "workload.first_rows": 300,
+    "workload.batch_rows": 200,
+    "workload.update_share": 0.5,
+    "workload.repeat_share": 0.1,
+    "workload.null_share": 0.2,
+    "workload.null_string_share": 0.3,
+    "workload.columns": {"tag": "UseLastNotNull", "clicks": "SumAll", "hits": "SumAll"},
+    "workload.added": {"tag": 1, "clicks": 2},
+    "workload.widened": {"hits": 3},
+}
 
 
 def make_config(tmp: Path, **overrides: object) -> Config:

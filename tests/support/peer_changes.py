@@ -7,10 +7,7 @@ gives, then nothing run) or written by the strategy in one child Spark session
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -26,7 +23,8 @@ from contest.data.workload import contract_operators, schema_of_batch
 from contest.evaluation.strategies import STRATEGIES
 from contest.peers.change_check import refusal_of
 from tests.contest.data.test_change_reference import KEY, TYPES, random_files
-from tests.support.contract_cases import CHANGE_CASES, write_change_case
+from tests.support.contract_cases import CHANGE_CASES, change, full, row, write_change_case
+from tests.support.peer_child import script_result
 
 # Every case in one session: discovered, written by the strategy (write_peer), read by the
 # format's reader in the workload's newest schema (what the read job writes).
@@ -60,6 +58,28 @@ with spark_session(session_config(config({})), "changes", formats.coordinates(co
                      "operations": [b.operation for b in report.batches]}
 print("RESULT " + json.dumps(out))
 """
+
+
+# A live key deleted and inserted again inside one later batch: the batch's row replaces
+# the table's (a MERGE's REPLACE clause, a native collapse, hudi-mor merged so in Spark,
+# hudi-merger marked afresh), its columns the batch lacks NULL.
+REINSERT_OF_A_LIVE_KEY = {
+    "batches": [
+        [full("insert", "a", ip="i1", req=5, name="x"), full("insert", "b", req=1)],
+        [
+            change("update", "a", requests=1),
+            change("delete", "a"),
+            change("insert", "a", requests=2),
+            change("update", "a", requests=None),
+            change("update", "b", requests=3),
+        ],
+    ],
+    "changes": {"op_column": "op"},
+    "expected": [
+        row("a", ip=None, host=None, req=2, name=None, city=None, job=None, phone=None),
+        row("b", req=4),
+    ],
+}
 
 
 def case_overrides(case: dict) -> dict:
@@ -118,6 +138,30 @@ def random_cases(root: Path, seeds: range, overrides: dict | None = None) -> dic
     return out
 
 
+def change_cases(root: Path, seeds: range, overrides: dict | None = None) -> dict[str, dict]:
+    """What every peer's change-data test runs, written once: the hand change cases, a
+    live key re-inserted inside a batch and random change batches (`seeds`, their
+    overrides updated by `overrides`), each with the oracle's answer."""
+    made = hand_cases(root) | hand_cases(root, {"reinsert_of_a_live_key": REINSERT_OF_A_LIVE_KEY})
+    made |= random_cases(root, seeds, overrides)
+    return with_answers(root, made)
+
+
+def assert_changes_applied(results: dict, cases: dict[str, dict]) -> dict:
+    """Every case equal to the oracle's answer, the re-inserted live key started afresh
+    (its lacking columns NULL) and each batch of the delete case reporting the delete
+    rule: what a MERGE format and a native library both assert. The partial-columns
+    case's results, for the caller's own checks of its operations."""
+    wrong = wrong_answers(results, cases)
+    assert not wrong, "\n".join(wrong)
+    replaced = pq.read_table(results["reinsert_of_a_live_key"]["out"]).to_pylist()
+    a = next(r for r in replaced if r["uuid"] == "a")
+    assert (a["requests"], a["ip"], a["name"]) == (2, None, None)
+    deletes = results["delete_then_reinsert_starts_the_key_afresh"]["operations"]
+    assert all("after a key's last delete" in o for o in deletes), deletes
+    return results["absent_column_keeps_the_value_a_present_NULL_follows_the_operator"]
+
+
 def with_answers(root: Path, cases: dict[str, dict]) -> dict[str, dict]:
     """The cases, each with the oracle's answer (`expected`)."""
     for name, case in cases.items():
@@ -166,17 +210,7 @@ def run(strategy: str, cases: dict[str, dict], tmp_path: Path, one_session: bool
         }
         for name, c in cases.items()
     }
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT, strategy, json.dumps(todo)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=os.environ.copy(),
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1]
-    results = json.loads(line.removeprefix("RESULT "))
+    results = script_result(SCRIPT, [strategy, json.dumps(todo)], tmp_path)
     for name, got in results.items():
         got["out"] = todo[name]["out"]
     return results

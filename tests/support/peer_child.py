@@ -4,6 +4,11 @@ own Spark session has none): its configuration and the run."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 from contest.config import load_config
 from contest.evaluation.strategies import STRATEGIES
@@ -26,6 +31,30 @@ def child_config(cfg, strategy: str, tmp_path, settings: dict | None = None):
             "spark.driver_memory": "1g",
         },
     )
+
+
+def run_script(
+    script: str, args: list[str], cwd: Path, timeout: float = 900
+) -> subprocess.CompletedProcess:
+    """`python -c script ARGS` in `cwd`: a child process (and JVM) of its own, with the
+    format's jars the tests' session lacks; it must exit 0."""
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=os.environ.copy(),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def script_result(script: str, args: list[str], cwd: Path) -> Any:
+    """`run_script`'s answer: its last `RESULT <json>` line, parsed."""
+    proc = run_script(script, args, cwd)
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1]
+    return json.loads(line.removeprefix("RESULT "))
 
 
 def run_child(child, commands: list[list[str]], tmp_path) -> list[dict]:

@@ -5,13 +5,39 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from contest.config import Config
+from contest.config import Config, override
 from contest.data.batches import discover
+from contest.data.generator import generate
 from contest.data.oracle import expected_rows
 from contest.read.job import merged
 from contest.write.job import WriteMode, run_write
 from meta import catalog
 from meta.merge import merge_table
+
+
+def generated(factory, name: str, scale: float, seed: int) -> Path:
+    """A module's data folder (`factory`: pytest's tmp_path_factory): the contest's
+    batches at `scale`, generated once, the same for a seed."""
+    out = factory.mktemp(name)
+    generate(out, scale, seed=seed, progress=False)
+    return out
+
+
+def stream_config(cfg: Config, root: Path, settings: dict | None = None, **stream) -> Config:
+    """A stream test's configuration: its source and checkpoint under `root`, drained
+    (available-now), 2 buckets; `settings` (a workload's) beneath them, `stream` (the
+    `stream.*` keys by their last part) over them."""
+    return override(
+        cfg,
+        {
+            **(settings or {}),
+            "stream.source": str(root / "incoming"),
+            "stream.checkpoint": str(root / "checkpoint"),
+            "stream.trigger": "available-now",
+            "table.hash_buckets": 2,
+            **{f"stream.{k}": v for k, v in stream.items()},
+        },
+    )
 
 
 def with_write(cfg: Config, **write) -> Config:

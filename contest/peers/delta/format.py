@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from contest.config import Config
 from contest.data import operators as registry
-from contest.data.batches import SCHEMA, Batch
+from contest.data.batches import Batch
 from contest.data.changes import declares_changes
 from contest.errors import ReadError, SchemaEvolutionError
 from contest.peers import change_merge
@@ -21,6 +21,7 @@ from contest.peers.base import (
     codec_name,
     error_line,
     quoted,
+    stream_schema,
 )
 from contest.peers.delta import log as delta_log
 from contest.peers.delta.stream import MergeBatch
@@ -31,7 +32,6 @@ from contest.peers.schema import batch_changes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
 
 # Delta history metrics kept in the report.
 METRICS = (
@@ -247,35 +247,16 @@ class Delta(PeerFormat):
 
         if declares_changes(cfg):
             return  # made by the first micro-batch, typed by its file (MergeBatch)
-        from pyspark.sql.types import (  # deferred: slow to import
-            LongType,
-            StringType,
-            StructField,
-            StructType,
-        )
-
-        fields = [
-            StructField(f.name, LongType() if str(f.type) == "int64" else StringType())
-            for f in SCHEMA
-        ]
         builder = DeltaTable.createIfNotExists(spark).location(str(table))
-        builder = builder.addColumns(StructType(fields))
+        builder = builder.addColumns(stream_schema())
         for key, value in self.table_properties(cfg).items():
             builder = builder.property(key, value)
         builder.execute()
 
-    def stream_writer(
-        self,
-        spark: SparkSession,
-        cfg: Config,
-        table: Path,
-        rows: DataFrame,
-        checkpoint: str,
-        on_batch: OnBatch | None = None,
-    ) -> DataStreamWriter:
-        return rows.writeStream.foreachBatch(
-            MergeBatch(cfg, table, checkpoint, on_batch, self.table_properties(cfg))
-        )
+    def batch_sink(
+        self, cfg: Config, table: Path, checkpoint: str, on_batch: OnBatch | None
+    ) -> MergeBatch:
+        return MergeBatch(cfg, table, checkpoint, on_batch, self.table_properties(cfg))
 
     # Change data: each micro-batch (one file) collapsed and MERGEd as a batch write does.
     stream_changes = True

@@ -47,7 +47,6 @@ from contest.peers.microbatch import MicroBatchSink, OnBatch, SourceRecord
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
 
     from contest.peers.change_merge import ChangeBatch
 
@@ -122,29 +121,17 @@ class HudiMerger(Hudi):
     def reader_options(self, cfg: Config) -> dict[str, str]:
         return merger_options(peer_operators(cfg))
 
-    def stream_writer(
-        self,
-        spark: SparkSession,
-        cfg: Config,
-        table: Path,
-        rows: DataFrame,
-        checkpoint: str,
-        on_batch: OnBatch | None = None,
-    ) -> DataStreamWriter:
+    def batch_sink(
+        self, cfg: Config, table: Path, checkpoint: str, on_batch: OnBatch | None
+    ) -> UpsertBatch:
         """The harness's `foreachBatch` (`UpsertBatch`): each micro-batch collapsed by
         key, then one upsert whose commit records the batch id as Hudi's own streaming
         sink records it, so a replayed batch id is found on the timeline and skipped."""
-        return rows.writeStream.foreachBatch(UpsertBatch(self, cfg, table, checkpoint, on_batch))
+        return UpsertBatch(self, cfg, table, checkpoint, on_batch)
 
-    def own_stream_writer(
-        self,
-        spark: SparkSession,
-        cfg: Config,
-        table: Path,
-        rows: DataFrame,
-        checkpoint: str,
-        on_batch: OnBatch | None = None,
-    ) -> DataStreamWriter:
+    def own_stream(
+        self, cfg: Config, table: Path, rows: DataFrame
+    ) -> tuple[str, DataFrame, dict[str, str]]:
         """Hudi's own streaming sink (`format("hudi")`) with the contract's record
         merger: the rows as they come, ordered by the source file's feed number and the
         row's index in it; the sink records the batch id in each commit and skips one
@@ -160,13 +147,7 @@ class HudiMerger(Hudi):
             # harness's sink: the stream only appends log files.
             "hoodie.datasource.compaction.async.enable": "false",
         }
-        return (
-            out.select(*COLUMNS, ORDERING)
-            .writeStream.format("hudi")
-            .options(**opts)
-            .outputMode("append")
-            .option("path", str(table))
-        )
+        return "hudi", out.select(*COLUMNS, ORDERING), opts | {"path": str(table)}
 
     def stream_sinks(self) -> tuple[StreamSink, ...]:
         harness = "foreachBatch: collapsed in source order, Hudi's sink checkpoint in the commit"

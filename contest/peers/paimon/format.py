@@ -45,11 +45,19 @@ from typing import TYPE_CHECKING
 
 from contest.config import Config
 from contest.data import operators as registry
-from contest.data.batches import COLUMNS, SCHEMA, Batch
+from contest.data.batches import COLUMNS, Batch
 from contest.data.changes import changes_of
 from contest.data.spark_types import spark_type
 from contest.peers import change_merge
-from contest.peers.base import HARNESS_SINK, OWN_SINK, Layout, PeerFormat, StreamSink, codec_name
+from contest.peers.base import (
+    HARNESS_SINK,
+    OWN_SINK,
+    Layout,
+    PeerFormat,
+    StreamSink,
+    codec_name,
+    stream_schema,
+)
 from contest.peers.change_merge import q
 from contest.peers.merge import peer_operators, source_operators, written
 from contest.peers.microbatch import OnBatch
@@ -67,7 +75,6 @@ from contest.peers.paimon.table import (
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
 
 
 class Paimon(PeerFormat):
@@ -234,55 +241,30 @@ class Paimon(PeerFormat):
         return sum(1 for n in names if n.startswith("snapshot-"))
 
     def stream_prepare(self, spark: SparkSession, cfg: Config, table: Path) -> None:
-        from pyspark.sql.types import (  # deferred: slow to import
-            LongType,
-            StringType,
-            StructField,
-            StructType,
-        )
-
         if (self.location(table) / "schema").exists():
             return
-        fields = [
-            StructField(f.name, LongType() if str(f.type) == "int64" else StringType())
-            for f in SCHEMA
-        ]
-        fields += [StructField(c, LongType()) for c in SEQUENCE]
-        self.create(spark, cfg, StructType(fields))
+        self.create(spark, cfg, stream_schema(SEQUENCE))
 
-    def stream_writer(
-        self,
-        spark: SparkSession,
-        cfg: Config,
-        table: Path,
-        rows: DataFrame,
-        checkpoint: str,
-        on_batch: OnBatch | None = None,
-    ) -> DataStreamWriter:
+    def own_stream(
+        self, cfg: Config, table: Path, rows: DataFrame
+    ) -> tuple[str, DataFrame, dict[str, str]]:
         """Paimon's own streaming sink (`format("paimon")`, the documented way to write
         a stream): the rows as the batch write gives them, the sequence fields the
         source file's feed number and the row's index in it. Whether a replayed batch
         id commits again is what the bench measures (apache/paimon#9666)."""
         out = written(rows, registry.CONTRACT).select(*COLUMNS, *SEQUENCE)
-        return (
-            out.writeStream.format("paimon")
-            .outputMode("append")
-            .option("path", str(self.location(table)))
-        )
+        return "paimon", out, {"path": str(self.location(table))}
 
-    def harness_stream_writer(
-        self,
-        spark: SparkSession,
-        cfg: Config,
-        table: Path,
-        rows: DataFrame,
-        checkpoint: str,
-        on_batch: OnBatch | None = None,
-    ) -> DataStreamWriter:
+    def batch_sink(
+        self, cfg: Config, table: Path, checkpoint: str, on_batch: OnBatch | None
+    ) -> AppendBatch:
         """The harness's `foreachBatch` (stream.py's AppendBatch): each micro-batch one
         Spark write, exactly once by its record of the APPEND snapshot before it."""
-        sink = AppendBatch(self.location(table), cfg, table, checkpoint, on_batch)
-        return rows.writeStream.foreachBatch(sink)
+        return AppendBatch(self.location(table), cfg, table, checkpoint, on_batch)
+
+    # Paimon's own sink is its default stream writer; the harness's foreachBatch the other.
+    stream_writer = PeerFormat.own_stream_writer
+    harness_stream_writer = PeerFormat.stream_writer
 
     def stream_sinks(self) -> tuple[StreamSink, ...]:
         # Paimon's own sink first: the one its documentation gives for a stream.

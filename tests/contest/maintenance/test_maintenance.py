@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from contest.data.generator import generate
 from contest.errors import DataError, ReadError
 from contest.maintenance.compact import compact, compact_buckets
 from contest.maintenance.vacuum import vacuum
@@ -18,14 +17,12 @@ from contest.write.job import WriteMode, run_write
 from meta.commits import DataFile, SnapshotCommit, committed_versions, head_snapshot, live_files
 from meta.merge import merge_table
 from meta.versions import rollback
-from tests.support.pipeline import merge_and_read, oracle, read_rows, write
+from tests.support.pipeline import generated, merge_and_read, oracle, read_rows, write
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("mdata")
-    generate(out, 0.0003, seed=8, progress=False)
-    return out
+    return generated(tmp_path_factory, "mdata", 0.0003, 8)
 
 
 def _files(root: Path) -> set[str]:

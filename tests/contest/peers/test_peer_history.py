@@ -10,9 +10,6 @@ Spark, the format's own library, one child JVM per format."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -23,6 +20,8 @@ from contest.data.checker import compare
 from contest.data.generator import generate
 from contest.data.oracle import expected_result
 from contest.data.workload import contract_operators, schema_of_batch
+from tests.support.config import EVOLVING_HISTORY
+from tests.support.peer_child import script_result
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -31,22 +30,12 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 # test_peer_operators.py checks for the other formats: here for Delta and Iceberg, whose
 # head read below is the same check, in the same child JVM).
 EVOLVING = {
+    **EVOLVING_HISTORY,
     "workload.name": "history",
-    "workload.batches": 4,
-    "workload.first_rows": 300,
-    "workload.batch_rows": 200,
-    "workload.update_share": 0.5,
-    "workload.repeat_share": 0.1,
-    "workload.null_share": 0.2,
-    "workload.null_string_share": 0.3,
     "workload.columns": {
         **{f"c_{name.lower()}": name for name in registry.OPERATOR_NAMES},
-        "tag": "UseLastNotNull",
-        "clicks": "SumAll",
-        "hits": "SumAll",
+        **EVOLVING_HISTORY["workload.columns"],
     },
-    "workload.added": {"tag": 1, "clicks": 2},
-    "workload.widened": {"hits": 3},
 }
 
 # One process, one session: writes (batches 0-1, then 2-3 appended: the tag, clicks and the widening
@@ -117,17 +106,7 @@ def evolving_data(tmp_path_factory):
 
 
 def _run(strategy: str, data, root) -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT, strategy, str(data), str(root), json.dumps(EVOLVING)],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=os.environ.copy(),
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1]
-    return json.loads(line.removeprefix("RESULT "))
+    return script_result(SCRIPT, [strategy, str(data), str(root), json.dumps(EVOLVING)], root)
 
 
 @pytest.fixture(scope="module", params=["delta-merge", "iceberg-mor"])

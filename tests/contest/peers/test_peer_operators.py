@@ -6,9 +6,6 @@ one child JVM per format: its write and read in one process)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +17,7 @@ from contest.data.checker import compare
 from contest.data.generator import generate
 from contest.data.oracle import expected_result
 from contest.data.workload import contract_operators, workload_schema
+from tests.support.peer_child import run_script
 
 pytestmark = [pytest.mark.spark]
 
@@ -79,16 +77,8 @@ def operator_data(tmp_path_factory):
 def test_the_format_merges_every_operator_as_the_oracle(tmp_path, operator_data, strategy):
     data, expected = operator_data
     out = tmp_path / "result"
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT, strategy, str(data), str(tmp_path / "table"), str(out)]
-        + [json.dumps(WORKLOAD)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=os.environ.copy(),
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    args = [strategy, str(data), str(tmp_path / "table"), str(out), json.dumps(WORKLOAD)]
+    run_script(SCRIPT, args, tmp_path, timeout=600)
     check = compare(out, expected)
     assert check.ok, check.render()
     assert Path(out).is_dir()

@@ -29,21 +29,10 @@ from contest.read.stock import (
     read_columns,
     stock_span,
 )
+from tests.support.config import EVOLVING_HISTORY
 from tests.support.lakesoul import run_child
 
-EVOLVING = {
-    "workload.name": "stock-history",
-    "workload.batches": 4,
-    "workload.first_rows": 300,
-    "workload.batch_rows": 200,
-    "workload.update_share": 0.5,
-    "workload.repeat_share": 0.1,
-    "workload.null_share": 0.2,
-    "workload.null_string_share": 0.3,
-    "workload.columns": {"tag": "UseLastNotNull", "clicks": "SumAll", "hits": "SumAll"},
-    "workload.added": {"tag": 1, "clicks": 2},
-    "workload.widened": {"hits": 3},
-}
+EVOLVING = {**EVOLVING_HISTORY, "workload.name": "stock-history"}
 
 # name -> the read's span and the batches (versions) the oracle merges for it. Refused
 # (name -> a word of the refusal): clicks (summed, added at batch 2) over commits of

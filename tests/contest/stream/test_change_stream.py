@@ -38,20 +38,13 @@ from contest.write.job import WriteMode, prepare_table
 from meta import catalog
 from meta.commits import head_snapshot
 from meta.stream import batches as recorded_batches
+from tests.support.pipeline import stream_config
 
 SCALE = 0.0005
 
 
 def cdc_config(cfg: Config, root: Path, **stream: object) -> Config:
-    settings = {
-        **workload_settings("cdc"),
-        "stream.source": str(root / "incoming"),
-        "stream.checkpoint": str(root / "checkpoint"),
-        "stream.trigger": "available-now",
-        "table.hash_buckets": 2,
-        **{f"stream.{k}": v for k, v in stream.items()},
-    }
-    return override(cfg, settings)
+    return stream_config(cfg, root, workload_settings("cdc"), **stream)
 
 
 def fed_cdc(cfg: Config, root: Path) -> list:

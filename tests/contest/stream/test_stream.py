@@ -22,19 +22,9 @@ from contest.stream.feed import feed, feed_table
 from contest.stream.run import consumed_batches, is_idle, run_stream
 from meta import catalog
 from meta.stream import batches
+from tests.support.pipeline import stream_config as stream_cfg
 
 ROWS = 400
-
-
-def stream_cfg(cfg: Config, root: Path, **stream: object) -> Config:
-    settings = {
-        "stream.source": str(root / "incoming"),
-        "stream.checkpoint": str(root / "checkpoint"),
-        "stream.trigger": "available-now",
-        "table.hash_buckets": 2,
-        **{f"stream.{k}": v for k, v in stream.items()},
-    }
-    return override(cfg, settings)
 
 
 def table_rows(cfg: Config, name: str) -> list[dict]:

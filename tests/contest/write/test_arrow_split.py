@@ -13,10 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from contest.data.batches import SCHEMA
-from contest.data.generator import generate
 from contest.write.job import WriteMode
 from meta.commits import head_snapshot
-from tests.support.pipeline import merge_and_read, oracle, with_write, write
+from tests.support.pipeline import generated, merge_and_read, oracle, with_write, write
 
 # 5,000-row base-0 at this scale: 1,000 rows a part makes five parts.
 SPLIT = {"task_rows": 1000, "big_file_bytes": 0}
@@ -24,9 +23,7 @@ SPLIT = {"task_rows": 1000, "big_file_bytes": 0}
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("splitdata")
-    generate(out, 0.0005, seed=5, progress=False)
-    return out
+    return generated(tmp_path_factory, "splitdata", 0.0005, 5)
 
 
 def _regroup(data: Path, dest: Path, sizes: list[int] | None, n: int = 3) -> Path:

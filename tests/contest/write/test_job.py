@@ -6,20 +6,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from contest.data.generator import generate
 from contest.errors import DataError
 from contest.read.job import ReadError
 from contest.write.job import WriteMode
 from meta.commits import head_snapshot
 from meta.versions import gaps_of
-from tests.support.pipeline import merge_and_read, oracle, read_rows, with_write, write
+from tests.support.pipeline import generated, merge_and_read, oracle, read_rows, with_write, write
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wdata")
-    generate(out, 0.0005, seed=11, progress=False)
-    return out
+    return generated(tmp_path_factory, "wdata", 0.0005, 11)
 
 
 def test_forced_inversion_is_merged_back_into_version_order(spark, pg, cfg, data, tmp_path):

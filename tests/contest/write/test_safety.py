@@ -11,7 +11,6 @@ import pyarrow as pa
 import pytest
 
 from contest.cli.main import main
-from contest.data.generator import generate
 from contest.errors import DataError
 from contest.write.job import WriteMode
 from meta import catalog
@@ -19,16 +18,14 @@ from meta.commits import DataFile, commit_files, committed_versions, head_snapsh
 from meta.errors import CommitError, TableError
 from meta.versions import rollback
 from tests.support.config import cli
-from tests.support.pipeline import merge_and_read, oracle, with_write, write
+from tests.support.pipeline import generated, merge_and_read, oracle, with_write, write
 
 SCHEMA = pa.schema([("uuid", pa.string()), ("v", pa.int64())])
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("sdata")
-    generate(out, 0.0003, seed=5, progress=False)
-    return out
+    return generated(tmp_path_factory, "sdata", 0.0003, 5)
 
 
 def test_a_version_is_committed_once_across_runs(spark, pg, cfg, data, tmp_path):
