@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -44,6 +45,24 @@ def test_a_child_java_is_refused_and_named_after_the_test(tmp_path, monkeypatch)
     version = subprocess.run(["java", "-version"], env=env, capture_output=True, text=True)
     assert version.returncode == 0 and "version" in version.stderr
     assert len(fast_tier.calls_of(log, test)) == 2
+
+
+def test_a_guard_installed_beside_another_answers_java_version_from_the_real_java(
+    tmp_path, monkeypatch
+):
+    # A child pytest of the tier installs a guard while the worker's is first on PATH:
+    # its java must not point back to the worker's stand-in (an exec loop).
+    for name in ("PATH", "JAVA_HOME", fast_tier.LOG_VARIABLE):
+        monkeypatch.setenv(name, os.environ.get(name, ""))  # restored after the test
+    fast_tier.install_guard(tmp_path / "worker" / "bin", tmp_path / "worker.log")
+    fast_tier.install_guard(tmp_path / "child" / "bin", tmp_path / "child.log")
+    real = fast_tier.real_program("java")
+    assert real and not fast_tier.is_stand_in(Path(real))
+    for guard in ("worker", "child"):
+        assert real in (tmp_path / guard / "bin" / "java").read_text()
+        assert fast_tier.is_stand_in(tmp_path / guard / "bin" / "java")
+    version = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=20)
+    assert version.returncode == 0 and "version" in version.stderr
 
 
 def test_fast_selects_no_marked_test_and_plain_pytest_selects_them_all():

@@ -51,10 +51,34 @@ def select(config: pytest.Config, items: list[pytest.Item]) -> None:
         items[:] = kept
 
 
+STAND_IN_MARK = "The fast tier's stand-in"
+
+
+def is_stand_in(path: Path) -> bool:
+    """Whether a program on PATH is one of the stand-ins (its second line says so)."""
+    try:
+        with path.open("rb") as fh:
+            return STAND_IN_MARK.encode() in fh.read(200)
+    except OSError:
+        return False
+
+
+def real_program(name: str) -> str:
+    """The first `name` on PATH that is not a stand-in ("" without one). A pytest started
+    by a test of the tier (test_fast_tier.py's child pytest) installs its guard beside
+    the worker's: had its `java` pointed to the worker's stand-in, which points to it,
+    `java -version` would exec the two in a loop (60 s of a machine's description)."""
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        found = shutil.which(name, path=folder) if folder else None
+        if found and not is_stand_in(Path(found)):
+            return found
+    return ""
+
+
 def install_guard(folder: Path, log: Path) -> None:
     """Put the stand-ins first on this process's PATH (children inherit it) and drop
     JAVA_HOME, which spark-class would use before PATH."""
-    real_java = shutil.which("java") or ""
+    real_java = real_program("java")
     java_home = os.environ.pop("JAVA_HOME", "")
     if java_home:
         real_java = str(Path(java_home) / "bin" / "java")
