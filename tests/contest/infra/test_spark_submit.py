@@ -41,9 +41,9 @@ def test_the_command_line_wins_over_the_config(tmp_path):
     assert saw["shuffle_partitions"] == "3"
     assert saw["driver_memory"] == "700m"
     assert saw["heap_mb"] <= 700  # the JVM started with -Xmx700m, not the default 4g
-    # The session's end joined the warm-up; stop_session shut the accumulator server down
-    # beside the JVM's stop, after the tasks' updates had arrived, and waited for it:
-    # nothing of the session is left.
+    # The session's end joined the warm-up; stop_session left the accumulator server's
+    # shutdown to a thread, after the tasks' updates had arrived; that thread ended by
+    # itself: nothing of the session is left.
     assert saw["accumulated"] == 10
     assert saw["server_closed"] and saw["context_gone"]
     assert saw["threads_left"] == []

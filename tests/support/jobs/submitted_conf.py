@@ -27,6 +27,10 @@ with spark_session(cfg, "submitted-conf") as spark:
     counted = sc.accumulator(0)
     sc.parallelize(range(10), 2).foreach(lambda _: counted.add(1))
     server = sc._accumulatorServer
+# The accumulator server's shutdown was left to a thread of its own: it ends by itself.
+for thread in threading.enumerate():
+    if thread.name == "accumulator-server-stop":
+        thread.join(timeout=10)
 saw |= {
     "accumulated": counted.value,
     "server_closed": server.socket.fileno() == -1 and server.server_shutdown,
