@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from contest.config import Config
 from contest.data import operators as registry
 from contest.data.batches import Batch
-from contest.data.changes import Changes, changes_of
+from contest.data.changes import KEY_TYPES, Changes, ChangeSupport, changes_of
 from contest.data.spark_types import spark_type
 from contest.data.workload import batch_schema, contract_operators
 from contest.errors import DataError
@@ -51,6 +51,19 @@ from contest.infra.folders import open_input
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
+
+# The change data a format takes through this MERGE (Delta's and Iceberg's on Spark): a
+# delete row, collapsed with the batch's delete rule, is `WHEN MATCHED AND s.op IN (...)
+# THEN DELETE`; a batch holding some of the payload columns updates only those (`UPDATE
+# SET` lists the batch's columns: an absent one keeps the table's value, a NULL it holds
+# goes through its operator); the ON clause compares every key column, of any key type.
+MERGE_CHANGES = ChangeSupport(
+    deletes="MERGE INTO ... WHEN MATCHED AND <op> IN (<delete values>) THEN DELETE",
+    partial_columns="MERGE INTO ... UPDATE SET of only the columns the batch holds",
+    absent_is_not_null=True,
+    key_types=tuple(t.name for t in KEY_TYPES),
+    composite_keys=True,
+)
 
 # The collapsed row's flag: the key was deleted, then inserted again, inside the batch.
 REPLACE = "__contest_replace"

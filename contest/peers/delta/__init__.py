@@ -4,18 +4,12 @@ Delta Lake on its own Rust library, delta-rs (native.py: a Python process, no JV
 
 from __future__ import annotations
 
-from contest.data.changes import KEY_TYPES, ChangeSupport
+from contest.peers.change_merge import MERGE_CHANGES
 from contest.peers.delta import native
 from contest.peers.delta.format import FORMAT
 from contest.peers.native.base import native_implementation
-from contest.peers.registry import (
-    AutoMaintenance,
-    FormatFamily,
-    Implementation,
-    Interop,
-    Strategy,
-    register,
-)
+from contest.peers.registry import AutoMaintenance, FormatFamily, Interop, Strategy, register
+from contest.peers.spark import spark_implementation
 
 # Delta Lake in the lists by format (`contest bench interop`'s families): the first.
 FAMILY = FormatFamily("delta", "Delta Lake", rank=1)
@@ -56,18 +50,8 @@ DELETION_VECTORS = {
 # Delta's documented defaults: copy-on-write MERGE, snappy, Spark's 10 MB broadcast, 50
 # snapshot partitions, statistics on the first 32 columns.
 
-# Change data by Delta's own MERGE (contest/peers/change_merge.py): a delete row, collapsed
-# with the batch's delete rule, is `WHEN MATCHED AND s.op IN (...) THEN DELETE`; a batch
-# holding some of the payload columns updates only those (`UPDATE SET` lists the batch's
-# columns: an absent one keeps the table's value, a NULL it holds goes through its
-# operator); the ON clause compares every key column, of any key type.
-CHANGES = ChangeSupport(
-    deletes="MERGE INTO ... WHEN MATCHED AND <op> IN (<delete values>) THEN DELETE",
-    partial_columns="MERGE INTO ... UPDATE SET of only the columns the batch holds",
-    absent_is_not_null=True,
-    key_types=tuple(t.name for t in KEY_TYPES),
-    composite_keys=True,
-)
+# Change data by Delta's own MERGE (contest/peers/change_merge.py, `MERGE_CHANGES`).
+CHANGES = MERGE_CHANGES
 
 # A workload's `auto` maintenance policy (contest/workload/maintenance.py): Delta 3.3's
 # auto compaction is off unless set, and VACUUM is never run by Delta itself.
@@ -82,13 +66,11 @@ NATIVE_AUTO = AutoMaintenance(
 )
 
 register(
-    Implementation(
-        name=FORMAT.name,
-        table_format="Delta Lake 3.3.2",
-        runs_on="Spark (MERGE INTO)",
-        peer=FORMAT,
-        packages=PACKAGES,
-        strategies=(
+    spark_implementation(
+        FORMAT,
+        "Delta Lake 3.3.2",
+        "Spark (MERGE INTO)",
+        (
             Strategy(
                 "delta-merge",
                 MERGE,
@@ -104,9 +86,8 @@ register(
                 interop=Interop(writes=True, compacted=True),
             ),
         ),
-        stream=FORMAT.name,
+        packages=PACKAGES,
         changes=CHANGES,
-        commit_records=lambda t: FORMAT.commit_records(t.path),
         family=FAMILY,
         auto=AUTO,
     )

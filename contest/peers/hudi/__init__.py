@@ -5,20 +5,16 @@ And hudi-rs (native.py: a Python process, no JVM), a reader only."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from contest.data.changes import KEY_TYPES, ChangeSupport
 from contest.peers.hudi import native
 from contest.peers.hudi.format import FORMAT
 from contest.peers.hudi.merger import FORMAT as MERGER
 from contest.peers.hudi.options import MERGE_ENGINE
 from contest.peers.native.base import native_implementation
-from contest.peers.registry import (
-    AutoMaintenance,
-    FormatFamily,
-    Implementation,
-    Interop,
-    Strategy,
-    register,
-)
+from contest.peers.registry import AutoMaintenance, FormatFamily, Interop, Strategy, register
+from contest.peers.spark import spark_implementation
 
 # Hudi in the lists by format (`contest bench interop`'s families): after Paimon.
 FAMILY = FormatFamily("hudi", "Apache Hudi", rank=4)
@@ -80,13 +76,11 @@ MOR_CHANGES = ChangeSupport(
     composite_keys=True,
     refused_types=TYPES,
 )
-MERGER_CHANGES = ChangeSupport(
+MERGER_CHANGES = replace(
+    MOR_CHANGES,
     deletes="a tombstone record (_contest_deleted) the record merger resets the key on",
     partial_columns="a lacking column upserted NULL, which the record merger's rules skip",
     absent_is_not_null=False,
-    key_types=KEYS,
-    composite_keys=True,
-    refused_types=TYPES,
 )
 
 # A workload's `auto` maintenance policy (contest/workload/maintenance.py): Hudi's own
@@ -100,14 +94,15 @@ AUTO = AutoMaintenance(
     off_keys=("hoodie.compact.inline",),
 )
 
+# Each streamed as its peer (`--format hudi`, `--format hudi-merger`). A stream upserts
+# each micro-batch without reading the table: only the record merger applies the
+# contract then, so a stream of `hudi` runs hudi-merger's.
 register(
-    Implementation(
-        name=FORMAT.name,
-        table_format="Apache Hudi 1.0.2",
-        runs_on="Spark (upsert of rows merged in Spark)",
-        peer=FORMAT,
-        packages=PACKAGES,
-        strategies=(
+    spark_implementation(
+        FORMAT,
+        "Apache Hudi 1.0.2",
+        "Spark (upsert of rows merged in Spark)",
+        (
             Strategy(
                 "hudi-mor",
                 MOR,
@@ -115,29 +110,23 @@ register(
                 interop=Interop(writes=True, reads=True, compacted=True),
             ),
         ),
-        # A stream upserts each micro-batch without reading the table: only the record
-        # merger applies the contract then, so a stream of `hudi` runs hudi-merger's.
-        stream=FORMAT.name,
+        packages=PACKAGES,
         changes=MOR_CHANGES,
-        commit_records=lambda t: FORMAT.commit_records(t.path),
         family=FAMILY,
         auto=AUTO,
     )
 )
 register(
-    Implementation(
-        name=MERGER.name,
-        table_format="Apache Hudi 1.0.2",
-        runs_on="Spark (the contract's record merger)",
-        peer=MERGER,
+    spark_implementation(
+        MERGER,
+        "Apache Hudi 1.0.2",
+        "Spark (the contract's record merger)",
+        (Strategy("hudi-merger", MERGER_PRESET, defaults={"peer.format": MERGER.name}),),
         packages=PACKAGES,
-        strategies=(Strategy("hudi-merger", MERGER_PRESET, defaults={"peer.format": MERGER.name}),),
-        stream=MERGER.name,
         changes=MERGER_CHANGES,
-        commit_records=lambda t: MERGER.commit_records(t.path),
-        merge_engine=MERGE_ENGINE,
         family=FAMILY,
         auto=AUTO,
+        merge_engine=MERGE_ENGINE,
     )
 )
 

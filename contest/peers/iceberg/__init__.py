@@ -4,18 +4,12 @@ Iceberg on its own Python library, PyIceberg (native.py: a Python process, no JV
 
 from __future__ import annotations
 
-from contest.data.changes import KEY_TYPES, ChangeSupport
+from contest.peers.change_merge import MERGE_CHANGES
 from contest.peers.iceberg import native
 from contest.peers.iceberg.format import FORMAT
 from contest.peers.native.base import native_implementation
-from contest.peers.registry import (
-    AutoMaintenance,
-    FormatFamily,
-    Implementation,
-    Interop,
-    Strategy,
-    register,
-)
+from contest.peers.registry import AutoMaintenance, FormatFamily, Interop, Strategy, register
+from contest.peers.spark import spark_implementation
 
 # Iceberg in the lists by format (`contest bench interop`'s families): after Delta.
 FAMILY = FormatFamily("iceberg", "Apache Iceberg", rank=2)
@@ -48,29 +42,15 @@ MERGE_ON_READ = {
 DELETION_VECTORS = {
     "peer.format": "iceberg",
     "peer.format_version": 3,
-    "peer.merge_mode": "merge-on-read",
-    "peer.codec": "snappy",
+    **MERGE_ON_READ,
     "peer.distribution": "hash",
-    "peer.target_file_bytes": 256 * 1024 * 1024,
-    "peer.broadcast_bytes": 256 * 1024 * 1024,
-    "spark.shuffle_partitions": 8,
 }
 # Iceberg 1.10's documented defaults: zstd, 512 MB target files, its own write
 # distribution, Spark's 10 MB broadcast.
 DEFAULTS = {"peer.format": "iceberg", "peer.merge_mode": "merge-on-read"}
 
-# Change data by Iceberg's own MERGE (contest/peers/change_merge.py): a delete row, collapsed
-# with the batch's delete rule, is `WHEN MATCHED AND s.op IN (...) THEN DELETE`; a batch
-# holding some of the payload columns updates only those (`UPDATE SET` lists the batch's
-# columns: an absent one keeps the table's value, a NULL it holds goes through its
-# operator); the ON clause compares every key column, of any key type.
-CHANGES = ChangeSupport(
-    deletes="MERGE INTO ... WHEN MATCHED AND <op> IN (<delete values>) THEN DELETE",
-    partial_columns="MERGE INTO ... UPDATE SET of only the columns the batch holds",
-    absent_is_not_null=True,
-    key_types=tuple(t.name for t in KEY_TYPES),
-    composite_keys=True,
-)
+# Change data by Iceberg's own MERGE (contest/peers/change_merge.py, `MERGE_CHANGES`).
+CHANGES = MERGE_CHANGES
 
 # A workload's `auto` maintenance policy (contest/workload/maintenance.py): Iceberg's
 # maintenance is procedures a user calls; a commit removes nothing by default.
@@ -84,13 +64,11 @@ NATIVE_AUTO = AutoMaintenance(
 )
 
 register(
-    Implementation(
-        name=FORMAT.name,
-        table_format="Apache Iceberg 1.10.0",
-        runs_on="Spark (MERGE INTO)",
-        peer=FORMAT,
-        packages=PACKAGES,
-        strategies=(
+    spark_implementation(
+        FORMAT,
+        "Apache Iceberg 1.10.0",
+        "Spark (MERGE INTO)",
+        (
             Strategy(
                 "iceberg-mor",
                 MERGE_ON_READ,
@@ -100,20 +78,18 @@ register(
             Strategy(
                 "iceberg-dv",
                 DELETION_VECTORS,
-                defaults={
-                    "peer.format": "iceberg",
-                    "peer.format_version": 3,
-                    "peer.merge_mode": "merge-on-read",
-                },
+                defaults={"peer.format": "iceberg", "peer.format_version": 3, **DEFAULTS},
                 # Its table (deletion vectors) is read by Iceberg's readers, before and
                 # after rewrite_data_files; iceberg-mor reads as Spark's Iceberg.
                 interop=Interop(writes=True, compacted=True),
             ),
         ),
-        stream=FORMAT.name,
+        packages=PACKAGES,
         changes=CHANGES,
         family=FAMILY,
         auto=AUTO,
+        # Iceberg's commit records are not counted here (its peer has no count).
+        counts_commits=False,
     )
 )
 

@@ -10,14 +10,8 @@ from contest.peers.native.base import native_implementation
 from contest.peers.paimon import native
 from contest.peers.paimon.format import FORMAT
 from contest.peers.paimon.table import MERGE_ENGINE
-from contest.peers.registry import (
-    AutoMaintenance,
-    FormatFamily,
-    Implementation,
-    Interop,
-    Strategy,
-    register,
-)
+from contest.peers.registry import AutoMaintenance, FormatFamily, Interop, Strategy, register
+from contest.peers.spark import spark_implementation
 
 # Paimon in the lists by format (`contest bench interop`'s families): after Iceberg.
 FAMILY = FormatFamily("paimon", "Apache Paimon", rank=3)
@@ -81,13 +75,11 @@ AUTO = AutoMaintenance(
 )
 
 register(
-    Implementation(
-        name=FORMAT.name,
-        table_format="Apache Paimon 0.9.0",
-        runs_on="Spark (the aggregation merge engine)",
-        peer=FORMAT,
-        packages=PACKAGES,
-        strategies=(
+    spark_implementation(
+        FORMAT,
+        "Apache Paimon 0.9.0",
+        "Spark (the aggregation merge engine)",
+        (
             Strategy(
                 "paimon-agg",
                 AGGREGATION,
@@ -95,12 +87,11 @@ register(
                 interop=Interop(writes=True, reads=True, compacted=True),
             ),
         ),
-        stream=FORMAT.name,
+        packages=PACKAGES,
         changes=CHANGES,
-        commit_records=lambda t: FORMAT.commit_records(t.path),
-        merge_engine=MERGE_ENGINE,
         family=FAMILY,
         auto=AUTO,
+        merge_engine=MERGE_ENGINE,
     )
 )
 
