@@ -96,7 +96,7 @@ def spark_submit(
         "--driver-memory",
         cfg.spark.driver_memory,
         "--driver-java-options",
-        driver_java_options(cfg, None, jvm_options, java_options),
+        driver_java_options(cfg.spark, None, jvm_options, java_options),
         *scratch_options(master or "local", config_file.parent),
         *merged,
         str(job_script(stage)),

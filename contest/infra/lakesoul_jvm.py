@@ -131,7 +131,7 @@ def session_config(cfg: Config) -> Config:
         "spark.jars": str(helper_jar(cfg)),
         "spark.driver.extraClassPath": cp,
         "spark.executor.extraClassPath": cp,
-        "spark.driver.extraJavaOptions": driver_java_options(cfg, None, java_options(props)),
+        "spark.driver.extraJavaOptions": driver_java_options(cfg.spark, None, java_options(props)),
         "spark.executor.extraJavaOptions": java_options(props),
     }
     return override(cfg, {f"spark.conf.{k}": v for k, v in conf.items()})

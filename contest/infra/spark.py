@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from contest.config import Config
+from contest.config import Config, ObjectStoreConfig, SparkConfig
 from contest.config.stores import object_store_env
 from contest.infra import timeline, warm_up
 from contest.infra.connector import ensure_resolvable
@@ -43,10 +43,10 @@ def log_java_option(log_file: Path | None = None) -> str:
     return f"-Dlog4j2.configurationFile=file:{log_config(True)} -Dcontest.log.file={log_file}"
 
 
-def driver_java_options(cfg: Config, log_file: Path | None = None, *more: str) -> str:
+def driver_java_options(spark: SparkConfig, log_file: Path | None = None, *more: str) -> str:
     """The driver JVM's options: the log's, the configured ones (spark.java_options),
     then `more` (a timed job's class-data archive, a library's class path)."""
-    return " ".join(o for o in (log_java_option(log_file), cfg.spark.java_options, *more) if o)
+    return " ".join(o for o in (log_java_option(log_file), spark.java_options, *more) if o)
 
 
 def session_log_path(cfg: Config, app_name: str) -> Path:
@@ -67,7 +67,7 @@ def session_conf(
     cfg: Config, packages: tuple[str, ...] = (), log_file: Path | None = None
 ) -> dict[str, str]:
     conf = {
-        "spark.driver.extraJavaOptions": driver_java_options(cfg, log_file),
+        "spark.driver.extraJavaOptions": driver_java_options(cfg.spark, log_file),
         "spark.sql.shuffle.partitions": str(cfg.spark.shuffle_partitions),
         "spark.driver.memory": cfg.spark.driver_memory,
         "spark.ui.enabled": str(cfg.spark.ui).lower(),
@@ -95,18 +95,18 @@ def session_conf(
             }
         )
     if cfg.s3.configured:
-        conf.update(object_store_conf(cfg))
+        conf.update(object_store_conf(cfg.s3))
     if cfg.spark.python_preload:
         conf["spark.python.daemon.module"] = "contest.infra.pyspark_daemon"
     conf.update(cfg.spark.conf)
     return conf
 
 
-def object_store_conf(cfg: Config) -> dict[str, str]:
+def object_store_conf(store: ObjectStoreConfig) -> dict[str, str]:
     """The object store for Spark: executors' Python tasks get it as the AWS variables
     (contest.infra.storage reads them), Spark's own readers as s3a settings."""
-    conf = {f"spark.executorEnv.{k}": v for k, v in object_store_env(cfg.s3).items()}
-    conf.update(s3a_conf(cfg.s3))
+    conf = {f"spark.executorEnv.{k}": v for k, v in object_store_env(store).items()}
+    conf.update(s3a_conf(store))
     return conf
 
 

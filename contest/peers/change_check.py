@@ -7,7 +7,7 @@ in one line naming the mechanism (ConfigError: exit 2)."""
 
 from __future__ import annotations
 
-from contest.config import Config
+from contest.config import Config, WorkloadConfig
 from contest.data.changes import change_refusal, changes_of
 from contest.data.operators import type_name
 from contest.data.workload import BatchColumns, null_overwriting, workload_schema
@@ -51,15 +51,15 @@ def refusal_of(cfg: Config, found: BatchColumns, strategy: str = "") -> str | No
         bool(found.partial),
         null_overwriting(cfg.workload),
         strategy or impl.name,
-        payload_types(cfg),
+        payload_types(cfg.workload),
     )
 
 
-def payload_types(cfg: Config) -> dict[str, str]:
+def payload_types(workload: WorkloadConfig) -> dict[str, str]:
     """Each payload column's type name (the operator registry's), as the workload
     declares it (the files are checked against it)."""
-    keys = set(cfg.workload.key)
-    schema = workload_schema(cfg.workload)
+    keys = set(workload.key)
+    schema = workload_schema(workload)
     return {f.name: type_name(f.type) for f in schema if f.name not in keys}
 
 

@@ -68,7 +68,7 @@ def stream_shape(cfg: Config, source_files: Sequence[str]) -> ChangeShape:
         )
     schema = workload_schema(cfg.workload)
     fields = [schema.field(k) for k in rules.key]
-    fields += [f for f in schema if f.name in payload_operators(cfg, rules.key)]
+    fields += [f for f in schema if f.name in payload_operators(cfg.workload, rules.key)]
     if rules.op_column:
         fields.append(pa.field(rules.op_column, pa.string()))
     return ChangeShape(pa.schema(fields), tuple(rules.key), rules.op_column)
@@ -84,7 +84,7 @@ def check_files(cfg: Config, sources: Sequence[str]) -> None:
     before anything of the micro-batch is written."""
     rules = changes_of(cfg)
     batches = as_batches(sources)
-    plan = change_sql.plan(batches, payload_operators(cfg, rules.key), rules)
+    plan = change_sql.plan(batches, payload_operators(cfg.workload, rules.key), rules)
     for b in batches:
         why = change_sql.refusal(plan, checks(b, rules, plan))
         if why:

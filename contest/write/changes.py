@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from contest.config import Config
+from contest.config import Config, WorkloadConfig
 from contest.data import change_sql
 from contest.data import operators as registry
 from contest.data.batches import Batch
@@ -67,10 +67,10 @@ def file_schema(batch: Batch) -> pa.Schema:
         return pq.read_schema(fh)
 
 
-def is_partial(cfg: Config, batch: Batch, schema: pa.Schema) -> bool:
+def is_partial(workload: WorkloadConfig, batch: Batch, schema: pa.Schema) -> bool:
     """The file lacks a column its batch should hold (not one added to the workload
     after it: schema evolution reads such a column as NULL, as before)."""
-    return any(c not in schema.names for c in batch_schema(cfg.workload, batch.index).names)
+    return any(c not in schema.names for c in batch_schema(workload, batch.index).names)
 
 
 def needs_changes(cfg: Config, batches: Sequence[Batch], schemas: Sequence[pa.Schema]) -> bool:
@@ -79,13 +79,13 @@ def needs_changes(cfg: Config, batches: Sequence[Batch], schemas: Sequence[pa.Sc
     rules = changes_of(cfg)
     if not (rules.upserts_only and rules.contest_key):
         return True
-    return any(is_partial(cfg, b, s) for b, s in zip(batches, schemas, strict=True))
+    return any(is_partial(cfg.workload, b, s) for b, s in zip(batches, schemas, strict=True))
 
 
-def payload_operators(cfg: Config, keys: Sequence[str]) -> dict[str, str]:
+def payload_operators(workload: WorkloadConfig, keys: Sequence[str]) -> dict[str, str]:
     """Each payload column's operator: the contest's and the workload's extra columns',
     less the key (the contest's `uuid` is a payload column of no other key)."""
-    ops = {**registry.CONTRACT, **cfg.workload.columns}
+    ops = {**registry.CONTRACT, **workload.columns}
     return {c: op for c, op in ops.items() if c not in keys and c != CONTEST_KEY}
 
 
@@ -96,7 +96,7 @@ def change_shape(cfg: Config, batches: Sequence[Batch]) -> ChangeShape:
     anything is written."""
     rules = changes_of(cfg)
     keys = tuple(rules.key)
-    ops = payload_operators(cfg, keys)
+    ops = payload_operators(cfg.workload, keys)
     names = {str(b.path): str(b.path) for b in batches}
     plan = change_sql.plan(batches, ops, rules, names)
     for b in batches:

@@ -166,7 +166,7 @@ def bare_starts(cfg: Config, cores: int, folder: Path, tag: str) -> list[ProcRes
     env, cds_option = cds.submit_env(cfg, child_env(cfg))
     submit = str(Path(sys.executable).parent / "spark-submit")
     cmd = [submit, "--master", f"local[{cores}]", "--driver-memory", cfg.spark.driver_memory]
-    cmd += ["--driver-java-options", driver_java_options(cfg, None, cds_option)]
+    cmd += ["--driver-java-options", driver_java_options(cfg.spark, None, cds_option)]
     for key, value in session_conf(cfg).items():
         if key not in JVM_START_KEYS:
             cmd += ["--conf", f"{key}={value}"]
