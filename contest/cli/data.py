@@ -175,7 +175,7 @@ def cmd_oracle(args: argparse.Namespace, cfg: Config) -> int:
     report = expected_result(
         batches,
         out,
-        budget=config_budget(cfg),
+        budget=config_budget(cfg.oracle),
         operators=contract_operators(cfg.workload),
         changes=changes_of(cfg),
     )
@@ -221,7 +221,7 @@ def _check_oracle(args: argparse.Namespace, cfg: Config) -> int:
     else:
         batches = discover(args.data, joined(args.versions), schema_of_batch(cfg.workload))
         batches = upto(batches, args.upto_version)
-    budget = config_budget(cfg)
+    budget = config_budget(cfg.oracle)
     scratch = cfg.work_path / "tmp"
     scratch.mkdir(parents=True, exist_ok=True)
     rules, operators = changes_of(cfg), contract_operators(cfg.workload)

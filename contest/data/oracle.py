@@ -43,7 +43,7 @@ from contest.errors import DataError, MergeOperatorError
 from contest.infra.folders import localize
 
 if TYPE_CHECKING:
-    from contest.config import Config
+    from contest.config import OracleConfig
 
 # version * 2^40 + row position: positions stay below 2^40 in any file.
 _ORDER = "(v.version::HUGEINT * 1099511627776 + p.file_row_number)"
@@ -184,10 +184,9 @@ def machine_budget(fraction: float = 0.4, fixed: int = 0, parts: int = 0) -> Bud
     return Budget(limit, parts)
 
 
-def config_budget(cfg: Config) -> Budget:
+def config_budget(oracle: OracleConfig) -> Budget:
     """The budget the configuration asks for (`[oracle]`)."""
-    o = cfg.oracle
-    return machine_budget(o.memory_fraction, o.memory_bytes, o.parts)
+    return machine_budget(oracle.memory_fraction, oracle.memory_bytes, oracle.parts)
 
 
 def data_bytes(paths: Sequence[str | Path]) -> int:

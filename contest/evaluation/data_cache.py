@@ -62,6 +62,6 @@ def cached_expected(
     if not out.exists():
         say("computing the expected result (oracle)")
         expected_result(
-            batches, out, budget=config_budget(cfg), operators=ops, changes=changes_of(cfg)
+            batches, out, budget=config_budget(cfg.oracle), operators=ops, changes=changes_of(cfg)
         )
     return out

@@ -132,7 +132,7 @@ def child_config(cfg: Config) -> Config:
     child = absolute_paths(cfg)
     if child.spark.stock_helper_jar:
         return child
-    spark = dataclasses.replace(child.spark, stock_helper_jar=str(helper_jar(cfg)))
+    spark = dataclasses.replace(child.spark, stock_helper_jar=str(helper_jar(cfg.spark)))
     return dataclasses.replace(child, spark=spark)
 
 

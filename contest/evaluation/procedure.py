@@ -184,7 +184,7 @@ def phase_cores(run: Run) -> None:
 
 def phase_check(run: Run) -> None:
     assert run.expected is not None
-    report = compare(run.result_dir, run.expected, budget=config_budget(run.cfg))
+    report = compare(run.result_dir, run.expected, budget=config_budget(run.cfg.oracle))
     run.record.check = report.render().splitlines()[0]
     run.record.correct = report.ok
     if not report.ok:

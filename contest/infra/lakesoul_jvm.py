@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from contest.config import Config, override
+from contest.config import Config, SparkConfig, override
 from contest.errors import ConnectorError
 from contest.infra import jarcache, maven, packages
 from contest.infra.postgres import resolve_connection
@@ -66,10 +66,10 @@ def classpath(home: Path | None = None) -> list[Path]:
     return jars
 
 
-def helper_jar(cfg: Config) -> Path:
+def helper_jar(spark: SparkConfig) -> Path:
     """The executor-side helper: `spark.stock_helper_jar`, or jvm/ of this checkout."""
-    if cfg.spark.stock_helper_jar:
-        return Path(cfg.spark.stock_helper_jar)
+    if spark.stock_helper_jar:
+        return Path(spark.stock_helper_jar)
     return Path(__file__).resolve().parents[2] / HELPER_JAR
 
 
@@ -93,9 +93,9 @@ def ensure(cfg: Config) -> None:
             f"LakeSoul {LAKESOUL_VERSION}: jars missing after resolution: {', '.join(absent)}; "
             f"run `contest packages fetch --name {PACKAGE_SET}`"
         )
-    if not helper_jar(cfg).is_file():
+    if not helper_jar(cfg.spark).is_file():
         raise ConnectorError(
-            f"the lakesoul-stock helper jar {helper_jar(cfg)} is not built: run ./build.sh"
+            f"the lakesoul-stock helper jar {helper_jar(cfg.spark)} is not built: run ./build.sh"
         )
 
 
@@ -128,7 +128,7 @@ def session_config(cfg: Config) -> Config:
     cp = ":".join(str(p) for p in classpath())
     conf = {
         "spark.jars.excludes": ",".join(EXCLUDES),
-        "spark.jars": str(helper_jar(cfg)),
+        "spark.jars": str(helper_jar(cfg.spark)),
         "spark.driver.extraClassPath": cp,
         "spark.executor.extraClassPath": cp,
         "spark.driver.extraJavaOptions": driver_java_options(cfg.spark, None, java_options(props)),
@@ -155,7 +155,7 @@ def submit_options(cfg: Config) -> tuple[list[str], str]:
         "--exclude-packages",
         ",".join(EXCLUDES),
         "--jars",
-        str(helper_jar(cfg)),
+        str(helper_jar(cfg.spark)),
         "--driver-class-path",
         cp,
         "--conf",

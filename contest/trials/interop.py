@@ -306,7 +306,7 @@ def checked(result: str, expected: Path, cfg: Config) -> Cell:
     from contest.data.checker import compare
     from contest.data.oracle import config_budget
 
-    report = compare(result, expected, budget=config_budget(cfg))
+    report = compare(result, expected, budget=config_budget(cfg.oracle))
     if report.ok:
         return EXACT, None, report.actual_rows, ""
     bad = report.differing_keys + report.missing_keys + report.extra_keys

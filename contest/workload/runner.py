@@ -92,7 +92,7 @@ def oracle_at(cfg: Config, data: Path, version: int, say: Say, after: int | None
     if not out.exists():
         say(f"computing the expected result up to version {version} (oracle)")
         expected_result(
-            batches, out, budget=config_budget(cfg), operators=ops, changes=changes_of(cfg)
+            batches, out, budget=config_budget(cfg.oracle), operators=ops, changes=changes_of(cfg)
         )
     return out
 
@@ -260,7 +260,7 @@ class Runner:
                 f"{lane.last_version}"
             )
         expected = oracle_at(run.cfg, lane.data, int(version), self.say, step.from_version)
-        check = compare(out, expected, budget=config_budget(run.cfg))
+        check = compare(out, expected, budget=config_budget(run.cfg.oracle))
         rec = self.record(
             lane,
             n,

@@ -57,7 +57,8 @@ MEMORY = MappingProxyType(
         DEFAULTS: Memory("at DuckDB's defaults", lambda _cfg, _so_far: None),
         "equal": Memory("at optimized's peak process-tree memory", optimized_peak),
         "oracle": Memory(
-            "capped at the oracle's budget", lambda cfg, _so_far: config_budget(cfg).memory_limit
+            "capped at the oracle's budget",
+            lambda cfg, _so_far: config_budget(cfg.oracle).memory_limit,
         ),
     }
 )

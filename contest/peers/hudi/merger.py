@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from contest.config import Config
+from contest.config import Config, SparkConfig
 from contest.data.batches import COLUMNS
 from contest.errors import ConnectorError, RunError
 from contest.infra import lakesoul_jvm
@@ -59,9 +59,9 @@ ROW_BITS = 32
 SINK_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"
 
 
-def helper_jar(cfg: Config) -> Path:
+def helper_jar(spark: SparkConfig) -> Path:
     """The project's jar holding the merger (built by ./build.sh from jvm/)."""
-    path = lakesoul_jvm.helper_jar(cfg)
+    path = lakesoul_jvm.helper_jar(spark)
     if not path.is_file():
         raise ConnectorError(
             f"hudi-merger: the record merger's jar {path} is not built: run ./build.sh"
@@ -84,7 +84,7 @@ class HudiMerger(Hudi):
 
     def start_conf(self, cfg: Config) -> dict[str, str]:
         # The merger runs in every task that writes, compacts or reads the table.
-        return super().start_conf(cfg) | {"spark.jars": str(helper_jar(cfg))}
+        return super().start_conf(cfg) | {"spark.jars": str(helper_jar(cfg.spark))}
 
     def write_options(self, cfg: Config, table: Path, operation: str) -> dict[str, str]:
         # A merger of Spark rows needs the log's data blocks in parquet (Hudi 1.0.2 refuses
