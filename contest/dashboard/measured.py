@@ -79,16 +79,22 @@ def workloads_section(b: Builder, loaded: Loaded) -> str:
     for workload, scale in groups:
         at = [i for i in data if phase(i).workload == workload and i.labels.scale == scale]
         fig = go.Figure()
-        for strategy in sorted({i.labels.strategy for i in at}, key=strategy_order):
-            runs = list(dict.fromkeys(phase(i).run_id for i in at if i.labels.strategy == strategy))
+        # A line per lane: a strategy, and its maintenance policy where the run had one
+        # (two policies of one strategy are two tables, two curves), in its colour.
+        lanes = sorted(
+            {(i.labels.strategy, phase(i).lane) for i in at},
+            key=lambda sl: (strategy_order(sl[0]), sl[1]),
+        )
+        for strategy, lane in lanes:
+            runs = list(dict.fromkeys(phase(i).run_id for i in at if phase(i).lane == lane))
             for n, run in enumerate(runs):
-                mine = [i for i in at if i.labels.strategy == strategy and phase(i).run_id == run]
+                mine = [i for i in at if phase(i).lane == lane and phase(i).run_id == run]
                 reads = [
                     i
                     for i in mine
                     if "read" in phase(i).phase_text.lower() and phase(i).seconds is not None
                 ]
-                label = strategy if len(runs) == 1 else f"{strategy} · run {run}"
+                label = lane if len(runs) == 1 else f"{lane} · run {run}"
                 if reads:
                     fig.add_trace(
                         go.Scatter(

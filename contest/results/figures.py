@@ -155,17 +155,18 @@ def fields(*names: str) -> Callable[[Sequence[Any]], Figures]:
 def workloads(records: Sequence[PhaseRecord]) -> Figures:
     """Each run's last head read over its first, and over each read between (a page's
     "last / first", or "after 120 / after 10": what deltas piling up cost), per
-    strategy, both ways."""
+    lane (a strategy, and its maintenance policy where the run had one: each policy is a
+    table of its own), both ways."""
     out: Figures = {}
     runs: dict[tuple[str, str], list[PhaseRecord]] = {}
     for r in records:
-        runs.setdefault((r.run_id, r.strategy), []).append(r)
-    for (run, strategy), phases in runs.items():
+        runs.setdefault((r.run_id, r.lane), []).append(r)
+    for (run, lane), phases in runs.items():
         reads = head_reads(sorted(phases, key=lambda p: p.step))
         for n, earlier in enumerate(reads[:-1]):
             _both_ways(
                 out,
-                f"{strategy} last read / read {n + 1}, run {run}",
+                f"{lane} last read / read {n + 1}, run {run}",
                 reads[-1].seconds,
                 earlier.seconds,
             )

@@ -233,6 +233,24 @@ def test_a_workload_line_never_joins_two_scales_or_two_runs(tmp_path):
     assert len(charts) == 2
 
 
+def test_each_maintenance_policy_of_a_strategy_is_a_line_of_its_own(tmp_path):
+    """A longevity run's policies are tables of their own: one line each, named by it."""
+    write_jsonl(
+        tmp_path / "workloads" / "cdc-longevity.jsonl",
+        [
+            phase(phase="read", batches_applied=10, seconds=5.0, scale=0.01, policy="none"),
+            phase(phase="read", batches_applied=10, seconds=4.0, scale=0.01, policy="every:20"),
+            phase(phase="read", batches_applied=20, seconds=6.0, scale=0.01, policy="none"),
+            phase(phase="read", batches_applied=20, seconds=4.5, scale=0.01, policy="every:20"),
+        ],
+    )
+    page = render(load(tmp_path), "now", plotly_src="plotly.min.js")
+    data = json.loads(re.search(r'id="dashboard-data"[^>]*>(.*?)</script>', page, re.S).group(1))
+    charts = {k: v["data"] for k, v in data["figures"].items() if k.startswith("chart-workload")}
+    lines = sorted((t["name"], tuple(t["y"])) for ts in charts.values() for t in ts)
+    assert lines == [("optimized (every:20)", (4.0, 4.5)), ("optimized (none)", (5.0, 6.0))]
+
+
 def test_an_empty_results_folder_says_so(tmp_path):
     page = render(load(tmp_path), "now", plotly_src="plotly.min.js")
     assert "No runs yet" in page

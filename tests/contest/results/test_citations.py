@@ -165,3 +165,14 @@ def test_a_workload_runs_last_read_over_each_earlier_one_is_its_figure() -> None
     upsert = PhaseRecord("w", "r1", "optimized", 2, "upsert", "upsert", seconds=99.0)
     got = workloads([*reads, upsert])
     assert sorted(round(v, 4) for v in got.values()) == [0.6667, 0.8333, 1.2, 1.5]
+
+
+def test_each_policy_of_a_strategy_is_a_lane_of_its_own_in_the_figures() -> None:
+    # Two maintenance policies are two tables: their reads never pool into one run.
+    def read(step: int, s: float, policy: str) -> PhaseRecord:
+        return PhaseRecord("w", "r1", "optimized", step, "read", "read", seconds=s, policy=policy)
+
+    got = workloads([read(1, 8.0, "none"), read(2, 8.0, "every:20"), read(3, 12.0, "none")]
+                    + [read(4, 9.0, "every:20")])  # fmt: skip
+    assert sorted(round(v, 4) for v in got.values()) == [0.6667, 0.8889, 1.125, 1.5]
+    assert any(k.startswith("optimized (every:20) last read / read 1") for k in got)
