@@ -24,7 +24,7 @@ from contest.data import operators as registry
 from contest.data.changes import DELETE, INSERT, UPDATE, spelled
 from contest.errors import RunError
 from contest.infra.storage import filesystem
-from contest.read.operators import result_schema, validate_operators
+from contest.read.operators import per_key, result_schema, validate_operators
 
 
 def key_codes(table: pa.Table, keys: Sequence[str]) -> np.ndarray:
@@ -131,17 +131,14 @@ def merge_changes(
         return out_schema.empty_table()
     order, starts = groups(key_codes(table, keys))
     positions = np.arange(n, dtype=np.int64)
-    columns = []
-    for col in table.column_names:
-        arr = table.column(col)
-        if col in keys:
-            columns.append(arr.take(pa.array(order[starts])))
-            continue
+
+    def fold(col: str, arr: pa.ChunkedArray) -> pa.Array:
         op = registry.OPERATORS[ops.get(col, registry.DEFAULT)]
         if col in held and op.null_overwrites:
-            columns.append(last_held(arr, order, starts, held[col][order]))
-        else:
-            columns.append(op.numpy(arr, order, starts, positions))
+            return last_held(arr, order, starts, held[col][order])
+        return op.numpy(arr, order, starts, positions)
+
+    columns = per_key(table, keys, order, starts, fold)
     return pa.Table.from_arrays(columns, names=table.column_names).cast(out_schema)
 
 

@@ -8,7 +8,7 @@ operator; columns without one merge by the registry's default (UseLast).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -88,16 +88,34 @@ def merge_rows(
     order, starts = _groups(table, keys, words)
     table = few_values_as_dictionaries(table, picked)
     positions = np.arange(n, dtype=np.int64)
-    columns = []
-    for col in table.column_names:
-        arr = table.column(col)
-        if col in keys:
-            columns.append(arr.take(pa.array(order[starts])))
-            continue
-        kernel = kernels[ops.get(col, registry.DEFAULT)].numpy
-        columns.append(kernel(arr, order, starts, positions))
+    columns = per_key(
+        table,
+        keys,
+        order,
+        starts,
+        lambda col, arr: kernels[ops.get(col, registry.DEFAULT)].numpy(
+            arr, order, starts, positions
+        ),
+    )
     out = pa.Table.from_arrays(columns, names=table.column_names)
     return cast_keeping_dictionaries(out, out_schema) if keep_dictionaries else out.cast(out_schema)
+
+
+def per_key(
+    table: pa.Table,
+    keys: Sequence[str],
+    order: np.ndarray,
+    starts: np.ndarray,
+    fold: Callable[[str, pa.ChunkedArray], pa.Array],
+) -> list[pa.Array | pa.ChunkedArray]:
+    """Each column of `table` with one value per key group (`order`: the rows grouped,
+    `starts`: where each group begins): a key column's first row, any other as `fold`
+    merges it. The merged read's and the change read's fold (contest/read/changes.py)."""
+    first = pa.array(order[starts])
+    return [
+        table.column(col).take(first) if col in keys else fold(col, table.column(col))
+        for col in table.column_names
+    ]
 
 
 def _groups(table: pa.Table, keys: list[str], words=None):
