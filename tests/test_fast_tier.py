@@ -18,7 +18,7 @@ from tests.support.config import REPO
 
 def test_the_tier_leaves_out_every_real_component_and_the_slow():
     assert fast_tier.in_fast_tier(set()) and fast_tier.in_fast_tier({"parametrize"})
-    for mark in ("spark", "jvm", "pg", "s3", "standalone", "slow", "browser"):
+    for mark in ("spark", "jvm", "jars", "pg", "s3", "standalone", "slow", "browser"):
         assert not fast_tier.in_fast_tier({mark, "parametrize"}), mark
 
 

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-# The markers the fast tier leaves out: a real component, a long run, a browser.
-FAST_EXCLUDED = ("spark", "jvm", "pg", "s3", "standalone", "slow", "browser")
+# The markers the fast tier leaves out: a real component, a long run, a browser, and
+# what only the JVM set-up builds (`./build.sh test --fast` sets up Python only).
+FAST_EXCLUDED = ("spark", "jvm", "jars", "pg", "s3", "standalone", "slow", "browser")
 GUARDED = {
     "java": "spark",
     "pg_ctl": "pg",

@@ -1,5 +1,7 @@
 """spark-submit options from several sources: one --packages, additive settings joined."""
 
+import pytest
+
 from contest.evaluation.submit import merge_options
 
 
@@ -31,6 +33,7 @@ def test_repeated_list_flags_and_additive_confs_are_joined():
     assert merge_options([], []) == []
 
 
+@pytest.mark.jars  # the peers' fetched jars and the record merger's, made by ./build.sh
 def test_every_strategys_timed_job_resolves_nothing(cfg, tmp_path):
     """Nothing charged to one side: each strategy's timed job gets its JVM libraries as
     jars by path (resolved by Spark's Ivy before it starts), never --packages, which

@@ -3,6 +3,8 @@ tables, derived from the config alone."""
 
 from pathlib import Path
 
+import pytest
+
 from contest.config import load_config
 from contest.evaluation.strategies import STRATEGIES
 from contest.peers import formats
@@ -66,6 +68,7 @@ def test_hudi_merger_and_hudi_mor_differ_only_in_the_merge():
     assert all(merger[k] == v for k, v in mor.items())
 
 
+@pytest.mark.jars  # the record merger's jar, built from jvm/ by ./build.sh
 def test_the_merger_jar_is_on_the_jobs_class_path():
     confs = formats.start_conf(preset("hudi-merger"))
     assert confs["spark.jars"].endswith("contest-lakesoul-stock.jar")
