@@ -80,6 +80,21 @@ def live_commit_count(conn: PgConnection, table: TableRef) -> int:
         return int(cur.fetchone()[0])
 
 
+def metadata_size(conn: PgConnection, table: TableRef) -> tuple[int, int]:
+    """The table's rows in LakeSoul's metadata (its commits and its partitions'
+    versions) and their bytes as PostgreSQL stores each row: what a long history grows,
+    and what compaction and cleanup leave."""
+    with session(conn) as pgc, pgc, pgc.cursor() as cur:
+        cur.execute(
+            "SELECT count(*), coalesce(sum(pg_column_size(d.*)), 0) FROM data_commit_info d "
+            "WHERE d.table_id = %s UNION ALL SELECT count(*), "
+            "coalesce(sum(pg_column_size(p.*)), 0) FROM partition_info p WHERE p.table_id = %s",
+            (table.table_id, table.table_id),
+        )
+        rows = cur.fetchall()
+    return sum(int(r[0]) for r in rows), sum(int(r[1]) for r in rows)
+
+
 def file_ops(files: Iterable[DataFile]) -> list[tuple[str, str, int, str]]:
     return [(f.path, "add", f.size, ",".join(f.columns)) for f in files]
 

@@ -12,7 +12,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -64,7 +64,8 @@ def scratch_options(master: str, run_dir: Path) -> list[str]:
 
 
 def job_script(stage: str) -> Path:
-    """The spark-submit entry point of a stage (`write` or `read`) inside the package."""
+    """The spark-submit entry point of a stage inside the package: `write` or `read`, or
+    `workload`, a workload lane's long-lived application (contest/cli/application.py)."""
     module = importlib.import_module(f"contest.{stage}")
     return Path(module.__file__ or "").parent / "__main__.py"
 
@@ -204,10 +205,11 @@ def run_job(
     master: str | None = None,
     options: list[str] | None = None,
     cap_s: float | None = None,
+    on_start: Callable[[int], None] | None = None,
 ):
     """A timed spark-submit process, run in the evaluation's folder (not the checkout).
     The embedded PostgreSQL's work during the job is the job's, not noise. Past `cap_s`
-    seconds it is stopped (ProcResult.timed_out)."""
+    seconds it is stopped (ProcResult.timed_out). `on_start`: given its process id."""
     started = time.perf_counter()
     # spark.cds: both JVMs start from the class-data archive when it is current.
     env, cds_option = cds.submit_env(cfg, env)
@@ -216,7 +218,13 @@ def run_job(
     prepare_s = round(time.perf_counter() - started, 3)
     with scratch_folder(config_file.parent):
         job = run_timed(
-            cmd, log, env=env, cwd=config_file.parent, servers=local_server_pids(cfg), cap_s=cap_s
+            cmd,
+            log,
+            env=env,
+            cwd=config_file.parent,
+            servers=local_server_pids(cfg),
+            cap_s=cap_s,
+            on_start=on_start,
         )
     job.prepare_s = prepare_s
     return job

@@ -20,7 +20,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,6 +115,52 @@ def reset_own_peak_rss() -> None:
         fh.write("5")
 
 
+@dataclass
+class Watch:
+    """What `watched` saw of a process tree while a block ran: its peak memory (the
+    tree's sum, its biggest process) and the machine's noise beside it."""
+
+    meter: NoiseMeter
+    peak_rss_bytes: int = 0
+    peak_process_rss_bytes: int = 0
+
+
+@contextlib.contextmanager
+def watched(root: int, servers: Sequence[int] = (), poll_s: float = 0.25) -> Iterator[Watch]:
+    """Samples `root`'s tree's memory and the machine's noise (`servers`' trees count as
+    the tree's) every `poll_s` while the block runs: a timed process's whole life
+    (run_timed), or one command of a long-lived application (contest/workload/
+    application.py)."""
+    watch = Watch(NoiseMeter(root, tuple(servers)))
+    watch.meter.start(time.perf_counter())
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(poll_s):
+            total, single = tree_rss(root)
+            watch.peak_rss_bytes = max(watch.peak_rss_bytes, total)
+            watch.peak_process_rss_bytes = max(watch.peak_process_rss_bytes, single)
+            watch.meter.sample(time.perf_counter())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield watch
+    finally:
+        done.set()
+        sampler.join()
+
+
+def last_line(log: Path) -> str:
+    """A log's last line that is not blank and not a timeline mark."""
+    lines = [
+        ln
+        for ln in log.read_text(errors="replace").splitlines()
+        if ln.strip() and not ln.startswith(timeline.LINE_PREFIX)
+    ]
+    return lines[-1] if lines else ""
+
+
 def run_timed(
     cmd: Sequence[str],
     log: Path,
@@ -123,12 +169,13 @@ def run_timed(
     poll_s: float = 0.25,
     servers: Sequence[int] = (),
     cap_s: float | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> ProcResult:
     """Run `cmd` with output to `log`; time it, sample its tree's memory and the
     machine's noise (contest/infra/noise.py; `servers`' trees count as the job's). Past
-    `cap_s` seconds its whole tree is killed and the result says `timed_out`."""
+    `cap_s` seconds its whole tree is killed and the result says `timed_out`. `on_start`
+    is given its process id (its group's too) once it has started."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    peak = [0, 0]
     with log.open("wb") as out:
         started, launched_at = time.perf_counter(), time.time()
         # Its own process group: an interrupted run kills the job's whole tree (the
@@ -141,45 +188,28 @@ def run_timed(
             cwd=cwd,
             **_child_options(),
         )
-        done = threading.Event()
-        meter = NoiseMeter(proc.pid, tuple(servers))
-        meter.start(time.perf_counter())
-
-        def sample() -> None:
-            while not done.wait(poll_s):
-                total, single = tree_rss(proc.pid)
-                peak[0], peak[1] = max(peak[0], total), max(peak[1], single)
-                meter.sample(time.perf_counter())
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
+        if on_start is not None:
+            on_start(proc.pid)
         timed_out = False
-        try:
-            code = proc.wait(timeout=cap_s or None)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            kill_group(proc)  # waits for it: its returncode is the kill's
-            code = proc.returncode
-        except BaseException:  # interrupted (Ctrl-C, SIGTERM): no job left running
-            done.set()
-            kill_group(proc)
-            raise
-        seconds, exited_at = time.perf_counter() - started, time.time()
-        done.set()
-        sampler.join()
-    lines = [
-        ln
-        for ln in log.read_text(errors="replace").splitlines()
-        if ln.strip() and not ln.startswith(timeline.LINE_PREFIX)
-    ]
+        with watched(proc.pid, servers, poll_s) as watch:
+            try:
+                code = proc.wait(timeout=cap_s or None)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                kill_group(proc)  # waits for it: its returncode is the kill's
+                code = proc.returncode
+            except BaseException:  # interrupted (Ctrl-C, SIGTERM): no job left running
+                kill_group(proc)
+                raise
+            seconds, exited_at = time.perf_counter() - started, time.time()
     return ProcResult(
         code,
         seconds,
-        peak[0],
-        peak[1],
+        watch.peak_rss_bytes,
+        watch.peak_process_rss_bytes,
         log,
-        lines[-1] if lines else "",
-        meter.result(),
+        last_line(log),
+        watch.meter.result(),
         timed_out=timed_out,
         launched_at=launched_at,
         exited_at=exited_at,

@@ -26,6 +26,32 @@ if TYPE_CHECKING:
 _session_log: Path | None = None
 
 
+class _Keeper:
+    """The session kept for one application's commands (`kept_session`): while
+    `keeping`, the first session a command starts is kept in `session`, and the later
+    commands run in it."""
+
+    keeping = False
+    session: Any = None
+
+
+_keeper = _Keeper()
+
+
+@contextmanager
+def kept_session() -> Iterator[None]:
+    """Inside: one application's commands share the session the first of them starts
+    (a workload lane's long-lived application, contest/cli/application.py, as a
+    pipeline keeps its session); it is stopped when the block ends, not by a command."""
+    _keeper.keeping, _keeper.session = True, None
+    try:
+        yield
+    finally:
+        kept, _keeper.keeping, _keeper.session = _keeper.session, False, None
+        if kept is not None:
+            stop_session(kept)
+
+
 # How a session announces its UI (`contest.evaluation.progress` finds it in a job's log).
 UI_LINE_PREFIX = "Spark UI: "
 
@@ -241,19 +267,22 @@ def granted_cores(spark: SparkSession) -> int:
 def spark_session(
     cfg: Config, app_name: str, packages: tuple[str, ...] = ()
 ) -> Iterator[SparkSession]:
-    """A session for one command; stopped afterwards only if this command started it."""
+    """A session for one command; stopped afterwards only if this command started it
+    and no application keeps it (`kept_session`)."""
     # deferred: pyspark is slow to import (JVM-backed); only where Spark runs
     from pyspark.sql import SparkSession
 
-    existing = SparkSession.getActiveSession()
+    existing = _keeper.session or SparkSession.getActiveSession()
     spark = existing or build_session(cfg, app_name, packages)
+    if existing is None and _keeper.keeping:
+        _keeper.session = spark
     warming = warm_up.start(spark) if existing is None and cfg.spark.warm_up else None
     try:
         yield spark
     finally:
         if warming is not None:
             warming.join()
-        if existing is None:
+        if existing is None and not _keeper.keeping:
             if timeline.recording():  # a timed job: its tasks' times, from the JVM
                 mark_tasks(spark)
             timeline.mark(timeline.STOP)

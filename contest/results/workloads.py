@@ -40,6 +40,10 @@ class PhaseRecord:
     # An `auto` lane's: the format's own trigger of compaction and expiry, in words, or
     # that it has none (contest/workload/maintenance.py).
     auto_maintenance: str | None = None
+    # How the lane's jobs ran: "one" long-lived application for all its phases (its
+    # first phase pays the start; an `application` record is its whole process), or a
+    # process "per-phase"; None in older lines (per phase).
+    application: str | None = None
     batch_first: int | None = None
     batch_last: int | None = None
     # batches upserted when the phase ended
@@ -51,6 +55,16 @@ class PhaseRecord:
     rows: int | None = None
     files_per_bucket: float | None = field(default=None, metadata=shown("files/bucket", fmt="s1"))
     stored_bytes: int | None = None
+    # The table's folder after the phase (contest/workload/footprint.py): its data files,
+    # its delete, deletion-vector and log files, their bytes, live or not yet expired;
+    # its metadata: a peer's log and metadata files, a LakeSoul-style table's rows in
+    # PostgreSQL, and their bytes. None where not counted (and in older lines).
+    data_files: int | None = None
+    delete_files: int | None = None
+    data_bytes: int | None = None
+    metadata_files: int | None = None
+    metadata_rows: int | None = None
+    metadata_bytes: int | None = None
     peak_rss_bytes: int | None = None
     version: int | None = None
     correct: bool | None = field(default=None, metadata=shown("correct"))

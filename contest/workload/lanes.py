@@ -19,6 +19,7 @@ from contest.evaluation.procedure import phase_clean, phase_packages
 from contest.evaluation.run import Run
 from contest.peers import change_check
 from contest.results.workloads import PhaseRecord
+from contest.workload.application import Application
 from contest.workload.maintenance import (
     AUTO,
     NO_MAINTENANCE,
@@ -27,7 +28,7 @@ from contest.workload.maintenance import (
     auto_note,
     auto_of,
 )
-from contest.workload.plan import Step
+from contest.workload.plan import PER_PHASE, Step
 from meta import catalog
 from meta.commits import head_snapshot
 
@@ -94,6 +95,11 @@ class Lane:
     # the version it read (a read after maintenance must read the same).
     last_output: Path | None = None
     last_version: int | None = None
+    # How its jobs run (plan.py: ONE_APPLICATION or PER_PHASE); its one application
+    # while it runs, or why it could not start (the lane's first step fails with it).
+    application: str = PER_PHASE
+    app: Application | None = None
+    app_failure: str | None = None
 
 
 def report_line(log: Path) -> dict:

@@ -56,3 +56,28 @@ def degradation_interval(kinds: Sequence[str], values: Sequence[float | None]) -
     sure the rate is, from the run's own reads. None for no pair."""
     changes = [c for seg in segments(kinds, values) for c in relative_changes(seg)]
     return median_interval(changes) if changes else None
+
+
+def growth_per_commit(points: Sequence[tuple[int, float]]) -> float | None:
+    """The least-squares slope of read seconds against commits (batches applied): what
+    each commit adds to a read. None for fewer than two distinct commit counts."""
+    if len({x for x, _ in points}) < 2:
+        return None
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sxx
+
+
+def pays_off_from(
+    cost_s: float, growth_s: float | None, every: int, read_every: int
+) -> float | None:
+    """The table age (commits) from which compacting every `every` commits pays for
+    itself within its own cycle: a compaction at commit c takes the c commits' growth
+    (`growth_s` each, from a table never compacted) off each of the cycle's
+    every / read_every reads, so it pays once c * growth_s * every / read_every reaches
+    its cost. None where reads do not grow (it never pays in read time)."""
+    if growth_s is None or growth_s <= 0 or every < 1 or read_every < 1:
+        return None
+    return cost_s * read_every / (growth_s * every)

@@ -8,8 +8,10 @@ while they land). `[longevity]` repeats "upsert `upsert`
 batches, merge, read" over the batches no phase named, a read every `read_every` rounds
 (and after the last), maintenance as each of its `maintenance` policies says (one plan a
 policy, each run on its own table: maintenance.py), or a compaction every
-`compact_every` rounds (0: never). A file without either gets the contest's procedure:
-upsert every batch, merge, read. Every error is one line naming the table and key.
+`compact_every` rounds (0: never), every step of a lane in `application` = "one"
+long-lived application (the default) or a process "per-phase". A file without either
+gets the contest's procedure: upsert every batch, merge, read, a process per phase.
+Every error is one line naming the table and key.
 """
 
 from __future__ import annotations
@@ -42,7 +44,14 @@ KINDS: dict[str, frozenset[str]] = {
     # history read from before the compaction has lost its start.
     "vacuum": frozenset(),
 }
-LONGEVITY_KEYS = frozenset({"upsert", "compact_every", "merge", "read_every", "maintenance"})
+LONGEVITY_KEYS = frozenset(
+    {"upsert", "compact_every", "merge", "read_every", "maintenance", "application"}
+)
+# How a lane's jobs run: `one` long-lived application per lane (a longevity run's
+# default: a pipeline keeps its session), or a spark-submit `per-phase` (the contest's
+# procedure's way, and a workload without [longevity]).
+ONE_APPLICATION, PER_PHASE = "one", "per-phase"
+APPLICATIONS = (ONE_APPLICATION, PER_PHASE)
 
 
 @dataclass(frozen=True)
@@ -158,10 +167,12 @@ def explicit_steps(phases: Any, where: str) -> list[Step]:
 class Plan:
     """A workload's steps per maintenance policy, each run on its own table (a lane per
     strategy and policy). `named`: the file names its policies (`maintenance`), so each
-    lane's records say which; otherwise one plan, under the policy `compact_every` is."""
+    lane's records say which; otherwise one plan, under the policy `compact_every` is.
+    `application`: how each lane's jobs run (ONE_APPLICATION or PER_PHASE)."""
 
     steps: dict[Policy, list[Step]] = field(default_factory=dict)
     named: bool = False
+    application: str = PER_PHASE
 
     @property
     def policies(self) -> list[Policy]:
@@ -189,6 +200,11 @@ def longevity_block(block: Any, where: str) -> dict[str, Any]:
         raise ConfigError(f"{at}.merge: true or false, not {merge!r}")
     if "maintenance" in block and "compact_every" in block:
         raise ConfigError(f"{at}: maintenance and compact_every both given: keep one")
+    application = block.get("application", ONE_APPLICATION)
+    if application not in APPLICATIONS:
+        raise ConfigError(
+            f"{at}.application: one of {', '.join(map(repr, APPLICATIONS))}, not {application!r}"
+        )
     if "maintenance" in block:
         policies = parse_maintenance(block["maintenance"], f"{at}.maintenance")
     else:
@@ -199,6 +215,7 @@ def longevity_block(block: Any, where: str) -> dict[str, Any]:
         "read_every": _int(block, "read_every", at, 1, 1) or 1,
         "policies": policies,
         "named": "maintenance" in block,
+        "application": application,
     }
 
 
@@ -228,7 +245,7 @@ def build_plans(data: dict[str, Any], batches: int, where: str) -> Plan:
         return Plan({NO_MAINTENANCE: steps})
     spec = longevity_block(data["longevity"], where)
     remaining = [b for b in range(batches) if b not in named]
-    plan = Plan(named=spec["named"])
+    plan = Plan(named=spec["named"], application=spec["application"])
     for policy in spec["policies"]:
         steps = explicit + rounds(spec, policy, remaining)
         check_plan(steps, batches, where)

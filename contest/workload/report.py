@@ -13,6 +13,7 @@ from typing import Any
 from contest.infra.noise import BUSY_RULE
 from contest.results.intervals import Interval
 from contest.results.workloads import PhaseRecord, head_reads, read_kind
+from contest.workload.life import life_table
 from contest.workload.metrics import (
     degradation_between_compactions,
     degradation_interval,
@@ -169,6 +170,7 @@ def markdown(workload: str, records: Sequence[PhaseRecord], charts: Sequence[str
                 f" | {version_span(p)} | {state} |"
             )
     lines += history_table(runs)
+    lines += life_table(runs)
     lines += ["", *(f"![{c}]({c})" for c in charts), ""]
     return "\n".join(lines)
 

@@ -12,7 +12,7 @@ from contest.evaluation.strategies import STRATEGIES
 from contest.infra.machine import machine_facts
 from contest.results.disclosure import disclose, render
 from contest.results.registry import FILES
-from contest.workload.runner import Runner
+from contest.workload.phases import Runner
 
 
 def test_a_phase_record_discloses_its_machine_libraries_and_configuration(tmp_path) -> None:

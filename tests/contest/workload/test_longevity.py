@@ -64,8 +64,27 @@ def test_policies_on_their_own_tables_and_their_last_reads_kept(cfg, tmp_path, c
     assert report["ok"] and "spark-submit" not in captured.err
 
     recs = load(records)
+    # One long-lived application per lane (a longevity run's default): every phase ran
+    # in it, each command's own log beside the application's, and its whole process is
+    # the lane's last record, after the lane's last step.
+    assert {r.application for r in recs} == {"one"}
+    apps = [r for r in recs if r.phase == "application"]
+    assert sorted(r.policy for r in apps) == ["every:2", "none"]
+    assert all(r.ok and r.seconds and r.peak_rss_bytes for r in apps)
+    logs = tmp_path / "work" / "eval" / "logs"
+    assert len(list(logs.glob("workload-delta-rs-*-application.log"))) == 2
+    assert len(list(logs.glob("workload-delta-rs-none-*-write.log"))) == 3
+    recs = [r for r in recs if r.phase != "application"]
+    assert all(max(r.step for r in recs if r.policy == a.policy) < a.step for a in apps)
     lanes = {p: [r for r in recs if r.policy == p] for p in ("none", "every:2")}
     assert sum(map(len, lanes.values())) == len(recs)
+    # The table after each phase: its folder's data files and bytes, and its log (a
+    # Delta log entry a commit: one more after each upsert), counted between phases.
+    ups = [r for r in lanes["none"] if r.phase == "upsert"]
+    assert all(r.data_files and r.data_bytes and r.delete_files is not None for r in ups)
+    logs = [r.metadata_files or 0 for r in ups]
+    assert logs[0] > 0 and logs == sorted(set(logs))
+    assert all(r.metadata_bytes and r.metadata_rows is None for r in ups)
     for mine in lanes.values():
         assert all(r.ok and r.strategy == "delta-rs" for r in mine)
         assert [r.batch_first for r in mine if r.phase == "upsert"] == [0, 1, 2]  # 3 files

@@ -23,7 +23,13 @@ from contest.workload.maintenance import (
     parse_maintenance,
     round_kinds,
 )
-from contest.workload.plan import build_plan, build_plans, load_plans
+from contest.workload.plan import (
+    ONE_APPLICATION,
+    PER_PHASE,
+    build_plan,
+    build_plans,
+    load_plans,
+)
 from contest.workload.report import markdown
 
 BASE = [{"kind": "upsert", "batches": 0}]
@@ -87,6 +93,12 @@ def test_compact_every_is_every_m_on_compaction_alone_and_names_no_policy():
 def test_a_file_without_longevity_has_one_unnamed_plan():
     plan = build_plans({}, 3, "w")
     assert not plan.named and [p.name for p in plan.policies] == ["none"]
+    assert plan.application == PER_PHASE  # the contest's procedure: a process a phase
+
+
+def test_a_longevity_run_keeps_one_application_per_lane_unless_told_per_phase():
+    assert build_plans(longevity(), 3, "w").application == ONE_APPLICATION
+    assert build_plans(longevity(application="per-phase"), 3, "w").application == PER_PHASE
 
 
 @pytest.mark.parametrize(
@@ -101,6 +113,7 @@ def test_a_file_without_longevity_has_one_unnamed_plan():
         ({"maintenance": "none", "compact_every": 2}, "maintenance and compact_every both"),
         ({"read_every": 0}, "longevity.read_every: a whole number >= 1"),
         ({"read_every": "2"}, "longevity.read_every: a whole number >= 1"),
+        ({"application": "many"}, "longevity.application: one of 'one', 'per-phase', not 'many'"),
     ],
 )
 def test_bad_maintenance_and_reads_are_one_line_errors(block, message):

@@ -78,6 +78,14 @@ def test_phase_runner_on_a_tiny_workload(cfg, pg, tmp_path, capsys):
     assert "merge operator Max" in (refused[0].skipped or "")
     recs = [r for r in recs if r.phase != "refused"]
     assert {r.strategy for r in recs} == {"optimized"}
+    # A longevity run's lane runs in one long-lived application (its whole process the
+    # last record): every phase but the concurrent step's (processes of their own, beside
+    # each other) and the merge (in this process) a command of it, within its life.
+    app = recs.pop()
+    assert app.phase == "application" and app.ok and app.step == recs[-1].step + 1
+    inside = [r for r in recs if r.phase in ("upsert", "read", "compact")]
+    assert app.seconds is not None and app.seconds > sum(r.seconds or 0 for r in inside)
+    assert {r.application for r in recs} == {"one"}
     # upsert 0, read, concurrent (its read, its upsert), merge, compact, read as of 1
     # (across the compaction), then one longevity round of batch 3.
     assert [r.phase for r in recs] == [
@@ -96,6 +104,14 @@ def test_phase_runner_on_a_tiny_workload(cfg, pg, tmp_path, capsys):
     assert merge.files_per_bucket is not None and merge.files_per_bucket > 1
     assert compact.files_per_bucket == 1.0 and compact.seconds and compact.seconds > 0
     assert all(r.stored_bytes and r.stored_bytes > 0 for r in recs)
+    # The folder's data files and the metadata's rows in PostgreSQL after each phase: a
+    # commit adds rows (its commit, its partition's version), a read none; the
+    # compaction's new files join the old ones until a vacuum.
+    assert all(r.data_files and r.data_bytes and r.delete_files == 0 for r in recs)
+    assert all(r.metadata_rows and r.metadata_bytes and r.metadata_files is None for r in recs)
+    rows = [r.metadata_rows or 0 for r in recs]
+    assert rows[7] > rows[6] == rows[5] > rows[1] == rows[0]  # upsert 3 > read, compact > read
+    assert (recs[5].data_files or 0) > (recs[4].data_files or 0)
     assert all(r.peak_rss_bytes for r in recs if r.phase in ("upsert", "read", "compact"))
     # Noise measured during every job that runs alone; a concurrent step's jobs would
     # read each other as noise, and the merge runs no job.
