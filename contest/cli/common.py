@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import contest.data.workload  # registers the workload columns check; the named workloads
-import contest.peers.formats  # noqa: F401 (registers each peer format's option checks)
 from contest.config import Config, get_key, load_config
 from contest.errors import UsageError
 

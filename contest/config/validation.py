@@ -3,9 +3,9 @@
 The settings that belong to the layers above (a peer format's options, a workload's
 extra columns) are checked by those layers' own functions, registered with
 `register_check` when their module is imported. `validate` imports every module named in
-`CHECKERS` itself before it runs the checks, so a check never depends on an import some
-caller may forget (a `contest write --set peer.format=...` that never imported the peer
-formats still has its format checked).
+`CHECKERS` that the config needs itself before it runs the checks, so a check never
+depends on an import some caller may forget (a `contest write --set peer.format=...` that
+never imported the peer formats still has its format checked).
 """
 
 from __future__ import annotations
@@ -29,13 +29,26 @@ from contest.errors import ConfigError
 from meta.connection import parse_jdbc_url
 from meta.errors import PgError
 
-# The modules that register checks (each calls `register_check` at import): imported by
-# name, as a plugin is found, so this layer names no module above it in its imports.
-CHECKERS = (
-    "contest.peers.formats",
-    "contest.data.workload",
-    "contest.data.file_writers",
-    "contest.engines",
+
+def sets_peer_settings(cfg: Config) -> bool:
+    """Whether a config sets anything the peer formats own (peer.*, a stream sink): only
+    then are their modules imported for their checks (every format's libraries cost a
+    job ~0.45 s to import: results/costs.md), as each is when its strategy runs."""
+    return cfg.peer != PeerConfig() or bool(cfg.stream.sink)
+
+
+def always(cfg: Config) -> bool:
+    return True
+
+
+# The modules that register checks (each calls `register_check` at import), with when
+# the config needs them: imported by name, as a plugin is found, so this layer names no
+# module above it in its imports. A module imported anyway has its checks run always.
+CHECKERS: tuple[tuple[str, Callable[[Config], bool]], ...] = (
+    ("contest.peers.formats", sets_peer_settings),
+    ("contest.data.workload", always),
+    ("contest.data.file_writers", always),
+    ("contest.engines", always),
 )
 
 _CHECKS: dict[str, Callable[[Config], None]] = {}
@@ -47,10 +60,11 @@ def register_check(name: str, check: Callable[[Config], None]) -> None:
     _CHECKS[name] = check
 
 
-def checks() -> dict[str, Callable[[Config], None]]:
-    """Every registered check, the modules of `CHECKERS` imported first."""
-    for module in CHECKERS:
-        importlib.import_module(module)
+def checks(cfg: Config) -> dict[str, Callable[[Config], None]]:
+    """Every registered check, the modules of `CHECKERS` that `cfg` needs imported first."""
+    for module, needed in CHECKERS:
+        if needed(cfg):
+            importlib.import_module(module)
     return dict(_CHECKS)
 
 
@@ -130,7 +144,7 @@ def validate(cfg: Config) -> None:
             parse_jdbc_url(cfg.pg.url)
         except PgError as exc:
             raise ConfigError(f"pg.url (LAKESOUL_PG_URL): {exc}") from None
-    for check in checks().values():
+    for check in checks(cfg).values():
         check(cfg)
     if cfg.pg.url and not (cfg.pg.username and cfg.pg.password):
         raise ConfigError(

@@ -206,10 +206,12 @@ def run_job(
     options: list[str] | None = None,
     cap_s: float | None = None,
     on_start: Callable[[int], None] | None = None,
+    poll_s: float = 0.25,
 ):
     """A timed spark-submit process, run in the evaluation's folder (not the checkout).
     The embedded PostgreSQL's work during the job is the job's, not noise. Past `cap_s`
-    seconds it is stopped (ProcResult.timed_out). `on_start`: given its process id."""
+    seconds it is stopped (ProcResult.timed_out). `on_start`: given its process id;
+    `poll_s`: how often its memory and the noise are sampled."""
     started = time.perf_counter()
     # spark.cds: both JVMs start from the class-data archive when it is current.
     env, cds_option = cds.submit_env(cfg, env)
@@ -225,6 +227,7 @@ def run_job(
             servers=local_server_pids(cfg),
             cap_s=cap_s,
             on_start=on_start,
+            poll_s=poll_s,
         )
     job.prepare_s = prepare_s
     return job

@@ -35,6 +35,10 @@ CONNECT_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 60.0
 # The stage name of its entry point (jobs.job_script: contest/workload/__main__.py).
 STAGE = "workload"
+# How often the application's whole process is sampled (its peak memory): rarely, as
+# each of its commands is watched closely (`call`), and a run holds an application per
+# lane, whose samplers at a job's 0.25 s took most of a core of this process.
+WHOLE_POLL_S = 5.0
 
 
 class Application:
@@ -65,6 +69,7 @@ class Application:
                 run.submit_opts,
                 cap_s=None,  # a long run's life is not one job's time cap
                 on_start=self._started,
+                poll_s=WHOLE_POLL_S,
             )
         except BaseException as exc:  # recorded: the runner's next call says why
             self._failure = exc

@@ -32,13 +32,17 @@ class Footprint:
 
 
 def metadata_files(root: Path, folders: tuple[str, ...]) -> tuple[int, int]:
-    """Files and bytes under the table's log and metadata folders."""
-    sizes = [
-        os.path.getsize(os.path.join(folder, name))
-        for top in folders
-        for folder, _, files in os.walk(root / top)
-        for name in files
-    ]
+    """Files and bytes under the table's log and metadata folders, wherever in its tree
+    they are (a Paimon table's sit inside its database's folder)."""
+    sizes = []
+    for folder, dirs, files in os.walk(root):
+        if Path(folder).name in folders:
+            dirs.clear()
+            sizes += [
+                os.path.getsize(os.path.join(sub, name))
+                for sub, _, names in os.walk(folder)
+                for name in names
+            ]
     return len(sizes), sum(sizes)
 
 

@@ -8,7 +8,7 @@ compact` in a process of its own. Every read is checked against the oracle at th
 version it read.
 
 A peer format's and stock LakeSoul's writes take the same `--append --only`; what a
-strategy's reads can be asked is its engine's `Abilities` (contest/engines.py): a read
+strategy's reads can be asked is its engine's `Abilities` (contest/engines/): a read
 as of a version or of a range's changes goes to its read job, which answers it through
 the format's own mechanism (a peer's: contest/peers/read.py) or refuses it in one line
 (recorded as refused, never scored); a reader that cannot name one version while
@@ -74,11 +74,9 @@ def stop_application(runner: Runner, lane: Lane) -> list[PhaseRecord]:
     if whole is None:
         return [runner.record(lane, n, step, "application", ok=False, error="killed: no end")]
     ok = whole.ok or lane.failed  # a failed lane's application may have died with it
-    return [
-        runner.record(
-            lane, n, step, "application", job=whole, peak_rss_bytes=whole.peak_rss_bytes, ok=ok
-        )
-    ]
+    # Its whole life is sampled rarely (application.WHOLE_POLL_S), its commands closely.
+    peak = max([whole.peak_rss_bytes, *(r.peak_rss_bytes or 0 for r in lane.records)])
+    return [runner.record(lane, n, step, "application", job=whole, peak_rss_bytes=peak, ok=ok)]
 
 
 def run_workload(

@@ -20,7 +20,7 @@ writers write each batch in its commit's types.
 
 Two rewrites make LakeSoul's own merge operators give the contract's result (a workload's
 extra columns the same way, by their operators' entries in contest/data/operators.py; an
-operator LakeSoul has no form of is refused before any work, contest/engines.py):
+operator LakeSoul has no form of is refused before any work, contest/engines/):
 - `name`: the literal string "null" is written as NULL, so `UseLastNotNull` gives the last
   name that is neither NULL nor "null" (NULL when there is none): the contract's rule.
 - `requests`: `SumAll` turns a key's sum NULL as soon as one of its values is NULL, while

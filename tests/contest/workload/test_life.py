@@ -74,7 +74,8 @@ def test_a_lanes_growth_maintenance_and_read_spacing():
 def test_the_life_section_has_a_row_per_lane_and_pays_off_from_the_none_lanes_growth():
     records = lane("none", [1.0, 1.2, 1.4, 1.6]) + lane("every:4", [1.0, 1.2, 1.0, 1.2], 4, 3.0)
     text = "\n".join(life_table(by_run(records)))
-    rows = {ln.split(" | ")[1]: ln.split(" | ") for ln in text.splitlines() if ln.startswith("| r1")}
+    lines = [ln.split(" | ") for ln in text.splitlines() if ln.startswith("| r1")]
+    rows = {cells[1]: cells for cells in lines}
     assert set(rows) == {"s (none)", "s (every:4)"}
     none, every = rows["s (none)"], rows["s (every:4)"]
     assert none[2:5] == ["one application", "8", "+10.000"]  # 0.1 s a commit
