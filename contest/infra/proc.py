@@ -135,11 +135,15 @@ def watched(root: int, servers: Sequence[int] = (), poll_s: float = 0.25) -> Ite
     watch.meter.start(time.perf_counter())
     done = threading.Event()
 
+    def memory() -> None:
+        total, single = tree_rss(root)
+        watch.peak_rss_bytes = max(watch.peak_rss_bytes, total)
+        watch.peak_process_rss_bytes = max(watch.peak_process_rss_bytes, single)
+
     def sample() -> None:
+        memory()  # a block shorter than one poll still has a reading
         while not done.wait(poll_s):
-            total, single = tree_rss(root)
-            watch.peak_rss_bytes = max(watch.peak_rss_bytes, total)
-            watch.peak_process_rss_bytes = max(watch.peak_process_rss_bytes, single)
+            memory()
             watch.meter.sample(time.perf_counter())
 
     sampler = threading.Thread(target=sample, daemon=True)

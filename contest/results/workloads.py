@@ -90,7 +90,8 @@ class PhaseRecord:
     steal_share: float | None = None
     # The full disclosure (`contest.evaluation.disclosure`, as a benchmark's stamp): the
     # environment (machine facts with the CPU model, every library's version, the JVM
-    # libraries) and the strategy's effective configuration; None in older lines.
+    # libraries) and the strategy's effective configuration, on a lane's first record
+    # (and a refused strategy's one record); None on its later ones and in older lines.
     environment: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
     schema: int = SCHEMA

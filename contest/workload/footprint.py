@@ -35,7 +35,7 @@ def metadata_files(root: Path, folders: tuple[str, ...]) -> tuple[int, int]:
     """Files and bytes under the table's log and metadata folders, wherever in its tree
     they are (a Paimon table's sit inside its database's folder)."""
     sizes = []
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, _ in os.walk(root):
         if Path(folder).name in folders:
             dirs.clear()
             sizes += [

@@ -99,7 +99,8 @@ def life_table(runs: dict[tuple[str, str], list[PhaseRecord]]) -> list[str]:
         "## The table's life",
         "",
         "Per lane: how its jobs ran; its commits after the base; what a commit adds to a "
-        "head read (s per 100 commits, the reads' least-squares slope); its maintenance "
+        "head read (s per 100 commits: the median slope over every pair of its reads, so one "
+        "slow read does not tilt it); its maintenance "
         "runs (a compaction and its expiry) and their mean seconds; its total seconds "
         "(commits, reads, maintenance); at the end, its folder's data / delete-and-log "
         "files, its metadata (PostgreSQL rows, or log and metadata files) and its data MB "

@@ -59,15 +59,21 @@ def degradation_interval(kinds: Sequence[str], values: Sequence[float | None]) -
 
 
 def growth_per_commit(points: Sequence[tuple[int, float]]) -> float | None:
-    """The least-squares slope of read seconds against commits (batches applied): what
-    each commit adds to a read. None for fewer than two distinct commit counts."""
-    if len({x for x, _ in points}) < 2:
+    """Read seconds a commit adds: the Theil-Sen slope of read seconds against commits
+    (batches applied), the median of the slopes of every pair of reads at different
+    commit counts, so one slow read (the application's first of its kind, a busy moment)
+    does not tilt the line as it would a least-squares fit. None for fewer than two
+    distinct commit counts."""
+    slopes = sorted(
+        (y2 - y1) / (x2 - x1)
+        for i, (x1, y1) in enumerate(points)
+        for x2, y2 in points[i + 1 :]
+        if x2 != x1
+    )
+    if not slopes:
         return None
-    n = len(points)
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    return sum((x - mx) * (y - my) for x, y in points) / sxx
+    mid = len(slopes) // 2
+    return slopes[mid] if len(slopes) % 2 else (slopes[mid - 1] + slopes[mid]) / 2
 
 
 def pays_off_from(

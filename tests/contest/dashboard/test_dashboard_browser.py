@@ -372,10 +372,12 @@ def test_a_workload_line_stays_within_one_run_and_one_scale(page):
             and r["seconds"] is not None
         ]
         lines = [t for t in figs[f"chart-workload-{i}"]["data"] if t["mode"] == "lines+markers"]
-        # As many lines as (strategy, run) pairs, each as long as that run's reads.
+        # As many lines as (lane, run) pairs, each as long as that run's reads: a lane is
+        # a strategy under one maintenance policy (its own table), never two pooled.
         series = {}
         for r in reads:
-            series.setdefault((r["strategy"], r["run_id"]), []).append(r["seconds"])
+            lane = (r["strategy"], r.get("policy"), r["run_id"])
+            series.setdefault(lane, []).append(r["seconds"])
         assert sorted(len(t["y"]) for t in lines) == sorted(len(v) for v in series.values())
         assert sorted(tuple(t["y"]) for t in lines) == sorted(tuple(v) for v in series.values())
 

@@ -13,9 +13,13 @@ from contest.workload.metrics import growth_per_commit, pays_off_from
 from contest.workload.report import by_run
 
 
-def test_growth_is_the_least_squares_slope_of_reads_against_commits():
+def test_growth_is_the_median_slope_of_reads_against_commits():
     assert growth_per_commit([(10, 1.0), (20, 2.0), (30, 3.0)]) == pytest.approx(0.1)
+    # Pairs' slopes 0.02, 0.005, -0.01: the median.
     assert growth_per_commit([(10, 1.0), (20, 1.2), (30, 1.1)]) == pytest.approx(0.005)
+    # A slow first read (its application's first read) does not tilt it: 0.01 a commit.
+    points = [(10, 9.0), (20, 1.2), (30, 1.3), (40, 1.4), (50, 1.5)]
+    assert growth_per_commit(points) == pytest.approx(0.01)
     assert growth_per_commit([(10, 1.0), (10, 2.0)]) is None  # one commit count: no slope
     assert growth_per_commit([]) is None
 
