@@ -85,6 +85,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "columns only, as parquet in DIR/<strategy>/<policy>/ (none, every-N, auto); a "
         "folder there that is not empty is refused",
     )
+    run.add_argument(
+        "--keep-tables",
+        action="store_true",
+        help="keep each strategy's and policy's table (and its reads' folder) after the "
+        "run; by default they are removed once its records and --out are written",
+    )
 
     pub = command(
         wl,
@@ -111,6 +117,7 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     from contest.evaluation.data_cache import cached_data
 
     # deferred: pulls in pandas and tqdm; `contest --help` starts without them
+    from contest.workload.lanes import drop_tables
     from contest.workload.runner import run_workload
 
     cores = min(2, os.cpu_count() or 1) if args.cores is None else args.cores
@@ -156,6 +163,8 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
         lanes=lanes,
     )
     kept = keep_outputs(lanes, keep, say) if keep is not None else {}
+    if not args.keep_tables:
+        drop_tables(lanes, say)
     wrote = write_report(
         out,
         cfg.workload.name,

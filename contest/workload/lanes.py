@@ -15,7 +15,7 @@ from contest.data.batches import discover
 from contest.data.workload import schema_of_batch
 from contest.engines import abilities, operator_refusal, who
 from contest.evaluation import evaluate as ev
-from contest.evaluation.procedure import phase_clean, phase_packages
+from contest.evaluation.procedure import drop_metadata, drop_outputs, phase_clean, phase_packages
 from contest.evaluation.run import Run
 from contest.peers import change_check
 from contest.results.workloads import PhaseRecord
@@ -166,3 +166,14 @@ def start_lane(
 def table_arg(run: Run) -> str:
     """The table a job names: a peer's by its folder, a LakeSoul table by its name."""
     return run.table_dir if run.peer else run.table_name
+
+
+def drop_tables(lanes: Sequence[Lane], say: Say) -> None:
+    """Each lane's table (its metadata and folder) and its reads' folder, all made by
+    this run, removed at its end (`--keep-tables` keeps them): a long run's tables grow
+    to what the page's last footprint says, and a later run would drop them anyway."""
+    for lane in lanes:
+        drop_metadata(lane.run)
+        drop_outputs(lane.run.cfg, lane.run.table_dir, lane.run.result_dir)
+    if lanes:
+        say(f"removed the run's {len(lanes)} table(s) (--keep-tables keeps them)")

@@ -112,6 +112,15 @@ def test_policies_on_their_own_tables_and_their_last_reads_kept(cfg, tmp_path, c
         assert table.num_rows == last[-1].rows
     assert kept["none"].equals(kept["every-2"])
 
+    # The run's own tables are gone at its end; --keep-tables keeps them.
+    tables = tmp_path / "work" / "eval" / "tables"
+    assert not tables.exists() or not any(tables.iterdir())
+    again = [a for a in argv if a not in ("--out", str(out))]
+    again[again.index(str(records))] = str(tmp_path / "again.jsonl")
+    assert main(cli(cfg, *again, "--keep-tables")) == 0
+    assert sorted(p.name.split("_")[2] for p in tables.iterdir()) == ["rs", "rs"]
+    capsys.readouterr()
+
     # The same --out again: refused in one line before any work, nothing replaced.
     before = sorted(p.stat().st_mtime_ns for p in out.rglob("*.parquet"))
     assert main(cli(cfg, *argv)) == 2
