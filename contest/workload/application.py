@@ -25,6 +25,7 @@ from pathlib import Path
 from contest.errors import PhaseError
 from contest.evaluation import jobs
 from contest.evaluation.run import Run
+from contest.infra.noise import TreeCpu
 from contest.infra.postgres import local_server_pids
 from contest.infra.proc import ProcResult, last_line, watched
 
@@ -35,6 +36,11 @@ CONNECT_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 60.0
 # The stage name of its entry point (jobs.job_script: contest/workload/__main__.py).
 STAGE = "workload"
+# Before a lane's command, the other applications are given up to SETTLE_S to go quiet
+# (below QUIET_SHARE of one CPU over a SETTLE_WINDOW_S window): a JVM that has answered
+# still does its asynchronous work for a moment (GC, Spark's cleaner), which the next
+# lane's short command would otherwise time as its noise (results/notes/longevity.md).
+SETTLE_S, SETTLE_WINDOW_S, QUIET_SHARE = 2.0, 0.1, 0.05
 # How often the application's whole process is sampled (its peak memory): rarely, as
 # each of its commands is watched closely (`call`), and a run holds an application per
 # lane, whose samplers at a job's 0.25 s took most of a core of this process.
@@ -184,3 +190,21 @@ class Application:
                 os.killpg(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def settle(pids: tuple[int, ...]) -> float:
+    """Wait until the other lanes' applications (their process ids) are quiet, their
+    trees' CPU below QUIET_SHARE of one CPU over a window, at most SETTLE_S: the seconds
+    waited, untimed. None running: no wait."""
+    if not pids:
+        return 0.0
+    tree = TreeCpu(pids)
+    started = time.perf_counter()
+    before = tree.total()
+    while time.perf_counter() - started < SETTLE_S:
+        time.sleep(SETTLE_WINDOW_S)
+        now = tree.total()
+        if now - before < QUIET_SHARE * SETTLE_WINDOW_S:
+            break
+        before = now
+    return time.perf_counter() - started

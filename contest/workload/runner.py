@@ -42,7 +42,7 @@ from contest.errors import PhaseError
 from contest.evaluation import evaluate as ev
 from contest.evaluation.strategies import file_stem, round_order
 from contest.results.workloads import PhaseRecord
-from contest.workload.application import Application
+from contest.workload.application import Application, settle
 from contest.workload.lanes import Lane, Say, start_lane, unsupported
 from contest.workload.phases import Runner
 from contest.workload.plan import ONE_APPLICATION, Plan, Step
@@ -143,6 +143,9 @@ def step_lanes(
         # machine, and none always runs first or after the same neighbour.
         for lane in round_order(ran, n):
             if not lane.failed and n <= len(lane.steps):
+                if lane.app is not None:
+                    others = (o.app.pid for o in ran if o.app is not None and o is not lane)
+                    settle(tuple(pid for pid in others if pid is not None))
                 runner.step(lane, n, lane.steps[n - 1])
                 if sink is not None:
                     sink([r for r in lane.records if r.step == n])
