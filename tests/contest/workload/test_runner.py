@@ -173,7 +173,8 @@ def test_a_peer_and_stock_lakesoul_run_phases(cfg, pg, tmp_path, capsys):
     out = tmp_path / "heads.jsonl"
     work = tmp_path / "work"
     argv = ["workload", "run", str(spec), "--strategies", f"{PEER},lakesoul-stock"]
-    argv += ["--scale", "1", "--work", str(work), "--results", str(out)]
+    # The tables kept: the peer's ledger is asked again below.
+    argv += ["--scale", "1", "--work", str(work), "--results", str(out), "--keep-tables"]
     code = main(cli(cfg, *argv))
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:]
