@@ -153,6 +153,9 @@ def watched(root: int, servers: Sequence[int] = (), poll_s: float = 0.25) -> Ite
     finally:
         done.set()
         sampler.join()
+        # The end's reading: a block shorter than a poll (a warm command of a lane's
+        # application) has its noise measured too, over its whole span.
+        watch.meter.sample(time.perf_counter())
 
 
 def last_line(log: Path) -> str:

@@ -71,6 +71,9 @@ def test_policies_on_their_own_tables_and_their_last_reads_kept(cfg, tmp_path, c
     # The full disclosure once per lane, on its first record (its page reads it there).
     stamped = [(r.policy, r.step) for r in recs if r.environment and r.config]
     assert sorted(stamped) == [("every:2", 1), ("none", 1)]
+    # Every command's noise measured, however short (a warm native read: milliseconds).
+    jobs = [r for r in recs if r.phase in ("upsert", "read")]
+    assert jobs and all(r.outside_share is not None for r in jobs)
     apps = [r for r in recs if r.phase == "application"]
     assert sorted(r.policy for r in apps) == ["every:2", "none"]
     assert all(r.ok and r.seconds and r.peak_rss_bytes for r in apps)
