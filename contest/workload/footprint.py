@@ -62,6 +62,7 @@ def footprint(lane: Lane) -> Footprint | None:
         return Footprint(*kept, metadata_files=files, metadata_bytes=size)
     if run.conn is None:
         return Footprint(*kept)
-    table = catalog.get_table(run.conn, run.table_name, run.cfg.table.namespace)
+    # The phase's record looked the table up already (lanes.layout sets run.table).
+    table = run.table or catalog.get_table(run.conn, run.table_name, run.cfg.table.namespace)
     rows, size = metadata_size(run.conn, table)
     return Footprint(*kept, metadata_rows=rows, metadata_bytes=size)
